@@ -1,0 +1,78 @@
+"""`crsec`: run, resume, compare and report CRSEC episodes; check the setup.
+
+Each subcommand lives in `crsec_concordia/commands/<name>.py` with
+`add_parser(subparsers)` and `run(args) -> int`. Bad input of any kind ends
+in one line on stderr naming the problem and the fix, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from crsec_concordia.errors import UserError
+from crsec_concordia.models.base import EndpointError
+from crsec_concordia.models.embedded import ModelFileError
+
+COMMANDS = ("run", "resume", "compare", "report", "doctor")
+
+
+class _Parser(argparse.ArgumentParser):
+  """argparse, but a wrong flag is one line and exit code 2."""
+
+  def error(self, message: str):
+    self.exit(2, f"crsec: {message} (see `{self.prog} --help`)\n")
+
+
+def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
+  """The flags that point any command at an OpenAI-compatible endpoint."""
+  group = parser.add_argument_group(
+      "model endpoint (default: the embedded local model)")
+  group.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. "
+                     "http://localhost:8000/v1 (env CRSEC_BASE_URL)")
+  group.add_argument("--api-key", help="API key (env CRSEC_API_KEY)")
+  group.add_argument("--model", help="model name the server serves "
+                     "(env CRSEC_MODEL)")
+  group.add_argument("--schema-mode", choices=("json_schema", "json_object",
+                                               "grammar"),
+                     help="how schemas reach the server (env CRSEC_SCHEMA_MODE)")
+  group.add_argument("--timeout", type=float, help="seconds per request")
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = _Parser(prog="crsec", description=__doc__.splitlines()[0])
+  parser.add_argument("-v", "--verbose", action="store_true",
+                      help="log debug messages to stderr")
+  sub = parser.add_subparsers(dest="command", required=True,
+                              parser_class=_Parser)
+  for name in COMMANDS:
+    try:
+      module = importlib.import_module(f"crsec_concordia.commands.{name}")
+    except ModuleNotFoundError as e:
+      if e.name != f"crsec_concordia.commands.{name}":
+        raise
+      continue
+    module.add_parser(sub)
+  return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = build_parser()
+  args = parser.parse_args(argv)
+  logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                      format="%(levelname)s %(name)s: %(message)s")
+  try:
+    return int(args.func(args) or 0)
+  except (UserError, EndpointError, ModelFileError) as e:
+    print(f"crsec: {e}", file=sys.stderr)
+    return 2
+  except KeyboardInterrupt:
+    print("crsec: interrupted; a run can be continued with `crsec resume "
+          "RUN_DIR`", file=sys.stderr)
+    return 130
+
+
+if __name__ == "__main__":
+  sys.exit(main())

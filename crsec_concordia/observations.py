@@ -1,0 +1,95 @@
+"""The exact text of the game master's observations, and its parser.
+
+The café game master writes every observation in this format and never lets
+a model reword it; the CRSEC components parse it to know who did what, where
+and when. A Concordia user's own game master can use `format_*` to feed our
+components; other observations are simply not treated as behaviour.
+
+  [Day 1 09:10 | step 7] Carlos Gomez (indoors): Carlos lights a cigarette.
+  [Day 1 09:20 | step 8] Conversation between A and B about smoking indoors:
+  A: "..."
+  B: "..."
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+_HEADER = re.compile(r"^\[Day (?P<day>\d+) (?P<clock>\d\d:\d\d) \| step (?P<step>\d+)\] ")
+_ACTION = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>indoors|outdoors)\): (?P<text>.*)$", re.S)
+_CONVERSATION = re.compile(
+    r"^Conversation between (?P<a>[^\n]+?) and (?P<b>[^\n]+?) about (?P<topic>[^\n]*?):\n(?P<body>.*)$",
+    re.S)
+_TURN = re.compile(r'^(?P<speaker>[^:\n]+): "(?P<text>.*)"$')
+
+
+@dataclasses.dataclass(frozen=True)
+class Stamp:
+  day: int
+  clock: str
+  step: int
+
+  @property
+  def time(self) -> str:
+    return f"Day {self.day} {self.clock}"
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionObservation:
+  stamp: Stamp
+  actor: str
+  place: str
+  text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ConversationObservation:
+  stamp: Stamp
+  participants: tuple[str, str]
+  topic: str
+  turns: tuple[tuple[str, str], ...]
+
+  @property
+  def transcript(self) -> str:
+    return "\n".join(f'{s}: "{t}"' for s, t in self.turns)
+
+
+def header(stamp: Stamp) -> str:
+  return f"[Day {stamp.day} {stamp.clock} | step {stamp.step}] "
+
+
+def format_action(stamp: Stamp, actor: str, place: str, text: str) -> str:
+  return f"{header(stamp)}{actor} ({place}): {text.strip()}"
+
+
+def format_conversation(stamp: Stamp, a: str, b: str, topic: str,
+                        turns: list[tuple[str, str]]) -> str:
+  body = "\n".join(f'{s}: "{t.strip()}"' for s, t in turns)
+  return f"{header(stamp)}Conversation between {a} and {b} about {topic}:\n{body}"
+
+
+def parse_stamp(text: str) -> Stamp | None:
+  m = _HEADER.match(text)
+  if not m:
+    return None
+  return Stamp(int(m["day"]), m["clock"], int(m["step"]))
+
+
+def parse(text: str) -> ActionObservation | ConversationObservation | None:
+  """The structured observation, or None for any other text."""
+  m = _HEADER.match(text)
+  if not m:
+    return None
+  stamp = Stamp(int(m["day"]), m["clock"], int(m["step"]))
+  rest = text[m.end():]
+  if c := _CONVERSATION.match(rest):
+    turns = []
+    for line in c["body"].splitlines():
+      if t := _TURN.match(line.strip()):
+        turns.append((t["speaker"].strip(), t["text"]))
+    return ConversationObservation(stamp, (c["a"], c["b"]), c["topic"],
+                                   tuple(turns))
+  if a := _ACTION.match(rest):
+    return ActionObservation(stamp, a["actor"].strip(), a["place"], a["text"].strip())
+  return None

