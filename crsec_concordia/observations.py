@@ -76,6 +76,22 @@ def parse_stamp(text: str) -> Stamp | None:
   return Stamp(int(m["day"]), m["clock"], int(m["step"]))
 
 
+_ANY_HEADER = re.compile(r"^\[Day \d+ \d\d:\d\d \| step \d+\] ", re.M)
+
+
+def split(text: str) -> list[str]:
+  """Splits one delivered observation into its events (one per header)."""
+  starts = [m.start() for m in _ANY_HEADER.finditer(text)]
+  if not starts:
+    return [text] if text.strip() else []
+  return [text[a:b].strip() for a, b in zip(starts, starts[1:] + [len(text)])]
+
+
+def parse_all(text: str) -> list[ActionObservation | ConversationObservation]:
+  """Every structured event in an observation; other text is ignored."""
+  return [e for part in split(text) if (e := parse(part)) is not None]
+
+
 def parse(text: str) -> ActionObservation | ConversationObservation | None:
   """The structured observation, or None for any other text."""
   m = _HEADER.match(text)

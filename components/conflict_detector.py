@@ -1,0 +1,125 @@
+"""ConflictDetector: the sender side of CRSEC's spreading module.
+
+For every observed behaviour of another agent it runs DetectConflict against
+the agent's qualified norms; on a conflict, DecideToTalk (entrepreneurs
+always talk) and, if so, it asks for a conversation with the violator. The
+game master collects the requests with `pop_conversation_requests()`.
+
+An agent with no qualified norms makes no call at all: ordinary agents start
+silent, as in the paper. A cooldown keeps one agent from raising the same
+norm with the same person every step.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+from concordia.typing import entity_component
+from concordia.utils import concurrency
+
+from crsec_concordia import observations
+from crsec_concordia.components._shared import UsesNormMemory
+from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
+                                                    NORM_MEMORY_KEY)
+from crsec_concordia.operations import decide_to_talk, detect_conflict
+
+CONFLICT_DETECTOR_KEY = "ConflictDetector"
+
+
+def behaviour_text(event: observations.ActionObservation) -> str:
+  return f"{event.text} (This happened {event.place}.)"
+
+
+class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
+                       entity_component.ComponentWithLogging):
+  """Detects conflicts with the agent's norms and asks to talk about them."""
+
+  def __init__(self, model, *, talk_model=None, cooldown_steps: int = 6,
+               norm_memory_key: str = NORM_MEMORY_KEY):
+    """Creates the detector.
+
+    Args:
+      model: the model for DetectConflict (a tagged view is best).
+      talk_model: the model for DecideToTalk (defaults to `model`).
+      cooldown_steps: steps before the same norm is raised again with the
+        same person.
+      norm_memory_key: the key of the entity's NormMemory.
+    """
+    super().__init__()
+    self._model = model
+    self._talk_model = talk_model or model
+    self._cooldown = cooldown_steps
+    self._norm_memory_key = norm_memory_key
+    self._lock = threading.Lock()
+    self._requests: list[dict[str, Any]] = []
+    self._last_raised: dict[str, int] = {}
+
+  def pop_conversation_requests(self) -> list[dict[str, Any]]:
+    """The conversations this agent wants to start; clears them."""
+    with self._lock:
+      requests, self._requests = self._requests, []
+    return requests
+
+  def _handle(self, event: observations.ActionObservation) -> None:
+    memory = self.norm_memory
+    norms = memory.database.qualified()
+    if not norms:
+      return
+    behaviour = behaviour_text(event)
+    result = detect_conflict(self._model, actor=event.actor,
+                             behaviour=behaviour, norms=norms,
+                             on_failure=memory.record_failure)
+    if result is None or not result[0]:
+      return
+    norm = result[1]
+    memory.record("conflict", actor=event.actor, behaviour=event.text,
+                  place=event.place, norm_id=norm.id, norm=norm.content)
+    if memory.role == ENTREPRENEUR:
+      talk = True
+    else:
+      talk = decide_to_talk(self._talk_model, name=memory.agent_name,
+                            persona=memory.persona, actor=event.actor,
+                            behaviour=behaviour, norm=norm.content,
+                            on_failure=memory.record_failure)
+      if talk is None:
+        return
+    memory.record("talk_decision", actor=event.actor, talk=talk,
+                  norm_id=norm.id, norm=norm.content)
+    if not talk:
+      return
+    key = f"{event.actor}|{norm.id}"
+    with self._lock:
+      last = self._last_raised.get(key)
+      if last is not None and event.stamp.step - last < self._cooldown:
+        return
+      if any(r["partner"] == event.actor for r in self._requests):
+        return
+      self._last_raised[key] = event.stamp.step
+      self._requests.append({
+          "initiator": memory.agent_name, "partner": event.actor,
+          "topic": norm.content, "norm": norm.content, "norm_id": norm.id,
+          "behaviour": event.text, "step": event.stamp.step})
+
+  def pre_observe(self, observation: str) -> str:
+    me = self.get_entity().name
+    events = [e for e in observations.parse_all(observation)
+              if isinstance(e, observations.ActionObservation)
+              and e.actor != me]
+    # NormMemory may still be creating norms in its own thread: wait for it.
+    self.norm_memory.ensure_created()
+    concurrency.run_tasks({str(i): functools.partial(self._handle, e)
+                           for i, e in enumerate(events)})
+    return ""
+
+  def get_state(self) -> entity_component.ComponentState:
+    with self._lock:
+      return {"requests": [dict(r) for r in self._requests],
+              "last_raised": dict(self._last_raised)}
+
+  def set_state(self, state: entity_component.ComponentState) -> None:
+    with self._lock:
+      self._requests = [dict(r) for r in state.get("requests", [])]
+      self._last_raised = {k: int(v) for k, v in
+                           dict(state.get("last_raised", {})).items()}

@@ -1,0 +1,156 @@
+"""NormEvaluator: CRSEC's Evaluation module as a Concordia component.
+
+After each observation (once the identifier has added its candidates in
+pre_observe) it runs ImmediateEvaluation on every pending candidate, in
+order, and, when the utilities accepted since the last synthesis pass the
+threshold (paper: 350), LongTermSynthesis. Ablating immediate evaluation
+accepts candidates as proposed; ablating synthesis never condenses.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from concordia.typing import entity_component
+
+from crsec_concordia.components._shared import UsesNormMemory
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.norms import Origin, PersonalNorm
+from crsec_concordia.operations import (Verdict, classify_specific_norms,
+                                        immediate_evaluation, synthesize_norm)
+from crsec_concordia.operations.immediate_evaluation import \
+    DEFAULT_DUPLICATE_THRESHOLD
+
+NORM_EVALUATOR_KEY = "NormEvaluator"
+
+
+class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
+                    entity_component.ComponentWithLogging):
+  """Evaluates candidate norms and condenses qualified ones."""
+
+  def __init__(self, model, embedder, *, synthesis_model=None,
+               synthesis_threshold: int = 350,
+               immediate_evaluation: bool = True, synthesis: bool = True,
+               duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
+               norm_memory_key: str = NORM_MEMORY_KEY):
+    """Creates the evaluator.
+
+    Args:
+      model: the model for ImmediateEvaluation (a tagged view is best).
+      embedder: the sentence embedder of the duplicate pre-check.
+      synthesis_model: the model for LongTermSynthesis (defaults to `model`).
+      synthesis_threshold: accepted utility that triggers synthesis.
+      immediate_evaluation: the checks (off in its ablation).
+      synthesis: long-term synthesis (off in its ablation).
+      duplicate_threshold: cosine at or above which a candidate is a
+        duplicate without asking the model.
+      norm_memory_key: the key of the entity's NormMemory.
+    """
+    super().__init__()
+    self._model = model
+    self._embedder = embedder
+    self._synthesis_model = synthesis_model or model
+    self._threshold = synthesis_threshold
+    self._evaluate = immediate_evaluation
+    self._synthesis = synthesis
+    self._duplicate_threshold = duplicate_threshold
+    self._norm_memory_key = norm_memory_key
+    self._lock = threading.Lock()
+    self._failed: set[str] = set()
+
+  def _verdict(self, candidate: PersonalNorm, held: list[PersonalNorm]
+               ) -> Verdict | None:
+    memory = self.norm_memory
+    if not self._evaluate:
+      return Verdict(True, None, "immediate evaluation ablated",
+                     candidate.type, candidate.utility)
+    return immediate_evaluation(
+        self._model, self._embedder, name=memory.agent_name,
+        persona=memory.persona, candidate=candidate, held=held,
+        known_names=[n for n in memory.known_names if n != ""],
+        on_failure=memory.record_failure,
+        duplicate_threshold=self._duplicate_threshold)
+
+  def _apply(self, candidate: PersonalNorm, verdict: Verdict,
+             utility: int | None = None) -> None:
+    memory = self.norm_memory
+    db, stamp = memory.database, memory.last_stamp
+    step, time = (stamp.step, stamp.time) if stamp else (0, None)
+    if verdict.accepted:
+      db.qualify(candidate.id, utility or verdict.utility or candidate.utility,
+                 type=verdict.type, step=step, time=time)
+    else:
+      db.reject(candidate.id, verdict.reason, verdict.detail, step=step,
+                time=time)
+    norm = db.get(candidate.id)
+    memory.record("verdict", norm_id=norm.id, content=norm.content,
+                  accepted=verdict.accepted,
+                  reason=str(verdict.reason) if verdict.reason else None,
+                  detail=verdict.detail, type=norm.type, utility=norm.utility,
+                  origin=norm.origin, llm_calls=verdict.llm_calls)
+
+  def evaluate_pending(self) -> None:
+    """ImmediateEvaluation of every candidate not yet judged, in order."""
+    db = self.norm_memory.database
+    for candidate in db.candidates():
+      if candidate.id in self._failed or candidate.origin == Origin.SYNTHESIS:
+        continue
+      verdict = self._verdict(candidate, db.qualified())
+      if verdict is None:
+        self._failed.add(candidate.id)  # Recorded; not retried every step.
+        continue
+      self._apply(candidate, verdict)
+
+  def synthesize(self) -> None:
+    """LongTermSynthesis over the qualified norms; resets the counter."""
+    memory = self.norm_memory
+    db = memory.database
+    norms = db.qualified()
+    groups = classify_specific_norms(self._synthesis_model,
+                                     name=memory.agent_name, norms=norms,
+                                     on_failure=memory.record_failure)
+    for theme, members in groups or ():
+      if len(members) < 2:
+        continue
+      abstract = synthesize_norm(self._synthesis_model, theme=theme,
+                                 norms=members,
+                                 on_failure=memory.record_failure)
+      if abstract is None:
+        continue
+      source_ids = [n.id for n in members]
+      stamp = memory.last_stamp
+      candidate = db.add(
+          abstract.content, abstract.type, abstract.utility,
+          origin=Origin.SYNTHESIS, replaces=source_ids,
+          source_text="\n".join(n.content for n in members),
+          step=stamp.step if stamp else 0, time=stamp.time if stamp else None)
+      # Checked against the norms it does not replace (not its own sources).
+      held = [n for n in db.qualified() if n.id not in source_ids]
+      verdict = self._verdict(candidate, held)
+      if verdict is None:
+        db.reject(candidate.id, "inconsistent_with_source",
+                  "evaluation failed; see the failure record")
+        continue
+      self._apply(candidate, verdict, utility=abstract.utility)
+      if verdict.accepted:
+        db.replace(source_ids, candidate.id)
+      memory.record("synthesis", abstract_id=candidate.id, theme=theme,
+                    content=candidate.content, type=db.get(candidate.id).type,
+                    sources=source_ids, weights=abstract.weights,
+                    utility=abstract.utility, accepted=verdict.accepted)
+    db.reset_counter()
+
+  def post_observe(self) -> str:
+    with self._lock:
+      self.evaluate_pending()
+      if self._synthesis and self.norm_memory.database.counter > self._threshold:
+        self.synthesize()
+    return ""
+
+  def get_state(self) -> entity_component.ComponentState:
+    with self._lock:
+      return {"failed": sorted(self._failed)}
+
+  def set_state(self, state: entity_component.ComponentState) -> None:
+    with self._lock:
+      self._failed = set(state.get("failed", []))

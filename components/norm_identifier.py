@@ -1,0 +1,116 @@
+"""NormIdentifier: the receiver side and the observation path of spreading.
+
+After a conversation the agent took part in, IdentifyNorm reads the
+transcript; every `reflect_every` observed behaviours of others, Reflect
+forms thoughts and IdentifyNorm reads them. What it finds enters NormMemory
+as a candidate (deactivated, invalid) with its provenance, for the
+NormEvaluator to judge.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+from concordia.typing import entity_component
+from concordia.utils import concurrency
+
+from crsec_concordia import observations
+from crsec_concordia.components._shared import UsesNormMemory
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.norms import Origin
+from crsec_concordia.operations import identify_norm, reflect
+
+NORM_IDENTIFIER_KEY = "NormIdentifier"
+
+
+class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
+                     entity_component.ComponentWithLogging):
+  """Turns conversations and observations into candidate norms."""
+
+  def __init__(self, model, *, reflect_model=None, reflect_every: int = 6,
+               communication: bool = True, observation: bool = True,
+               norm_memory_key: str = NORM_MEMORY_KEY):
+    """Creates the identifier.
+
+    Args:
+      model: the model for IdentifyNorm (a tagged view is best).
+      reflect_model: the model for Reflect (defaults to `model`).
+      reflect_every: observed behaviours of others between reflections.
+      communication: the receiver side (off in its ablation).
+      observation: the observation path (off in its ablation).
+      norm_memory_key: the key of the entity's NormMemory.
+    """
+    super().__init__()
+    self._model = model
+    self._reflect_model = reflect_model or model
+    self._reflect_every = reflect_every
+    self._communication = communication
+    self._observation = observation
+    self._norm_memory_key = norm_memory_key
+    self._lock = threading.Lock()
+    self._buffer: list[str] = []
+
+  def _add_candidate(self, found: dict, origin: Origin, source_text: str,
+                     source_agent: str | None) -> None:
+    memory = self.norm_memory
+    stamp = memory.last_stamp
+    norm = memory.database.add(
+        found["content"], found["type"], found["utility"], origin=origin,
+        source_text=source_text, source_agent=source_agent,
+        step=stamp.step if stamp else 0, time=stamp.time if stamp else None)
+    memory.record("candidate", norm_id=norm.id, content=norm.content,
+                  type=norm.type, utility=norm.utility, origin=norm.origin,
+                  source_agent=source_agent, source_text=source_text)
+
+  def _from_conversation(self, event: observations.ConversationObservation
+                         ) -> None:
+    memory = self.norm_memory
+    other = next((p for p in event.participants if p != memory.agent_name),
+                 None)
+    found = identify_norm(self._model, name=memory.agent_name,
+                          source_kind="conversation",
+                          source_text=event.transcript,
+                          on_failure=memory.record_failure)
+    if found:
+      self._add_candidate(found, Origin.CONVERSATION, event.transcript, other)
+
+  def _from_observations(self, observed: list[str]) -> None:
+    memory = self.norm_memory
+    thoughts = reflect(self._reflect_model, name=memory.agent_name,
+                       persona=memory.persona, observations=observed,
+                       on_failure=memory.record_failure)
+    if not thoughts:
+      return
+    memory.record("thought", thoughts=thoughts, observed=observed)
+    text = "\n".join(f"- {t}" for t in thoughts)
+    found = identify_norm(self._model, name=memory.agent_name,
+                          source_kind="thoughts", source_text=text,
+                          on_failure=memory.record_failure)
+    if found:
+      self._add_candidate(found, Origin.OBSERVATION, text, None)
+
+  def pre_observe(self, observation: str) -> str:
+    me = self.get_entity().name
+    tasks = {}
+    for i, event in enumerate(observations.parse_all(observation)):
+      if isinstance(event, observations.ConversationObservation):
+        if self._communication and me in event.participants:
+          tasks[f"c{i}"] = functools.partial(self._from_conversation, event)
+      elif self._observation and event.actor != me:
+        with self._lock:
+          self._buffer.append(f"{event.actor} ({event.place}): {event.text}")
+          if len(self._buffer) >= self._reflect_every:
+            observed, self._buffer = self._buffer, []
+            tasks[f"r{i}"] = functools.partial(self._from_observations,
+                                               observed)
+    concurrency.run_tasks(tasks)
+    return ""
+
+  def get_state(self) -> entity_component.ComponentState:
+    with self._lock:
+      return {"buffer": list(self._buffer)}
+
+  def set_state(self, state: entity_component.ComponentState) -> None:
+    with self._lock:
+      self._buffer = [str(s) for s in state.get("buffer", [])]

@@ -1,0 +1,177 @@
+"""NormMemory: the personal norm database as a Concordia component.
+
+CRSEC's Creation & Representation module. It owns the agent's
+`NormDatabase`, runs CreateNorm once for a norm entrepreneur, shows the
+qualified norms (with utilities) in the act context, and keeps the journal of
+structured CRSEC records that all of the agent's CRSEC components write and a
+run drains each step for its metrics (no prose parsing).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from concordia.components.agent import action_spec_ignored
+from concordia.typing import entity_component
+
+from crsec_concordia import observations
+from crsec_concordia.norms import NormDatabase, Origin
+from crsec_concordia.operations import create_norm
+
+NORM_MEMORY_KEY = "NormMemory"
+ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
+
+
+class NormMemory(action_spec_ignored.ActionSpecIgnored,
+                 entity_component.ComponentWithLogging):
+  """The agent's personal norms, their creation, and the CRSEC journal."""
+
+  def __init__(
+      self,
+      model,
+      *,
+      agent_name: str,
+      persona: str,
+      role: str = ORDINARY,
+      setting: str = "",
+      initial_norm_count: int = 5,
+      initial_norms: Sequence[Mapping[str, Any]] = (),
+      show_in_context: bool = True,
+      pre_act_label: str = "Personal norms",
+  ):
+    """Creates the database.
+
+    Args:
+      model: the model for CreateNorm (a tagged view is best).
+      agent_name: the owner.
+      persona: the owner's description, for CreateNorm.
+      role: `entrepreneur` (starts with norms) or `ordinary` (starts empty).
+      setting: where the agent is, for CreateNorm.
+      initial_norm_count: how many norms CreateNorm writes (paper: 5).
+      initial_norms: norms given by the scenario instead of CreateNorm.
+      show_in_context: whether the act prompt sees the norms (the
+        compliance module; off in its ablation).
+      pre_act_label: label of the norm list in the act context.
+    """
+    super().__init__(pre_act_label)
+    if role not in (ENTREPRENEUR, ORDINARY):
+      raise ValueError(f"role must be {ENTREPRENEUR} or {ORDINARY}")
+    self._model = model
+    self.agent_name = agent_name
+    self.persona = persona
+    self.role = role
+    self._setting = setting
+    self._count = initial_norm_count
+    self._initial_norms = [dict(n) for n in initial_norms]
+    self._show = show_in_context
+    self.database = NormDatabase(agent_name)
+    self._journal_lock = threading.Lock()
+    self._records: list[dict[str, Any]] = []
+    self._create_lock = threading.Lock()
+    self._created = role != ENTREPRENEUR
+    self.last_stamp: observations.Stamp | None = None
+    self._known_names: set[str] = {agent_name}
+
+  # -- journal ----------------------------------------------------------------
+
+  def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+    """Adds a structured record stamped with the simulated time."""
+    stamp = self.last_stamp
+    rec = {"kind": kind, "agent": self.agent_name,
+           "step": stamp.step if stamp else 0,
+           "time": stamp.time if stamp else None,
+           "day": stamp.day if stamp else None,
+           "clock": stamp.clock if stamp else None, **fields}
+    with self._journal_lock:
+      self._records.append(rec)
+    self._logging_channel({"Key": kind, "Summary": f"{kind}", "Value": rec})
+    return rec
+
+  def record_failure(self, failure: Mapping[str, Any]) -> None:
+    """The sink the CRSEC operations report a failed call to."""
+    fields = {k: v for k, v in failure.items() if k != "kind"}
+    self.record("failure", **fields)
+
+  def drain_records(self) -> list[dict[str, Any]]:
+    """The records since the last drain (a run writes them each step)."""
+    with self._journal_lock:
+      records, self._records = self._records, []
+    return records
+
+  @property
+  def known_names(self) -> list[str]:
+    return sorted(self._known_names)
+
+  # -- creation ---------------------------------------------------------------
+
+  def ensure_created(self) -> None:
+    """CreateNorm, once, for an entrepreneur (idempotent and thread-safe)."""
+    with self._create_lock:
+      if self._created:
+        return
+      self._created = True
+      norms = self._initial_norms or create_norm(
+          self._model, name=self.agent_name, persona=self.persona,
+          setting=self._setting, count=self._count,
+          on_failure=self.record_failure)
+      for n in norms or ():
+        norm = self.database.add(
+            n["content"], n["type"], n["utility"], origin=Origin.CREATED,
+            qualified=True, source_text=self.persona,
+            step=self.last_stamp.step if self.last_stamp else 0,
+            time=self.last_stamp.time if self.last_stamp else None)
+        self.record("created", norm_id=norm.id, content=norm.content,
+                    type=norm.type, utility=norm.utility)
+
+  # -- Concordia hooks --------------------------------------------------------
+
+  def pre_observe(self, observation: str) -> str:
+    events = observations.parse_all(observation)
+    for event in events:
+      if self.last_stamp is None or event.stamp.step >= self.last_stamp.step:
+        self.last_stamp = event.stamp
+      if isinstance(event, observations.ActionObservation):
+        self._known_names.add(event.actor)
+      else:
+        self._known_names.update(event.participants)
+    self.ensure_created()
+    return ""
+
+  def _make_pre_act_value(self) -> str:
+    self.ensure_created()
+    if not self._show:
+      return ""
+    norms = self.database.render_qualified()
+    return (f"{self.agent_name}'s personal norms (importance 100 = must "
+            f"follow, 1 = may disregard):\n{norms}" if norms else
+            f"{self.agent_name} holds no particular norms yet.")
+
+  def pre_act(self, action_spec) -> str:
+    value = self.get_pre_act_value()
+    return f"{value}\n" if value else ""
+
+  # -- state ------------------------------------------------------------------
+
+  def get_state(self) -> entity_component.ComponentState:
+    stamp = self.last_stamp
+    with self._journal_lock:
+      records = list(self._records)
+    return {
+        "database": self.database.to_json(),
+        "created": self._created,
+        "last_stamp": [stamp.day, stamp.clock, stamp.step] if stamp else None,
+        "known_names": sorted(self._known_names),
+        "records": records,
+    }
+
+  def set_state(self, state: entity_component.ComponentState) -> None:
+    self.database.load_json(dict(state["database"]))
+    self._created = bool(state["created"])
+    stamp = state.get("last_stamp")
+    self.last_stamp = (observations.Stamp(int(stamp[0]), str(stamp[1]),
+                                          int(stamp[2])) if stamp else None)
+    self._known_names = set(state.get("known_names", [self.agent_name]))
+    with self._journal_lock:
+      self._records = [dict(r) for r in state.get("records", [])]

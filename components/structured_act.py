@@ -1,0 +1,98 @@
+"""StructuredAct: the act component of both normative and baseline agents.
+
+Concordia's ConcatActComponent samples free text; every LLM operation in
+this project is schema-constrained, the act included. The prompt is the
+agents' component contexts in order (persona, norms and plan for a normative
+agent, recent observations) and the game master's call to action. Normative
+and baseline agents share it, so a comparison isolates CRSEC.
+
+If the model fails the schema after its retries, the failure is recorded and
+the returned text says plainly that no valid action was produced: nothing is
+invented on the agent's behalf.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from concordia.typing import entity as entity_lib
+from concordia.typing import entity_component
+
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.models.base import StructuredOutputError
+
+_log = logging.getLogger(__name__)
+NO_VALID_ACTION = "(no valid action: the model's answer failed its schema)"
+
+
+class StructuredAct(entity_component.ActingComponent,
+                    entity_component.ComponentWithLogging):
+  """Writes the agent's action or answer with a schema-constrained call."""
+
+  def __init__(self, model, *, component_order: Sequence[str] | None = None,
+               max_tokens: int = 120, temperature: float = 0.7,
+               norm_memory_key: str = NORM_MEMORY_KEY):
+    super().__init__()
+    self._model = model
+    self._order = tuple(component_order) if component_order else None
+    self._max_tokens = max_tokens
+    self._temperature = temperature
+    self._norm_memory_key = norm_memory_key
+
+  def _context(self, contexts: entity_component.ComponentContextMapping) -> str:
+    order = self._order or tuple(contexts)
+    order += tuple(sorted(set(contexts) - set(order)))
+    return "\n".join(contexts[k].strip() for k in order
+                     if k in contexts and contexts[k].strip())
+
+  def _report_failure(self, error: StructuredOutputError) -> None:
+    entity = self.get_entity()
+    if self._norm_memory_key in entity.get_all_context_components():  # type: ignore[attr-defined]
+      entity.get_component(self._norm_memory_key).record_failure(
+          {"op": "Act", "error": str(error), "raw": error.raw[:2000]})
+    _log.warning("%s: act failed its schema: %s", entity.name, error)
+
+  def get_action_attempt(
+      self,
+      contexts: entity_component.ComponentContextMapping,
+      action_spec: entity_lib.ActionSpec,
+  ) -> str:
+    name = self.get_entity().name
+    call = action_spec.call_to_action.format(name=name)
+    prompt = f"{self._context(contexts)}\n\n{call}\n"
+    if action_spec.output_type == entity_lib.OutputType.CHOICE:
+      schema = {"type": "object", "additionalProperties": False,
+                "required": ["answer"],
+                "properties": {"answer": {"type": "string",
+                                          "enum": list(action_spec.options)}}}
+    elif action_spec.output_type == entity_lib.OutputType.FLOAT:
+      schema = {"type": "object", "additionalProperties": False,
+                "required": ["answer"],
+                "properties": {"answer": {"type": "number"}}}
+    else:
+      prompt += (f"answer: {name}'s answer, one or two sentences, concrete "
+                 "and in character.")
+      schema = {"type": "object", "additionalProperties": False,
+                "required": ["answer"],
+                "properties": {"answer": {"type": "string", "minLength": 1,
+                                          "maxLength": 400}}}
+    try:
+      answer = self._model.sample_json(prompt, schema,
+                                       max_tokens=self._max_tokens,
+                                       temperature=self._temperature)["answer"]
+    except StructuredOutputError as e:
+      self._report_failure(e)
+      if action_spec.output_type != entity_lib.OutputType.FREE:
+        raise  # No option or number may be made up for the agent.
+      answer = f"{name} {NO_VALID_ACTION}"
+    output = str(answer).strip()
+    self._logging_channel({"Key": "act", "Summary": output, "Value": output,
+                           "Prompt": prompt.splitlines()})
+    return output
+
+  def get_state(self) -> entity_component.ComponentState:
+    return {}
+
+  def set_state(self, state: entity_component.ComponentState) -> None:
+    del state

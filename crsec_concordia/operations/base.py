@@ -1,0 +1,68 @@
+"""What every CRSEC operation shares: one schema-constrained call, no defaults.
+
+An operation either returns the model's validated answer or `None` after
+reporting a `failure` record (operation name, error, raw text) through the
+caller's `on_failure`. It never substitutes an answer: the original code
+counted a fallback string as "yes", which inflated conflicts and adoption.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from crsec_concordia.models.base import StructuredOutputError
+
+FailureSink = Callable[[Mapping[str, Any]], None]
+
+
+def structured_call(
+    model,
+    op: str,
+    prompt: str,
+    schema: Mapping[str, Any],
+    *,
+    on_failure: FailureSink | None,
+    max_tokens: int = 256,
+    temperature: float = 0.2,
+) -> dict[str, Any] | None:
+  """Asks `model` (a StructuredLanguageModel or tagged view) for `schema`."""
+  try:
+    return model.sample_json(prompt, schema, max_tokens=max_tokens,
+                             temperature=temperature)
+  except StructuredOutputError as e:
+    if on_failure is not None:
+      on_failure({"kind": "failure", "op": op, "error": str(e),
+                  "raw": e.raw[:2000]})
+    return None
+
+
+def obj(properties: Mapping[str, Any], required: list[str] | None = None
+        ) -> dict[str, Any]:
+  """A closed JSON object schema whose keys are all required, in order."""
+  return {"type": "object", "additionalProperties": False,
+          "properties": dict(properties),
+          "required": list(required if required is not None else properties)}
+
+
+def text(max_length: int = 160) -> dict[str, Any]:
+  return {"type": "string", "minLength": 1, "maxLength": max_length}
+
+
+def integer(lo: int, hi: int) -> dict[str, Any]:
+  return {"type": "integer", "minimum": lo, "maximum": hi}
+
+
+BOOLEAN = {"type": "boolean"}
+NORM_TYPE = {"type": "string", "enum": ["injunctive", "descriptive"]}
+UTILITY = integer(1, 100)
+
+NORM_TYPE_HELP = (
+    "'injunctive' if it says what people must, should or must not do (a "
+    "rule, a prohibition, \"not allowed\": \"No smoking indoors.\"); "
+    "'descriptive' if it says what most people usually do (a custom: "
+    "\"People usually tip after meals.\").")
+
+
+def numbered(items: list[str]) -> str:
+  return "\n".join(f"{i}. {item}" for i, item in enumerate(items, 1))

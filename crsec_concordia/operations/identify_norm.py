@@ -1,0 +1,53 @@
+"""IdentifyNorm: the normative information in a conversation or in thoughts.
+
+The receiver side of spreading (from a conversation) and the last step of
+the observation path (from thoughts). A norm is a standard of behaviour that
+keeps people out of conflict, not a taste or a habit; if there is none the
+operation says so and no candidate is made.
+"""
+
+from __future__ import annotations
+
+from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
+                                              UTILITY, FailureSink, obj,
+                                              structured_call, text)
+
+OP = "IdentifyNorm"
+SCHEMA = obj({"rule": text(120), "is_rule": BOOLEAN, "type": NORM_TYPE,
+              "utility": UTILITY})
+
+_SOURCES = {
+    "conversation": ("Conversation", "that one speaker asks the other to "
+                     "follow or says people should follow"),
+    "thoughts": ("Thoughts", "that these thoughts express"),
+}
+
+
+def prompt(name: str, source_kind: str, source_text: str) -> str:
+  label, where = _SOURCES[source_kind]
+  # Asking for the rule before the yes/no keeps a small model from saying
+  # "yes" to small talk: it has to write the rule first, or "none".
+  return (
+      f"{label}:\n{source_text}\n\n"
+      f"rule: the rule about how people should behave {where}, as one short "
+      "general sentence naming no one (a standard that prevents conflict "
+      "between people, not a taste or a habit); or 'none' if there is none.\n"
+      "is_rule: true if rule is a real rule of behaviour, false if 'none'.\n"
+      f"type: {NORM_TYPE_HELP}\n"
+      f"utility: how important {name} now thinks the rule is, 1 to 100.")
+
+
+def identify_norm(model, *, name: str, source_kind: str, source_text: str,
+                  on_failure: FailureSink | None) -> dict | None:
+  """{content, type, utility} if the source holds a norm, else None.
+
+  A failed call is reported through `on_failure` and also returns None: the
+  caller cannot and need not tell the two apart, as neither makes a candidate.
+  """
+  answer = structured_call(model, OP, prompt(name, source_kind, source_text),
+                           SCHEMA, on_failure=on_failure, max_tokens=96)
+  if (answer is None or not answer["is_rule"]
+      or answer["rule"].strip().lower().strip(".") == "none"):
+    return None
+  return {"content": answer["rule"].strip(), "type": answer["type"],
+          "utility": answer["utility"]}

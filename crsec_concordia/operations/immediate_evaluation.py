@@ -1,0 +1,128 @@
+"""ImmediateEvaluation: is a candidate norm worth holding, and how much?
+
+The paper's checks, first failure rejects: (1) consistent with its source,
+(2) not a duplicate of a qualified norm, (3) really a norm, with the right
+type (corrected if wrong), (4) not in conflict with a qualified norm; then a
+utility from the agent's own perspective.
+
+Shaped for small models as well as strong ones (tried on the 1.5B default):
+- before any call, an embedding-similarity duplicate check (56% of the
+  original's candidates were duplicates, each costing several GPT-4 calls)
+  and a check for content naming a known person;
+- one call judges the candidate against its source: supported, its type,
+  its utility. "Not a norm" is decided without the model: IdentifyNorm has
+  already asked whether the source holds a rule at all, and content naming a
+  known person is rejected by name (the 1.5B model, asked whether "Smoking is
+  not allowed inside the cafe." is a general rule, said no);
+- duplicate and conflict are judged pairwise against the most similar held
+  norm, and only when one is similar enough to be about the same thing: asked
+  to compare a candidate with a numbered list, the 1.5B model named norm 1 as
+  its opposite whatever the list held.
+"""
+
+import dataclasses
+import re
+
+from crsec_concordia.norms import PersonalNorm, RejectionReason
+from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
+                                              UTILITY, FailureSink, obj,
+                                              structured_call)
+
+OP = "ImmediateEvaluation"
+DEFAULT_DUPLICATE_THRESHOLD = 0.85
+
+
+@dataclasses.dataclass
+class Verdict:
+  accepted: bool
+  reason: RejectionReason | None = None
+  detail: str = ""
+  type: str | None = None
+  utility: int | None = None
+  llm_calls: int = 0
+
+
+SOURCE_SCHEMA = obj({"supported": BOOLEAN, "type": NORM_TYPE,
+                    "utility": UTILITY})
+PAIR_SCHEMA = obj({"same_meaning": BOOLEAN, "opposite": BOOLEAN})
+DEFAULT_RELATED_THRESHOLD = 0.45
+
+
+def source_prompt(name: str, persona: str, candidate: PersonalNorm) -> str:
+  return (
+      f"Source:\n{candidate.source_text[:900]}\n\n"
+      f"Statement: {candidate.content}\n\n"
+      "supported: does the source support the statement? true or false.\n"
+      f"type: {NORM_TYPE_HELP}\n"
+      f"utility: how important the rule is to {name} ({persona[:200]}), "
+      "from 1 (may be disregarded) to 100 (must always be followed).")
+
+
+def pair_prompt(candidate: PersonalNorm, held: PersonalNorm) -> str:
+  return (
+      f"Rule A: {candidate.content}\nRule B: {held.content}\n\n"
+      "same_meaning: do A and B ask for the same behaviour? true or false.\n"
+      "opposite: would following rule A make someone break rule B? true or "
+      "false.")
+
+
+def _names_person(content: str, names: list[str]) -> str | None:
+  for full in names:
+    for part in [full] + full.split():
+      if len(part) > 2 and re.search(rf"\b{re.escape(part)}\b", content):
+        return full
+  return None
+
+
+def immediate_evaluation(
+    model,
+    embedder,
+    *,
+    name: str,
+    persona: str,
+    candidate: PersonalNorm,
+    held: list[PersonalNorm],
+    known_names: list[str],
+    on_failure: FailureSink | None,
+    duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
+    related_threshold: float = DEFAULT_RELATED_THRESHOLD,
+) -> Verdict | None:
+  """The verdict on `candidate` against `held` (its own sources excluded).
+
+  Returns None if the model failed (reported through `on_failure`): the
+  candidate then stays unevaluated rather than being accepted by default.
+  """
+  nearest, similarity = None, 0.0
+  if held:
+    sims = embedder.similarity([candidate.content], [n.content for n in held])[0]
+    best = int(sims.argmax())
+    nearest, similarity = held[best], float(sims[best])
+    if similarity >= duplicate_threshold:
+      return Verdict(False, RejectionReason.DUPLICATE,
+                     f"embedding similarity {similarity:.2f} with "
+                     f"{nearest.id} ({nearest.content})")
+  if person := _names_person(candidate.content, known_names):
+    return Verdict(False, RejectionReason.NOT_A_NORM, f"names {person}")
+  answer = structured_call(model, OP, source_prompt(name, persona, candidate),
+                           SOURCE_SCHEMA, on_failure=on_failure,
+                           max_tokens=64, temperature=0.0)
+  if answer is None:
+    return None
+  v = dict(llm_calls=1, type=answer["type"], utility=answer["utility"])
+  if not answer["supported"]:
+    return Verdict(False, RejectionReason.INCONSISTENT_WITH_SOURCE, **v)
+  if nearest is not None and similarity >= related_threshold:
+    pair = structured_call(model, OP, pair_prompt(candidate, nearest),
+                           PAIR_SCHEMA, on_failure=on_failure, max_tokens=24,
+                           temperature=0.0)
+    if pair is None:
+      return None
+    v["llm_calls"] = 2
+    if pair["same_meaning"]:
+      return Verdict(False, RejectionReason.DUPLICATE,
+                     f"same as {nearest.id} ({nearest.content})", **v)
+  if nearest is not None and similarity >= related_threshold and pair["opposite"]:
+    return Verdict(False, RejectionReason.CONFLICTS_WITH_NORM,
+                   f"contradicts {nearest.id} ({nearest.content})", **v)
+  detail = "type corrected" if answer["type"] != candidate.type else ""
+  return Verdict(True, None, detail, **v)

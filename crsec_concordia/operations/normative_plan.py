@@ -1,0 +1,55 @@
+"""NormativePlan: a day plan made with the agent's qualified norms in view.
+
+The norms go into the prompt with their utilities and the agent weighs them
+(100 = must follow, 1 = may disregard); compliance is chosen, not forced.
+`norms_observed` lists the norms the plan deliberately respects: the plan
+side of the compliance metric.
+"""
+
+from __future__ import annotations
+
+from crsec_concordia.norms import PersonalNorm
+from crsec_concordia.operations.base import (FailureSink, integer, obj,
+                                              structured_call, text)
+
+OP = "NormativePlan"
+_CLOCK = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
+
+
+def schema(n_norms: int) -> dict:
+  item = obj({"start": _CLOCK, "end": _CLOCK, "activity": text(120)})
+  return obj({
+      "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 6},
+      "norms_observed": {"type": "array", "items": integer(1, max(1, n_norms)),
+                         "maxItems": max(0, n_norms)},
+  })
+
+
+def prompt(name: str, persona: str, goal: str, setting: str, day: int,
+           start: str, end: str, norms: list[PersonalNorm]) -> str:
+  norm_lines = "\n".join(
+      f"{i}. {n.content} (importance {n.utility}/100)"
+      for i, n in enumerate(norms, 1)) or "(none)"
+  return (
+      f"{name}: {persona}\n" + (f"Goal: {goal}\n" if goal else "") +
+      f"Setting: {setting}\n\n"
+      f"Norms {name} holds (importance 100 = must follow, 1 = may "
+      f"disregard):\n{norm_lines}\n\n"
+      f"Plan {name}'s day {day} here from {start} to {end} in 2 to 6 time "
+      "blocks (start, end as HH:MM, activity), weighing the norms as "
+      f"{name} would. norms_observed: numbers of the norms the plan respects.")
+
+
+def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
+                   day: int, start: str, end: str, norms: list[PersonalNorm],
+                   on_failure: FailureSink | None) -> dict | None:
+  answer = structured_call(
+      model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
+      schema(len(norms)), on_failure=on_failure, max_tokens=320,
+      temperature=0.5)
+  if answer is None:
+    return None
+  answer["norms_observed"] = [norms[i - 1].id for i in
+                              dict.fromkeys(answer["norms_observed"])
+                              if i <= len(norms)]
+  return answer

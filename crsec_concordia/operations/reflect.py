@@ -1,0 +1,32 @@
+"""Reflect: thoughts an agent forms about what it has been observing.
+
+The observation path of spreading (as in Generative Agents' reflection):
+thoughts are later read by IdentifyNorm. The original triggered reflection on
+summed importance; we reflect every `reflect_every` observed behaviours of
+others, which costs one call instead of one importance score per event.
+"""
+
+from __future__ import annotations
+
+from crsec_concordia.operations.base import (FailureSink, numbered, obj,
+                                              structured_call, text)
+
+OP = "Reflect"
+SCHEMA = obj({"thoughts": {"type": "array", "items": text(160),
+                           "minItems": 1, "maxItems": 3}})
+
+
+def prompt(name: str, persona: str, observations: list[str]) -> str:
+  return (
+      f"{name}: {persona}\n\n"
+      f"What {name} has seen others do recently:\n{numbered(observations)}\n\n"
+      f"thoughts: up to three short insights {name} draws from this about how "
+      "people behave here and how they should behave, in the first person.")
+
+
+def reflect(model, *, name: str, persona: str, observations: list[str],
+            on_failure: FailureSink | None) -> list[str] | None:
+  answer = structured_call(model, OP, prompt(name, persona, observations),
+                           SCHEMA, on_failure=on_failure, max_tokens=160,
+                           temperature=0.5)
+  return None if answer is None else answer["thoughts"]

@@ -1,0 +1,164 @@
+"""Entity prefabs: a normative CRSEC agent and its non-normative twin.
+
+`baseline__Entity` is `normative__Entity` without the CRSEC components: the
+same persona, instructions, memory, observations and act component, so a
+comparison of the two isolates CRSEC. Components are built inside `build()`
+from plain JSON params, so configs can be reused and checkpoints restored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from concordia.agents import entity_agent_with_logging
+from concordia.associative_memory import basic_associative_memory
+from concordia.components import agent as agent_components
+from concordia.typing import prefab as prefab_lib
+
+from crsec_concordia import components as crsec
+from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.models.base import as_structured
+
+MODULES = ("communication", "observation", "immediate_evaluation",
+           "synthesis", "compliance")
+
+_DEFAULTS: dict[str, Any] = {
+    "name": "Alice",
+    "persona": "",
+    "role": crsec.ORDINARY,
+    "goal": "",
+    "setting": "a small café",
+    "initial_norm_count": 5,
+    "initial_norms": [],
+    "synthesis_threshold": 350,
+    "reflect_every": 6,
+    "observation_history": 12,
+    "day_start": "09:00",
+    "day_end": "16:00",
+    "modules": {m: True for m in MODULES},
+}
+
+
+def _param(params: Mapping[str, Any], key: str) -> Any:
+  return params.get(key, _DEFAULTS[key])
+
+
+def _base_components(params, memory_bank) -> dict[str, Any]:
+  """What both arms share: instructions, persona, memory, observations."""
+  name = _param(params, "name")
+  instructions = (
+      f"You play {name} in a simulation of everyday life at "
+      f"{_param(params, 'setting')}. Stay in character; describe what "
+      f"{name} does and says concretely, in the third person.")
+  return {
+      "Instructions": agent_components.constant.Constant(
+          state=instructions, pre_act_label="Instructions"),
+      "Persona": agent_components.constant.Constant(
+          state=_param(params, "persona"), pre_act_label=f"About {name}"),
+      "observation_to_memory":
+          agent_components.observation.ObservationToMemory(),
+      agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY:
+          agent_components.observation.LastNObservations(
+              history_length=int(_param(params, "observation_history")),
+              pre_act_label="Recent events (oldest first)"),
+      agent_components.memory.DEFAULT_MEMORY_COMPONENT_KEY:
+          agent_components.memory.AssociativeMemory(memory_bank=memory_bank),
+  }
+
+
+def _entity(name: str, context: dict[str, Any], order: list[str], model,
+            params) -> entity_agent_with_logging.EntityAgentWithLogging:
+  act = crsec.StructuredAct(as_structured(model).tagged("act"),
+                            component_order=order)
+  return entity_agent_with_logging.EntityAgentWithLogging(
+      agent_name=name, act_component=act, context_components=context,
+      measurements=params.get("measurements"))
+
+
+@dataclasses.dataclass
+class NormativeEntity(prefab_lib.Prefab):
+  """An agent with the CRSEC architecture (all five modules, each ablatable)."""
+
+  description: str = (
+      "A CRSEC normative agent: a personal norm database, conflict detection "
+      "and conversations, norm identification from conversations and "
+      "observations, immediate evaluation and long-term synthesis, and "
+      "norm-aware planning. Params: name, persona, role (entrepreneur | "
+      "ordinary), goal, setting, initial_norm_count, initial_norms, "
+      "synthesis_threshold, reflect_every, day_start, day_end, modules.")
+  params: Mapping[str, Any] = dataclasses.field(
+      default_factory=lambda: dict(_DEFAULTS))
+
+  def build(self, model, memory_bank: basic_associative_memory.AssociativeMemoryBank
+            ) -> entity_agent_with_logging.EntityAgentWithLogging:
+    p = self.params
+    name = _param(p, "name")
+    modules = {**_DEFAULTS["modules"], **dict(_param(p, "modules"))}
+    unknown = set(modules) - set(MODULES)
+    if unknown:
+      raise ValueError(f"unknown CRSEC modules {sorted(unknown)}; "
+                       f"known: {', '.join(MODULES)}")
+    structured = as_structured(model)
+    context = _base_components(p, memory_bank)
+    context[crsec.NORM_MEMORY_KEY] = crsec.NormMemory(
+        structured.tagged("CreateNorm"), agent_name=name,
+        persona=_param(p, "persona"), role=_param(p, "role"),
+        setting=_param(p, "setting"),
+        initial_norm_count=int(_param(p, "initial_norm_count")),
+        initial_norms=list(_param(p, "initial_norms")),
+        show_in_context=modules["compliance"])
+    if modules["communication"]:
+      context[crsec.CONFLICT_DETECTOR_KEY] = crsec.ConflictDetector(
+          structured.tagged("DetectConflict"),
+          talk_model=structured.tagged("DecideToTalk"))
+    if modules["communication"] or modules["observation"]:
+      context[crsec.NORM_IDENTIFIER_KEY] = crsec.NormIdentifier(
+          structured.tagged("IdentifyNorm"),
+          reflect_model=structured.tagged("Reflect"),
+          reflect_every=int(_param(p, "reflect_every")),
+          communication=modules["communication"],
+          observation=modules["observation"])
+    context[crsec.NORM_EVALUATOR_KEY] = crsec.NormEvaluator(
+        structured.tagged("ImmediateEvaluation"), shared_embedder(),
+        synthesis_model=structured.tagged("LongTermSynthesis"),
+        synthesis_threshold=int(_param(p, "synthesis_threshold")),
+        immediate_evaluation=modules["immediate_evaluation"],
+        synthesis=modules["synthesis"])
+    if modules["compliance"]:
+      context[crsec.NORMATIVE_PLANNER_KEY] = crsec.NormativePlanner(
+          structured.tagged("NormativePlan"), goal=_param(p, "goal"),
+          setting=_param(p, "setting"), day_start=_param(p, "day_start"),
+          day_end=_param(p, "day_end"))
+    order = ["Instructions", "Persona", crsec.NORM_MEMORY_KEY,
+             crsec.NORMATIVE_PLANNER_KEY,
+             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY]
+    return _entity(name, context, [k for k in order if k in context],
+                   model, p)
+
+
+@dataclasses.dataclass
+class BaselineEntity(prefab_lib.Prefab):
+  """The same agent without CRSEC: the comparison's control arm."""
+
+  description: str = (
+      "A non-normative baseline agent: the normative agent's persona, "
+      "instructions, memory, observations and act component, without the "
+      "CRSEC components. Accepts (and ignores) the normative params.")
+  params: Mapping[str, Any] = dataclasses.field(
+      default_factory=lambda: dict(_DEFAULTS))
+
+  def build(self, model, memory_bank: basic_associative_memory.AssociativeMemoryBank
+            ) -> entity_agent_with_logging.EntityAgentWithLogging:
+    context = _base_components(self.params, memory_bank)
+    order = ["Instructions", "Persona",
+             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY]
+    return _entity(_param(self.params, "name"), context, order, model,
+                   self.params)
+
+
+PREFABS: dict[str, prefab_lib.Prefab] = {
+    "normative__Entity": NormativeEntity(),
+    "baseline__Entity": BaselineEntity(),
+}
