@@ -1,0 +1,75 @@
+"""A scripted café for unit tests: one default answer per CRSEC operation.
+
+Rules match a phrase only that operation's prompt contains. Tests override
+single operations with `model.add_rule(pattern, answer, first=True)`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from concordia.associative_memory import basic_associative_memory
+
+from crsec_concordia.models import ScriptedModel
+from crsec_concordia.prefabs import PREFABS
+
+# Phrases that identify each operation's prompt.
+CREATE = r"social norms .* holds for this setting"
+DETECT = r"related_rule:"
+TALK = r"\ntalk:"
+IDENTIFY = r"is_rule:"
+REFLECT = r"thoughts: up to three"
+EVALUATE = r"supported: does the source support"
+PAIR = r"same_meaning:"
+CLASSIFY = r"themes: a list"
+SYNTHESIZE = r"weights: for each"
+PLAN = r"norms_observed:"
+ACT = r"answer: .*'s answer"
+
+
+def cafe_model(**answers) -> ScriptedModel:
+  defaults = {
+      CREATE: {"norms": [
+          {"content": "No smoking indoors.", "type": "injunctive", "utility": 90},
+          {"content": "Be quiet in public places.", "type": "injunctive",
+           "utility": 80},
+          {"content": "Tip after meals.", "type": "descriptive", "utility": 70},
+          {"content": "Clean up after yourself.", "type": "injunctive",
+           "utility": 60},
+          {"content": "Wait your turn in line.", "type": "injunctive",
+           "utility": 50}]},
+      DETECT: {"related_rule": 1, "breaks_rule": True},
+      TALK: {"talk": True},
+      IDENTIFY: {"rule": "Smoking is not allowed inside the cafe.",
+                 "is_rule": True, "type": "injunctive", "utility": 70},
+      REFLECT: {"thoughts": ["People here seem to dislike smoke indoors."]},
+      EVALUATE: {"supported": True, "type": "injunctive", "utility": 75},
+      PAIR: {"same_meaning": False, "opposite": False},
+      CLASSIFY: {"themes": [{"theme": "smoking", "norms": [1, 2]}]},
+      SYNTHESIZE: {"content": "Keep the air clean for everyone.",
+                   "type": "injunctive", "weights": [3, 1]},
+      PLAN: {"items": [{"start": "09:00", "end": "12:00",
+                        "activity": "write poems"},
+                       {"start": "12:00", "end": "16:00",
+                        "activity": "lunch and reading"}],
+             "norms_observed": [1]},
+      ACT: {"answer": "sips a coffee."},
+  }
+  defaults.update(answers)
+  return ScriptedModel(list(defaults.items()))
+
+
+def constant_embedder(text: str) -> np.ndarray:
+  del text
+  return np.ones(8, dtype=np.float32) / np.sqrt(8)
+
+
+def build_agent(arm: str, model, **params):
+  """A normative or baseline entity built from its prefab, as a config would."""
+  prefab = copy.deepcopy(PREFABS[f"{arm}__Entity"])
+  prefab.params = {"name": "Carlos Gomez", "persona": "A poet who smokes.",
+                   "setting": "Hobbs Cafe", **params}
+  bank = basic_associative_memory.AssociativeMemoryBank(
+      sentence_embedder=constant_embedder)
+  return prefab.build(model, bank)

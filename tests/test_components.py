@@ -1,0 +1,275 @@
+"""The CRSEC components and operations with the scripted model."""
+
+import pytest
+
+from crsec_concordia import observations as obs
+from crsec_concordia.components import (CONFLICT_DETECTOR_KEY,
+                                        NORM_EVALUATOR_KEY, NORM_MEMORY_KEY)
+from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.norms import NormDatabase, Origin, RejectionReason, Status
+from crsec_concordia.operations import immediate_evaluation
+from tests import crsec_script as cs
+
+S = obs.Stamp(1, "09:10", 2)
+SMOKE = obs.format_action(S, "Tom Gomez", "indoors",
+                          "Tom lights a cigarette at the counter.")
+TALK = obs.format_conversation(
+    obs.Stamp(1, "09:20", 3), "Abigail Chen", "Carlos Gomez", "smoking",
+    [("Abigail Chen", "Smoking isn't allowed inside, please go outside."),
+     ("Carlos Gomez", "Sorry, I will.")])
+
+
+def memory(agent):
+  return agent.get_component(NORM_MEMORY_KEY)
+
+
+def test_ordinary_agent_without_norms_detects_nothing_and_calls_nothing():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, role="ordinary")
+  agent.observe(SMOKE)
+  assert model.calls == []
+  assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
+
+
+def test_entrepreneur_creates_norms_detects_and_asks_to_talk():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  agent.observe(SMOKE)
+  assert model.calls_by_tag() == {"CreateNorm": 1, "DetectConflict": 1}
+  db = memory(agent).database
+  assert [n.status for n in db.all()] == [Status.QUALIFIED] * 5
+  requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
+  assert [(r["initiator"], r["partner"], r["norm"]) for r in requests] == [
+      ("Abigail Chen", "Tom Gomez", "No smoking indoors.")]
+  kinds = [r["kind"] for r in memory(agent).drain_records()]
+  assert kinds.count("created") == 5 and "conflict" in kinds
+  assert "talk_decision" in kinds
+  # The same norm is not raised with the same person again at once.
+  agent.observe(SMOKE.replace("step 2", "step 3"))
+  assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
+
+
+def test_an_ordinary_agent_may_decide_not_to_talk():
+  model = cs.cafe_model(**{cs.TALK: {"talk": False}})
+  agent = cs.build_agent("normative", model, role="ordinary")
+  memory(agent).database.add("No smoking indoors.", "injunctive", 80,
+                             origin=Origin.CREATED, qualified=True)
+  agent.observe(SMOKE)
+  assert model.calls_by_tag() == {"DetectConflict": 1, "DecideToTalk": 1}
+  assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
+  records = memory(agent).drain_records()
+  assert [r["talk"] for r in records if r["kind"] == "talk_decision"] == [False]
+
+
+def test_receiver_identifies_and_qualifies_a_norm_from_a_conversation():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, role="ordinary")
+  agent.observe(TALK)
+  db = memory(agent).database
+  [norm] = db.all()
+  assert norm.status == Status.QUALIFIED
+  assert (norm.origin, norm.source_agent, norm.step) == (
+      "conversation", "Abigail Chen", 3)
+  assert "Smoking isn't allowed" in norm.source_text
+  records = memory(agent).drain_records()
+  assert [r["kind"] for r in records] == ["candidate", "verdict"]
+  assert records[1]["accepted"] is True and records[1]["time"] == "Day 1 09:20"
+
+
+def test_a_failed_operation_is_recorded_and_invents_nothing():
+  model = cs.cafe_model(**{cs.IDENTIFY: "this is not json"})
+  agent = cs.build_agent("normative", model, role="ordinary")
+  agent.observe(TALK)
+  assert len(memory(agent).database) == 0
+  [failure] = memory(agent).drain_records()
+  assert failure["kind"] == "failure" and failure["op"] == "IdentifyNorm"
+  assert failure["raw"] == "this is not json"
+
+
+def test_observation_path_reflects_every_n_behaviours():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, role="ordinary", reflect_every=3)
+  for step in range(2, 5):
+    agent.observe(SMOKE.replace("step 2", f"step {step}"))
+  assert model.calls_by_tag()["Reflect"] == 1
+  [norm] = memory(agent).database.all()
+  assert norm.origin == "observation" and norm.source_agent is None
+  kinds = [r["kind"] for r in memory(agent).drain_records()]
+  assert kinds == ["thought", "candidate", "verdict"]
+
+
+# -- ImmediateEvaluation: each check's rejection reason ------------------------
+
+def _evaluate(model, content, held=(), names=("Carlos Gomez",)):
+  db = NormDatabase("Carlos Gomez")
+  held_norms = [db.add(h, "injunctive", 80, origin="created", qualified=True)
+                for h in held]
+  candidate = db.add(content, "injunctive", 50, origin="conversation",
+                     source_text="Abigail: smoking isn't allowed inside.")
+  return immediate_evaluation(model, shared_embedder(), name="Carlos Gomez",
+                              persona="A poet.", candidate=candidate,
+                              held=held_norms, known_names=list(names),
+                              on_failure=None)
+
+
+def test_embedding_precheck_rejects_a_clear_duplicate_without_any_call():
+  model = cs.cafe_model()
+  verdict = _evaluate(model, "No smoking indoors!", held=["No smoking indoors."])
+  assert verdict.reason == RejectionReason.DUPLICATE
+  assert "embedding similarity" in verdict.detail and model.calls == []
+
+
+def test_a_norm_naming_a_person_is_not_a_norm_without_any_call():
+  model = cs.cafe_model()
+  verdict = _evaluate(model, "Carlos must smoke outside.")
+  assert verdict.reason == RejectionReason.NOT_A_NORM and model.calls == []
+
+
+def test_unsupported_by_its_source_is_inconsistent():
+  model = cs.cafe_model(**{cs.EVALUATE: {"supported": False,
+                                         "type": "injunctive", "utility": 40}})
+  verdict = _evaluate(model, "Smoking is fine anywhere.")
+  assert verdict.reason == RejectionReason.INCONSISTENT_WITH_SOURCE
+
+
+def test_same_meaning_as_a_related_norm_is_a_duplicate():
+  model = cs.cafe_model(**{cs.PAIR: {"same_meaning": True, "opposite": False}})
+  verdict = _evaluate(model, "Smoking is not permitted inside the cafe.",
+                      held=["No smoking indoors."])
+  assert verdict.reason == RejectionReason.DUPLICATE
+  assert model.calls_by_tag() == {"other": 2}
+
+
+def test_opposite_of_a_related_norm_is_a_conflict():
+  model = cs.cafe_model(**{cs.PAIR: {"same_meaning": False, "opposite": True}})
+  verdict = _evaluate(model, "Smoking inside the cafe is fine.",
+                      held=["No smoking indoors."])
+  assert verdict.reason == RejectionReason.CONFLICTS_WITH_NORM
+
+
+def test_an_unrelated_held_norm_is_not_compared():
+  model = cs.cafe_model()
+  verdict = _evaluate(model, "Smoking is not permitted inside the cafe.",
+                      held=["Tip the server after meals."])
+  assert verdict.accepted and verdict.utility == 75
+  assert len(model.calls) == 1  # No pairwise call for an unrelated norm.
+
+
+def test_type_is_corrected():
+  model = cs.cafe_model(**{cs.EVALUATE: {"supported": True,
+                                         "type": "descriptive", "utility": 60}})
+  verdict = _evaluate(model, "People usually tip after meals.")
+  assert verdict.accepted and verdict.type == "descriptive"
+  assert verdict.detail == "type corrected"
+
+
+# -- LongTermSynthesis ---------------------------------------------------------
+
+def _utility_by_statement(prompt):
+  return {"supported": True, "type": "injunctive",
+          "utility": 80 if "Statement: Do not smoke" in prompt else 40}
+
+
+def _agent_with_two_candidates(model, threshold):
+  model.add_rule(cs.EVALUATE, _utility_by_statement, first=True)
+  agent = cs.build_agent("normative", model, role="ordinary",
+                         synthesis_threshold=threshold)
+  db = memory(agent).database
+  a = db.add("Do not smoke cigarettes in the dining room.", "injunctive", 50,
+             origin="conversation", source_text="x")
+  b = db.add("Cigar smoke must stay outside the building.", "injunctive", 50,
+             origin="conversation", source_text="y")
+  return agent, db, a, b
+
+
+def test_synthesis_waits_for_the_threshold():
+  model = cs.cafe_model()
+  agent, db, a, b = _agent_with_two_candidates(model, threshold=150)
+  agent.observe("nothing in particular")
+  assert db.counter == 120 and "LongTermSynthesis" not in model.calls_by_tag()
+  assert a.qualified and b.qualified
+
+
+def test_synthesis_replaces_sources_with_a_weighted_abstract_norm():
+  model = cs.cafe_model()
+  agent, db, a, b = _agent_with_two_candidates(model, threshold=100)
+  agent.observe("nothing in particular")
+  [abstract] = [n for n in db.all() if n.origin == "synthesis"]
+  assert abstract.qualified and abstract.replaces == [a.id, b.id]
+  assert abstract.utility == round((3 * 80 + 1 * 40) / 4)
+  assert a.status == b.status == Status.REPLACED
+  assert db.counter == 0
+  [record] = [r for r in memory(agent).drain_records()
+              if r["kind"] == "synthesis"]
+  assert record["accepted"] and record["weights"] == [3, 1]
+
+
+def test_a_rejected_abstract_norm_leaves_its_sources_qualified():
+  model = cs.cafe_model()
+  agent, db, a, b = _agent_with_two_candidates(model, threshold=100)
+  model.add_rule(r"Statement: Keep the air clean",
+                 {"supported": False, "type": "injunctive", "utility": 50},
+                 first=True)
+  agent.observe("nothing in particular")
+  [abstract] = [n for n in db.all() if n.origin == "synthesis"]
+  assert abstract.status == Status.REJECTED
+  assert a.qualified and b.qualified
+
+
+# -- state and ablations --------------------------------------------------------
+
+def _episode(agent):
+  agent.observe(SMOKE)
+  agent.observe(TALK)
+  for step in range(4, 10):
+    agent.observe(SMOKE.replace("step 2", f"step {step}"))
+  agent.act()
+
+
+def test_component_state_round_trips():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, role="entrepreneur",
+                         reflect_every=3, synthesis_threshold=100)
+  _episode(agent)
+  state = agent.get_state()
+  twin = cs.build_agent("normative", cs.cafe_model(), role="entrepreneur",
+                        reflect_every=3, synthesis_threshold=100)
+  twin.set_state(state)
+  assert twin.get_state() == state
+  assert twin.get_component(NORM_MEMORY_KEY).database.to_json() == (
+      memory(agent).database.to_json())
+
+
+MODULE_TAGS = {
+    "communication": {"DetectConflict", "DecideToTalk"},
+    "observation": {"Reflect"},
+    "immediate_evaluation": {"ImmediateEvaluation"},
+    "synthesis": {"LongTermSynthesis"},
+    "compliance": {"NormativePlan"},
+}
+
+
+def _tags(modules):
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, role="entrepreneur",
+                         reflect_every=3, synthesis_threshold=50,
+                         modules=modules)
+  _episode(agent)
+  return {t for t, n in model.calls_by_tag().items() if n}
+
+
+@pytest.mark.parametrize("module", sorted(MODULE_TAGS))
+def test_each_ablation_removes_exactly_its_modules_calls(module):
+  everything = _tags({})
+  assert set().union(*MODULE_TAGS.values()) - {"DecideToTalk"} <= everything
+  assert _tags({module: False}) == everything - MODULE_TAGS[module]
+
+
+def test_baseline_has_no_crsec_components_and_only_acts():
+  model = cs.cafe_model()
+  agent = cs.build_agent("baseline", model)
+  _episode(agent)
+  assert NORM_MEMORY_KEY not in agent.get_all_context_components()
+  assert NORM_EVALUATOR_KEY not in agent.get_all_context_components()
+  assert model.calls_by_tag() == {"act": 1}
