@@ -29,9 +29,10 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
   # "yes" to small talk: it has to write the rule first, or "none".
   return (
       f"{label}:\n{source_text}\n\n"
-      f"rule: the rule about how people should behave {where}, as one short "
-      "general sentence naming no one (a standard that prevents conflict "
-      "between people, not a taste or a habit); or 'none' if there is none.\n"
+      f"rule: the general rule of behaviour {where}, written for everyone, "
+      "never naming a person (it starts with \"No\", \"Do not\" or \"People "
+      "should\"): a standard that prevents conflict between people, not a "
+      "taste or a habit; or 'none' if the text holds no such rule.\n"
       "is_rule: true if rule is a real rule of behaviour, false if 'none'.\n"
       f"type: {NORM_TYPE_HELP}\n"
       f"utility: how important {name} now thinks the rule is, 1 to 100.")
