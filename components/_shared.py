@@ -6,7 +6,12 @@ from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
 
 
 class UsesNormMemory:
-  """Mixin: find the entity's NormMemory by key (set at construction)."""
+  """Mixin: find the entity's NormMemory by key (set at construction).
+
+  `_record` writes a structured record to NormMemory's journal (which a run
+  drains for its metrics) and publishes it on this component's own logging
+  channel, so Concordia's log shows each component's work under its name.
+  """
 
   _norm_memory_key: str = NORM_MEMORY_KEY
 
@@ -14,3 +19,9 @@ class UsesNormMemory:
   def norm_memory(self) -> NormMemory:
     return self.get_entity().get_component(  # type: ignore[attr-defined]
         self._norm_memory_key, type_=NormMemory)
+
+  def _record(self, kind: str, **fields) -> dict:
+    record = self.norm_memory.record(kind, publish=False, **fields)
+    self._logging_channel(  # type: ignore[attr-defined]
+        {"Key": kind, "Summary": kind, "Value": record})
+    return record

@@ -74,7 +74,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     if result is None or not result[0]:
       return
     norm = result[1]
-    memory.record("conflict", actor=event.actor, behaviour=event.text,
+    self._record("conflict", actor=event.actor, behaviour=event.text,
                   place=event.place, norm_id=norm.id, norm=norm.content)
     if memory.role == ENTREPRENEUR:
       talk = True
@@ -85,7 +85,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                             on_failure=memory.record_failure)
       if talk is None:
         return
-    memory.record("talk_decision", actor=event.actor, talk=talk,
+    self._record("talk_decision", actor=event.actor, talk=talk,
                   norm_id=norm.id, norm=norm.content)
     if not talk:
       return

@@ -83,7 +83,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       db.reject(candidate.id, verdict.reason, verdict.detail, step=step,
                 time=time)
     norm = db.get(candidate.id)
-    memory.record("verdict", norm_id=norm.id, content=norm.content,
+    self._record("verdict", norm_id=norm.id, content=norm.content,
                   accepted=verdict.accepted,
                   reason=str(verdict.reason) if verdict.reason else None,
                   detail=verdict.detail, type=norm.type, utility=norm.utility,
@@ -134,7 +134,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       self._apply(candidate, verdict, utility=abstract.utility)
       if verdict.accepted:
         db.replace(source_ids, candidate.id)
-      memory.record("synthesis", abstract_id=candidate.id, theme=theme,
+      self._record("synthesis", abstract_id=candidate.id, theme=theme,
                     content=candidate.content, type=db.get(candidate.id).type,
                     sources=source_ids, weights=abstract.weights,
                     utility=abstract.utility, accepted=verdict.accepted)

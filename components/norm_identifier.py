@@ -59,7 +59,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
         found["content"], found["type"], found["utility"], origin=origin,
         source_text=source_text, source_agent=source_agent,
         step=stamp.step if stamp else 0, time=stamp.time if stamp else None)
-    memory.record("candidate", norm_id=norm.id, content=norm.content,
+    self._record("candidate", norm_id=norm.id, content=norm.content,
                   type=norm.type, utility=norm.utility, origin=norm.origin,
                   source_agent=source_agent, source_text=source_text)
 
@@ -82,7 +82,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
                        on_failure=memory.record_failure)
     if not thoughts:
       return
-    memory.record("thought", thoughts=thoughts, observed=observed)
+    self._record("thought", thoughts=thoughts, observed=observed)
     text = "\n".join(f"- {t}" for t in thoughts)
     found = identify_norm(self._model, name=memory.agent_name,
                           source_kind="thoughts", source_text=text,

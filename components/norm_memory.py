@@ -76,8 +76,13 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   # -- journal ----------------------------------------------------------------
 
-  def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-    """Adds a structured record stamped with the simulated time."""
+  def record(self, kind: str, *, publish: bool = True,
+             **fields: Any) -> dict[str, Any]:
+    """Adds a structured record stamped with the simulated time.
+
+    With `publish`, it also goes to this component's logging channel (the
+    other CRSEC components publish their records on their own channels).
+    """
     stamp = self.last_stamp
     rec = {"kind": kind, "agent": self.agent_name,
            "step": stamp.step if stamp else 0,
@@ -86,7 +91,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
            "clock": stamp.clock if stamp else None, **fields}
     with self._journal_lock:
       self._records.append(rec)
-    self._logging_channel({"Key": kind, "Summary": f"{kind}", "Value": rec})
+    if publish:
+      self._logging_channel({"Key": kind, "Summary": kind, "Value": rec})
     return rec
 
   def record_failure(self, failure: Mapping[str, Any]) -> None:

@@ -54,7 +54,7 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
       # A failed plan is recorded once and the day goes on without a plan.
       self._plans[str(day)] = plan or {}
       if plan:
-        memory.record("plan", day=day, items=plan["items"],
+        self._record("plan", day=day, items=plan["items"],
                       norms_observed=plan["norms_observed"])
       return plan
 

@@ -273,3 +273,18 @@ def test_baseline_has_no_crsec_components_and_only_acts():
   assert NORM_MEMORY_KEY not in agent.get_all_context_components()
   assert NORM_EVALUATOR_KEY not in agent.get_all_context_components()
   assert model.calls_by_tag() == {"act": 1}
+
+
+def test_each_component_logs_its_records_on_its_own_channel():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  agent.observe(SMOKE)
+  channels = agent.measurements.get_all_channels()
+  assert {d["Key"] for d in channels[CONFLICT_DETECTOR_KEY]} == {
+      "conflict", "talk_decision"}
+  assert {d["Key"] for d in channels[NORM_MEMORY_KEY]} == {"created"}
+  conflict = next(d["Value"] for d in channels[CONFLICT_DETECTOR_KEY]
+                  if d["Key"] == "conflict")
+  assert (conflict["actor"], conflict["norm"], conflict["step"]) == (
+      "Tom Gomez", "No smoking indoors.", 2)
