@@ -1,0 +1,73 @@
+"""`crsec report`: metrics, figures, an HTML page and a questionnaire.
+
+Given a run directory, writes RUN_DIR/metrics/ (per-step and per-hour CSV,
+summary.json) and RUN_DIR/report/ (index.html with embedded figures,
+figures/*.png, questionnaire/). Given a compare directory, aggregates its
+runs over seeds first (compare_summary.json and CSVs) and draws normative
+vs baseline with confidence bands.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from crsec_concordia.errors import UserError
+
+
+def add_parser(sub) -> None:
+  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
+  p = sub.add_parser("report", help="metrics, figures, an HTML report and a "
+                     "human-evaluation kit for a run or compare directory")
+  p.add_argument("path", metavar="RUN_OR_COMPARE_DIR", type=Path)
+  p.add_argument("--out", type=Path,
+                 help="report directory (default DIR/report)")
+  p.add_argument("--samples", type=int, default=20,
+                 help="questionnaire items per agent and operation "
+                 "(default 20)")
+  p.add_argument("--sample-seed", type=int, default=0,
+                 help="seed of the questionnaire sampling (default 0)")
+  p.add_argument("--llm-judge", action="store_true",
+                 help="confirm each semantic norm match with a yes/no from "
+                 "the model endpoint (off by default: embeddings only)")
+  add_endpoint_flags(p)
+  p.set_defaults(func=run)
+
+
+def _matcher_factory(args: argparse.Namespace):
+  if not args.llm_judge:
+    return None
+  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics.matching import LLMJudge, NormMatcher
+  from crsec_concordia.models import EndpointConfig, make_model
+  config = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
+                                  args.schema_mode, args.timeout)
+  judge = LLMJudge(make_model(config, seed=0))
+  return lambda run: NormMatcher(run.targets, judge=judge)
+
+
+def run(args: argparse.Namespace) -> int:
+  from crsec_concordia.metrics import report, rundir  # pylint: disable=import-outside-toplevel
+  path: Path = args.path
+  if args.samples < 1:
+    raise UserError("--samples must be at least 1")
+  if not path.is_dir():
+    raise UserError(f"{path} is not a directory; pass a run directory "
+                    "(with run.json) or a compare directory (with "
+                    "compare.json)")
+  factory = None
+  if rundir.is_compare_dir(path):
+    factory = _matcher_factory(args)
+    result = report.compare_report(path, args.out, matcher_factory=factory,
+                                   per_op=args.samples, seed=args.sample_seed)
+  elif rundir.is_run_dir(path):
+    factory = _matcher_factory(args)
+    result = report.run_report(path, args.out, matcher_factory=factory,
+                               per_op=args.samples, seed=args.sample_seed)
+  else:
+    raise UserError(f"{path} is neither a run directory (no run.json) nor a "
+                    "compare directory (no compare.json); pass one written "
+                    "by `crsec run` or `crsec compare`")
+  print(f"report: {result.index} ({len(result.figures)} figures; "
+        f"questionnaire in {result.questionnaire})")
+  return 0

@@ -1,0 +1,197 @@
+"""Aggregating runs over seeds: means, 95% CIs and the treatment effect.
+
+For each arm and metric, the mean over seeds with a 95% confidence interval
+from the t-distribution (mean +- t(0.975, n-1) * sd / sqrt(n)); with one
+seed there is no interval (null). Seeds whose value is missing (a baseline's
+belief, a level never reached) are left out and `n` says how many counted.
+
+The treatment effect is normative minus baseline, paired by seed (both arms
+ran on the same seeds): the mean of the per-seed differences with its t
+interval. Outputs, in the compare directory:
+  compare_summary.json  per arm {metric: {mean, ci_low, ci_high, n, values}}
+                        and effects {metric: {...}}
+  compare_summary.csv   the same, one row per (arm or "effect", metric)
+  compare_per_step.csv  per arm, step and per-step column: n, mean, CI
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from crsec_concordia.metrics import rundir, run_metrics
+from crsec_concordia.metrics.matching import NormMatcher
+
+ARMS = ("normative", "baseline")
+_TIME_COLUMNS = ("step", "day", "clock", "time", "elapsed_minutes", "hour")
+
+
+def mean_ci(values: Sequence[float | None], confidence: float = 0.95
+            ) -> dict[str, Any]:
+  """Mean and t-interval of the finite values."""
+  finite = [float(v) for v in values
+            if v is not None and not math.isnan(float(v))]
+  n = len(finite)
+  out: dict[str, Any] = {"mean": None, "ci_low": None, "ci_high": None,
+                         "sd": None, "n": n}
+  if not n:
+    return out
+  mean = float(np.mean(finite))
+  out["mean"] = mean
+  if n >= 2:
+    from scipy import stats  # pylint: disable=import-outside-toplevel
+    sd = float(np.std(finite, ddof=1))
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    out.update(sd=sd, ci_low=mean - half, ci_high=mean + half)
+  return out
+
+
+def scalars(summary: dict[str, Any]) -> dict[str, float | None]:
+  """The run-level numbers that are compared across arms, flat."""
+  totals = summary.get("totals", {})
+  out: dict[str, float | None] = {
+      f"{name}_total": totals.get(name)
+      for name in ("conflicts", "conversations", "norm_conversations",
+                   "thoughts", "norm_thoughts", "llm_calls")}
+  prompt, completion = totals.get("prompt_tokens"), totals.get(
+      "completion_tokens")
+  out["tokens_total"] = (None if prompt is None or completion is None
+                         else prompt + completion)
+  out["actions_total"] = summary.get("actions")
+  out["emergent_norms"] = float(len(summary.get("emergent_norms") or []))
+  for target_id, t in (summary.get("targets") or {}).items():
+    for measure, value in (t.get("final") or {}).items():
+      out[f"{measure}_final.{target_id}"] = value
+    out[f"behaviour_mean.{target_id}"] = t.get("mean_behaviour")
+    for name in ("conflicts", "violations", "conversations"):
+      out[f"{name}.{target_id}"] = t.get(name)
+    for measure in ("belief", "behaviour"):
+      for level, hit in (t.get("time_to", {}).get(measure) or {}).items():
+        out[f"minutes_to_{level.rstrip('%')}_{measure}.{target_id}"] = (
+            hit["elapsed_minutes"] if hit else None)
+  return out
+
+
+@dataclasses.dataclass
+class CompareMetrics:
+  path: Path
+  runs: dict[str, list[run_metrics.RunMetrics]]
+  per_step: pd.DataFrame       # long: arm, step, time, elapsed, metric, ...
+  summary: dict[str, Any]
+
+
+def _per_step(arm: str, metrics: list[run_metrics.RunMetrics]
+              ) -> list[dict[str, Any]]:
+  frames = []
+  for m in metrics:
+    frame = m.per_step.copy()
+    frame["seed"] = m.run.seed
+    frames.append(frame)
+  if not frames:
+    return []
+  data = pd.concat(frames, ignore_index=True)
+  value_columns = [c for c in data.columns
+                   if c not in _TIME_COLUMNS and c != "seed"
+                   and pd.api.types.is_numeric_dtype(data[c])]
+  rows = []
+  for step, group in data.groupby("step", sort=True):
+    first = group.iloc[0]
+    for column in value_columns:
+      stats = mean_ci(group[column].tolist())
+      rows.append({"arm": arm, "step": int(step), "time": first["time"],
+                   "elapsed_minutes": int(first["elapsed_minutes"]),
+                   "metric": column, "n": stats["n"], "mean": stats["mean"],
+                   "ci_low": stats["ci_low"], "ci_high": stats["ci_high"]})
+  return rows
+
+
+def aggregate(path: str | Path,
+              matcher_factory: Callable[[rundir.RunData], NormMatcher]
+              | None = None,
+              write_run_metrics: bool = True) -> CompareMetrics:
+  """Computes each run's metrics and aggregates them per arm and effect."""
+  compare = rundir.load_compare(path)
+  runs: dict[str, list[run_metrics.RunMetrics]] = {}
+  for arm, dirs in compare.runs.items():
+    for d in dirs:
+      run = rundir.load_run(d)
+      matcher = matcher_factory(run) if matcher_factory else None
+      m = run_metrics.compute(run, matcher)
+      if write_run_metrics:
+        run_metrics.write(m)
+      runs.setdefault(arm, []).append(m)
+  per_arm: dict[str, dict[str, dict[int | None, float | None]]] = {}
+  arms_out: dict[str, Any] = {}
+  for arm, metrics in runs.items():
+    values: dict[str, dict[int | None, float | None]] = {}
+    for m in metrics:
+      for name, value in scalars(m.summary).items():
+        values.setdefault(name, {})[m.run.seed] = value
+    per_arm[arm] = values
+    arms_out[arm] = {
+        "seeds": [m.run.seed for m in metrics],
+        "runs": [str(m.run.path) for m in metrics],
+        "metrics": {name: {**mean_ci(list(v.values())),
+                           "values": list(v.values())}
+                    for name, v in sorted(values.items())}}
+  effects: dict[str, Any] = {}
+  if "normative" in per_arm and "baseline" in per_arm:
+    treated, control = per_arm["normative"], per_arm["baseline"]
+    for name in sorted(set(treated) & set(control)):
+      diffs, seeds = [], []
+      for seed, value in treated[name].items():
+        other = control[name].get(seed)
+        if value is None or other is None:
+          continue
+        if math.isnan(float(value)) or math.isnan(float(other)):
+          continue
+        diffs.append(float(value) - float(other))
+        seeds.append(seed)
+      if diffs:
+        effects[name] = {**mean_ci(diffs), "values": diffs, "seeds": seeds}
+  rows = []
+  for arm in runs:
+    rows.extend(_per_step(arm, runs[arm]))
+  per_step = pd.DataFrame(rows, columns=["arm", "step", "time",
+                                         "elapsed_minutes", "metric", "n",
+                                         "mean", "ci_low", "ci_high"])
+  summary = {
+      "scenario": compare.manifest.get("scenario"),
+      "seeds": compare.manifest.get("seeds"),
+      "confidence": 0.95,
+      "effect": "normative - baseline, paired by seed",
+      "arms": arms_out,
+      "effects": effects,
+      "failed": compare.manifest.get("failed", []),
+  }
+  return CompareMetrics(path=compare.path, runs=runs, per_step=per_step,
+                        summary=run_metrics.json_safe(summary))
+
+
+def write(metrics: CompareMetrics, out_dir: str | Path | None = None) -> Path:
+  out = Path(out_dir) if out_dir else metrics.path
+  out.mkdir(parents=True, exist_ok=True)
+  (out / "compare_summary.json").write_text(
+      json.dumps(metrics.summary, indent=2, ensure_ascii=False),
+      encoding="utf-8")
+  metrics.per_step.to_csv(out / "compare_per_step.csv", index=False)
+  rows = []
+  for arm, data in metrics.summary["arms"].items():
+    for name, stats in data["metrics"].items():
+      rows.append({"group": arm, "metric": name,
+                   **{k: stats[k] for k in ("n", "mean", "ci_low",
+                                            "ci_high")}})
+  for name, stats in metrics.summary["effects"].items():
+    rows.append({"group": "effect", "metric": name,
+                 **{k: stats[k] for k in ("n", "mean", "ci_low", "ci_high")}})
+  pd.DataFrame(rows, columns=["group", "metric", "n", "mean", "ci_low",
+                              "ci_high"]).to_csv(out / "compare_summary.csv",
+                                                 index=False)
+  return out

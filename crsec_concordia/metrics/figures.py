@@ -1,0 +1,297 @@
+"""Figures in the spirit of the paper's Figure 2, as PNG bytes.
+
+Matplotlib's object API with the Agg canvas (no pyplot, no global backend),
+so figures can be drawn from any thread and on machines without a display.
+The x axis is simulated time (active minutes, labelled "D1 09:00").
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+from matplotlib.ticker import PercentFormatter
+
+from crsec_concordia.metrics.rundir import Clock
+
+ARM_COLOURS = {"normative": "#1f77b4", "baseline": "#d62728"}
+TARGET_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+                  "#e377c2", "#17becf")
+OTHER_COLOUR = "#999999"
+
+
+def target_colour(index: int) -> str:
+  return TARGET_COLOURS[index % len(TARGET_COLOURS)]
+
+
+def _figure(width: float = 8.0, height: float = 3.6) -> Figure:
+  fig = Figure(figsize=(width, height), dpi=100)
+  FigureCanvasAgg(fig)
+  return fig
+
+
+def png(fig: Figure) -> bytes:
+  buffer = io.BytesIO()
+  fig.savefig(buffer, format="png", bbox_inches="tight")
+  return buffer.getvalue()
+
+
+def _time_axis(ax: Any, clock: Clock, span: float | None = None) -> None:
+  """Ticks on round simulated times (10 min to 8 h apart): "D1 09:00"."""
+  def label(x: float, _pos: int) -> str:
+    if x > 0 and round(x) % clock.day_length == 0:
+      # The end of a day's window, not the start of the next day.
+      end = clock.start + clock.day_length
+      return f"D{round(x) // clock.day_length} {end // 60:02d}:{end % 60:02d}"
+    day, hhmm = clock.at(x)
+    return f"D{day} {hhmm}"
+  if span is None:
+    low, high = ax.get_xlim()
+    span = high - low
+  every = next((m for m in (10, 20, 30, 60, 120, 240, 480) if span / m <= 8),
+               960)
+  ax.xaxis.set_major_locator(MultipleLocator(every))
+  ax.xaxis.set_major_formatter(FuncFormatter(label))
+  ax.set_xlabel("simulated time")
+  ax.grid(alpha=0.3)
+
+
+def _share_axis(ax: Any) -> None:
+  ax.set_ylim(-0.03, 1.03)
+  ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+  for level in (0.5, 0.9):
+    ax.axhline(level, color="#bbbbbb", lw=0.8, ls=":")
+
+
+# -- one run ---------------------------------------------------------------
+
+
+def conflicts(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
+              title: str = "Social conflicts") -> bytes:
+  """Conflicts per step (bars) and per target norm (lines)."""
+  fig = _figure()
+  ax = fig.add_subplot()
+  x = per_step["elapsed_minutes"].to_numpy()
+  width = clock.minutes_per_step * 0.8
+  ax.bar(x, per_step["conflicts"], width=width, color="#cccccc",
+         label="all conflicts")
+  for i, t in enumerate(targets):
+    column = f"conflicts.{t.id}"
+    if column in per_step and per_step[column].sum() > 0:
+      ax.plot(x, per_step[column], color=target_colour(i), marker=".",
+              label=f"about: {t.text}")
+  ax.set_ylabel("conflicts per step")
+  ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+  ax.set_title(title)
+  _time_axis(ax, clock)
+  ax.legend(fontsize=8, loc="upper right")
+  return png(fig)
+
+
+def activity(per_step: pd.DataFrame, clock: Clock,
+             title: str = "Norm-related conversations and thoughts") -> bytes:
+  fig = _figure()
+  ax = fig.add_subplot()
+  x = per_step["elapsed_minutes"].to_numpy()
+  ax.plot(x, per_step["norm_conversations"], marker="o", ms=3,
+          label="norm-related conversations")
+  ax.plot(x, per_step["norm_thoughts"], marker="s", ms=3,
+          label="norm-related thoughts")
+  ax.set_ylabel("per step")
+  ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+  ax.set_title(title)
+  _time_axis(ax, clock)
+  ax.legend(fontsize=8, loc="upper right")
+  return png(fig)
+
+
+def adoption(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
+             title: str = "Adoption: belief and behaviour") -> bytes:
+  """One panel per target norm: belief, behaviour and plan shares."""
+  n = max(1, len(targets))
+  fig = _figure(8.0, 2.6 * n)
+  x = per_step["elapsed_minutes"].to_numpy()
+  for i, t in enumerate(targets):
+    ax = fig.add_subplot(n, 1, i + 1)
+    colour = target_colour(i)
+    series = (("belief", "-", "holds it (belief)"),
+              ("behaviour", "--", "complies, all agents (behaviour)"),
+              ("behaviour_observed", ":", "complies, observed agents"),
+              ("plan", "-.", "plans to comply"))
+    for measure, style, label in series:
+      column = f"{measure}.{t.id}"
+      if column in per_step and per_step[column].notna().any():
+        ax.plot(x, per_step[column], ls=style, color=colour,
+                alpha=1.0 if measure in ("belief", "behaviour") else 0.6,
+                lw=2 if measure in ("belief", "behaviour") else 1.2,
+                label=label)
+    ax.set_title(f"{t.text} ({t.type})", fontsize=10)
+    ax.set_ylabel("share of agents")
+    _share_axis(ax)
+    _time_axis(ax, clock)
+    ax.legend(fontsize=7, loc="lower right")
+  fig.suptitle(title)
+  fig.tight_layout()
+  return png(fig)
+
+
+def usage(summary_usage: dict[str, Any] | None,
+          title: str = "LLM calls per module") -> bytes | None:
+  if not summary_usage or not summary_usage.get("by_module"):
+    return None
+  modules = list(summary_usage["by_module"])
+  calls = [summary_usage["by_module"][m]["calls"] for m in modules]
+  tokens = [summary_usage["by_module"][m]["prompt_tokens"]
+            + summary_usage["by_module"][m]["completion_tokens"]
+            for m in modules]
+  fig = _figure(8.0, max(2.2, 0.8 + 0.45 * len(modules)))
+  ax1 = fig.add_subplot(1, 2, 1)
+  ax1.barh(modules, calls, color="#4c72b0")
+  ax1.set_xlabel("calls")
+  ax2 = fig.add_subplot(1, 2, 2, sharey=ax1)
+  ax2.barh(modules, tokens, color="#dd8452")
+  ax2.set_xlabel("tokens (prompt + completion)")
+  ax2.tick_params(labelleft=False)
+  fig.suptitle(title)
+  fig.tight_layout()
+  return png(fig)
+
+
+def diffusion(edges: Sequence[dict[str, Any]], agents: Sequence[str],
+              roles: dict[str, str], targets: Sequence[Any],
+              title: str = "Norm diffusion (who passed which norm to whom)"
+              ) -> bytes:
+  """Agents on a circle; an arrow per (source, receiver, target norm).
+
+  Width grows with the number of candidates; solid = the receiver accepted
+  at least one, dashed = all rejected; grey = a norm that is no target.
+  Entrepreneurs are drawn as squares. Arrows of different norms between the
+  same pair bend by different amounts so that none hides another.
+  """
+  fig = _figure(7.5, 7.0)
+  ax = fig.add_subplot()
+  ax.set_aspect("equal")
+  ax.axis("off")
+  names = list(agents)
+  for e in edges:
+    for name in (e["source"], e["receiver"]):
+      if name not in names:
+        names.append(name)
+  angle = {n: math.pi / 2 - 2 * math.pi * i / max(1, len(names))
+           for i, n in enumerate(names)}
+  pos = {n: (math.cos(a), math.sin(a)) for n, a in angle.items()}
+  colour = {t.id: target_colour(i) for i, t in enumerate(targets)}
+  order = {t.id: i for i, t in enumerate(targets)}
+  for e in edges:
+    start, end = pos[e["source"]], pos[e["receiver"]]
+    bend = 0.12 + 0.08 * order.get(e["target"], len(order))
+    arrow = FancyArrowPatch(
+        start, end, arrowstyle="-|>", mutation_scale=14,
+        connectionstyle=f"arc3,rad={bend}",
+        color=colour.get(e["target"], OTHER_COLOUR),
+        lw=1.0 + 1.2 * math.log2(1 + e["candidates"]),
+        ls="-" if e["accepted"] else "--",
+        alpha=0.85 if e["origin"] == "conversation" else 0.5,
+        shrinkA=16, shrinkB=16)
+    ax.add_patch(arrow)
+  for name, (x, y) in pos.items():
+    entrepreneur = roles.get(name) == "entrepreneur"
+    ax.scatter([x], [y], s=420, marker="s" if entrepreneur else "o",
+               color="#ffd166" if entrepreneur else "#eeeeee",
+               edgecolor="#333333", zorder=3)
+    ha = "left" if x > 0.3 else "right" if x < -0.3 else "center"
+    va = "bottom" if y > 0.3 else "top" if y < -0.3 else "center"
+    ax.annotate(name, (x * 1.13, y * 1.13), ha=ha, va=va, fontsize=9)
+  handles = [Line2D([], [], color=colour[t.id], lw=2, label=t.text)
+             for t in targets]
+  handles.append(Line2D([], [], color=OTHER_COLOUR, lw=2, label="other norm"))
+  handles.append(Line2D([], [], color="#333333", lw=1, ls="--",
+                        label="all rejected by the receiver"))
+  ax.legend(handles=handles, fontsize=8, loc="lower center",
+            bbox_to_anchor=(0.5, -0.12), ncol=2)
+  ax.set_xlim(-1.9, 1.9)
+  ax.set_ylim(-1.4, 1.4)
+  ax.set_title(title if edges else title + "\n(no norm passed between agents)")
+  return png(fig)
+
+
+# -- a compare directory ----------------------------------------------------
+
+
+def _band(ax: Any, data: pd.DataFrame, arm: str, metric: str, *,
+          colour: str, style: str = "-", label: str,
+          clip: tuple[float, float] = (0.0, math.inf)) -> bool:
+  """Mean line and CI band; the band is clipped to the metric's range."""
+  rows = data[(data["arm"] == arm) & (data["metric"] == metric)]
+  rows = rows[rows["mean"].notna()]
+  if rows.empty:
+    return False
+  x = rows["elapsed_minutes"].to_numpy()
+  ax.plot(x, rows["mean"], ls=style, color=colour, lw=2, label=label)
+  low = np.clip(rows["ci_low"].to_numpy(float), *clip)
+  high = np.clip(rows["ci_high"].to_numpy(float), *clip)
+  if np.isfinite(low).any():
+    ax.fill_between(x, low, high, color=colour, alpha=0.15, lw=0)
+  return True
+
+
+def compare_conflicts(per_step: pd.DataFrame, clock: Clock) -> bytes:
+  fig = _figure()
+  ax = fig.add_subplot()
+  for arm, colour in ARM_COLOURS.items():
+    _band(ax, per_step, arm, "conflicts", colour=colour,
+          label=f"{arm} (mean, 95% CI)")
+  ax.set_ylabel("conflicts per step")
+  ax.set_title("Social conflicts: normative vs baseline")
+  _time_axis(ax, clock)
+  ax.legend(fontsize=8, loc="upper right")
+  return png(fig)
+
+
+def compare_activity(per_step: pd.DataFrame, clock: Clock) -> bytes:
+  fig = _figure()
+  ax = fig.add_subplot()
+  for arm, colour in ARM_COLOURS.items():
+    _band(ax, per_step, arm, "norm_conversations", colour=colour,
+          label=f"{arm}: norm-related conversations")
+    _band(ax, per_step, arm, "norm_thoughts", colour=colour, style=":",
+          label=f"{arm}: norm-related thoughts")
+  ax.set_ylabel("per step (mean, 95% CI)")
+  ax.set_title("Norm-related conversations and thoughts")
+  _time_axis(ax, clock)
+  ax.legend(fontsize=8, loc="upper right")
+  return png(fig)
+
+
+def compare_adoption(per_step: pd.DataFrame, targets: Sequence[Any],
+                     clock: Clock) -> bytes:
+  n = max(1, len(targets))
+  fig = _figure(8.0, 2.7 * n)
+  for i, t in enumerate(targets):
+    ax = fig.add_subplot(n, 1, i + 1)
+    norm, base = ARM_COLOURS["normative"], ARM_COLOURS["baseline"]
+    _band(ax, per_step, "normative", f"belief.{t.id}", colour=norm,
+          label="normative: holds it (belief)", clip=(0.0, 1.0))
+    _band(ax, per_step, "normative", f"behaviour.{t.id}", colour=norm,
+          style="--", label="normative: complies (behaviour)",
+          clip=(0.0, 1.0))
+    _band(ax, per_step, "baseline", f"behaviour.{t.id}", colour=base,
+          style="--", label="baseline: complies (behaviour)",
+          clip=(0.0, 1.0))
+    ax.set_title(f"{t.text} ({t.type})", fontsize=10)
+    ax.set_ylabel("share (mean, 95% CI)")
+    _share_axis(ax)
+    _time_axis(ax, clock)
+    ax.legend(fontsize=7, loc="lower right")
+  fig.suptitle("Adoption per target norm: normative vs baseline")
+  fig.tight_layout()
+  return png(fig)

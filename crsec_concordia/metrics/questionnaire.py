@@ -1,0 +1,351 @@
+"""The human-evaluation kit: the paper's questionnaire, per agent.
+
+For each agent and each CRSEC operation, up to N input/output pairs from the
+run's records (seeded sampling, kept in time order), each to be rated on a
+7-point Likert agreement scale: "The output is a reasonable result of this
+operation on this input for this agent". The paper's raters gave creation
+6.44, sender 5.86, receiver 5.77, observation 5.13, immediate evaluation
+5.14, synthesis 5.97, plan 6.43, action 6.40.
+
+Where the items come from (docs/design.md record kinds):
+  creation             `created`: the agent's persona -> the norm
+  sender               `conflict` (+ its `talk_decision`): the observed
+                       behaviour and the agent's norm -> conflict, talk or not
+  receiver             `candidate` of origin conversation: the conversation
+                       -> the norm identified
+  observation          `thought`: the actions seen since the agent's last
+                       thought -> the thoughts; `candidate` of origin
+                       observation: the thoughts -> the norm identified
+  immediate_evaluation `verdict`: the candidate and its source -> accepted
+                       or rejected, why, type and utility
+  synthesis            `synthesis`: the source norms -> the abstract norm
+  plan                 `plan`: the agent's qualified norms -> the plan
+  action               `action` events of the agent: its current plan item
+                       -> what it did and how the game master resolved it
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import html
+import io
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.metrics import rundir
+
+OPERATIONS: dict[str, str] = {
+    "creation": "Creation: the norm entrepreneur writes personal norms "
+                "that fit its description and the café.",
+    "sender": "Communication, sender: the agent sees a behaviour, decides "
+              "whether it conflicts with one of its norms, and whether to "
+              "talk to the person about it.",
+    "receiver": "Communication, receiver: after a conversation, the agent "
+                "identifies the norm (standard of behaviour) it conveyed.",
+    "observation": "Observation: the agent forms thoughts from what it saw "
+                   "and identifies a norm in its thoughts.",
+    "immediate_evaluation": "Immediate evaluation: the agent accepts or "
+                            "rejects a candidate norm (consistent with its "
+                            "source? a duplicate? really a norm? in "
+                            "conflict with its norms?) and scores it.",
+    "synthesis": "Long-term synthesis: the agent replaces several specific "
+                 "norms with one abstract norm.",
+    "plan": "Planning: the agent plans its time in the café, weighing its "
+            "norms.",
+    "action": "Action: what the agent did, given its plan and norms.",
+}
+QUESTION = ("How much do you agree: the output is a reasonable result of "
+            "this operation on this input, for this agent?")
+LIKERT = ("strongly disagree", "disagree", "somewhat disagree", "neutral",
+          "somewhat agree", "agree", "strongly agree")
+
+
+@dataclasses.dataclass
+class Item:
+  run: str
+  agent: str
+  operation: str
+  step: int
+  time: str
+  input: str
+  output: str
+  id: str = ""
+
+
+def slug(name: str) -> str:
+  return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+
+
+def _norm_text(content: Any, type_: Any = None, utility: Any = None) -> str:
+  extra = ", ".join(str(x) for x in (
+      type_, f"importance {utility}/100" if utility is not None else None)
+                    if x)
+  return f"{content}" + (f" ({extra})" if extra else "")
+
+
+def _transcript(conversation: dict[str, Any]) -> str:
+  lines = [f"Conversation between {conversation.get('initiator')} and "
+           f"{conversation.get('partner')} about "
+           f"{conversation.get('topic')}:"]
+  for turn in conversation.get("turns") or ():
+    lines.append(f"{turn.get('speaker')}: \"{turn.get('text')}\"")
+  return "\n".join(lines)
+
+
+def items_for_run(run: rundir.RunData) -> list[Item]:
+  """Every candidate item of every operation in one run."""
+  label = run.name
+  records = run.records
+  index = rundir.norm_index(run)
+  personas = {a["name"]: a.get("persona", "")
+              for a in run.scenario.get("agents", []) if "name" in a}
+  setting = run.scenario.get("setting", "")
+  out: list[Item] = []
+
+  def add(agent: str, op: str, record: dict[str, Any], inp: str,
+          outp: str) -> None:
+    out.append(Item(run=label, agent=agent, operation=op,
+                    step=int(record.get("step", 0)),
+                    time=str(record.get("time", "")), input=inp.strip(),
+                    output=outp.strip()))
+
+  talks = {}
+  for r in run.of_kind("talk_decision"):
+    talks.setdefault((r.get("agent"), r.get("actor"), r.get("step")), r)
+  conversations = run.of_kind("conversation")
+  actions = run.of_kind("action")
+  plans = run.of_kind("plan")
+  last_thought: dict[str, int] = {}
+
+  for r in records:
+    kind, agent = r.get("kind"), r.get("agent")
+    if kind == "created":
+      add(agent, "creation", r,
+          f"Agent: {agent}\nDescription: {personas.get(agent, '')}\n"
+          f"Setting: {setting}",
+          _norm_text(r.get("content"), r.get("type"), r.get("utility")))
+    elif kind == "conflict":
+      talk = talks.get((agent, r.get("actor"), r.get("step")))
+      decision = ("no decision recorded" if talk is None else
+                  "talks to them" if talk.get("talk") else
+                  "decides not to talk")
+      add(agent, "sender", r,
+          f"{agent} observes {r.get('actor')}: {r.get('behaviour')}\n"
+          f"{agent}'s norm: {r.get('norm')}",
+          f"Conflict with \"{r.get('norm')}\": yes; {decision}.")
+    elif kind == "candidate" and r.get("origin") == "conversation":
+      source = r.get("source_agent")
+      talk_with = [c for c in conversations
+                   if int(c.get("step", 0)) <= int(r.get("step", 0))
+                   and {agent, source} <= {c.get("initiator"),
+                                           c.get("partner")}]
+      inp = (_transcript(talk_with[-1]) if talk_with
+             else str(r.get("source_text") or "(conversation not recorded)"))
+      add(agent, "receiver", r, inp,
+          _norm_text(r.get("content"), r.get("type"), r.get("utility")))
+    elif kind == "candidate" and r.get("origin") == "observation":
+      add(agent, "observation", r,
+          f"Thoughts: {r.get('source_text') or '(not recorded)'}",
+          "Norm identified: " + _norm_text(r.get("content"), r.get("type"),
+                                           r.get("utility")))
+    elif kind == "thought":
+      step = int(r.get("step", 0))
+      since = last_thought.get(agent, -1)
+      seen = [a for a in actions if since < int(a.get("step", 0)) <= step]
+      last_thought[agent] = step
+      observed = "\n".join(
+          f"[{a.get('time')}] {a.get('narration') or a.get('action')}"
+          for a in seen[-8:]) or "(no action recorded since the last thoughts)"
+      add(agent, "observation", r, f"Observations:\n{observed}",
+          "Thoughts:\n" + "\n".join(f"- {t}" for t in r.get("thoughts") or ()))
+    elif kind == "verdict":
+      source = index.get((agent, r.get("norm_id")), {})
+      inp = f"Candidate norm: {r.get('content')}"
+      if source.get("source_text"):
+        inp += f"\nFrom: {str(source['source_text'])[:600]}"
+      if r.get("accepted"):
+        outp = ("Accepted: " + _norm_text(r.get("content"), r.get("type"),
+                                          r.get("utility")))
+      else:
+        outp = f"Rejected: {r.get('reason')}"
+        if r.get("detail"):
+          outp += f" ({r.get('detail')})"
+      add(agent, "immediate_evaluation", r, inp, outp)
+    elif kind == "synthesis":
+      sources = r.get("sources") or []
+      weights = r.get("weights") or []
+      lines = []
+      for i, norm_id in enumerate(sources):
+        content = index.get((agent, norm_id), {}).get("content", norm_id)
+        weight = f" (weight {weights[i]})" if i < len(weights) else ""
+        lines.append(f"- {content}{weight}")
+      add(agent, "synthesis", r, "Specific norms:\n" + "\n".join(lines),
+          ("Abstract norm: " + _norm_text(r.get("content"), r.get("type"),
+                                          r.get("utility"))
+           + ("" if r.get("accepted") else " [rejected by evaluation]")))
+    elif kind == "plan":
+      snapshot = rundir.snapshot_at(run.snapshots, int(r.get("step", 0)))
+      held = rundir.qualified((snapshot or {}).get(agent))
+      norms = "\n".join(
+          "- " + _norm_text(n["content"], n.get("type"), n.get("utility"))
+          for n in held) or "(no norms recorded)"
+      plan_lines = "\n".join(
+          f"{i.get('start')}-{i.get('end')}: {i.get('activity')}"
+          for i in r.get("items") or ())
+      observed = [index.get((agent, n), {}).get("content", n)
+                  for n in r.get("norms_observed") or ()]
+      add(agent, "plan", r, f"{agent}'s norms:\n{norms}",
+          f"Plan:\n{plan_lines}\nNorms it says it observes: "
+          + ("; ".join(observed) or "none"))
+
+  for a in actions:
+    actor = a.get("actor")
+    clock = str(a.get("clock", ""))
+    current = "(no plan recorded)"
+    for p in plans:
+      if p.get("agent") != actor or int(p.get("step", 0)) > int(a["step"]):
+        continue
+      for item in p.get("items") or ():
+        if str(item.get("start", "")) <= clock < str(item.get("end", "~")):
+          current = (f"{item.get('start')}-{item.get('end')}: "
+                     f"{item.get('activity')}")
+    add(actor, "action", a, f"Plan item now: {current}",
+        f"Attempt: {a.get('action')}\nWhat happened: {a.get('narration')}")
+  return out
+
+
+def sample(items: Sequence[Item], agents: Sequence[str], *, per_op: int = 20,
+           seed: int = 0) -> dict[str, list[Item]]:
+  """{agent: items}, at most `per_op` per operation, seeded, in time order."""
+  by_agent: dict[str, list[Item]] = {}
+  for agent in agents:
+    chosen: list[Item] = []
+    for op in OPERATIONS:
+      pool = [i for i in items if i.agent == agent and i.operation == op]
+      if len(pool) > per_op:
+        rng = random.Random(f"{seed}|{agent}|{op}")
+        keep = sorted(rng.sample(range(len(pool)), per_op))
+        pool = [pool[k] for k in keep]
+      for n, item in enumerate(pool, 1):
+        item.id = f"{slug(agent)}-{op}-{n:02d}"
+      chosen.extend(pool)
+    by_agent[agent] = chosen
+  return by_agent
+
+
+CSV_FIELDS = ("id", "agent", "operation", "run", "step", "time", "input",
+              "output", "question", "rating_1_to_7")
+
+
+def _csv(items: Sequence[Item]) -> str:
+  buffer = io.StringIO()
+  writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS)
+  writer.writeheader()
+  for i in items:
+    writer.writerow({"id": i.id, "agent": i.agent, "operation": i.operation,
+                     "run": i.run, "step": i.step, "time": i.time,
+                     "input": i.input, "output": i.output,
+                     "question": QUESTION, "rating_1_to_7": ""})
+  return buffer.getvalue()
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
+pre{white-space:pre-wrap;background:#f6f6f6;padding:.5em;border-radius:4px;margin:.2em 0}
+.item{border:1px solid #ddd;border-radius:6px;padding:.6em;margin:.8em 0}
+.likert label{display:inline-block;margin-right:.8em;font-size:.9em}
+h2{border-bottom:1px solid #ccc;padding-bottom:.2em}
+"""
+
+_SCRIPT = """
+function download(){var rows=[["id","rating_1_to_7"]];
+document.querySelectorAll('.item').forEach(function(d){
+var c=d.querySelector('input:checked');rows.push([d.id,c?c.value:""]);});
+var blob=new Blob([rows.map(function(r){return r.join(",");}).join("\\n")],{type:"text/csv"});
+var a=document.createElement('a');a.href=URL.createObjectURL(blob);
+a.download=document.body.dataset.agent+"-answers.csv";a.click();}
+"""
+
+
+def _agent_html(agent: str, items: Sequence[Item]) -> str:
+  esc = html.escape
+  parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
+           f"Questionnaire: {esc(agent)}</title><style>{_STYLE}</style>"
+           f"<script>{_SCRIPT}</script></head>"
+           f"<body data-agent='{esc(slug(agent))}'>",
+           f"<h1>Questionnaire: {esc(agent)}</h1>",
+           "<p>Each item shows what an operation of the agent's norm "
+           "architecture received (input) and produced (output). Rate your "
+           f"agreement: <em>{esc(QUESTION)}</em> 1 = strongly disagree, "
+           "7 = strongly agree. When done, press <button onclick='download()'>"
+           "download my answers (CSV)</button>, or fill in the CSV beside "
+           "this page.</p>"]
+  for op, description in OPERATIONS.items():
+    chosen = [i for i in items if i.operation == op]
+    parts.append(f"<h2>{esc(op.replace('_', ' '))}</h2><p>{esc(description)}"
+                 f" ({len(chosen)} item{'s' if len(chosen) != 1 else ''})</p>")
+    if not chosen:
+      parts.append("<p><em>This agent has no record of this operation.</em>"
+                   "</p>")
+    for i in chosen:
+      radios = "".join(
+          f"<label><input type='radio' name='{esc(i.id)}' value='{v}'> "
+          f"{v} {esc(LIKERT[v - 1]) if v in (1, 4, 7) else ''}</label>"
+          for v in range(1, 8))
+      parts.append(
+          f"<div class='item' id='{esc(i.id)}'><small>{esc(i.id)} · "
+          f"{esc(i.run)} · {esc(i.time)} (step {i.step})</small>"
+          f"<div><b>Input</b><pre>{esc(i.input)}</pre></div>"
+          f"<div><b>Output</b><pre>{esc(i.output)}</pre></div>"
+          f"<div class='likert'>{radios}</div></div>")
+  parts.append("</body></html>")
+  return "\n".join(parts)
+
+
+def write(runs: Sequence[rundir.RunData], out_dir: str | Path, *,
+          per_op: int = 20, seed: int = 0) -> Path:
+  """Writes questionnaire/index.html, one HTML and CSV per agent, all.csv."""
+  out = Path(out_dir)
+  out.mkdir(parents=True, exist_ok=True)
+  agents: list[str] = []
+  items: list[Item] = []
+  for run in runs:
+    for agent in run.agents:
+      if agent not in agents:
+        agents.append(agent)
+    items.extend(items_for_run(run))
+  chosen = sample(items, agents, per_op=per_op, seed=seed)
+  rows = []
+  everything: list[Item] = []
+  for agent, agent_items in chosen.items():
+    name = slug(agent)
+    (out / f"{name}.html").write_text(_agent_html(agent, agent_items),
+                                      encoding="utf-8")
+    (out / f"{name}.csv").write_text(_csv(agent_items), encoding="utf-8")
+    everything.extend(agent_items)
+    counts = {op: sum(i.operation == op for i in agent_items)
+              for op in OPERATIONS}
+    rows.append((agent, name, counts))
+  (out / "all.csv").write_text(_csv(everything), encoding="utf-8")
+  esc = html.escape
+  head = "".join(f"<th>{esc(op.replace('_', ' '))}</th>" for op in OPERATIONS)
+  body = "".join(
+      f"<tr><td><a href='{name}.html'>{esc(agent)}</a> "
+      f"(<a href='{name}.csv'>csv</a>)</td>"
+      + "".join(f"<td>{counts[op]}</td>" for op in OPERATIONS) + "</tr>"
+      for agent, name, counts in rows)
+  (out / "index.html").write_text(
+      f"<!doctype html><html><head><meta charset='utf-8'><title>Human "
+      f"evaluation</title><style>{_STYLE} td,th{{padding:.2em .5em;"
+      f"border-bottom:1px solid #eee}}</style></head><body>"
+      f"<h1>Human evaluation kit</h1><p>One questionnaire per agent: up to "
+      f"{per_op} sampled input/output pairs per CRSEC operation (sampling "
+      f"seed {seed}), each rated on a 7-point Likert agreement scale, as in "
+      f"the paper's human evaluation. <a href='all.csv'>All items (CSV)</a>."
+      f"</p><table><tr><th>agent</th>{head}</tr>{body}</table></body></html>",
+      encoding="utf-8")
+  return out
