@@ -23,7 +23,8 @@ def main() -> None:
   model = make_model(EndpointConfig.resolve(), seed=7)
   embedder = shared_embedder()
   name = "Isabella Rodriguez"
-  persona = "Isabella, 28, runs the counter at Hobbs Cafe and wants it calm."
+  persona = ("Isabella, 28, runs the counter at Hobbs Cafe; she cannot stand "
+             "cigarette smoke indoors and wants the café calm and quiet.")
   memory = agent_components.memory.AssociativeMemory(
       basic_associative_memory.AssociativeMemoryBank(
           sentence_embedder=embedder))
