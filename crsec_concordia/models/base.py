@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 import json
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, override
 
 from concordia.language_model import language_model
@@ -173,22 +173,10 @@ class TaggedModel(language_model.LanguageModel):
     return self._base.usage
 
   @override
-  def sample_text(
-      self,
-      prompt: str,
-      *,
-      max_tokens: int = language_model.DEFAULT_MAX_TOKENS,
-      terminators: Collection[str] = language_model.DEFAULT_TERMINATORS,
-      temperature: float = language_model.DEFAULT_TEMPERATURE,
-      top_p: float = language_model.DEFAULT_TOP_P,
-      top_k: int = language_model.DEFAULT_TOP_K,
-      timeout: float = language_model.DEFAULT_TIMEOUT_SECONDS,
-      seed: int | None = None,
-  ) -> str:
+  def sample_text(self, prompt: str, **kwargs) -> str:
+    """Concordia's `sample_text` (same keyword arguments), counted under tag."""
     return self._base._sample_text(  # pylint: disable=protected-access
-        prompt, tag=self.tag, max_tokens=max_tokens, terminators=terminators,
-        temperature=temperature, top_p=top_p, top_k=top_k, timeout=timeout,
-        seed=seed)
+        prompt, tag=self.tag, **kwargs)
 
   @override
   def sample_choice(
