@@ -62,8 +62,9 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
     stamp = self.norm_memory.last_stamp
     plan = self.plan_for(stamp.day if stamp else 1)
     name = self.get_entity().name
-    reminder = (f"{name} weighs their norms when acting: importance 100 = "
-                "must follow, 1 = may disregard.")
+    reminder = (f"When acting, {name} weighs the personal norms above by "
+                "their importance." if self.norm_memory.database.qualified()
+                else "")
     if not plan:
       return reminder
     lines = [f"{i['start']}-{i['end']}: {i['activity']}" for i in plan["items"]]
@@ -73,7 +74,8 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
                  if i["start"] <= stamp.clock < i["end"]]
       if current:
         now = f"\nNow ({stamp.clock}): {current[0]['activity']}"
-    return f"Plan for today:\n" + "\n".join(lines) + now + "\n" + reminder
+    return "\n".join(["Plan for today:", *lines]) + now + (
+        f"\n{reminder}" if reminder else "")
 
   def get_state(self) -> entity_component.ComponentState:
     with self._plan_lock:

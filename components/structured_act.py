@@ -71,8 +71,11 @@ class StructuredAct(entity_component.ActingComponent,
                 "required": ["answer"],
                 "properties": {"answer": {"type": "number"}}}
     else:
-      prompt += (f"answer: {name}'s answer, one or two sentences, concrete "
-                 "and in character.")
+      # Not phrased as "answer: <description>": the 1.5B model copied such a
+      # description into its answer word for word.
+      prompt += (f"Reply as {name}, in character and in the third person: "
+                 f"one or two concrete sentences starting with \"{name}\", "
+                 f"saying what {name} does or says.")
       schema = {"type": "object", "additionalProperties": False,
                 "required": ["answer"],
                 "properties": {"answer": {"type": "string", "minLength": 1,

@@ -25,7 +25,7 @@ PAIR = r"same_meaning:"
 CLASSIFY = r"themes: a list"
 SYNTHESIZE = r"weights: for each"
 PLAN = r"norms_observed:"
-ACT = r"answer: .*'s answer"
+ACT = r"Reply as .*, in character"
 
 
 def cafe_model(**answers) -> ScriptedModel:

@@ -19,7 +19,7 @@ _CLOCK = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
 def schema(n_norms: int) -> dict:
   item = obj({"start": _CLOCK, "end": _CLOCK, "activity": text(120)})
   return obj({
-      "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 6},
+      "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 5},
       "norms_observed": {"type": "array", "items": integer(1, max(1, n_norms)),
                          "maxItems": max(0, n_norms)},
   })
@@ -35,9 +35,10 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
       f"Setting: {setting}\n\n"
       f"Norms {name} holds (importance 100 = must follow, 1 = may "
       f"disregard):\n{norm_lines}\n\n"
-      f"Plan {name}'s day {day} here from {start} to {end} in 2 to 6 time "
-      "blocks (start, end as HH:MM, activity), weighing the norms as "
-      f"{name} would. norms_observed: numbers of the norms the plan respects.")
+      f"{name} spends all of day {day} at this place, from {start} to {end}. "
+      "Plan that time in 2 to 5 blocks (start, end as HH:MM, activity at "
+      f"this place), weighing the norms as {name} would. norms_observed: "
+      "numbers of the norms the plan respects.")
 
 
 def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
