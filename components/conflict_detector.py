@@ -103,6 +103,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
           "behaviour": event.text, "step": event.stamp.step})
 
   def pre_observe(self, observation: str) -> str:
+    self.norm_memory.note(observation)
     me = self.get_entity().name
     events = [e for e in observations.parse_all(observation)
               if isinstance(e, observations.ActionObservation)

@@ -91,6 +91,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
       self._add_candidate(found, Origin.OBSERVATION, text, None)
 
   def pre_observe(self, observation: str) -> str:
+    self.norm_memory.note(observation)
     me = self.get_entity().name
     tasks = {}
     for i, event in enumerate(observations.parse_all(observation)):

@@ -133,15 +133,25 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   # -- Concordia hooks --------------------------------------------------------
 
-  def pre_observe(self, observation: str) -> str:
+  def note(self, observation: str) -> None:
+    """Takes the simulated time and names from an observation.
+
+    Every CRSEC component calls this first in its own pre_observe: the
+    components' hooks run in parallel threads, so none may rely on this
+    component's pre_observe having run before it. Idempotent.
+    """
     events = observations.parse_all(observation)
-    for event in events:
-      if self.last_stamp is None or event.stamp.step >= self.last_stamp.step:
-        self.last_stamp = event.stamp
-      if isinstance(event, observations.ActionObservation):
-        self._known_names.add(event.actor)
-      else:
-        self._known_names.update(event.participants)
+    with self._journal_lock:
+      for event in events:
+        if self.last_stamp is None or event.stamp.step >= self.last_stamp.step:
+          self.last_stamp = event.stamp
+        if isinstance(event, observations.ActionObservation):
+          self._known_names.add(event.actor)
+        else:
+          self._known_names.update(event.participants)
+
+  def pre_observe(self, observation: str) -> str:
+    self.note(observation)
     self.ensure_created()
     return ""
 
