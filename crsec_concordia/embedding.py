@@ -50,17 +50,28 @@ class Embedder:
     if not texts:
       return np.zeros((0, DIMENSION), dtype=np.float32)
     with self._encode_lock:
-      missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+      # The answer is assembled from `found`, not the cache: storing new
+      # vectors may evict ones this same call needs (a full cache, or more
+      # distinct texts than it holds).
+      found: dict[str, np.ndarray] = {}
+      missing: list[str] = []
+      for text in dict.fromkeys(texts):
+        vector = self._cache.get(text)
+        if vector is None:
+          missing.append(text)
+        else:
+          found[text] = vector
+          self._cache.move_to_end(text)  # Least recently used goes first.
       if missing:
         model = self._load()
         vectors = model.encode(missing, batch_size=self._batch_size,
                                normalize_embeddings=True,
                                convert_to_numpy=True, show_progress_bar=False)
         for text, vector in zip(missing, vectors):
-          self._cache[text] = vector.astype(np.float32)
-          if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-      return np.stack([self._cache[t] for t in texts])
+          found[text] = self._cache[text] = np.asarray(vector, np.float32)
+        while len(self._cache) > self._cache_size:
+          self._cache.popitem(last=False)
+      return np.stack([found[t] for t in texts])
 
   def __call__(self, text: str) -> np.ndarray:
     """Concordia's embedder signature: one text, one vector."""

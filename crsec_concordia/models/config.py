@@ -23,6 +23,23 @@ def _env(*names: str) -> str | None:
   return None
 
 
+def _timeout(flag: float | None) -> float:
+  """--timeout, else CRSEC_TIMEOUT, else 180 s; a person's typo is one line."""
+  where, value = ("--timeout", flag) if flag is not None else (
+      "CRSEC_TIMEOUT", _env("CRSEC_TIMEOUT"))
+  if value is None:
+    return 180.0
+  try:
+    seconds = float(value)
+  except ValueError:
+    seconds = 0.0
+  if not seconds > 0:  # Also refuses nan.
+    raise EndpointError(
+        f"{where} {value!r} is not a positive number of seconds: use e.g. "
+        "180.")
+  return seconds
+
+
 @dataclasses.dataclass
 class EndpointConfig:
   """An endpoint, or None everywhere for the embedded model."""
@@ -42,7 +59,7 @@ class EndpointConfig:
         api_key=api_key or _env("CRSEC_API_KEY", "OPENAI_API_KEY"),
         model=model or _env("CRSEC_MODEL", "OPENAI_MODEL"),
         schema_mode=schema_mode or _env("CRSEC_SCHEMA_MODE"),
-        timeout=timeout or float(_env("CRSEC_TIMEOUT") or 180.0),
+        timeout=_timeout(timeout),
     )
     if config.schema_mode and config.schema_mode not in SCHEMA_MODES:
       raise EndpointError(

@@ -189,9 +189,11 @@ class EmbeddedServer:
     self._server = xllamacpp.Server(params)
     deadline = time.monotonic() + timeout
     health = f"http://127.0.0.1:{self.port}/health"
+    # No proxy: HTTP_PROXY and friends would send loopback requests away.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     while True:
       try:
-        with urllib.request.urlopen(health, timeout=5) as r:
+        with opener.open(health, timeout=5) as r:
           if r.status == 200:
             return self
       except (urllib.error.URLError, ConnectionError, OSError):

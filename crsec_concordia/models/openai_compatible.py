@@ -9,9 +9,11 @@ choices and schemas (never string matching), retries with backoff through the
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
-from collections.abc import Collection, Mapping, Sequence
+import urllib.parse
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import jsonschema
@@ -27,6 +29,34 @@ SCHEMA_MODES = ("json_schema", "json_object", "grammar")
 
 _JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
                 "given schema, and nothing else.")
+
+
+def is_loopback(url: str) -> bool:
+  """Whether `url` names this machine (where no proxy should be involved)."""
+  host = urllib.parse.urlsplit(url).hostname or ""
+  if host == "localhost":
+    return True
+  try:
+    return ipaddress.ip_address(host).is_loopback
+  except ValueError:
+    return False
+
+
+def _one_line(text: object, limit: int = 200) -> str:
+  """Server or socket error text, flattened: an EndpointError is one line."""
+  flat = " ".join(str(text).split())
+  return flat if len(flat) <= limit else flat[:limit - 3] + "..."
+
+
+def _stop_sequences(terminators: Collection[str]) -> tuple[str, ...]:
+  """Terminators in a stable order, without blanks or repeats.
+
+  A set iterates in a per-process order (string hashing is randomised), which
+  would change the cache key and the four stops sent from one run to the next.
+  """
+  if not isinstance(terminators, Sequence):
+    terminators = sorted(terminators)
+  return tuple(dict.fromkeys(t for t in terminators if t))
 
 
 def _truncate_at_terminators(text: str, terminators: Collection[str]) -> str:
@@ -79,9 +109,13 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self.usage = base.UsageMeter()
     self._json_retries = json_retries
     self._schema_mode = schema_mode
+    # Proxy variables (HTTP_PROXY, ALL_PROXY) would send even loopback
+    # requests to the proxy, which cannot reach a server on this machine.
+    http_client = (openai.DefaultHttpxClient(trust_env=False)
+                   if is_loopback(base_url) else None)
     self._client = openai.OpenAI(
         base_url=base_url, api_key=api_key or "none", timeout=timeout,
-        max_retries=max_retries)
+        max_retries=max_retries, http_client=http_client)
 
   # -- plumbing ---------------------------------------------------------------
 
@@ -101,16 +135,25 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
           "load, raise --timeout, or unset CRSEC_BASE_URL to use the embedded "
           "model.")
     if isinstance(error, openai.APIConnectionError):
-      cause = error.__cause__ or error
+      cause = _one_line(error.__cause__ or error)
       return base.EndpointError(
           f"cannot reach {where}: {cause}; start the server or fix "
           "--base-url/CRSEC_BASE_URL, or unset it to use the embedded model.")
-    if isinstance(error, openai.APIStatusError):
-      body = str(error.message)[:200]
+    if isinstance(error, openai.PermissionDeniedError):
       return base.EndpointError(
-          f"{where} answered HTTP {error.status_code}: {body}; if it rejects "
-          "structured output, try CRSEC_SCHEMA_MODE=json_object or grammar.")
-    return base.EndpointError(f"{where}: {error}")
+          f"{where} refused access (HTTP 403): check that CRSEC_API_KEY or "
+          "--api-key may use this model.")
+    if isinstance(error, openai.APIStatusError):
+      body = _one_line(error.message)
+      if error.status_code in (400, 422):
+        fix = ("if it rejects structured output, try CRSEC_SCHEMA_MODE="
+               "json_object or grammar")
+      else:
+        fix = ("check the server's log, or unset CRSEC_BASE_URL to use the "
+               "embedded model")
+      return base.EndpointError(
+          f"{where} answered HTTP {error.status_code}: {body}; {fix}.")
+    return base.EndpointError(f"{where}: {_one_line(error)}")
 
   def check(self) -> list[str]:
     """Lists the served models; raises EndpointError if that fails."""
@@ -126,6 +169,22 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       return None
     return base.stable_seed(self.seed, messages)
 
+  def _cache_key(
+      self,
+      messages: list[dict[str, str]],
+      *,
+      max_tokens: int,
+      temperature: float,
+      top_p: float,
+      stop: Sequence[str],
+      seed: int | None,
+      schema: Mapping[str, Any] | None,
+  ) -> str:
+    return cache_key(model=self.model_name, messages=messages,
+                     max_tokens=max_tokens, temperature=temperature,
+                     top_p=top_p, stop=list(stop), seed=seed,
+                     schema=schema, mode=self._schema_mode if schema else None)
+
   def _complete(
       self,
       messages: list[dict[str, str]],
@@ -137,9 +196,14 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       stop: Sequence[str],
       seed: int | None,
       schema: Mapping[str, Any] | None = None,
-      accept=lambda text: True,
+      accept: Callable[[str], bool] = lambda text: True,
+      key: str | None = None,
   ) -> str | None:
-    """One request (or one cache hit). Returns None if `accept` refuses it."""
+    """One request (or one cache hit). Returns None if `accept` refuses it.
+
+    `key` overrides the cache key, so that every retry of one logical call
+    reads and writes the same entry (see `sample_json`).
+    """
     seed = self._effective_seed(seed, messages)
     extra: dict[str, Any] = {}
     response_format = None
@@ -152,10 +216,10 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       else:
         import xllamacpp  # pylint: disable=import-outside-toplevel
         extra["grammar"] = xllamacpp.json_schema_to_grammar(json.dumps(schema))
-    key = cache_key(model=self.model_name, messages=messages,
-                    max_tokens=max_tokens, temperature=temperature,
-                    top_p=top_p, stop=list(stop), seed=seed,
-                    schema=schema, mode=self._schema_mode if schema else None)
+    if key is None:
+      key = self._cache_key(messages, max_tokens=max_tokens,
+                            temperature=temperature, top_p=top_p, stop=stop,
+                            seed=seed, schema=schema)
     if self.cache is not None and (hit := self.cache.get(key)) is not None:
       self.usage.record(tag, cached=True)
       return hit[0]
@@ -203,12 +267,14 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       seed: int | None = None,
   ) -> str:
     del top_k, timeout  # The client's own timeout and retries apply.
+    stop = _stop_sequences(terminators)
     text = self._complete(
         [{"role": "user", "content": prompt}], tag=tag,
         max_tokens=min(max_tokens, 1024), temperature=temperature,
-        top_p=top_p, stop=tuple(terminators), seed=seed)
+        top_p=top_p, stop=stop, seed=seed)
     assert text is not None
-    return _truncate_at_terminators(text, terminators)
+    # Servers take at most four stop sequences; the rest are cut here.
+    return _truncate_at_terminators(text, stop)
 
   def _sample_choice(
       self, prompt: str, responses: Sequence[str], *, tag: str,
@@ -237,6 +303,12 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     messages = [{"role": "system", "content": _JSON_SYSTEM},
                 {"role": "user", "content": prompt}]
     first_seed = self._effective_seed(seed, messages)
+    # One cache entry per logical call, keyed by its first attempt: only the
+    # valid answer is stored, so a rerun must find it without repeating the
+    # invalid attempts that preceded it (they are not cached).
+    key = self._cache_key(messages, max_tokens=max_tokens,
+                          temperature=temperature, top_p=0.95, stop=(),
+                          seed=first_seed, schema=schema)
     raw, error = "", ""
     attempts = self._json_retries + 1
     for attempt in range(attempts):
@@ -262,7 +334,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
           messages, tag=tag, max_tokens=max_tokens,
           temperature=temperature if attempt == 0 else max(temperature, 0.7),
           top_p=0.95, stop=(), seed=attempt_seed, schema=schema,
-          accept=accept)
+          accept=accept, key=key)
       if text is not None:
         if not parsed:  # A cache hit: it was valid when stored.
           parsed.append(json.loads(text))
