@@ -107,7 +107,7 @@ class NormativeEntity(prefab_lib.Prefab):
         persona=_param(p, "persona"), role=_param(p, "role"),
         setting=_param(p, "setting"),
         initial_norm_count=int(_param(p, "initial_norm_count")),
-        initial_norms=list(_param(p, "initial_norms")),
+        initial_norms=list(_param(p, "initial_norms") or []),
         show_in_context=modules["compliance"])
     if modules["communication"]:
       context[crsec.CONFLICT_DETECTOR_KEY] = crsec.ConflictDetector(

@@ -1,0 +1,70 @@
+"""`crsec run`: play one episode of a scenario into a new run directory."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from crsec_concordia import runner
+from crsec_concordia.models import EndpointConfig
+
+
+def add_parser(sub) -> None:
+  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
+  p = sub.add_parser(
+      "run", help="play one episode (default: the built-in mini café)",
+      description="Play one episode of a scenario and write its run "
+      "directory as it goes; an interrupted run continues with `crsec "
+      "resume RUN_DIR`.")
+  p.add_argument("scenario", nargs="?", default=runner.DEFAULT_SCENARIO,
+                 help="a scenario .yaml file or a built-in name (default: "
+                 f"{runner.DEFAULT_SCENARIO})")
+  p.add_argument("--agents", choices=runner.ARMS, default="normative",
+                 help="CRSEC agents or the same agents without CRSEC "
+                 "(default: normative)")
+  p.add_argument("--seed", type=int, default=1, help="run seed (default: 1)")
+  p.add_argument("--steps", type=int,
+                 help="play this many steps instead of the scenario's length")
+  p.add_argument("--out", type=Path, help="the run directory (default: "
+                 "runs/<scenario>-<agents>-seed<N>-<UTC time>)")
+  p.add_argument("--no-cache", action="store_true",
+                 help="do not replay model answers from the response cache")
+  p.add_argument("--no-progress", action="store_true",
+                 help="no progress bar")
+  add_endpoint_flags(p)
+  p.set_defaults(func=run)
+
+
+def endpoint_from(args: argparse.Namespace) -> EndpointConfig:
+  return EndpointConfig.resolve(args.base_url, args.api_key, args.model,
+                                args.schema_mode, args.timeout)
+
+
+def print_summary(run_dir: Path) -> None:
+  """The run directory and what happened in it, in a few lines."""
+  s = runner.summarize(run_dir)
+  totals = s["usage"]["totals"]
+  minutes, seconds = divmod(int(round(s["wall_seconds"] or 0)), 60)
+  print(f"run directory: {s['run_dir']}")
+  print(f"  {s['status']}: {s['steps']}/{s['max_steps']} steps in "
+        f"{minutes}m{seconds:02d}s")
+  print(f"  model: {totals['calls']} calls (+{totals['cached_calls']} cached, "
+        f"{totals['failed_calls']} failed), {totals['prompt_tokens']} prompt + "
+        f"{totals['completion_tokens']} completion tokens")
+  behaviours = ", ".join(f"{b} {n}" for b, n in s["behaviours"].items())
+  print(f"  events by behaviour: {behaviours or 'none'}")
+  records = s["records"]
+  print(f"  conversations: {records.get('conversation', 0)}; conflicts: "
+        f"{records.get('conflict', 0)}; failures: {records.get('failure', 0)}")
+
+
+def run(args: argparse.Namespace) -> int:
+  # The scenario is loaded (and a malformed one reported) before anything
+  # is created: no empty run directory is left behind.
+  scenario = runner.load(args.scenario)
+  run_dir = runner.run_episode(
+      scenario, arm=args.agents, seed=args.seed, out_dir=args.out,
+      endpoint=endpoint_from(args), steps=args.steps,
+      cache=not args.no_cache, progress=not args.no_progress)
+  print_summary(run_dir)
+  return 0

@@ -1,0 +1,33 @@
+"""The café game master: Concordia's game master machinery, café components.
+
+One component per module, each under the reserved key Concordia's
+`SwitchAct` consults, so the game master never asks a model whether to stop,
+who acts, or in what format:
+
+  __terminate__        clock.CafeClock              simulated time, episode end
+  __next_acting__      turn_order.TurnOrder         seeded shuffle per round
+  __next_action_spec__ action_spec.FixedActionSpec  "It is Day 1 09:10 at ..."
+  __make_observation__ exact_observations.ExactObservations  verbatim events
+  __resolution__       adjudication.Adjudication    one GM.adjudicate call
+  conversations        conversations.NormConversations  CRSEC sender talks
+
+`PREFABS` registers `cafe__GameMaster` for a Concordia `Config`.
+"""
+
+from crsec_concordia.game_masters.action_spec import FixedActionSpec
+from crsec_concordia.game_masters.adjudication import ADJUDICATE_TAG, Adjudication
+from crsec_concordia.game_masters.clock import CafeClock, stamp_fields
+from crsec_concordia.game_masters.conversations import NormConversations
+from crsec_concordia.game_masters.exact_observations import ExactObservations
+from crsec_concordia.game_masters.prefab import (
+    PREFABS,
+    CafeGameMaster,
+    drain_records,
+)
+from crsec_concordia.game_masters.turn_order import TurnOrder, actor_for_step
+
+__all__ = [
+    "ADJUDICATE_TAG", "Adjudication", "CafeClock", "CafeGameMaster",
+    "ExactObservations", "FixedActionSpec", "NormConversations", "PREFABS",
+    "TurnOrder", "actor_for_step", "drain_records", "stamp_fields",
+]

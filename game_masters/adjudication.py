@@ -1,0 +1,242 @@
+"""Adjudication: one schema-constrained call turns an action into an event.
+
+The stock game master resolves an action with free-text chains of thought
+and lets the text speak for itself. The café needs more and less: more,
+because the metrics need to know which of the scenario's behaviours each
+action shows (smoking indoors, tipping, ...), decided once, by the game
+master, in a structured record; less, because a small model must do it fast.
+So one call narrates the action and adjudicates it: where it happens
+(indoors/outdoors), which behaviour ids it shows (an enum built from the
+scenario, so a behaviour added to the YAML needs no Python) and the evidence.
+
+A failed call is visible, never silent: a `failure` record, and the action
+recorded with no behaviours and evidence saying adjudication failed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from concordia.components.game_master import event_resolution as resolution_lib
+from concordia.typing import entity as entity_lib
+from concordia.typing import entity_component
+
+from crsec_concordia import observations
+from crsec_concordia.game_masters import clock as clock_lib
+from crsec_concordia.game_masters import exact_observations as queue_lib
+from crsec_concordia.game_masters import turn_order as turn_order_lib
+from crsec_concordia.models.base import StructuredOutputError
+
+ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
+ADJUDICATE_TAG = "GM.adjudicate"
+PLACES = ("indoors", "outdoors")
+FAILED_EVIDENCE = "adjudication failed: {error}"
+MAX_ACTION_CHARS = 600
+
+
+def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
+  """The answer's shape; behaviours may only be the scenario's ids."""
+  behaviours: dict[str, Any] = {"type": "array", "uniqueItems": True}
+  if behaviour_ids:
+    behaviours["items"] = {"type": "string", "enum": list(behaviour_ids)}
+    behaviours["maxItems"] = len(behaviour_ids)
+  else:
+    behaviours["maxItems"] = 0
+  return {
+      "type": "object",
+      "additionalProperties": False,
+      # In this order: the narration first keeps it faithful to the action;
+      # the place before the behaviours decides smoking inside or out.
+      "required": ["narration", "place", "evidence", "behaviours"],
+      "properties": {
+          "narration": {"type": "string", "maxLength": 300},
+          "place": {"type": "string", "enum": list(PLACES)},
+          "evidence": {"type": "string", "maxLength": 300},
+          "behaviours": behaviours,
+      },
+  }
+
+
+def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
+                        actor: str, action: str) -> str:
+  """A short, concrete prompt: what a 1.5B model can follow.
+
+  The fixed part (setting and behaviour list) comes first, so a server's
+  prompt cache reuses it from one step to the next.
+  """
+  listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
+  return (
+      f"You are the referee at {place}. Everyone is inside the café unless "
+      "an action says they go outside.\n"
+      f"Behaviours:\n{listing}\n\n"
+      f"{actor}: \"{action}\"\n\n"
+      "narration: the same action in one short sentence, present tense, with "
+      "the same meaning.\n"
+      "place: indoors or outdoors (outdoors only if the action says outside, "
+      "terrace or street).\n"
+      "evidence: quote the words that match a behaviour, or \"none\".\n"
+      "behaviours: the ids the action plainly shows. Most actions show none: "
+      "then [].")
+# Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours: 11 of
+# 11 actions adjudicated right (smoking in and out, tip and refusal, loud,
+# quiet, three neutral ones), 11 of 11 places. Wordings that fail there: the
+# place rule without "unless an action says they go outside" (all outdoors);
+# behaviours without "Most actions show none" (reading = quiet, espresso =
+# tipped); narration without "with the same meaning" (a refused tip retold
+# as a tip) or asked last (retold with invented details).
+
+
+def clean_action(putative_event: str, actor: str | None) -> str:
+  """The agent's attempt without the engine's tag and "Name:" prefix."""
+  text = putative_event.strip()
+  if text.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
+    text = text[len(resolution_lib.PUTATIVE_EVENT_TAG):].strip()
+  if actor and text.startswith(f"{actor}:"):
+    text = text[len(actor) + 1:].strip()
+  text = re.sub(r"\s+", " ", text)
+  return text[:MAX_ACTION_CHARS]
+
+
+def observed_text(actor: str, action: str, narration: str) -> str:
+  """What the others see: the agent's own words when they already tell it.
+
+  An action written in the third person about the actor ("Carlos lights a
+  cigarette") is delivered as the agent wrote it, so observers judge exactly
+  what was done; a small model's retelling can drift ("declines to tip"
+  became "leaves a tip" in a trial). Anything else (first person, bare
+  speech) is delivered as the game master's narration.
+  """
+  first = actor.split()[0]
+  if re.match(rf"(?:{re.escape(actor)}|{re.escape(first)})\b", action):
+    return action
+  return narration or action
+
+
+class Adjudication(entity_component.ContextComponent,
+                   entity_component.ComponentWithLogging):
+  """Resolves each step's action into an exact observation and a record."""
+
+  def __init__(
+      self,
+      model,
+      *,
+      place: str,
+      behaviours: Sequence[Mapping[str, str]],
+      max_tokens: int = 160,
+      clock_key: str = clock_lib.CLOCK_KEY,
+      turn_order_key: str = turn_order_lib.TURN_ORDER_KEY,
+      observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
+  ):
+    """Creates the component.
+
+    Args:
+      model: a structured model view; its calls are counted under its tag
+        (the prefab passes `model.tagged("GM.adjudicate")`).
+      place: the short name of the setting.
+      behaviours: the scenario's behaviours, dicts with `id`, `description`.
+      max_tokens: the answer's budget (a narration and a few ids).
+      clock_key: the key of the game master's CafeClock.
+      turn_order_key: the key of the game master's TurnOrder.
+      observations_key: the key of the game master's ExactObservations.
+    """
+    super().__init__()
+    self._model = model
+    self._place = place
+    self._behaviours = [{"id": str(b["id"]),
+                         "description": str(b["description"])}
+                        for b in behaviours]
+    self._ids = [b["id"] for b in self._behaviours]
+    self._schema = adjudication_schema(self._ids)
+    self._max_tokens = max_tokens
+    self._clock_key = clock_key
+    self._turn_order_key = turn_order_key
+    self._observations_key = observations_key
+    self._lock = threading.Lock()
+    self._putative: str | None = None
+    self._records: list[dict[str, Any]] = []
+    self._counts: dict[str, int] = {}
+    self._events = 0
+
+  def _component(self, key: str, type_):
+    return self.get_entity().get_component(key, type_=type_)
+
+  def drain_records(self) -> list[dict[str, Any]]:
+    """The action and failure records since the last drain."""
+    with self._lock:
+      records, self._records = self._records, []
+    return records
+
+  def adjudicate(self, actor: str, action: str) -> tuple[dict[str, Any],
+                                                         dict[str, Any] | None]:
+    """The event fields for an action, and a failure record if the call failed."""
+    prompt = adjudication_prompt(place=self._place, behaviours=self._behaviours,
+                                 actor=actor, action=action)
+    try:
+      answer = self._model.sample_json(prompt, self._schema,
+                                       max_tokens=self._max_tokens,
+                                       temperature=0.0)
+    except StructuredOutputError as e:
+      failure = {"op": ADJUDICATE_TAG, "error": str(e), "raw": e.raw}
+      return ({"narration": action, "place": "indoors", "behaviours": [],
+               "evidence": FAILED_EVIDENCE.format(error=e),
+               "adjudicated": False}, failure)
+    ids = [b for b in dict.fromkeys(answer["behaviours"]) if b in self._ids]
+    narration = " ".join(str(answer["narration"]).split()) or action
+    return ({"narration": narration, "place": answer["place"],
+             "behaviours": ids, "evidence": str(answer["evidence"]).strip(),
+             "adjudicated": True}, None)
+
+  def pre_observe(self, observation: str) -> str:
+    if observation.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
+      with self._lock:
+        self._putative = observation
+    return ""
+
+  def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
+    if action_spec.output_type != entity_lib.OutputType.RESOLVE:
+      return ""
+    clock = self._component(self._clock_key, clock_lib.CafeClock)
+    actor = self._component(self._turn_order_key,
+                            turn_order_lib.TurnOrder).current_actor
+    with self._lock:
+      putative, self._putative = self._putative or "", None
+    if actor is None:
+      raise RuntimeError("resolution before any actor was named")
+    stamp = clock.current_stamp()
+    action = clean_action(putative, actor)
+    event, failure = self.adjudicate(actor, action)
+    text = observations.format_action(
+        stamp, actor, event["place"],
+        observed_text(actor, action, event["narration"]))
+    fields = clock_lib.stamp_fields(stamp)
+    record = {"kind": "action", **fields, "actor": actor, "action": action,
+              **event}
+    with self._lock:
+      if failure is not None:
+        self._records.append({"kind": "failure", **fields,
+                              "agent": self.get_entity().name, **failure})
+      self._records.append(record)
+      self._events += 1
+      for b in event["behaviours"]:
+        self._counts[b] = self._counts.get(b, 0) + 1
+    self._component(self._observations_key,
+                    queue_lib.ExactObservations).add(queue_lib.EVERYONE, text)
+    clock.advance()
+    self._logging_channel({"Key": "adjudication", "Summary": text,
+                           "Value": text, "Record": record,
+                           "Failure": failure})
+    return text
+
+  def get_state(self) -> entity_component.ComponentState:
+    with self._lock:
+      return {"events": self._events, "behaviour_counts": dict(self._counts)}
+
+  def set_state(self, state: entity_component.ComponentState) -> None:
+    with self._lock:
+      self._events = int(state.get("events", 0))
+      self._counts = {k: int(v) for k, v in
+                      dict(state.get("behaviour_counts", {})).items()}
+      self._putative = None

@@ -1,0 +1,231 @@
+"""NormConversations: the bounded talk a CRSEC sender asks for.
+
+When an agent's ConflictDetector sees behaviour that breaks one of its norms
+and decides to speak up, it files a conversation request. Before each turn
+the game master collects the requests and runs each conversation: a fixed
+number of rounds of two utterances, each utterance an ordinary `act` of the
+speaker with a free-text call to action that holds the transcript so far.
+The transcript goes verbatim to both participants (the receivers' norm
+identification reads it) and into a `conversation` record. Rounds are
+bounded so a chatty pair cannot stall the episode.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from concordia.typing import entity as entity_lib
+from concordia.typing import entity_component
+
+from crsec_concordia import observations
+from crsec_concordia.game_masters import clock as clock_lib
+
+CONVERSATIONS_KEY = "conversations"
+CONFLICT_DETECTOR_KEY = "ConflictDetector"
+MAX_UTTERANCE_CHARS = 400
+NO_REPLY = "..."
+
+_SPEECH_VERBS = (r"(?:says?|said|asks?|asked|replies|replied|responds?|"
+                 r"responded|answers?|answered|tells|told|whispers?|adds?|"
+                 r"shouts?|explains?|nods|smiles)")
+
+
+def clean_utterance(text: str, speaker: str) -> str:
+  """The words spoken, without quotes, name prefixes or stage directions.
+
+  Agents answer in many shapes: `Abigail Chen: "Hi"`, `Abigail says, "Hi"`,
+  `"Hi"`, or plain `Hi`. The transcript keeps only the words, on one line.
+  """
+  text = " ".join(text.replace("{", "(").replace("}", ")").split())
+  quoted = re.findall(r'"([^"]+)"', text) or re.findall(
+      r"\u201c([^\u201d]+)\u201d", text)
+  if quoted:
+    text = " ".join(q.strip() for q in quoted)
+  else:
+    names = sorted({speaker, speaker.split()[0]}, key=len, reverse=True)
+    for name in names:
+      pattern = (rf"^{re.escape(name)}\s*(?::|,?\s+{_SPEECH_VERBS}\b[^:,]*"
+                 rf"[:,]?)\s*")
+      new = re.sub(pattern, "", text, flags=re.I)
+      if new != text:
+        text = new
+        break
+    text = text.strip().strip("'\"").strip()
+  text = text.replace('"', "'")
+  if len(text) > MAX_UTTERANCE_CHARS:
+    text = text[:MAX_UTTERANCE_CHARS].rsplit(" ", 1)[0] + "..."
+  return text or NO_REPLY
+
+
+def turn_call_to_action(*, stamp: observations.Stamp, place: str,
+                        initiator: str, partner: str, topic: str,
+                        speaker: str, turns: Sequence[tuple[str, str]],
+                        norm: str | None = None,
+                        behaviour: str | None = None) -> str:
+  """The free-text question for one utterance (braces never appear)."""
+  lines = [f"It is {stamp.time} at {place}. {initiator} is talking with "
+           f"{partner} about {topic}."]
+  if speaker == initiator and behaviour:
+    lines.append(f"{initiator} saw this: {behaviour}")
+    if norm:
+      lines.append(f"It goes against {initiator}'s norm: {norm}")
+  if turns:
+    lines.append("Conversation so far:")
+    lines.extend(f'{s}: "{t}"' for s, t in turns)
+  else:
+    lines.append(f"{speaker} speaks first.")
+  lines.append(f"What does {speaker} say next? Answer with {speaker}'s "
+               "words only, one or two sentences.")
+  return "\n".join(lines).replace("{", "(").replace("}", ")")
+
+
+def topic_of(text: str) -> str:
+  """A norm as the topic of a sentence: "No smoking indoors." -> "no smoking indoors"."""
+  text = " ".join(text.split()).rstrip(".!?;: ")
+  if len(text) > 1 and text[0].isupper() and text[1].islower():
+    text = text[0].lower() + text[1:]
+  return text
+
+
+def group_requests(requests: Sequence[Mapping[str, Any]],
+                   names: Sequence[str]) -> list[dict[str, Any]]:
+  """One conversation per (initiator, partner): several norms, one talk.
+
+  Requests naming someone absent, or oneself, are dropped.
+  """
+  grouped: dict[tuple[str, str], dict[str, Any]] = {}
+  for r in requests:
+    initiator, partner = r.get("initiator"), r.get("partner")
+    if (initiator not in names or partner not in names
+        or initiator == partner):
+      continue
+    key = (initiator, partner)
+    if key not in grouped:
+      grouped[key] = {"initiator": initiator, "partner": partner,
+                      "topics": [], "norms": [], "norm_ids": [],
+                      "behaviours": []}
+    g = grouped[key]
+    for field, value in (("topics", r.get("topic")), ("norms", r.get("norm")),
+                         ("norm_ids", r.get("norm_id")),
+                         ("behaviours", r.get("behaviour"))):
+      if value and value not in g[field]:
+        g[field].append(value)
+  return list(grouped.values())
+
+
+class NormConversations(entity_component.ContextComponent,
+                        entity_component.ComponentWithLogging):
+  """Runs the conversations agents ask for, before the step's action."""
+
+  def __init__(
+      self,
+      *,
+      entities: Sequence[entity_lib.Entity],
+      place: str,
+      max_rounds: int,
+      conflict_detector_key: str = CONFLICT_DETECTOR_KEY,
+      clock_key: str = clock_lib.CLOCK_KEY,
+  ):
+    """Creates the component.
+
+    Args:
+      entities: the agents (the simulation's live list).
+      place: the short name of the setting.
+      max_rounds: rounds of two utterances (initiator, then partner).
+      conflict_detector_key: where a normative agent keeps its requests.
+      clock_key: the key of the game master's CafeClock.
+    """
+    super().__init__()
+    if max_rounds < 1:
+      raise ValueError("a conversation needs at least one round")
+    self._entities = entities
+    self._place = place
+    self._rounds = max_rounds
+    self._detector_key = conflict_detector_key
+    self._clock_key = clock_key
+    self._lock = threading.Lock()
+    self._records: list[dict[str, Any]] = []
+    self._count = 0
+
+  def drain_records(self) -> list[dict[str, Any]]:
+    """The conversation records since the last drain."""
+    with self._lock:
+      records, self._records = self._records, []
+    return records
+
+  def _by_name(self) -> dict[str, entity_lib.Entity]:
+    return {e.name: e for e in self._entities}
+
+  def collect_requests(self) -> list[dict[str, Any]]:
+    """Every agent's pending requests, in a fixed (name) order."""
+    requests = []
+    for name, entity in sorted(self._by_name().items()):
+      components = getattr(entity, "get_all_context_components", None)
+      if components is None or self._detector_key not in components():
+        continue
+      requests.extend(
+          entity.get_component(self._detector_key).pop_conversation_requests())
+    return requests
+
+  def run_conversation(self, request: Mapping[str, Any],
+                       stamp: observations.Stamp) -> dict[str, Any]:
+    """Runs one conversation; delivers it to both; returns its record."""
+    entities = self._by_name()
+    initiator, partner = request["initiator"], request["partner"]
+    topic = (" and ".join(topic_of(t) for t in request["topics"])
+             or "how people behave here")
+    norm = request["norms"][0] if request["norms"] else None
+    behaviour = request["behaviours"][0] if request["behaviours"] else None
+    turns: list[tuple[str, str]] = []
+    for _ in range(self._rounds):
+      for speaker in (initiator, partner):
+        spec = entity_lib.ActionSpec(
+            call_to_action=turn_call_to_action(
+                stamp=stamp, place=self._place, initiator=initiator,
+                partner=partner, topic=topic, speaker=speaker, turns=turns,
+                norm=norm, behaviour=behaviour),
+            output_type=entity_lib.OutputType.FREE, tag="speech")
+        said = entities[speaker].act(spec)
+        turns.append((speaker, clean_utterance(said, speaker)))
+    text = observations.format_conversation(stamp, initiator, partner, topic,
+                                            turns)
+    for name in (initiator, partner):
+      entities[name].observe(text)
+    return {"kind": "conversation", **clock_lib.stamp_fields(stamp),
+            "initiator": initiator, "partner": partner, "topic": topic,
+            "norm": norm, "norms": list(request["norms"]),
+            "norm_ids": list(request["norm_ids"]), "behaviour": behaviour,
+            "turns": [{"speaker": s, "text": t} for s, t in turns]}
+
+  def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
+    # The engine asks who acts next once per step, after the observations
+    # (which is when conflicts are detected): talk happens then.
+    if action_spec.output_type != entity_lib.OutputType.NEXT_ACTING:
+      return ""
+    requests = group_requests(self.collect_requests(), list(self._by_name()))
+    if not requests:
+      return ""
+    stamp = self.get_entity().get_component(
+        self._clock_key, type_=clock_lib.CafeClock).current_stamp()
+    for request in requests:
+      record = self.run_conversation(request, stamp)
+      with self._lock:
+        self._records.append(record)
+        self._count += 1
+      self._logging_channel({
+          "Key": "conversation",
+          "Summary": f"{record['initiator']} -> {record['partner']}: "
+                     f"{record['topic']}",
+          "Value": record})
+    return ""
+
+  def get_state(self) -> entity_component.ComponentState:
+    with self._lock:
+      return {"conversations": self._count}
+
+  def set_state(self, state: entity_component.ComponentState) -> None:
+    with self._lock:
+      self._count = int(state.get("conversations", 0))

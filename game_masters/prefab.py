@@ -1,0 +1,118 @@
+"""The `cafe__GameMaster` prefab: the café's game master from plain params.
+
+Concordia's generic game master asks the LLM to summarise its memories on
+every act, to decide whether to stop, who acts, in what format, and to
+reword every observation. The café replaces each of those under Concordia's
+reserved keys with a deterministic component, and keeps exactly one model
+call per step: the adjudication of the action. Everything is built inside
+`build()` from JSON params (the scenario dict and the seed), because
+component objects passed in params survive neither a second Simulation nor a
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from concordia.agents import entity_agent_with_logging
+from concordia.associative_memory import basic_associative_memory
+from concordia.components.game_master import switch_act
+from concordia.language_model import language_model
+from concordia.typing import prefab as prefab_lib
+
+from crsec_concordia.game_masters import action_spec as action_spec_lib
+from crsec_concordia.game_masters import adjudication as adjudication_lib
+from crsec_concordia.game_masters import clock as clock_lib
+from crsec_concordia.game_masters import conversations as conversations_lib
+from crsec_concordia.game_masters import exact_observations as queue_lib
+from crsec_concordia.game_masters import turn_order as turn_order_lib
+from crsec_concordia.models.base import TaggedModel, as_structured
+
+DEFAULT_NAME = "Cafe Game Master"
+OTHER_TAG = "GM.other"
+
+# The order the game master's records of one step are drained in: the
+# conversations happen before the step's action.
+RECORD_KEYS = (conversations_lib.CONVERSATIONS_KEY,
+               adjudication_lib.ADJUDICATION_KEY)
+
+
+def short_place(setting: str) -> str:
+  """"Hobbs Cafe" from "Hobbs Cafe, a small café in Smallville ..."."""
+  return setting.split(",")[0].strip() or setting
+
+
+def _tagged(model: language_model.LanguageModel, tag: str) -> TaggedModel:
+  return as_structured(model).tagged(tag)
+
+
+def drain_records(game_master) -> list[dict[str, Any]]:
+  """The game master's records since the last drain, in the order they happened."""
+  records = []
+  for key in RECORD_KEYS:
+    records.extend(game_master.get_component(key).drain_records())
+  return records
+
+
+@dataclasses.dataclass
+class CafeGameMaster(prefab_lib.Prefab):
+  """The café game master: exact observations, seeded turns, adjudication."""
+
+  description: str = ("The café game master of crsec-concordia: a fixed clock, "
+                      "seeded turn order, one adjudication call per action, "
+                      "exact observations and bounded norm conversations.")
+  params: Mapping[str, Any] = dataclasses.field(
+      default_factory=lambda: {
+          "name": DEFAULT_NAME,
+          # A scenario as `Scenario.to_dict()` gives it (plain JSON).
+          "scenario": {},
+          # The run seed: turn order and model sampling derive from it.
+          "seed": 0,
+      })
+  entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging] = ()
+
+  def build(
+      self,
+      model: language_model.LanguageModel,
+      memory_bank: basic_associative_memory.AssociativeMemoryBank,
+  ) -> entity_agent_with_logging.EntityAgentWithLogging:
+    """Builds the game master for the simulation's agents (`self.entities`)."""
+    del memory_bank  # The café game master keeps no memories to summarise.
+    from crsec_concordia.scenarios import Scenario  # pylint: disable=import-outside-toplevel
+    scenario = Scenario.from_dict(dict(self.params["scenario"]))
+    seed = int(self.params.get("seed", 0))
+    name = str(self.params.get("name", DEFAULT_NAME))
+    entities = self.entities if self.entities is not None else []
+    names = [e.name for e in entities] or scenario.agent_names
+    place = short_place(scenario.setting)
+
+    components = {
+        clock_lib.CLOCK_KEY: clock_lib.CafeClock(
+            total_steps=scenario.total_steps, stamp_for=scenario.stamp_for),
+        turn_order_lib.TURN_ORDER_KEY: turn_order_lib.TurnOrder(
+            player_names=names, seed=seed),
+        action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
+            place=place),
+        queue_lib.EXACT_OBSERVATIONS_KEY: queue_lib.ExactObservations(
+            player_names=names, entities=entities),
+        conversations_lib.CONVERSATIONS_KEY: (
+            conversations_lib.NormConversations(
+                entities=entities, place=place,
+                max_rounds=scenario.conversation.max_rounds)),
+        adjudication_lib.ADJUDICATION_KEY: adjudication_lib.Adjudication(
+            _tagged(model, adjudication_lib.ADJUDICATE_TAG),
+            place=scenario.setting,
+            behaviours=[b.model_dump(mode="json")
+                        for b in scenario.behaviours]),
+    }
+    # SwitchAct only reaches its model when a reserved key has no component
+    # (never here); its calls would be counted under GM.other.
+    act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),
+                               entity_names=names)
+    return entity_agent_with_logging.EntityAgentWithLogging(
+        agent_name=name, act_component=act, context_components=components)
+
+
+PREFABS: dict[str, prefab_lib.Prefab] = {"cafe__GameMaster": CafeGameMaster()}

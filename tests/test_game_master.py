@@ -1,0 +1,472 @@
+"""The café game master on Concordia's engine, with small fake agents.
+
+The fakes stand in for the CRSEC agents where only the game master's side of
+the contract matters (docs/design.md, "Entities"): they act from a script,
+log every observation, and one of them asks to talk about smoking.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+from concordia.agents import entity_agent_with_logging
+from concordia.components import agent as agent_components
+from concordia.prefabs.simulation import generic as simulation_lib
+from concordia.typing import entity as entity_lib
+from concordia.typing import entity_component
+from concordia.typing import prefab as prefab_lib
+
+from crsec_concordia import game_masters
+from crsec_concordia import observations as obs
+from crsec_concordia.game_masters import adjudication, conversations
+from crsec_concordia.game_masters import turn_order
+from crsec_concordia.models import ScriptedModel
+from crsec_concordia.runner import _QuietSequential
+from crsec_concordia.scenarios import parse_scenario
+
+SCENARIO_YAML = """
+name: tiny_cafe
+premise: A quiet morning at the Tiny Cafe.
+setting: Tiny Cafe, a small café with a terrace
+clock: {start: "09:00", end: "10:00", minutes_per_step: 10, days: 1}
+max_steps: 6
+conversation: {max_rounds: 2}
+agents:
+  - {name: Abigail Chen, role: entrepreneur, persona: A volunteer.}
+  - {name: Carlos Gomez, role: ordinary, persona: A poet who smokes.}
+  - {name: Tom Gomez, role: ordinary, persona: A loud student.}
+behaviours:
+  - {id: smoking_indoors, description: smokes inside the café}
+  - {id: smoking_outside, description: smokes outside}
+  - {id: loud, description: speaks loudly or shouts indoors}
+  - {id: tipped, description: leaves a tip}
+"""
+
+ACTIONS = {
+    "Abigail Chen": "Abigail pays for her tea and leaves a 15% tip.",
+    "Carlos Gomez": "Carlos lights a cigarette at his table.",
+    "Tom Gomez": "Tom shouts across the room to a friend.",
+}
+REPLIES = {
+    "Abigail Chen": 'Abigail Chen says: "Carlos, would you mind smoking '
+                    'outside?"',
+    "Carlos Gomez": "Carlos Gomez: Oh, sorry, I didn't think.",
+}
+
+
+def scenario(**changes):
+  s = parse_scenario(SCENARIO_YAML)
+  return s.from_dict({**s.to_dict(), **changes}) if changes else s
+
+
+def constant_embedder(text: str) -> np.ndarray:
+  del text
+  return np.ones(8, dtype=np.float32) / np.sqrt(8)
+
+
+# -- fake agents ---------------------------------------------------------------
+
+
+class ObservationLog(entity_component.ContextComponent):
+  """Keeps every observation, verbatim."""
+
+  def __init__(self):
+    super().__init__()
+    self._lock = threading.Lock()
+    self.seen: list[str] = []
+
+  def pre_observe(self, observation: str) -> str:
+    with self._lock:
+      self.seen.append(observation)
+    return ""
+
+  def get_state(self):
+    with self._lock:
+      return {"seen": list(self.seen)}
+
+  def set_state(self, state):
+    with self._lock:
+      self.seen = list(state["seen"])
+
+
+class SmokeDetector(entity_component.ContextComponent):
+  """Asks to talk with anyone seen smoking indoors (once per person)."""
+
+  def __init__(self):
+    super().__init__()
+    self._lock = threading.Lock()
+    self._requests: list[dict[str, Any]] = []
+    self._raised: list[str] = []
+
+  def pre_observe(self, observation: str) -> str:
+    event = obs.parse(observation)
+    me = self.get_entity().name
+    if (isinstance(event, obs.ActionObservation) and event.actor != me
+        and "cigarette" in event.text and event.place == "indoors"):
+      with self._lock:
+        if event.actor not in self._raised:
+          self._raised.append(event.actor)
+          self._requests.append({
+              "initiator": me, "partner": event.actor,
+              "topic": "No smoking indoors.", "norm": "No smoking indoors.",
+              "norm_id": "n1", "behaviour": event.text})
+    return ""
+
+  def pop_conversation_requests(self):
+    with self._lock:
+      requests, self._requests = self._requests, []
+    return requests
+
+  def get_state(self):
+    with self._lock:
+      return {"requests": list(self._requests), "raised": list(self._raised)}
+
+  def set_state(self, state):
+    with self._lock:
+      self._requests = list(state["requests"])
+      self._raised = list(state["raised"])
+
+
+class ScriptAct(entity_component.ActingComponent):
+  """Acts from the script; remembers every call to action it got."""
+
+  def __init__(self, action: str, reply: str):
+    super().__init__()
+    self._action, self._reply = action, reply
+    self.calls: list[str] = []
+
+  def get_action_attempt(self, contexts, action_spec):
+    del contexts
+    self.calls.append(action_spec.call_to_action)
+    if "say next" in action_spec.call_to_action:
+      return self._reply
+    return self._action
+
+  def get_state(self):
+    return {}
+
+  def set_state(self, state):
+    del state
+
+
+@dataclasses.dataclass
+class FakeAgent(prefab_lib.Prefab):
+  description: str = "A scripted agent for game master tests."
+  params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+  def build(self, model, memory_bank):
+    del model
+    name = self.params["name"]
+    context = {"log": ObservationLog(),
+               "__memory__": agent_components.memory.AssociativeMemory(
+                   memory_bank=memory_bank)}
+    if self.params.get("detector"):
+      context["ConflictDetector"] = SmokeDetector()
+    return entity_agent_with_logging.EntityAgentWithLogging(
+        agent_name=name,
+        act_component=ScriptAct(ACTIONS[name], REPLIES.get(name, "Hm.")),
+        context_components=context)
+
+
+# -- a scripted referee ----------------------------------------------------------
+
+_ACTION_LINE = re.compile(r'^(?P<actor>[^:\n]+): "(?P<action>.*)"$', re.M)
+
+
+def referee(prompt: str) -> dict[str, Any]:
+  """Adjudicates like a good model would, from the action in the prompt."""
+  action = _ACTION_LINE.search(prompt)["action"]
+  behaviours = []
+  if "cigarette" in action:
+    behaviours.append("smoking_indoors")
+  if "shouts" in action:
+    behaviours.append("loud")
+  if "tip" in action:
+    behaviours.append("tipped")
+  return {"narration": action, "place": "indoors",
+          "evidence": action if behaviours else "none",
+          "behaviours": behaviours}
+
+
+def referee_model() -> ScriptedModel:
+  return ScriptedModel([(r"You are the referee", referee)])
+
+
+def simulation(model, s=None, detector=("Abigail Chen",)):
+  s = s or scenario()
+  instances = [prefab_lib.InstanceConfig(
+      prefab="fake__Entity", role=prefab_lib.Role.ENTITY,
+      params={"name": a.name, "detector": a.name in detector})
+               for a in s.agents]
+  instances.append(prefab_lib.InstanceConfig(
+      prefab="cafe__GameMaster", role=prefab_lib.Role.GAME_MASTER,
+      params={"name": "GM", "scenario": s.to_dict(), "seed": 3}))
+  config = prefab_lib.Config(
+      prefabs={"fake__Entity": FakeAgent(), **game_masters.PREFABS},
+      instances=instances, default_premise=s.premise,
+      default_max_steps=s.total_steps)
+  return simulation_lib.Simulation(config, model, constant_embedder,
+                                   engine=_QuietSequential())
+
+
+def agents(sim):
+  return {e.name: e for e in sim.get_entities()}
+
+
+def seen(entity) -> list[str]:
+  return entity.get_component("log").seen
+
+
+# -- tests -----------------------------------------------------------------------
+
+
+def test_each_action_is_adjudicated_into_one_structured_event():
+  model = referee_model()
+  sim = simulation(model, detector=())
+  sim.play(max_steps=3)
+  gm = sim.get_game_masters()[0]
+  records = game_masters.drain_records(gm)
+  assert [r["kind"] for r in records] == ["action"] * 3
+  s = scenario()
+  for step, r in enumerate(records, start=1):
+    assert r["step"] == step and r["time"] == s.stamp_for(step).time
+    assert r["actor"] == turn_order.actor_for_step(s.agent_names, 3, step)
+    assert r["action"] == ACTIONS[r["actor"]]
+    assert r["place"] == "indoors" and r["adjudicated"] is True
+  by_actor = {r["actor"]: r["behaviours"] for r in records}
+  assert by_actor == {"Abigail Chen": ["tipped"],
+                      "Carlos Gomez": ["smoking_indoors"],
+                      "Tom Gomez": ["loud"]}
+  # One model call per step, counted as the game master's; nothing else.
+  assert model.calls_by_tag() == {"GM.adjudicate": 3}
+  call = model.calls[0]
+  ids = call.schema["properties"]["behaviours"]["items"]["enum"]
+  assert ids == ["smoking_indoors", "smoking_outside", "loud", "tipped"]
+
+
+def test_observations_are_delivered_verbatim_to_everyone_the_actor_too():
+  model = referee_model()
+  sim = simulation(model, detector=())
+  sim.play(max_steps=4)
+  s = scenario()
+  events = []
+  for step in range(1, 4):  # Step 4's event is delivered at step 5.
+    actor = turn_order.actor_for_step(s.agent_names, 3, step)
+    events.append(obs.format_action(s.stamp_for(step), actor, "indoors",
+                                    ACTIONS[actor]))
+  for entity in agents(sim).values():
+    assert seen(entity) == [s.premise] + events
+  assert obs.parse(events[0]).actor == turn_order.actor_for_step(
+      s.agent_names, 3, 1)
+
+
+def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
+  model = ScriptedModel([(r"You are the referee", "this is not JSON")])
+  sim = simulation(model, detector=())
+  sim.play(max_steps=2)
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  assert [r["kind"] for r in records] == ["failure", "action"] * 2
+  failure, action = records[:2]
+  assert failure["op"] == "GM.adjudicate" and failure["raw"] == "this is not JSON"
+  assert failure["agent"] == "GM" and failure["step"] == 1
+  assert action["behaviours"] == [] and action["adjudicated"] is False
+  assert action["evidence"].startswith("adjudication failed")
+  actor = action["actor"]
+  expected = obs.format_action(scenario().stamp_for(1), actor, "indoors",
+                               ACTIONS[actor])
+  assert expected in seen(agents(sim)["Tom Gomez"])
+
+
+def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
+  model = referee_model()
+  sim = simulation(model)
+  s = scenario()
+  carlos_step = next(n for n in range(1, 7) if turn_order.actor_for_step(
+      s.agent_names, 3, n) == "Carlos Gomez")
+  sim.play(max_steps=carlos_step + 1)
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  talks = [r for r in records if r["kind"] == "conversation"]
+  assert len(talks) == 1
+  talk = talks[0]
+  # The talk happens at the step after the smoking (when it is observed),
+  # before that step's action.
+  kinds = [(r["kind"], r["step"]) for r in records]
+  assert kinds.index(("conversation", carlos_step + 1)) < kinds.index(
+      ("action", carlos_step + 1))
+  assert (talk["initiator"], talk["partner"]) == ("Abigail Chen",
+                                                  "Carlos Gomez")
+  assert talk["norm"] == "No smoking indoors."
+  assert talk["behaviour"] == ACTIONS["Carlos Gomez"]
+  # Two rounds of two utterances, quotes and name prefixes stripped.
+  assert talk["turns"] == [
+      {"speaker": "Abigail Chen",
+       "text": "Carlos, would you mind smoking outside?"},
+      {"speaker": "Carlos Gomez", "text": "Oh, sorry, I didn't think."}] * 2
+  transcript = obs.format_conversation(
+      s.stamp_for(carlos_step + 1), "Abigail Chen", "Carlos Gomez",
+      talk["topic"], [(t["speaker"], t["text"]) for t in talk["turns"]])
+  people = agents(sim)
+  assert transcript in seen(people["Abigail Chen"])
+  assert transcript in seen(people["Carlos Gomez"])
+  assert transcript not in seen(people["Tom Gomez"])
+  parsed = obs.parse(transcript)
+  assert isinstance(parsed, obs.ConversationObservation)
+  assert len(parsed.turns) == 4
+  # Each utterance was asked for with the transcript so far.
+  calls = people["Carlos Gomez"].get_act_component().calls
+  talk_calls = [c for c in calls if "say next" in c]
+  assert len(talk_calls) == 2
+  assert 'Abigail Chen: "Carlos, would you mind smoking outside?"' in (
+      talk_calls[0])
+  assert "{" not in talk_calls[0]
+  # The initiator (only) is reminded what it saw and which norm it breaks.
+  first = people["Abigail Chen"].get_act_component().calls
+  first = [c for c in first if "say next" in c][0]
+  assert "Carlos lights a cigarette" in first and "No smoking indoors" in first
+  assert "No smoking indoors" not in talk_calls[0]
+
+
+def test_the_episode_ends_at_the_scenario_length_without_asking_a_model():
+  model = referee_model()
+  sim = simulation(model, detector=())
+  sim.play(max_steps=100)
+  gm = sim.get_game_masters()[0]
+  assert gm.get_component("__terminate__").completed_steps == 6
+  assert model.calls_by_tag() == {"GM.adjudicate": 6}
+  records = game_masters.drain_records(gm)
+  assert [r["step"] for r in records] == [1, 2, 3, 4, 5, 6]
+
+
+def test_everyone_acts_once_per_round_in_a_seeded_order():
+  names = ["Abigail Chen", "Carlos Gomez", "Tom Gomez", "Tamara Rodriguez"]
+  order = [turn_order.actor_for_step(names, 7, n) for n in range(1, 13)]
+  for r in range(3):
+    assert sorted(order[4 * r:4 * r + 4]) == sorted(names)
+  assert order == [turn_order.actor_for_step(list(reversed(names)), 7, n)
+                   for n in range(1, 13)]
+  others = [[turn_order.actor_for_step(names, seed, n) for n in range(1, 13)]
+            for seed in range(8)]
+  assert any(o != order for o in others)
+
+
+def test_the_action_spec_is_fixed_free_text_naming_the_time():
+  model = referee_model()
+  sim = simulation(model, detector=())
+  sim.play(max_steps=2)
+  s = scenario()
+  first = turn_order.actor_for_step(s.agent_names, 3, 1)
+  calls = agents(sim)[first].get_act_component().calls
+  assert calls[0] == (f"It is Day 1 09:00 at Tiny Cafe. What does {first} do "
+                      "next? Describe one action in one sentence.")
+
+
+def test_a_behaviour_added_to_the_scenario_needs_no_python():
+  s = scenario(behaviours=[
+      *[b.model_dump() for b in scenario().behaviours],
+      {"id": "phone_call", "description": "makes a phone call in the reading room"}])
+  model = ScriptedModel([(r"You are the referee", lambda p: {
+      "narration": "Tom calls his mother.", "place": "indoors",
+      "evidence": "calls", "behaviours": ["phone_call"]})])
+  sim = simulation(model, s=s, detector=())
+  sim.play(max_steps=1)
+  assert "- phone_call: makes a phone call in the reading room" in (
+      model.calls[0].prompt)
+  assert "phone_call" in (
+      model.calls[0].schema["properties"]["behaviours"]["items"]["enum"])
+  [record] = game_masters.drain_records(sim.get_game_masters()[0])
+  assert record["behaviours"] == ["phone_call"]
+
+
+def test_game_master_state_survives_a_checkpoint():
+  model = referee_model()
+  sim = simulation(model)
+  sim.play(max_steps=3)
+  data = json.loads(json.dumps(sim.make_checkpoint_data()))
+  fresh = simulation(referee_model())
+  fresh.load_from_checkpoint(data)
+  old_gm, new_gm = sim.get_game_masters()[0], fresh.get_game_masters()[0]
+  for key in ("__terminate__", "__make_observation__", "__resolution__",
+              "__next_acting__", "conversations"):
+    assert (new_gm.get_component(key).get_state()
+            == old_gm.get_component(key).get_state()), key
+  assert new_gm.get_component("__terminate__").completed_steps == 3
+  # The queue still holds step 3's event for everyone.
+  assert all(new_gm.get_component("__make_observation__").pending(n)
+             for n in scenario().agent_names)
+
+
+def test_more_than_one_waiting_event_arrives_as_separate_observations():
+  model = referee_model()
+  sim = simulation(model, detector=())
+  gm = sim.get_game_masters()[0]
+  queue = gm.get_component("__make_observation__")
+  s = scenario()
+  one = obs.format_action(s.stamp_for(1), "Tom Gomez", "indoors", "Tom waves.")
+  two = obs.format_action(s.stamp_for(1), "Tom Gomez", "outdoors", "Tom goes.")
+  queue.add("Carlos Gomez", one)
+  queue.add("Carlos Gomez", two)
+  carlos = agents(sim)["Carlos Gomez"]
+  spec = entity_lib.ActionSpec(
+      call_to_action=("What is the current situation faced by Carlos Gomez? "
+                      "What do they now observe? Only include information of "
+                      "which they are aware."),
+      output_type=entity_lib.OutputType.MAKE_OBSERVATION)
+  last = gm.act(spec)
+  assert seen(carlos) == [one] and last == two
+
+
+@pytest.mark.parametrize("said, words", [
+    ('Abigail Chen: "Would you smoke outside?"', "Would you smoke outside?"),
+    ('Abigail says, "Please, not inside." and smiles.', "Please, not inside."),
+    ('"Sure."', "Sure."),
+    ("Abigail Chen: Of course.", "Of course."),
+    ("Abigail asks Carlos: could you step out?", "could you step out?"),
+    ("I would rather not.", "I would rather not."),
+    ("", conversations.NO_REPLY),
+    ('Line one.\nLine "two".', "two"),
+])
+def test_utterances_are_only_the_words(said, words):
+  assert conversations.clean_utterance(said, "Abigail Chen") == words
+
+
+def test_requests_are_grouped_per_pair_and_checked():
+  requests = [
+      {"initiator": "A", "partner": "B", "topic": "smoking", "norm": "n1"},
+      {"initiator": "A", "partner": "B", "topic": "noise", "norm": "n2"},
+      {"initiator": "A", "partner": "A", "topic": "x"},
+      {"initiator": "A", "partner": "Z", "topic": "x"},
+      {"initiator": "C", "partner": "B", "topic": "smoking", "norm": "n1"},
+  ]
+  grouped = conversations.group_requests(requests, ["A", "B", "C"])
+  assert [(g["initiator"], g["partner"], g["topics"]) for g in grouped] == [
+      ("A", "B", ["smoking", "noise"]), ("C", "B", ["smoking"])]
+
+
+def test_the_adjudication_prompt_is_short():
+  s = scenario()
+  prompt = adjudication.adjudication_prompt(
+      place=s.setting, behaviours=[b.model_dump() for b in s.behaviours],
+      actor="Carlos Gomez", action=ACTIONS["Carlos Gomez"])
+  assert len(prompt.split()) < 200
+  assert prompt.index("Behaviours") < prompt.index("Carlos lights")
+
+
+@pytest.mark.parametrize("action, delivered", [
+    ("Carlos lights a cigarette.", "Carlos lights a cigarette."),
+    ("Carlos Gomez reads aloud.", "Carlos Gomez reads aloud."),
+    ("I light a cigarette.", "Carlos lights a cigarette."),
+    ('"Good morning, everyone!"', "Carlos lights a cigarette."),
+    ("Carlotta waves.", "Carlos lights a cigarette."),
+])
+def test_observers_see_the_agents_own_words_when_they_tell_the_action(
+    action, delivered):
+  assert adjudication.observed_text("Carlos Gomez", action,
+                                    "Carlos lights a cigarette.") == delivered
