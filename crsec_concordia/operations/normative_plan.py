@@ -17,7 +17,7 @@ _CLOCK = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
 
 
 def schema(n_norms: int) -> dict:
-  item = obj({"start": _CLOCK, "end": _CLOCK, "activity": text(120)})
+  item = obj({"start": _CLOCK, "end": _CLOCK, "activity": text(80)})
   return obj({
       "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 5},
       "norms_observed": {"type": "array", "items": integer(1, max(1, n_norms)),
@@ -36,9 +36,9 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
       f"Norms {name} holds (importance 100 = must follow, 1 = may "
       f"disregard):\n{norm_lines}\n\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
-      "Plan that time in 2 to 5 blocks (start, end as HH:MM, activity at "
-      f"this place), weighing the norms as {name} would. norms_observed: "
-      "numbers of the norms the plan respects.")
+      "Plan that time in 2 to 5 blocks: start and end as HH:MM, and the "
+      "activity in a few words (at most 8). Weigh the norms as "
+      f"{name} would. norms_observed: numbers of the norms the plan respects.")
 
 
 def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
@@ -46,7 +46,7 @@ def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
                    on_failure: FailureSink | None) -> dict | None:
   answer = structured_call(
       model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
-      schema(len(norms)), on_failure=on_failure, max_tokens=320,
+      schema(len(norms)), on_failure=on_failure, max_tokens=256,
       temperature=0.5)
   if answer is None:
     return None
