@@ -15,7 +15,7 @@ from crsec_concordia.models import ScriptedModel
 from crsec_concordia.prefabs import PREFABS
 
 # Phrases that identify each operation's prompt.
-CREATE = r"social norms .* holds for this setting"
+CREATE = r"social norms this person holds"
 DETECT = r"related_rule:"
 TALK = r"\ntalk:"
 IDENTIFY = r"is_rule:"

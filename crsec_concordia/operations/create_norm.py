@@ -19,11 +19,9 @@ def prompt(name: str, persona: str, setting: str, count: int) -> str:
   return (
       f"Setting: {setting}\n"
       f"Person: {name}. {persona}\n\n"
-      f"{name} cares about how people behave in this place and wants others "
-      f"to adopt the standards of behaviour {name} believes in.\n"
-      f"Write {count} social norms {name} holds for this setting. Each norm "
-      "is one short sentence about people in general (name nobody), that "
-      "helps people avoid conflicts with each other.\n"
+      f"Write the {count} social norms this person holds most strongly for "
+      "this setting. Each norm is one short sentence about people in general "
+      "(it names nobody) and helps people avoid conflicts with each other.\n"
       f"{NORM_TYPE_HELP}\n"
       "Give each an importance (utility) from 1 (may be disregarded) to 100 "
       f"(must always be followed), as {name} sees it.")
