@@ -8,3 +8,14 @@ def embedder():
   """The real sentence embedder, loaded once per test session (5-9 s)."""
   from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   return shared_embedder()
+
+
+@pytest.fixture
+def server():
+  """A fake OpenAI-compatible server over real HTTP on loopback."""
+  from tests.fake_openai import FakeOpenAI  # pylint: disable=import-outside-toplevel
+  fake = FakeOpenAI().start()
+  try:
+    yield fake
+  finally:
+    fake.stop()

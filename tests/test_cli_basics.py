@@ -52,15 +52,6 @@ def closed_url() -> str:
   return f"http://127.0.0.1:{port}/v1"
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-  fake = FakeOpenAI().start()
-  try:
-    yield fake
-  finally:
-    fake.stop()
-
-
 def test_the_script_is_installed():
   assert CRSEC.exists(), "run `make setup` to install the crsec script"
 

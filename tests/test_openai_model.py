@@ -39,15 +39,6 @@ def _fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
                       raising=False)
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-  fake = FakeOpenAI().start()
-  try:
-    yield fake
-  finally:
-    fake.stop()
-
-
 def make(server: FakeOpenAI, **kwargs) -> OpenAICompatibleModel:
   kwargs.setdefault("timeout", 5.0)
   kwargs.setdefault("max_retries", 2)
