@@ -33,31 +33,46 @@ from crsec_concordia.models.base import StructuredOutputError
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"
 PLACES = ("indoors", "outdoors")
+NONE = "none"
 FAILED_EVIDENCE = "adjudication failed: {error}"
 MAX_ACTION_CHARS = 600
 
 
+def _none_token(behaviour_ids: Sequence[str]) -> str:
+  return NONE if NONE not in behaviour_ids else "no_behaviour"
+
+
 def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
-  """The answer's shape; behaviours may only be the scenario's ids."""
-  behaviours: dict[str, Any] = {"type": "array", "uniqueItems": True}
-  if behaviour_ids:
-    behaviours["items"] = {"type": "string", "enum": list(behaviour_ids)}
-    behaviours["maxItems"] = len(behaviour_ids)
-  else:
-    behaviours["maxItems"] = 0
+  """The answer's shape: the main behaviour and a second one, or none.
+
+  Two single choices rather than a list: asked for a list, the 1.5B model
+  lists several ids for any action that mentions the terrace or smoke
+  (13 of 21 realistic actions right); asked for one id or none, and one
+  more or none, it got 19 of 21. An action showing more than two of the
+  scenario's behaviours at once is rare.
+  """
+  choices = list(behaviour_ids) + [_none_token(behaviour_ids)]
   return {
       "type": "object",
       "additionalProperties": False,
       # In this order: the narration first keeps it faithful to the action;
       # the place before the behaviours decides smoking inside or out.
-      "required": ["narration", "place", "evidence", "behaviours"],
+      "required": ["narration", "place", "evidence", "behaviour", "also"],
       "properties": {
           "narration": {"type": "string", "maxLength": 300},
           "place": {"type": "string", "enum": list(PLACES)},
           "evidence": {"type": "string", "maxLength": 300},
-          "behaviours": behaviours,
+          "behaviour": {"type": "string", "enum": choices},
+          "also": {"type": "string", "enum": choices},
       },
   }
+
+
+def behaviours_of(answer: Mapping[str, Any],
+                  behaviour_ids: Sequence[str]) -> list[str]:
+  """The behaviour ids an answer names, in order, without "none"."""
+  named = (answer.get("behaviour"), answer.get("also"))
+  return [b for b in dict.fromkeys(named) if b in behaviour_ids]
 
 
 def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
@@ -67,26 +82,28 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   The fixed part (setting and behaviour list) comes first, so a server's
   prompt cache reuses it from one step to the next.
   """
+  none = _none_token([b["id"] for b in behaviours])
   listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
   return (
       f"You are the referee at {place}. Everyone is inside the café unless "
       "an action says they go outside.\n"
-      f"Behaviours:\n{listing}\n\n"
+      f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
       f"{actor}: \"{action}\"\n\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
       "place: indoors or outdoors (outdoors only if the action says outside, "
       "terrace or street).\n"
       "evidence: quote the words that match a behaviour, or \"none\".\n"
-      "behaviours: the ids the action plainly shows. Most actions show none: "
-      "then [].")
-# Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours: 11 of
-# 11 actions adjudicated right (smoking in and out, tip and refusal, loud,
-# quiet, three neutral ones), 11 of 11 places. Wordings that fail there: the
-# place rule without "unless an action says they go outside" (all outdoors);
-# behaviours without "Most actions show none" (reading = quiet, espresso =
-# tipped); narration without "with the same meaning" (a refused tip retold
-# as a tip) or asked last (retold with invented details).
+      f"behaviour: the id the action plainly shows, or {none}. Most actions "
+      f"show {none}.\n"
+      f"also: a second id the action plainly shows too, or {none}.")
+# Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours, on 11
+# clean actions and 10 taken from a live run (echoes of the premise, smoke
+# only mentioned, outdoor chores): 19 of 21 behaviour sets right. Wordings
+# that fail there: the place rule without "unless an action says they go
+# outside" (all outdoors); a list of ids (see adjudication_schema); narration
+# without "with the same meaning" (a refused tip retold as a tip) or asked
+# last (invented details).
 
 
 def clean_action(putative_event: str, actor: str | None) -> str:
@@ -183,7 +200,7 @@ class Adjudication(entity_component.ContextComponent,
       return ({"narration": action, "place": "indoors", "behaviours": [],
                "evidence": FAILED_EVIDENCE.format(error=e),
                "adjudicated": False}, failure)
-    ids = [b for b in dict.fromkeys(answer["behaviours"]) if b in self._ids]
+    ids = behaviours_of(answer, self._ids)
     narration = " ".join(str(answer["narration"]).split()) or action
     return ({"narration": narration, "place": answer["place"],
              "behaviours": ids, "evidence": str(answer["evidence"]).strip(),

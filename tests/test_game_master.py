@@ -191,9 +191,10 @@ def referee(prompt: str) -> dict[str, Any]:
     behaviours.append("loud")
   if "tip" in action:
     behaviours.append("tipped")
+  named = behaviours + ["none", "none"]
   return {"narration": action, "place": "indoors",
           "evidence": action if behaviours else "none",
-          "behaviours": behaviours}
+          "behaviour": named[0], "also": named[1]}
 
 
 def referee_model() -> ScriptedModel:
@@ -248,8 +249,8 @@ def test_each_action_is_adjudicated_into_one_structured_event():
   # One model call per step, counted as the game master's; nothing else.
   assert model.calls_by_tag() == {"GM.adjudicate": 3}
   call = model.calls[0]
-  ids = call.schema["properties"]["behaviours"]["items"]["enum"]
-  assert ids == ["smoking_indoors", "smoking_outside", "loud", "tipped"]
+  ids = call.schema["properties"]["behaviour"]["enum"]
+  assert ids == ["smoking_indoors", "smoking_outside", "loud", "tipped", "none"]
 
 
 def test_observations_are_delivered_verbatim_to_everyone_the_actor_too():
@@ -374,13 +375,12 @@ def test_a_behaviour_added_to_the_scenario_needs_no_python():
       {"id": "phone_call", "description": "makes a phone call in the reading room"}])
   model = ScriptedModel([(r"You are the referee", lambda p: {
       "narration": "Tom calls his mother.", "place": "indoors",
-      "evidence": "calls", "behaviours": ["phone_call"]})])
+      "evidence": "calls", "behaviour": "phone_call", "also": "none"})])
   sim = simulation(model, s=s, detector=())
   sim.play(max_steps=1)
   assert "- phone_call: makes a phone call in the reading room" in (
       model.calls[0].prompt)
-  assert "phone_call" in (
-      model.calls[0].schema["properties"]["behaviours"]["items"]["enum"])
+  assert "phone_call" in model.calls[0].schema["properties"]["also"]["enum"]
   [record] = game_masters.drain_records(sim.get_game_masters()[0])
   assert record["behaviours"] == ["phone_call"]
 
@@ -448,6 +448,21 @@ def test_requests_are_grouped_per_pair_and_checked():
   grouped = conversations.group_requests(requests, ["A", "B", "C"])
   assert [(g["initiator"], g["partner"], g["topics"]) for g in grouped] == [
       ("A", "B", ["smoking", "noise"]), ("C", "B", ["smoking"])]
+
+
+def test_two_choices_make_the_behaviour_list():
+  ids = ["smoking_indoors", "loud", "none_of_the_above"]
+  assert adjudication.behaviours_of(
+      {"behaviour": "loud", "also": "none"}, ids) == ["loud"]
+  assert adjudication.behaviours_of(
+      {"behaviour": "loud", "also": "loud"}, ids) == ["loud"]
+  assert adjudication.behaviours_of(
+      {"behaviour": "none", "also": "smoking_indoors"}, ids) == [
+          "smoking_indoors"]
+  # A scenario with a behaviour called "none" gets another "nothing" word.
+  schema = adjudication.adjudication_schema(["none", "loud"])
+  assert schema["properties"]["behaviour"]["enum"] == [
+      "none", "loud", "no_behaviour"]
 
 
 def test_the_adjudication_prompt_is_short():
