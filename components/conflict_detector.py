@@ -8,6 +8,12 @@ game master collects the requests with `pop_conversation_requests()`.
 An agent with no qualified norms makes no call at all: ordinary agents start
 silent, as in the paper. A cooldown keeps one agent from raising the same
 norm with the same person every step.
+
+With an embedder, the rules are shown most related first (cosine similarity
+to the behaviour) and only the `max_rules` closest: the 1.5B model leans
+towards the first rule of a list (it paired "reads his poems aloud in a
+booming voice" with "No smoking indoors", the first of five), so the list
+should start with the rule the behaviour is most likely about.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from crsec_concordia import observations
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
+from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations import decide_to_talk, detect_conflict
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
@@ -36,13 +43,17 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                        entity_component.ComponentWithLogging):
   """Detects conflicts with the agent's norms and asks to talk about them."""
 
-  def __init__(self, model, *, talk_model=None, cooldown_steps: int = 6,
+  def __init__(self, model, *, talk_model=None, embedder=None,
+               max_rules: int = 5, cooldown_steps: int = 6,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the detector.
 
     Args:
       model: the model for DetectConflict (a tagged view is best).
       talk_model: the model for DecideToTalk (defaults to `model`).
+      embedder: orders the rules by similarity to the behaviour (None keeps
+        the database's order and shows every rule).
+      max_rules: with an embedder, how many of the closest rules to show.
       cooldown_steps: steps before the same norm is raised again with the
         same person.
       norm_memory_key: the key of the entity's NormMemory.
@@ -50,6 +61,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     super().__init__()
     self._model = model
     self._talk_model = talk_model or model
+    self._embedder = embedder
+    self._max_rules = max_rules
     self._cooldown = cooldown_steps
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
@@ -69,7 +82,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       return
     behaviour = behaviour_text(event)
     result = detect_conflict(self._model, actor=event.actor,
-                             behaviour=behaviour, norms=norms,
+                             behaviour=behaviour,
+                             norms=self._most_related(event.text, norms),
                              on_failure=memory.record_failure)
     if result is None or not result[0]:
       return
@@ -101,6 +115,15 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
           "initiator": memory.agent_name, "partner": event.actor,
           "topic": norm.content, "norm": norm.content, "norm_id": norm.id,
           "behaviour": event.text, "step": event.stamp.step})
+
+  def _most_related(self, behaviour: str,
+                    norms: list[PersonalNorm]) -> list[PersonalNorm]:
+    if self._embedder is None or len(norms) < 2:
+      return norms
+    scores = self._embedder.similarity([behaviour],
+                                       [n.content for n in norms])[0]
+    order = sorted(range(len(norms)), key=lambda i: -float(scores[i]))
+    return [norms[i] for i in order[:self._max_rules]]
 
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)

@@ -5,6 +5,12 @@ their utilities in view (NormativePlan), and before each action it puts the
 plan block for the current time into the act context, with the reminder to
 weigh the norms. The act component then writes the action: the paper's
 Act(plan item, norms, description). Compliance is chosen, never forced.
+
+A norm qualified during the day revises the rest of that day's plan (one
+more NormativePlan call, from the current time on): otherwise a smoker who
+accepts "No smoking indoors" at 09:40 would follow his morning plan of
+smoking at his table until the next day, and compliance could only ever
+show a day late. `replan_on_new_norms=False` restores the once-a-day plan.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
 
   def __init__(self, model, *, goal: str = "", setting: str = "",
                day_start: str = "09:00", day_end: str = "16:00",
+               replan_on_new_norms: bool = True,
                norm_memory_key: str = NORM_MEMORY_KEY,
-               pre_act_label: str = "Plan"):
+               pre_act_label: str = "Plan for today"):
     super().__init__(pre_act_label)
+    self._replan = replan_on_new_norms
     self._model = model
     self._goal = goal
     self._setting = setting
@@ -38,29 +46,46 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
     self._plan_lock = threading.Lock()
     self._plans: dict[str, dict] = {}
 
-  def plan_for(self, day: int) -> dict | None:
-    """The day's plan, made on first need (one NormativePlan call a day)."""
+  def plan_for(self, day: int, clock: str | None = None) -> dict | None:
+    """The day's plan, made on first need (one NormativePlan call a day).
+
+    With `clock` (the current time) and replanning on, a plan made before
+    a norm was qualified is revised from `clock` to the end of the day.
+    """
     with self._plan_lock:
-      if str(day) in self._plans:
-        return self._plans[str(day)]
       memory = self.norm_memory
+      plan = self._plans.get(str(day))
+      if plan is not None and not self._needs_revision(plan, clock):
+        return plan if plan.get("items") else None
       memory.ensure_created()
-      plan = normative_plan(
+      norms = memory.database.qualified()
+      start = clock if plan is not None and clock else self._day_start
+      new = normative_plan(
           self._model, name=memory.agent_name, persona=memory.persona,
           goal=self._goal, setting=self._setting, day=day,
-          start=self._day_start, end=self._day_end,
-          norms=memory.database.qualified(),
+          start=start, end=self._day_end, norms=norms,
           on_failure=memory.record_failure)
-      # A failed plan is recorded once and the day goes on without a plan.
-      self._plans[str(day)] = plan or {}
-      if plan:
-        self._record("plan", day=day, items=plan["items"],
-                      norms_observed=plan["norms_observed"])
-      return plan
+      revised = plan is not None
+      # A failed plan is recorded once and the day goes on with the plan it
+      # had (or none); the norms it missed are not retried all day.
+      kept = dict(new or plan or {})
+      kept["norm_ids"] = sorted(n.id for n in norms)
+      self._plans[str(day)] = kept
+      if new:
+        self._record("plan", day=day, items=new["items"],
+                     norms_observed=new["norms_observed"], revised=revised)
+      return kept if kept.get("items") else None
+
+  def _needs_revision(self, plan: dict, clock: str | None) -> bool:
+    if not self._replan or clock is None or clock >= self._day_end:
+      return False
+    held = {n.id for n in self.norm_memory.database.qualified()}
+    return bool(held - set(plan.get("norm_ids", ())))
 
   def _make_pre_act_value(self) -> str:
     stamp = self.norm_memory.last_stamp
-    plan = self.plan_for(stamp.day if stamp else 1)
+    plan = self.plan_for(stamp.day if stamp else 1,
+                         stamp.clock if stamp else None)
     name = self.get_entity().name
     reminder = (f"When acting, {name} weighs the personal norms above by "
                 "their importance." if self.norm_memory.database.qualified()
@@ -74,7 +99,7 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
                  if i["start"] <= stamp.clock < i["end"]]
       if current:
         now = f"\nNow ({stamp.clock}): {current[0]['activity']}"
-    return "\n".join(["Plan for today:", *lines]) + now + (
+    return "\n".join(lines) + now + (
         f"\n{reminder}" if reminder else "")
 
   def get_state(self) -> entity_component.ComponentState:

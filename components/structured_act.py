@@ -19,11 +19,16 @@ from collections.abc import Sequence
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
+from crsec_concordia import observations
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
 
 _log = logging.getLogger(__name__)
 NO_VALID_ACTION = "(no valid action: the model's answer failed its schema)"
+_TEXT_SCHEMA = {"type": "object", "additionalProperties": False,
+                "required": ["answer"],
+                "properties": {"answer": {"type": "string", "minLength": 1,
+                                          "maxLength": 400}}}
 
 
 class StructuredAct(entity_component.ActingComponent,
@@ -70,16 +75,20 @@ class StructuredAct(entity_component.ActingComponent,
       schema = {"type": "object", "additionalProperties": False,
                 "required": ["answer"],
                 "properties": {"answer": {"type": "number"}}}
+    elif action_spec.tag == observations.SPEECH_TAG:
+      # A conversation turn wants spoken words. With the action wording the
+      # 1.5B model narrated ("Carlos tells Abigail that...") and the two
+      # sides echoed each other's narration.
+      prompt += (f"Reply as {name}, in character: only what {name} says "
+                 "aloud, in the first person, one or two sentences.")
+      schema = _TEXT_SCHEMA
     else:
       # Not phrased as "answer: <description>": the 1.5B model copied such a
       # description into its answer word for word.
       prompt += (f"Reply as {name}, in character and in the third person: "
                  f"one or two concrete sentences starting with \"{name}\", "
                  f"saying what {name} does or says.")
-      schema = {"type": "object", "additionalProperties": False,
-                "required": ["answer"],
-                "properties": {"answer": {"type": "string", "minLength": 1,
-                                          "maxLength": 400}}}
+      schema = _TEXT_SCHEMA
     try:
       answer = self._model.sample_json(prompt, schema,
                                        max_tokens=self._max_tokens,

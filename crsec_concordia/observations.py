@@ -23,6 +23,10 @@ _CONVERSATION = re.compile(
     re.S)
 _TURN = re.compile(r'^(?P<speaker>[^:\n]+): "(?P<text>.*)"$')
 
+# The tag of the action spec for one conversation turn: the agent answers
+# with spoken words, not with a narrated action.
+SPEECH_TAG = "speech"
+
 
 @dataclasses.dataclass(frozen=True)
 class Stamp:

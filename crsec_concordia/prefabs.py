@@ -50,8 +50,8 @@ def _base_components(params, memory_bank) -> dict[str, Any]:
   name = _param(params, "name")
   instructions = (
       f"You play {name} in a simulation of everyday life at "
-      f"{_param(params, 'setting')}. Stay in character; describe what "
-      f"{name} does and says concretely, in the third person.")
+      f"{_param(params, 'setting')}. Stay in character: {name} keeps the "
+      "habits and manner described below.")
   return {
       "Instructions": agent_components.constant.Constant(
           state=instructions, pre_act_label="Instructions"),
@@ -112,7 +112,8 @@ class NormativeEntity(prefab_lib.Prefab):
     if modules["communication"]:
       context[crsec.CONFLICT_DETECTOR_KEY] = crsec.ConflictDetector(
           structured.tagged("DetectConflict"),
-          talk_model=structured.tagged("DecideToTalk"))
+          talk_model=structured.tagged("DecideToTalk"),
+          embedder=shared_embedder())
     if modules["communication"] or modules["observation"]:
       context[crsec.NORM_IDENTIFIER_KEY] = crsec.NormIdentifier(
           structured.tagged("IdentifyNorm"),

@@ -106,6 +106,12 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # last (invented details).
 
 
+def has_evidence(evidence: str) -> bool:
+  """Whether the referee quoted anything (not "none", "n/a" or nothing)."""
+  return evidence.strip(" .\"'").lower() not in ("", NONE, "n/a", "null",
+                                                   "no evidence")
+
+
 def clean_action(putative_event: str, actor: str | None) -> str:
   """The agent's attempt without the engine's tag and "Name:" prefix."""
   text = putative_event.strip()
@@ -201,10 +207,17 @@ class Adjudication(entity_component.ContextComponent,
                "evidence": FAILED_EVIDENCE.format(error=e),
                "adjudicated": False}, failure)
     ids = behaviours_of(answer, self._ids)
+    evidence = str(answer["evidence"]).strip()
     narration = " ".join(str(answer["narration"]).split()) or action
-    return ({"narration": narration, "place": answer["place"],
-             "behaviours": ids, "evidence": str(answer["evidence"]).strip(),
-             "adjudicated": True}, None)
+    fields = {"narration": narration, "place": answer["place"],
+              "behaviours": ids, "evidence": evidence, "adjudicated": True}
+    if ids and not has_evidence(evidence):
+      # The answer contradicts itself: a behaviour, but no words of the
+      # action showing it (the 1.5B model tagged "prepares food boxes" as
+      # a tip with evidence "none"). The claim is kept, visibly, apart.
+      fields["behaviours"] = []
+      fields["unsupported"] = ids
+    return fields, None
 
   def pre_observe(self, observation: str) -> str:
     if observation.startswith(resolution_lib.PUTATIVE_EVENT_TAG):

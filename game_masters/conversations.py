@@ -12,6 +12,7 @@ bounded so a chatty pair cannot stall the episode.
 
 from __future__ import annotations
 
+import difflib
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,8 @@ CONVERSATIONS_KEY = "conversations"
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
 MAX_UTTERANCE_CHARS = 400
 NO_REPLY = "..."
+# Word-sequence similarity at which an utterance counts as a repeat.
+ECHO_RATIO = 0.7
 
 _SPEECH_VERBS = (r"(?:says?|said|asks?|asked|replies|replied|responds?|"
                  r"responded|answers?|answered|tells|told|whispers?|adds?|"
@@ -60,25 +63,52 @@ def clean_utterance(text: str, speaker: str) -> str:
   return text or NO_REPLY
 
 
+def repeats_earlier(text: str, turns: Sequence[tuple[str, str]],
+                    threshold: float = ECHO_RATIO) -> bool:
+  """Whether an utterance only repeats one already said (by anyone).
+
+  Small models copy the last line of a transcript; a copied line adds
+  nothing to the talk and would be read by IdentifyNorm as a second voice.
+  """
+  words = text.lower().split()
+  for _, earlier in turns:
+    other = earlier.lower().split()
+    if not words or not other:
+      continue
+    ratio = difflib.SequenceMatcher(None, words, other,
+                                    autojunk=False).ratio()
+    if ratio >= threshold or " ".join(words) in " ".join(other):
+      return True
+  return False
+
+
 def turn_call_to_action(*, stamp: observations.Stamp, place: str,
                         initiator: str, partner: str, topic: str,
                         speaker: str, turns: Sequence[tuple[str, str]],
                         norm: str | None = None,
                         behaviour: str | None = None) -> str:
-  """The free-text question for one utterance (braces never appear)."""
-  lines = [f"It is {stamp.time} at {place}. {initiator} is talking with "
-           f"{partner} about {topic}."]
+  """The free-text question for one utterance (braces never appear).
+
+  Who speaks to whom is said outright: with "A is talking with B about X"
+  alone, the 1.5B model let the initiator open with the partner's reply
+  ("Thank you for the reminder, I'll keep my voice down"). No instruction
+  about the answer's form here: the act component asks for spoken words
+  (a second, longer instruction made the model refuse or echo).
+  """
+  listener = partner if speaker == initiator else initiator
+  lines = [f"It is {stamp.time} at {place}."]
   if speaker == initiator and behaviour:
     lines.append(f"{initiator} saw this: {behaviour}")
     if norm:
-      lines.append(f"It goes against {initiator}'s norm: {norm}")
+      lines.append(f"To {initiator}, this goes against a norm: {norm}")
   if turns:
-    lines.append("Conversation so far:")
+    lines.append(f"{initiator} and {partner} are talking about {topic}. "
+                 "Conversation so far:")
     lines.extend(f'{s}: "{t}"' for s, t in turns)
+    lines.append(f"What does {speaker} say next, in reply to {listener}?")
   else:
-    lines.append(f"{speaker} speaks first.")
-  lines.append(f"What does {speaker} say next? Answer with {speaker}'s "
-               "words only, one or two sentences.")
+    lines.append(f"{initiator} goes over to {partner} to talk about {topic}.")
+    lines.append(f"What does {speaker} say to {listener}?")
   return "\n".join(lines).replace("{", "(").replace("}", ")")
 
 
@@ -170,6 +200,30 @@ class NormConversations(entity_component.ContextComponent,
           entity.get_component(self._detector_key).pop_conversation_requests())
     return requests
 
+  def _utterance(self, speaker: entity_lib.Entity,
+                 stamp: observations.Stamp, request: Mapping[str, Any],
+                 topic: str, turns: list[tuple[str, str]], norm: str | None,
+                 behaviour: str | None) -> str | None:
+    """One turn's words; None if two tries only repeat earlier lines.
+
+    The second try asks for something new outright (and so is a different
+    prompt, sampled with a different seed). A talk whose speaker has
+    nothing new to say ends there: no line is made up for anyone.
+    """
+    call = turn_call_to_action(
+        stamp=stamp, place=self._place, initiator=request["initiator"],
+        partner=request["partner"], topic=topic, speaker=speaker.name,
+        turns=turns, norm=norm, behaviour=behaviour)
+    for extra in ("", f"\n{speaker.name} says something not said yet."):
+      said = clean_utterance(
+          speaker.act(entity_lib.ActionSpec(
+              call_to_action=call + extra,
+              output_type=entity_lib.OutputType.FREE,
+              tag=observations.SPEECH_TAG)), speaker.name)
+      if not repeats_earlier(said, turns):
+        return said
+    return None
+
   def run_conversation(self, request: Mapping[str, Any],
                        stamp: observations.Stamp) -> dict[str, Any]:
     """Runs one conversation; delivers it to both; returns its record."""
@@ -180,16 +234,17 @@ class NormConversations(entity_component.ContextComponent,
     norm = request["norms"][0] if request["norms"] else None
     behaviour = request["behaviours"][0] if request["behaviours"] else None
     turns: list[tuple[str, str]] = []
+    ended = "rounds"
     for _ in range(self._rounds):
       for speaker in (initiator, partner):
-        spec = entity_lib.ActionSpec(
-            call_to_action=turn_call_to_action(
-                stamp=stamp, place=self._place, initiator=initiator,
-                partner=partner, topic=topic, speaker=speaker, turns=turns,
-                norm=norm, behaviour=behaviour),
-            output_type=entity_lib.OutputType.FREE, tag="speech")
-        said = entities[speaker].act(spec)
-        turns.append((speaker, clean_utterance(said, speaker)))
+        said = self._utterance(entities[speaker], stamp, request, topic,
+                               turns, norm, behaviour)
+        if said is None:
+          ended = f"{speaker} only repeated what was said"
+          break
+        turns.append((speaker, said))
+      if ended != "rounds":
+        break
     text = observations.format_conversation(stamp, initiator, partner, topic,
                                             turns)
     for name in (initiator, partner):
@@ -198,6 +253,7 @@ class NormConversations(entity_component.ContextComponent,
             "initiator": initiator, "partner": partner, "topic": topic,
             "norm": norm, "norms": list(request["norms"]),
             "norm_ids": list(request["norm_ids"]), "behaviour": behaviour,
+            "ended": ended,
             "turns": [{"speaker": s, "text": t} for s, t in turns]}
 
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:

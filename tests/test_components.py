@@ -298,3 +298,58 @@ def test_each_component_logs_its_records_on_its_own_channel():
                   if d["Key"] == "conflict")
   assert (conflict["actor"], conflict["norm"], conflict["step"]) == (
       "Tom Gomez", "No smoking indoors.", 2)
+
+
+def test_conflict_detection_shows_the_most_related_rule_first():
+  # The 1.5B model leans towards rule 1; the embedder puts the quiet norm
+  # there for a loud behaviour, so the scripted "rule 1" is the right one.
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  agent.observe(obs.format_action(S, "Tom Gomez", "indoors",
+                                  "Tom shouts a joke across the noisy room."))
+  detect = [c for c in model.calls if c.tag == "DetectConflict"][0]
+  rules = detect.prompt.split("Rules:\n")[1].split("\n\n")[0].splitlines()
+  assert rules[0] == "1. Be quiet in public places."
+  requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
+  assert [r["norm"] for r in requests] == ["Be quiet in public places."]
+
+
+def test_a_conversation_turn_asks_for_spoken_words_not_narration():
+  from concordia.typing import entity as entity_lib  # pylint: disable=import-outside-toplevel
+  model = cs.cafe_model()
+  agent = cs.build_agent("baseline", model)
+  for tag in (obs.SPEECH_TAG, "action"):
+    agent.act(entity_lib.ActionSpec(call_to_action="What does Carlos say?",
+                                    output_type=entity_lib.OutputType.FREE,
+                                    tag=tag))
+  speech, action = [c.prompt.rstrip().splitlines()[-1] for c in model.calls]
+  assert "says aloud" in speech and "third person" not in speech
+  assert "third person" in action and "says aloud" not in action
+
+
+@pytest.mark.parametrize("replan", [True, False])
+def test_a_norm_qualified_mid_day_revises_the_rest_of_the_plan(replan):
+  from concordia.typing import entity as entity_lib  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.components import NORMATIVE_PLANNER_KEY  # pylint: disable=import-outside-toplevel
+  def plan(prompt: str) -> dict:
+    return {"items": [{"start": "09:00", "end": "12:00", "activity": "write"},
+                      {"start": "12:00", "end": "16:00", "activity": "read"}],
+            "norms_observed": [] if "(none)" in prompt else [1]}
+
+  model = cs.cafe_model(**{cs.PLAN: plan})
+  agent = cs.build_agent("normative", model, role="ordinary")
+  planner = agent.get_component(NORMATIVE_PLANNER_KEY)
+  planner._replan = replan  # pylint: disable=protected-access
+  spec = entity_lib.ActionSpec(call_to_action="What next?",
+                               output_type=entity_lib.OutputType.FREE)
+  agent.act(spec)  # The first plan, made with no norms.
+  agent.observe(TALK)  # Carlos accepts "Smoking is not allowed inside".
+  agent.act(spec)
+  agent.act(spec)  # No new norm since: no third plan.
+  plans = [r for r in memory(agent).drain_records() if r["kind"] == "plan"]
+  assert [p["revised"] for p in plans] == ([False, True] if replan else [False])
+  if replan:
+    revision = [c for c in model.calls if c.tag == "NormativePlan"][1]
+    assert "from 09:20 to" in revision.prompt
+    assert "Smoking is not allowed inside the cafe." in revision.prompt

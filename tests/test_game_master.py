@@ -55,10 +55,12 @@ ACTIONS = {
     "Carlos Gomez": "Carlos lights a cigarette at his table.",
     "Tom Gomez": "Tom shouts across the room to a friend.",
 }
+# One line per conversation turn of each speaker, in shapes small models use.
 REPLIES = {
-    "Abigail Chen": 'Abigail Chen says: "Carlos, would you mind smoking '
-                    'outside?"',
-    "Carlos Gomez": "Carlos Gomez: Oh, sorry, I didn't think.",
+    "Abigail Chen": ['Abigail Chen says: "Carlos, would you mind smoking '
+                     'outside?"', "Thank you, the air is better for all."],
+    "Carlos Gomez": ["Carlos Gomez: Oh, sorry, I didn't think.",
+                     '"I will finish it on the terrace."'],
 }
 
 
@@ -138,16 +140,18 @@ class SmokeDetector(entity_component.ContextComponent):
 class ScriptAct(entity_component.ActingComponent):
   """Acts from the script; remembers every call to action it got."""
 
-  def __init__(self, action: str, reply: str):
+  def __init__(self, action: str, replies: list[str]):
     super().__init__()
-    self._action, self._reply = action, reply
+    self._action, self._replies = action, replies
     self.calls: list[str] = []
+    self.turns: list[str] = []  # Calls to action of conversation turns.
 
   def get_action_attempt(self, contexts, action_spec):
     del contexts
     self.calls.append(action_spec.call_to_action)
-    if "say next" in action_spec.call_to_action:
-      return self._reply
+    if action_spec.tag == obs.SPEECH_TAG:
+      self.turns.append(action_spec.call_to_action)
+      return self._replies[(len(self.turns) - 1) % len(self._replies)]
     return self._action
 
   def get_state(self):
@@ -172,7 +176,7 @@ class FakeAgent(prefab_lib.Prefab):
       context["ConflictDetector"] = SmokeDetector()
     return entity_agent_with_logging.EntityAgentWithLogging(
         agent_name=name,
-        act_component=ScriptAct(ACTIONS[name], REPLIES.get(name, "Hm.")),
+        act_component=ScriptAct(ACTIONS[name], REPLIES.get(name, ["Hm.", "Right."])),
         context_components=context)
 
 
@@ -310,7 +314,10 @@ def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
   assert talk["turns"] == [
       {"speaker": "Abigail Chen",
        "text": "Carlos, would you mind smoking outside?"},
-      {"speaker": "Carlos Gomez", "text": "Oh, sorry, I didn't think."}] * 2
+      {"speaker": "Carlos Gomez", "text": "Oh, sorry, I didn't think."},
+      {"speaker": "Abigail Chen", "text": "Thank you, the air is better for all."},
+      {"speaker": "Carlos Gomez", "text": "I will finish it on the terrace."}]
+  assert talk["ended"] == "rounds"
   transcript = obs.format_conversation(
       s.stamp_for(carlos_step + 1), "Abigail Chen", "Carlos Gomez",
       talk["topic"], [(t["speaker"], t["text"]) for t in talk["turns"]])
@@ -322,15 +329,13 @@ def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
   assert isinstance(parsed, obs.ConversationObservation)
   assert len(parsed.turns) == 4
   # Each utterance was asked for with the transcript so far.
-  calls = people["Carlos Gomez"].get_act_component().calls
-  talk_calls = [c for c in calls if "say next" in c]
+  talk_calls = people["Carlos Gomez"].get_act_component().turns
   assert len(talk_calls) == 2
   assert 'Abigail Chen: "Carlos, would you mind smoking outside?"' in (
       talk_calls[0])
   assert "{" not in talk_calls[0]
   # The initiator (only) is reminded what it saw and which norm it breaks.
-  first = people["Abigail Chen"].get_act_component().calls
-  first = [c for c in first if "say next" in c][0]
+  first = people["Abigail Chen"].get_act_component().turns[0]
   assert "Carlos lights a cigarette" in first and "No smoking indoors" in first
   assert "No smoking indoors" not in talk_calls[0]
 
@@ -485,3 +490,59 @@ def test_observers_see_the_agents_own_words_when_they_tell_the_action(
     action, delivered):
   assert adjudication.observed_text("Carlos Gomez", action,
                                     "Carlos lights a cigarette.") == delivered
+
+
+class _Talker:
+  """An entity that says its lines in turn and keeps what it observes."""
+
+  def __init__(self, name: str, lines: list[str]):
+    self.name, self._lines, self.specs, self.seen = name, lines, [], []
+
+  def act(self, action_spec):
+    self.specs.append(action_spec)
+    return self._lines[min(len(self.specs), len(self._lines)) - 1]
+
+  def observe(self, text):
+    self.seen.append(text)
+
+
+def test_repeats_are_recognised_and_new_words_are_not():
+  said = [("Abigail Chen", "Please smoke outside, it bothers people.")]
+  assert conversations.repeats_earlier(
+      "Please smoke outside, it bothers people!", said)
+  assert conversations.repeats_earlier("it bothers people", said)
+  assert not conversations.repeats_earlier(
+      "Sorry, I will take it to the terrace.", said)
+
+
+def test_a_speaker_who_only_echoes_ends_the_talk_and_nothing_is_made_up():
+  line = "Carlos, would you mind smoking outside?"
+  abigail = _Talker("Abigail Chen", [line])
+  # Carlos echoes twice (the first try and the "something new" retry).
+  carlos = _Talker("Carlos Gomez", [f"Abigail Chen: '{line}'", line])
+  talk = conversations.NormConversations(
+      entities=[abigail, carlos], place="Hobbs Cafe", max_rounds=2)
+  record = talk.run_conversation(
+      {"initiator": "Abigail Chen", "partner": "Carlos Gomez",
+       "topics": ["No smoking indoors."], "norms": ["No smoking indoors."],
+       "norm_ids": ["a-1"], "behaviours": ["Carlos lights a cigarette."]},
+      obs.Stamp(1, "09:10", 2))
+  assert record["turns"] == [{"speaker": "Abigail Chen", "text": line}]
+  assert record["ended"] == "Carlos Gomez only repeated what was said"
+  assert len(carlos.specs) == 2
+  assert "something not said yet" in carlos.specs[1].call_to_action
+  assert all(s.tag == obs.SPEECH_TAG for s in carlos.specs)
+  # Both still receive the (short) transcript.
+  assert abigail.seen == carlos.seen and len(carlos.seen) == 1
+
+
+def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
+  model = ScriptedModel([(r"You are the referee", lambda p: {
+      "narration": "Abigail packs food boxes.", "place": "indoors",
+      "evidence": "none", "behaviour": "tipped", "also": "none"})])
+  sim = simulation(model, detector=())
+  sim.play(max_steps=1)
+  [record] = game_masters.drain_records(sim.get_game_masters()[0])
+  assert record["behaviours"] == [] and record["unsupported"] == ["tipped"]
+  assert adjudication.has_evidence('"leaves a tip"')
+  assert not adjudication.has_evidence(" None. ")

@@ -422,3 +422,15 @@ def test_concurrent_calls_are_all_counted(server):
   arrivals = [r.arrived for r in server.chat_requests()]
   assert max(arrivals) - min(arrivals) < 1.0
 
+
+
+def test_two_endpoints_with_one_model_name_never_share_cached_answers(
+    server, tmp_path):
+  # Two servers may serve different weights under the same name ("local").
+  path = tmp_path / "cache.sqlite"
+  make(server, seed=1, cache=ResponseCache(path)).sample_text("x")
+  make(server, seed=1, cache=ResponseCache(path),
+       cache_scope="http://elsewhere:8000/v1").sample_text("x")
+  assert len(server.chat_requests()) == 2
+  make(server, seed=1, cache=ResponseCache(path)).sample_text("x")
+  assert len(server.chat_requests()) == 2  # Same endpoint: a cache hit.

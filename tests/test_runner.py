@@ -55,7 +55,7 @@ def cafe() -> cs.ScriptedModel:
   model = cs.cafe_model()
 
   def act(prompt: str) -> dict[str, str]:
-    if "say next" in prompt:
+    if "says aloud" in prompt:  # A conversation turn.
       return {"answer": "Please smoke outside, it bothers people."}
     for name, action in TURNS.items():
       if f"What does {name} do next" in prompt:

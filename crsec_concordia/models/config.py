@@ -102,7 +102,8 @@ def make_model(
     server = embedded.shared_server(progress)
     model = OpenAICompatibleModel(
         server.base_url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
-        timeout=config.timeout, schema_mode=config.schema_mode or "json_schema")
+        timeout=config.timeout, schema_mode=config.schema_mode or "json_schema",
+        cache_scope=f"embedded:{embedded.MODEL_SHA256}")
   else:
     model = OpenAICompatibleModel(
         config.base_url, config.api_key or "none", config.model, seed=seed,

@@ -82,6 +82,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       max_retries: int = 3,
       json_retries: int = 2,
       schema_mode: str = "json_schema",
+      cache_scope: str | None = None,
   ):
     """Creates the model.
 
@@ -99,11 +100,16 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       schema_mode: how schemas reach the server: OpenAI's `json_schema`
         response format, `json_object` with a schema (llama-cpp-python), or a
         llama.cpp `grammar` compiled from the schema.
+      cache_scope: what identifies the model behind the endpoint in cache
+        keys; by default the base URL, so two servers that serve different
+        weights under one model name never share answers. The embedded
+        server, on a new port each run, passes its weights' hash.
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
     self.base_url = base_url
     self.model_name = model_name
+    self.cache_scope = cache_scope or base_url
     self.seed = seed
     self.cache = cache
     self.usage = base.UsageMeter()
@@ -180,7 +186,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       seed: int | None,
       schema: Mapping[str, Any] | None,
   ) -> str:
-    return cache_key(model=self.model_name, messages=messages,
+    return cache_key(scope=self.cache_scope, model=self.model_name,
+                     messages=messages,
                      max_tokens=max_tokens, temperature=temperature,
                      top_p=top_p, stop=list(stop), seed=seed,
                      schema=schema, mode=self._schema_mode if schema else None)
