@@ -34,7 +34,9 @@ _DEFAULTS: dict[str, Any] = {
     "initial_norms": [],
     "synthesis_threshold": 350,
     "reflect_every": 6,
-    "observation_history": 12,
+    # Recent observations in the act prompt: the act is most of a run's
+    # prompt tokens, and the 1.5B model loses the thread in long contexts.
+    "observation_history": 8,
     "day_start": "09:00",
     "day_end": "16:00",
     "modules": {m: True for m in MODULES},

@@ -82,6 +82,21 @@ def repeats_earlier(text: str, turns: Sequence[tuple[str, str]],
   return False
 
 
+_OUT_OF_CHARACTER = re.compile(
+    r"\b(?:I'?m sorry,? but I (?:can(?:'|no)t|am unable)|I can(?:'|no)t "
+    r"(?:assist|help with|participate|engage)|as an AI\b|language model)",
+    re.I)
+
+
+def out_of_character(text: str) -> bool:
+  """Whether an utterance is the model refusing, not the person speaking.
+
+  The 1.5B model sometimes answers "I'm sorry, but I can't participate in
+  that discussion" in the middle of a café chat.
+  """
+  return bool(_OUT_OF_CHARACTER.search(text))
+
+
 def turn_call_to_action(*, stamp: observations.Stamp, place: str,
                         initiator: str, partner: str, topic: str,
                         speaker: str, turns: Sequence[tuple[str, str]],
@@ -204,11 +219,13 @@ class NormConversations(entity_component.ContextComponent,
                  stamp: observations.Stamp, request: Mapping[str, Any],
                  topic: str, turns: list[tuple[str, str]], norm: str | None,
                  behaviour: str | None) -> str | None:
-    """One turn's words; None if two tries only repeat earlier lines.
+    """One turn's words; None if two tries give no line of the speaker's own.
 
-    The second try asks for something new outright (and so is a different
-    prompt, sampled with a different seed). A talk whose speaker has
-    nothing new to say ends there: no line is made up for anyone.
+    An answer that only repeats an earlier line, or is the model stepping
+    out of character, is not an utterance. The second try asks for
+    something new outright (a different prompt, so a different seed). A
+    talk whose speaker has nothing of their own to say ends there: no line
+    is made up for anyone.
     """
     call = turn_call_to_action(
         stamp=stamp, place=self._place, initiator=request["initiator"],
@@ -220,7 +237,7 @@ class NormConversations(entity_component.ContextComponent,
               call_to_action=call + extra,
               output_type=entity_lib.OutputType.FREE,
               tag=observations.SPEECH_TAG)), speaker.name)
-      if not repeats_earlier(said, turns):
+      if not repeats_earlier(said, turns) and not out_of_character(said):
         return said
     return None
 
@@ -240,7 +257,7 @@ class NormConversations(entity_component.ContextComponent,
         said = self._utterance(entities[speaker], stamp, request, topic,
                                turns, norm, behaviour)
         if said is None:
-          ended = f"{speaker} only repeated what was said"
+          ended = f"{speaker} had nothing new to say in character"
           break
         turns.append((speaker, said))
       if ended != "rounds":

@@ -515,6 +515,14 @@ def test_repeats_are_recognised_and_new_words_are_not():
       "Sorry, I will take it to the terrace.", said)
 
 
+def test_a_refusal_is_not_an_utterance():
+  assert conversations.out_of_character(
+      "I'm sorry, but I can't participate in that discussion.")
+  assert conversations.out_of_character("As an AI language model, I cannot.")
+  assert not conversations.out_of_character(
+      "Sorry, I can't stand the smoke either. I'll step outside.")
+
+
 def test_a_speaker_who_only_echoes_ends_the_talk_and_nothing_is_made_up():
   line = "Carlos, would you mind smoking outside?"
   abigail = _Talker("Abigail Chen", [line])
@@ -528,7 +536,7 @@ def test_a_speaker_who_only_echoes_ends_the_talk_and_nothing_is_made_up():
        "norm_ids": ["a-1"], "behaviours": ["Carlos lights a cigarette."]},
       obs.Stamp(1, "09:10", 2))
   assert record["turns"] == [{"speaker": "Abigail Chen", "text": line}]
-  assert record["ended"] == "Carlos Gomez only repeated what was said"
+  assert record["ended"] == "Carlos Gomez had nothing new to say in character"
   assert len(carlos.specs) == 2
   assert "something not said yet" in carlos.specs[1].call_to_action
   assert all(s.tag == obs.SPEECH_TAG for s in carlos.specs)

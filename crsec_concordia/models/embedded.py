@@ -206,6 +206,8 @@ class EmbeddedServer:
       time.sleep(0.2)
 
   def stop(self) -> None:
+    """Stops the server: xllamacpp's Server has no stop method and shuts
+    its threads down when the object is freed, so the one reference goes."""
     self._server = None
 
 
