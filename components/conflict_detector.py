@@ -9,11 +9,11 @@ An agent with no qualified norms makes no call at all: ordinary agents start
 silent, as in the paper. A cooldown keeps one agent from raising the same
 norm with the same person every step.
 
-With an embedder, the rules are shown most related first (cosine similarity
-to the behaviour) and only the `max_rules` closest: the 1.5B model leans
-towards the first rule of a list (it paired "reads his poems aloud in a
-booming voice" with "No smoking indoors", the first of five), so the list
-should start with the rule the behaviour is most likely about.
+Which norm a behaviour is about is retrieval, done with the sentence
+embedder (the norm most similar to the behaviour); whether the behaviour
+breaks it is the model's judgement (see DetectConflict for why the two are
+split). `rules_judged` > 1 judges the next most similar norms too, in
+order, until one is broken.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from crsec_concordia import observations
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
+from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations import decide_to_talk, detect_conflict
 
@@ -44,16 +45,16 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
   """Detects conflicts with the agent's norms and asks to talk about them."""
 
   def __init__(self, model, *, talk_model=None, embedder=None,
-               max_rules: int = 5, cooldown_steps: int = 6,
+               rules_judged: int = 1, cooldown_steps: int = 6,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the detector.
 
     Args:
       model: the model for DetectConflict (a tagged view is best).
       talk_model: the model for DecideToTalk (defaults to `model`).
-      embedder: orders the rules by similarity to the behaviour (None keeps
-        the database's order and shows every rule).
-      max_rules: with an embedder, how many of the closest rules to show.
+      embedder: finds the norms a behaviour is most about (default: the
+        project's shared sentence embedder).
+      rules_judged: how many of the most similar norms may be judged.
       cooldown_steps: steps before the same norm is raised again with the
         same person.
       norm_memory_key: the key of the entity's NormMemory.
@@ -62,7 +63,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._model = model
     self._talk_model = talk_model or model
     self._embedder = embedder
-    self._max_rules = max_rules
+    self._rules_judged = rules_judged
     self._cooldown = cooldown_steps
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
@@ -80,16 +81,23 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     norms = memory.database.qualified()
     if not norms:
       return
+    for norm in self._most_related(event.text, norms):
+      result = detect_conflict(self._model, actor=event.actor,
+                               behaviour=event.text, place=event.place,
+                               norm=norm, on_failure=memory.record_failure)
+      if result is None:
+        return
+      if result[0]:
+        self._conflict(event, norm, reason=result[1])
+        return
+
+  def _conflict(self, event: observations.ActionObservation,
+                norm: PersonalNorm, reason: str) -> None:
+    memory = self.norm_memory
     behaviour = behaviour_text(event)
-    result = detect_conflict(self._model, actor=event.actor,
-                             behaviour=behaviour,
-                             norms=self._most_related(event.text, norms),
-                             on_failure=memory.record_failure)
-    if result is None or not result[0]:
-      return
-    norm = result[1]
     self._record("conflict", actor=event.actor, behaviour=event.text,
-                  place=event.place, norm_id=norm.id, norm=norm.content)
+                  place=event.place, norm_id=norm.id, norm=norm.content,
+                  reason=reason)
     if memory.role == ENTREPRENEUR:
       talk = True
     else:
@@ -118,12 +126,12 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
 
   def _most_related(self, behaviour: str,
                     norms: list[PersonalNorm]) -> list[PersonalNorm]:
-    if self._embedder is None or len(norms) < 2:
-      return norms
+    if self._embedder is None:
+      self._embedder = shared_embedder()
     scores = self._embedder.similarity([behaviour],
                                        [n.content for n in norms])[0]
     order = sorted(range(len(norms)), key=lambda i: -float(scores[i]))
-    return [norms[i] for i in order[:self._max_rules]]
+    return [norms[i] for i in order[:self._rules_judged]]
 
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)

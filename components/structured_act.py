@@ -85,9 +85,12 @@ class StructuredAct(entity_component.ActingComponent,
     else:
       # Not phrased as "answer: <description>": the 1.5B model copied such a
       # description into its answer word for word.
+      # "true to ... own habits": with recent events in view the model
+      # copied another agent's action word for word.
       prompt += (f"Reply as {name}, in character and in the third person: "
                  f"one or two concrete sentences starting with \"{name}\", "
-                 f"saying what {name} does or says.")
+                 f"saying what {name} does or says, true to {name}'s own "
+                 "habits and plan.")
       schema = _TEXT_SCHEMA
     try:
       answer = self._model.sample_json(prompt, schema,

@@ -16,7 +16,7 @@ from crsec_concordia.prefabs import PREFABS
 
 # Phrases that identify each operation's prompt.
 CREATE = r"social norms this person holds"
-DETECT = r"related_rule:"
+DETECT = r"\nverdict: breaks if"
 TALK = r"\ntalk:"
 IDENTIFY = r"is_rule:"
 REFLECT = r"thoughts: up to three"
@@ -39,7 +39,7 @@ def cafe_model(**answers) -> ScriptedModel:
            "utility": 60},
           {"content": "Wait your turn in line.", "type": "injunctive",
            "utility": 50}]},
-      DETECT: {"related_rule": 1, "breaks_rule": True},
+      DETECT: {"reason": "Smoking inside goes against it.", "verdict": "breaks"},
       TALK: {"talk": True},
       IDENTIFY: {"rule": "Smoking is not allowed inside the cafe.",
                  "is_rule": True, "type": "injunctive", "utility": 70},

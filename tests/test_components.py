@@ -300,19 +300,33 @@ def test_each_component_logs_its_records_on_its_own_channel():
       "Tom Gomez", "No smoking indoors.", 2)
 
 
-def test_conflict_detection_shows_the_most_related_rule_first():
-  # The 1.5B model leans towards rule 1; the embedder puts the quiet norm
-  # there for a loud behaviour, so the scripted "rule 1" is the right one.
+def test_conflict_detection_judges_the_most_related_rule():
+  # The embedder finds the rule a behaviour is about (the 1.5B model named
+  # the first of a list); the model only judges that one rule.
   model = cs.cafe_model()
   agent = cs.build_agent("normative", model, name="Abigail Chen",
                          role="entrepreneur")
   agent.observe(obs.format_action(S, "Tom Gomez", "indoors",
                                   "Tom shouts a joke across the noisy room."))
-  detect = [c for c in model.calls if c.tag == "DetectConflict"][0]
-  rules = detect.prompt.split("Rules:\n")[1].split("\n\n")[0].splitlines()
-  assert rules[0] == "1. Be quiet in public places."
+  [detect] = [c for c in model.calls if c.tag == "DetectConflict"]
+  assert detect.prompt.startswith("Rule: Be quiet in public places.\n"
+                                  "What happened (indoors): Tom shouts")
   requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
   assert [r["norm"] for r in requests] == ["Be quiet in public places."]
+  [conflict] = [r for r in memory(agent).drain_records()
+                if r["kind"] == "conflict"]
+  assert conflict["reason"] == "Smoking inside goes against it."
+
+
+@pytest.mark.parametrize("verdict", ["follows", "unrelated"])
+def test_a_kept_or_unrelated_rule_is_no_conflict(verdict):
+  model = cs.cafe_model(**{cs.DETECT: {"reason": "It is fine.",
+                                       "verdict": verdict}})
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  agent.observe(SMOKE)
+  assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
+  assert "conflict" not in [r["kind"] for r in memory(agent).drain_records()]
 
 
 def test_a_conversation_turn_asks_for_spoken_words_not_narration():
