@@ -17,8 +17,9 @@ from concordia.components.agent import action_spec_ignored
 from concordia.typing import entity_component
 
 from crsec_concordia import observations
-from crsec_concordia.norms import NormDatabase, Origin
+from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
 from crsec_concordia.operations import create_norm
+from crsec_concordia.operations.immediate_evaluation import names_person
 
 NORM_MEMORY_KEY = "NormMemory"
 ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
@@ -122,14 +123,26 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
           self._model, name=self.agent_name, persona=self.persona,
           setting=self._setting, count=self._count,
           on_failure=self.record_failure)
+      step = self.last_stamp.step if self.last_stamp else 0
+      time = self.last_stamp.time if self.last_stamp else None
       for n in norms or ():
+        # The model sometimes describes the person instead ("Abigail Chen
+        # speaks up when ..."): kept, rejected as not a norm, as
+        # ImmediateEvaluation rejects a norm that names someone.
+        person = (None if self._initial_norms else
+                  names_person(n["content"], [self.agent_name]))
         norm = self.database.add(
             n["content"], n["type"], n["utility"], origin=Origin.CREATED,
-            qualified=True, source_text=self.persona,
-            step=self.last_stamp.step if self.last_stamp else 0,
-            time=self.last_stamp.time if self.last_stamp else None)
+            qualified=person is None, source_text=self.persona,
+            step=step, time=time)
+        if person is not None:
+          self.database.reject(norm.id, RejectionReason.NOT_A_NORM,
+                               f"names {person}", step=step, time=time)
         self.record("created", norm_id=norm.id, content=norm.content,
-                    type=norm.type, utility=norm.utility)
+                    type=norm.type, utility=norm.utility,
+                    accepted=person is None,
+                    **({"reason": str(RejectionReason.NOT_A_NORM)}
+                       if person else {}))
 
   # -- Concordia hooks --------------------------------------------------------
 

@@ -45,8 +45,14 @@ def clean_utterance(text: str, speaker: str) -> str:
   text = " ".join(text.replace("{", "(").replace("}", ")").split())
   quoted = re.findall(r'"([^"]+)"', text) or re.findall(
       r"\u201c([^\u201d]+)\u201d", text)
+  # Single quotes after narration: `Abigail smiles: 'I'm glad you came.'`
+  # (apostrophes inside the words rule out pairing quotes by regex).
+  single = re.search(r"[:,]\s+'(.+)", text) if not quoted else None
   if quoted:
     text = " ".join(q.strip() for q in quoted)
+  elif single:
+    text = single.group(1).strip()
+    text = text[:-1] if text.endswith("'") else text
   else:
     names = sorted({speaker, speaker.split()[0]}, key=len, reverse=True)
     for name in names:

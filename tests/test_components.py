@@ -367,3 +367,21 @@ def test_a_norm_qualified_mid_day_revises_the_rest_of_the_plan(replan):
     revision = [c for c in model.calls if c.tag == "NormativePlan"][1]
     assert "from 09:20 to" in revision.prompt
     assert "Smoking is not allowed inside the cafe." in revision.prompt
+
+
+def test_a_created_norm_that_describes_the_person_is_rejected_not_held():
+  norms = [{"content": c, "type": "injunctive", "utility": 80} for c in (
+      "No smoking indoors.", "Be quiet in public places.", "Tip after meals.",
+      "Wait your turn in line.")] + [
+      {"content": "Abigail Chen speaks up when the room gets unpleasant.",
+       "type": "injunctive", "utility": 70}]
+  model = cs.cafe_model(**{cs.CREATE: {"norms": norms}})
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  memory(agent).ensure_created()
+  db = memory(agent).database
+  assert len(db.qualified()) == 4
+  [odd] = [n for n in db.all() if not n.qualified]
+  assert odd.rejection_reason == RejectionReason.NOT_A_NORM
+  created = [r for r in memory(agent).drain_records() if r["kind"] == "created"]
+  assert [r["accepted"] for r in created] == [True] * 4 + [False]

@@ -437,6 +437,9 @@ def test_more_than_one_waiting_event_arrives_as_separate_observations():
     ("I would rather not.", "I would rather not."),
     ("", conversations.NO_REPLY),
     ('Line one.\nLine "two".', "two"),
+    ("Abigail nods warmly, saying: 'I'm glad you're here, Carlos.'",
+     "I'm glad you're here, Carlos."),
+    ("Abigail Chen: 'Don't worry.", "Don't worry."),
 ])
 def test_utterances_are_only_the_words(said, words):
   assert conversations.clean_utterance(said, "Abigail Chen") == words

@@ -66,7 +66,7 @@ def pair_prompt(candidate: PersonalNorm, held: PersonalNorm) -> str:
       "false.")
 
 
-def _names_person(content: str, names: list[str]) -> str | None:
+def names_person(content: str, names: list[str]) -> str | None:
   for full in names:
     for part in [full] + full.split():
       if len(part) > 2 and re.search(rf"\b{re.escape(part)}\b", content):
@@ -101,7 +101,7 @@ def immediate_evaluation(
       return Verdict(False, RejectionReason.DUPLICATE,
                      f"embedding similarity {similarity:.2f} with "
                      f"{nearest.id} ({nearest.content})")
-  if person := _names_person(candidate.content, known_names):
+  if person := names_person(candidate.content, known_names):
     return Verdict(False, RejectionReason.NOT_A_NORM, f"names {person}")
   answer = structured_call(model, OP, source_prompt(name, persona, candidate),
                            SOURCE_SCHEMA, on_failure=on_failure,
