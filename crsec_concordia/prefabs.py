@@ -134,9 +134,13 @@ class NormativeEntity(prefab_lib.Prefab):
           structured.tagged("NormativePlan"), goal=_param(p, "goal"),
           setting=_param(p, "setting"), day_start=_param(p, "day_start"),
           day_end=_param(p, "day_end"))
-    order = ["Instructions", "Persona", crsec.NORM_MEMORY_KEY,
-             crsec.NORMATIVE_PLANNER_KEY,
-             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY]
+    # Recent events first, the plan (with its "Now:" line) last: with the
+    # events last the 1.5B model copied the latest one ("Carlos sits ...
+    # and reads a book", Tom's action word for word) instead of acting, and
+    # whatever stands last it tends to echo.
+    order = ["Instructions",
+             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY,
+             crsec.NORM_MEMORY_KEY, "Persona", crsec.NORMATIVE_PLANNER_KEY]
     return _entity(name, context, [k for k in order if k in context],
                    model, p)
 
@@ -155,8 +159,9 @@ class BaselineEntity(prefab_lib.Prefab):
   def build(self, model, memory_bank: basic_associative_memory.AssociativeMemoryBank
             ) -> entity_agent_with_logging.EntityAgentWithLogging:
     context = _base_components(self.params, memory_bank)
-    order = ["Instructions", "Persona",
-             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY]
+    order = ["Instructions",
+             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY,
+             "Persona"]
     return _entity(_param(self.params, "name"), context, order, model,
                    self.params)
 

@@ -37,7 +37,8 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
       f"disregard):\n{norm_lines}\n\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
       "Plan that time in 2 to 5 blocks: start and end as HH:MM, and the "
-      "activity in a few words (at most 8). Weigh the norms as "
+      f"activity in a few words (at most 8), as {name} would really spend "
+      "it, habits included. Weigh the norms as "
       f"{name} would. norms_observed: numbers of the norms the plan respects.")
 
 
