@@ -6,8 +6,8 @@ always talk) and, if so, it asks for a conversation with the violator. The
 game master collects the requests with `pop_conversation_requests()`.
 
 An agent with no qualified norms makes no call at all: ordinary agents start
-silent, as in the paper. A cooldown keeps one agent from raising the same
-norm with the same person every step.
+silent, as in the paper. A cooldown keeps one agent from talking to the
+same person again for a few steps (conflicts are still detected and logged).
 
 Which norm a behaviour is about is retrieval, done with the sentence
 embedder (the norm most similar to the behaviour); whether the behaviour
@@ -55,8 +55,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       embedder: finds the norms a behaviour is most about (default: the
         project's shared sentence embedder).
       rules_judged: how many of the most similar norms may be judged.
-      cooldown_steps: steps before the same norm is raised again with the
-        same person.
+      cooldown_steps: steps before the agent asks to talk with the same
+        person again.
       norm_memory_key: the key of the entity's NormMemory.
     """
     super().__init__()
@@ -111,7 +111,10 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                   norm_id=norm.id, norm=norm.content)
     if not talk:
       return
-    key = f"{event.actor}|{norm.id}"
+    # One talk with a person per cooldown, whatever the norm: in trials an
+    # agent who had just talked with someone raised another of its norms
+    # with them at the next step, and talk is most of a run's cost.
+    key = event.actor
     with self._lock:
       last = self._last_raised.get(key)
       if last is not None and event.stamp.step - last < self._cooldown:

@@ -45,9 +45,14 @@ def test_entrepreneur_creates_norms_detects_and_asks_to_talk():
   kinds = [r["kind"] for r in memory(agent).drain_records()]
   assert kinds.count("created") == 5 and "conflict" in kinds
   assert "talk_decision" in kinds
-  # The same norm is not raised with the same person again at once.
+  # Nor is the same person talked to again at once, about any norm; the
+  # conflicts are still detected.
   agent.observe(SMOKE.replace("step 2", "step 3"))
+  agent.observe(obs.format_action(obs.Stamp(1, "09:30", 4), "Tom Gomez",
+                                  "indoors", "Tom shouts across the room."))
   assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
+  kinds = [r["kind"] for r in memory(agent).drain_records()]
+  assert kinds.count("conflict") == 2
 
 
 def test_an_ordinary_agent_may_decide_not_to_talk():
