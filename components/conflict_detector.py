@@ -98,6 +98,13 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._record("conflict", actor=event.actor, behaviour=event.text,
                   place=event.place, norm_id=norm.id, norm=norm.content,
                   reason=reason)
+    # One talk with a person per cooldown, whatever the norm: in trials an
+    # agent who had just talked with someone raised another of its norms
+    # with them at the next step, and talk is most of a run's cost. Checked
+    # before DecideToTalk, whose answer would be thrown away.
+    with self._lock:
+      if self._cooling_down(event.actor, event.stamp.step):
+        return
     if memory.role == ENTREPRENEUR:
       talk = True
     else:
@@ -111,21 +118,24 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                   norm_id=norm.id, norm=norm.content)
     if not talk:
       return
-    # One talk with a person per cooldown, whatever the norm: in trials an
-    # agent who had just talked with someone raised another of its norms
-    # with them at the next step, and talk is most of a run's cost.
-    key = event.actor
     with self._lock:
-      last = self._last_raised.get(key)
-      if last is not None and event.stamp.step - last < self._cooldown:
+      # Another thread may have asked first (hooks run in parallel).
+      if self._cooling_down(event.actor, event.stamp.step):
         return
-      if any(r["partner"] == event.actor for r in self._requests):
-        return
-      self._last_raised[key] = event.stamp.step
+      self._last_raised[event.actor] = event.stamp.step
       self._requests.append({
           "initiator": memory.agent_name, "partner": event.actor,
           "topic": norm.content, "norm": norm.content, "norm_id": norm.id,
           "behaviour": event.text, "step": event.stamp.step})
+
+  def _cooling_down(self, actor: str, step: int) -> bool:
+    """Whether a talk with `actor` is pending or was asked for recently.
+
+    The caller holds `self._lock`.
+    """
+    last = self._last_raised.get(actor)
+    return ((last is not None and step - last < self._cooldown)
+            or any(r["partner"] == actor for r in self._requests))
 
   def _most_related(self, behaviour: str,
                     norms: list[PersonalNorm]) -> list[PersonalNorm]:

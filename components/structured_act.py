@@ -22,13 +22,11 @@ from concordia.typing import entity_component
 from crsec_concordia import observations
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.operations.base import obj, text
 
 _log = logging.getLogger(__name__)
 NO_VALID_ACTION = "(no valid action: the model's answer failed its schema)"
-_TEXT_SCHEMA = {"type": "object", "additionalProperties": False,
-                "required": ["answer"],
-                "properties": {"answer": {"type": "string", "minLength": 1,
-                                          "maxLength": 400}}}
+_TEXT_SCHEMA = obj({"answer": text(400)})
 
 
 class StructuredAct(entity_component.ActingComponent,
@@ -67,14 +65,10 @@ class StructuredAct(entity_component.ActingComponent,
     call = action_spec.call_to_action.format(name=name)
     prompt = f"{self._context(contexts)}\n\n{call}\n"
     if action_spec.output_type == entity_lib.OutputType.CHOICE:
-      schema = {"type": "object", "additionalProperties": False,
-                "required": ["answer"],
-                "properties": {"answer": {"type": "string",
-                                          "enum": list(action_spec.options)}}}
+      schema = obj({"answer": {"type": "string",
+                               "enum": list(action_spec.options)}})
     elif action_spec.output_type == entity_lib.OutputType.FLOAT:
-      schema = {"type": "object", "additionalProperties": False,
-                "required": ["answer"],
-                "properties": {"answer": {"type": "number"}}}
+      schema = obj({"answer": {"type": "number"}})
     elif action_spec.tag == observations.SPEECH_TAG:
       # A conversation turn wants spoken words. With the action wording the
       # 1.5B model narrated ("Carlos tells Abigail that...") and the two

@@ -390,3 +390,13 @@ def test_a_created_norm_that_describes_the_person_is_rejected_not_held():
   assert odd.rejection_reason == RejectionReason.NOT_A_NORM
   created = [r for r in memory(agent).drain_records() if r["kind"] == "created"]
   assert [r["accepted"] for r in created] == [True] * 4 + [False]
+
+
+def test_no_talk_decision_is_asked_for_while_a_talk_is_cooling_down():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, role="ordinary")
+  memory(agent).database.add("No smoking indoors.", "injunctive", 80,
+                             origin=Origin.CREATED, qualified=True)
+  agent.observe(SMOKE)
+  agent.observe(SMOKE.replace("step 2", "step 3"))
+  assert model.calls_by_tag() == {"DetectConflict": 2, "DecideToTalk": 1}
