@@ -7,6 +7,7 @@ who acts, or in what format:
   __terminate__        clock.CafeClock              simulated time, episode end
   __next_acting__      turn_order.TurnOrder         seeded shuffle per round
   __next_action_spec__ action_spec.FixedActionSpec  "It is Day 1 09:10 at ..."
+                       (with the situation of a scenario occasion, occasions.py)
   __make_observation__ exact_observations.ExactObservations  verbatim events
   __resolution__       adjudication.Adjudication    one GM.adjudicate call
   conversations        conversations.NormConversations  CRSEC sender talks
@@ -19,6 +20,7 @@ from crsec_concordia.game_masters.adjudication import ADJUDICATE_TAG, Adjudicati
 from crsec_concordia.game_masters.clock import CafeClock, stamp_fields
 from crsec_concordia.game_masters.conversations import NormConversations
 from crsec_concordia.game_masters.exact_observations import ExactObservations
+from crsec_concordia.game_masters.occasions import Occasion, occasion_at
 from crsec_concordia.game_masters.prefab import (
     PREFABS,
     CafeGameMaster,
@@ -28,6 +30,7 @@ from crsec_concordia.game_masters.turn_order import TurnOrder, actor_for_step
 
 __all__ = [
     "ADJUDICATE_TAG", "Adjudication", "CafeClock", "CafeGameMaster",
-    "ExactObservations", "FixedActionSpec", "NormConversations", "PREFABS",
-    "TurnOrder", "actor_for_step", "drain_records", "stamp_fields",
+    "ExactObservations", "FixedActionSpec", "NormConversations", "Occasion",
+    "PREFABS", "TurnOrder", "actor_for_step", "drain_records", "occasion_at",
+    "stamp_fields",
 ]

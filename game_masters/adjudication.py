@@ -25,6 +25,7 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
 from crsec_concordia import observations
+from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import turn_order as turn_order_lib
@@ -76,11 +77,13 @@ def behaviours_of(answer: Mapping[str, Any],
 
 
 def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
-                        actor: str, action: str) -> str:
+                        actor: str, action: str, situation: str = "") -> str:
   """A short, concrete prompt: what a 1.5B model can follow.
 
   The fixed part (setting and behaviour list) comes first, so a server's
-  prompt cache reuses it from one step to the next.
+  prompt cache reuses it from one step to the next. The situation of an
+  occasion comes just before the action it prompted: "pays and leaves"
+  is a refused tip only to a referee who knows a bill was brought.
   """
   none = _none_token([b["id"] for b in behaviours])
   listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
@@ -88,7 +91,8 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
       f"You are the referee at {place}. Everyone is inside the café unless "
       "an action says they go outside.\n"
       f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
-      f"{actor}: \"{action}\"\n\n"
+      + (f"Situation: {situation}\n" if situation else "")
+      + f"{actor}: \"{action}\"\n\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
       "place: indoors or outdoors (outdoors only if the action says outside, "
@@ -152,6 +156,7 @@ class Adjudication(entity_component.ContextComponent,
       clock_key: str = clock_lib.CLOCK_KEY,
       turn_order_key: str = turn_order_lib.TURN_ORDER_KEY,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
+      action_spec_key: str = action_spec_lib.ACTION_SPEC_KEY,
   ):
     """Creates the component.
 
@@ -164,6 +169,8 @@ class Adjudication(entity_component.ContextComponent,
       clock_key: the key of the game master's CafeClock.
       turn_order_key: the key of the game master's TurnOrder.
       observations_key: the key of the game master's ExactObservations.
+      action_spec_key: the key of the game master's FixedActionSpec (which
+        knows the occasion, if any, that prompted the action).
     """
     super().__init__()
     self._model = model
@@ -177,6 +184,7 @@ class Adjudication(entity_component.ContextComponent,
     self._clock_key = clock_key
     self._turn_order_key = turn_order_key
     self._observations_key = observations_key
+    self._action_spec_key = action_spec_key
     self._lock = threading.Lock()
     self._putative: str | None = None
     self._records: list[dict[str, Any]] = []
@@ -192,11 +200,12 @@ class Adjudication(entity_component.ContextComponent,
       records, self._records = self._records, []
     return records
 
-  def adjudicate(self, actor: str, action: str) -> tuple[dict[str, Any],
-                                                         dict[str, Any] | None]:
+  def adjudicate(self, actor: str, action: str, situation: str = ""
+                 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The event fields for an action, and a failure record if the call failed."""
     prompt = adjudication_prompt(place=self._place, behaviours=self._behaviours,
-                                 actor=actor, action=action)
+                                 actor=actor, action=action,
+                                 situation=situation)
     try:
       answer = self._model.sample_json(prompt, self._schema,
                                        max_tokens=self._max_tokens,
@@ -237,13 +246,18 @@ class Adjudication(entity_component.ContextComponent,
       raise RuntimeError("resolution before any actor was named")
     stamp = clock.current_stamp()
     action = clean_action(putative, actor)
-    event, failure = self.adjudicate(actor, action)
+    occasion = self._component(self._action_spec_key,
+                               action_spec_lib.FixedActionSpec).occasion()
+    event, failure = self.adjudicate(
+        actor, action, occasion.text_for(actor) if occasion else "")
     text = observations.format_action(
         stamp, actor, event["place"],
         observed_text(actor, action, event["narration"]))
     fields = clock_lib.stamp_fields(stamp)
     record = {"kind": "action", **fields, "actor": actor, "action": action,
               **event}
+    if occasion is not None:
+      record["occasion"] = occasion.id
     with self._lock:
       if failure is not None:
         self._records.append({"kind": "failure", **fields,

@@ -69,6 +69,10 @@ class CafeClock(entity_component.ContextComponent,
     with self._lock:
       return self._completed >= self._total
 
+  def stamp_at(self, step: int) -> observations.Stamp:
+    """The simulated time of any step (1-based)."""
+    return self._stamp_for(step)
+
   def current_stamp(self) -> observations.Stamp:
     """The simulated time of the step in progress."""
     with self._lock:

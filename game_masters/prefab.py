@@ -27,6 +27,7 @@ from crsec_concordia.game_masters import adjudication as adjudication_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
+from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import turn_order as turn_order_lib
 from crsec_concordia.models.base import TaggedModel, as_structured
 
@@ -94,7 +95,9 @@ class CafeGameMaster(prefab_lib.Prefab):
         turn_order_lib.TURN_ORDER_KEY: turn_order_lib.TurnOrder(
             player_names=names, seed=seed),
         action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
-            place=place),
+            place=place,
+            occasions=occasions_lib.parse(
+                o.model_dump(mode="json") for o in scenario.occasions)),
         queue_lib.EXACT_OBSERVATIONS_KEY: queue_lib.ExactObservations(
             player_names=names, entities=entities),
         conversations_lib.CONVERSATIONS_KEY: (

@@ -58,6 +58,10 @@ class TurnOrder(entity_component.ContextComponent,
     return self.get_entity().get_component(self._clock_key,
                                            type_=clock_lib.CafeClock)
 
+  def actor_at(self, step: int) -> str:
+    """The agent acting at `step` (1-based), past or future."""
+    return actor_for_step(self._names, self._seed, step)
+
   @property
   def current_actor(self) -> str | None:
     """The agent named for the step in progress (None before the first)."""
@@ -68,7 +72,7 @@ class TurnOrder(entity_component.ContextComponent,
     if action_spec.output_type != entity_lib.OutputType.NEXT_ACTING:
       return ""
     stamp = self._clock().current_stamp()
-    actor = actor_for_step(self._names, self._seed, stamp.step)
+    actor = self.actor_at(stamp.step)
     with self._lock:
       self._current = actor
     self._logging_channel({"Key": "turn order",

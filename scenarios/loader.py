@@ -223,6 +223,16 @@ class TargetNorm(_Model):
   violates: list[str] = pydantic.Field(default_factory=list)
 
 
+class Occasion(_Model):
+  """A moment the game master puts to each agent once a day, from `at`:
+  their first turn since opens with `situation` (see game_masters/occasions.py)."""
+  id: Ident
+  at: ClockTime
+  situation: Text
+  question: Text | None = None  # Instead of "What does {actor} do next?"
+  agents: list[Name] = pydantic.Field(default_factory=list)
+
+
 class Scenario(_Model):
   """A validated scenario. Build it with `load_scenario` or `from_dict`."""
   name: Line
@@ -235,6 +245,7 @@ class Scenario(_Model):
   agents: Annotated[list[Agent], pydantic.Field(min_length=1)]
   behaviours: Annotated[list[Behaviour], pydantic.Field(min_length=1)]
   target_norms: list[TargetNorm] = pydantic.Field(default_factory=list)
+  occasions: list[Occasion] = pydantic.Field(default_factory=list)
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
 
@@ -459,6 +470,9 @@ _ADD = {
     ("TargetNorm", "id"): "id: no_smoking_indoors",
     ("TargetNorm", "text"): "text: No smoking indoors.",
     ("TargetNorm", "type"): "type: injunctive (or descriptive)",
+    ("Occasion", "id"): "id: bill",
+    ("Occasion", "at"): 'at: "10:30"',
+    ("Occasion", "situation"): "situation: The server brings {actor} the bill.",
 }
 
 # One item of a list that must not be empty.
@@ -477,6 +491,7 @@ _EXAMPLE = {
     "content": "e.g. No smoking indoors.",
     "description": "e.g. smokes inside the café",
     "text": "e.g. No smoking indoors.",
+    "situation": "e.g. The server brings {actor} the bill.",
 }
 
 
@@ -592,7 +607,7 @@ def _cross_check(data: Any) -> list[_Problem]:
     return [v.strip() for v in
             (item.get(field) for _, item in entries(key)) if isinstance(v, str)]
 
-  unique("agents", "name", "agent")
+  names = [n for n in unique("agents", "name", "agent") if n]
   known = list(dict.fromkeys(b for b in unique("behaviours", "id", "behaviour") if b))
   unique("target_norms", "id", "target norm")
 
@@ -625,6 +640,25 @@ def _cross_check(data: Any) -> list[_Problem]:
               "a behaviour cannot both comply with and violate a norm, so "
               "remove it from one of the lists"))
 
+  unique("occasions", "id", "occasion")
+  for i, occasion in entries("occasions"):
+    for key in ("situation", "question"):
+      value = occasion.get(key)
+      if not isinstance(value, str):
+        continue
+      for field in sorted(set(re.findall(r"\{[^{}]*\}", value)) - {"{actor}"}):
+        problems.append(_Problem(
+            ("occasions", i, key), f"{_show(field)} is not a field",
+            "write {actor} for the agent's name; no other braces"))
+    agents = occasion.get("agents")
+    for j, name in enumerate(agents if isinstance(agents, list) else []):
+      if isinstance(name, str) and names and name.strip() not in names:
+        near = difflib.get_close_matches(name.strip(), names, n=1)
+        guess = f" (did you mean {near[0]}?)" if near else ""
+        problems.append(_Problem(
+            ("occasions", i, "agents", j), f"{_show(name)} is not an agent{guess}",
+            f"use names from agents: {', '.join(names)}"))
+
   clock = data.get("clock")
   if isinstance(clock, Mapping):
     try:
@@ -637,6 +671,17 @@ def _cross_check(data: Any) -> list[_Problem]:
           f"{_show(clock.get('end'))} is not after start {_show(clock.get('start'))}",
           "set end later than start on the same day (a day cannot run past midnight)"))
       return problems
+    for i, occasion in entries("occasions"):
+      try:
+        at = _minutes(_time(occasion.get("at")))
+      except PydanticCustomError:
+        continue  # Reported as a field error.
+      if not start <= at < end:
+        problems.append(_Problem(
+            ("occasions", i, "at"),
+            f"{_show(occasion.get('at'))} is outside the clock's "
+            f"{clock.get('start')}-{clock.get('end')}, so nobody would meet it",
+            "set a time from clock.start up to (not including) clock.end"))
     try:
       per_step = _as_whole(clock.get("minutes_per_step"), 1, 24 * 60)
       days = _as_whole(clock.get("days", 1), 1)

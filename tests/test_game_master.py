@@ -557,3 +557,60 @@ def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
   assert record["behaviours"] == [] and record["unsupported"] == ["tipped"]
   assert adjudication.has_evidence('"leaves a tip"')
   assert not adjudication.has_evidence(" None. ")
+
+
+# -- occasions -------------------------------------------------------------------
+
+BILL = {"id": "bill", "at": "09:20",
+        "situation": "The server brings {actor} the bill.",
+        "question": "What does {actor} do about it?"}
+
+
+def test_each_agent_meets_an_occasion_once_at_their_first_turn_since_its_time():
+  s = scenario(occasions=[BILL])  # Steps 1-6 are 09:00-09:50, 3 agents.
+  model = referee_model()
+  sim = simulation(model, s, detector=())
+  sim.play(max_steps=6)
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  met = {r["step"]: r["actor"] for r in records if r.get("occasion") == "bill"}
+  expected = {}
+  for step in range(1, 7):
+    actor = turn_order.actor_for_step(s.agent_names, 3, step)
+    if s.stamp_for(step).clock >= "09:20" and actor not in expected.values():
+      expected[step] = actor
+  assert met == expected and sorted(met.values()) == sorted(s.agent_names)
+  # The agent is told the situation in that turn's question, and the
+  # referee reads it just before the action; no other turn mentions it.
+  for name, entity in agents(sim).items():
+    calls = entity.get_act_component().calls
+    told = [c for c in calls if "brings" in c]
+    assert all("do next?" in c for c in calls if c not in told)
+    assert told == [f"It is {s.stamp_for(step).time} at Tiny Cafe. The server "
+                    f"brings {name} the bill. What does {name} do about it? "
+                    "Describe one action in one sentence."
+                    for step, who in met.items() if who == name]
+  situations = [c.prompt for c in model.calls if "Situation:" in c.prompt]
+  assert [re.search(r"Situation: The server brings (.*) the bill\.\n", p)[1]
+          for p in situations] == list(met.values())
+
+
+def _replay(occasions, actors, stamps):
+  from crsec_concordia.game_masters import occasions as occasions_lib  # pylint: disable=import-outside-toplevel
+  return [(o.id if (o := occasions_lib.occasion_at(
+      occasions_lib.parse(occasions), step=step, stamp_for=stamps.__getitem__,
+      actor_at=actors.__getitem__)) else None)
+          for step in range(1, len(stamps))]
+
+
+def test_occasions_due_together_are_met_on_successive_turns_and_daily():
+  # One agent, steps at 09:00, 09:30, 10:00 on day 1 and day 2.
+  stamps = [None] + [obs.Stamp(day, clock, 3 * (day - 1) + i + 1)
+                     for day in (1, 2)
+                     for i, clock in enumerate(("09:00", "09:30", "10:00"))]
+  actors = ["A"] * len(stamps)
+  coffee = {"id": "coffee", "at": "09:00", "situation": "Coffee for {actor}."}
+  bill = {"id": "bill", "at": "09:00", "situation": "A bill."}
+  assert _replay([coffee, bill], actors, stamps) == [
+      "coffee", "bill", None, "coffee", "bill", None]
+  only_b = {**bill, "agents": ["B"]}
+  assert _replay([only_b], actors, stamps) == [None] * 6

@@ -168,11 +168,11 @@ def test_a_crashed_run_resumes_to_the_same_end(tmp_path, embedder,
   real = adjudication.Adjudication.adjudicate
   calls = []
 
-  def crash_at_step_4(self, actor, action):
+  def crash_at_step_4(self, actor, action, situation=""):
     calls.append(actor)
     if len(calls) == 4:
       raise Crash("the machine went down")
-    return real(self, actor, action)
+    return real(self, actor, action, situation)
 
   monkeypatch.setattr(adjudication.Adjudication, "adjudicate", crash_at_step_4)
   with pytest.raises(Crash):

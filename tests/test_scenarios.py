@@ -309,6 +309,22 @@ BAD = [
      'clock: "09:00-10:00"', "clock:", "clock",
      'expected a mapping but found "09:00-10:00"; write the keys start, end, '
      "minutes_per_step, days"),
+    ("occasion_after_closing", "target_norms:",
+     'occasions:\n  - {id: bill, at: "10:30", situation: The bill comes.}\ntarget_norms:',
+     "id: bill", "occasions[0].at",
+     '"10:30" is outside the clock\'s 09:00-10:00, so nobody would meet it'),
+    ("occasion_unknown_field", "target_norms:",
+     'occasions:\n  - id: bill\n    at: "09:30"\n    situation: The {waiter} '
+     "comes.\ntarget_norms:", "situation:", "occasions[0].situation",
+     '"{waiter}" is not a field; write {actor} for the agent\'s name'),
+    ("occasion_unknown_agent", "target_norms:",
+     'occasions:\n  - {id: bill, at: "09:30", situation: The bill comes.,'
+     " agents: [Carlos Gomes]}\ntarget_norms:", "id: bill",
+     "occasions[0].agents[0]",
+     '"Carlos Gomes" is not an agent (did you mean Carlos Gomez?)'),
+    ("occasion_without_situation", "target_norms:",
+     'occasions:\n  - {id: bill, at: "09:30"}\ntarget_norms:', "id: bill",
+     "occasions[0].situation", "required key is missing; add `situation: The server"),
 ]
 
 
