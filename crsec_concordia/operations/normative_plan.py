@@ -13,11 +13,43 @@ from crsec_concordia.operations.base import (FailureSink, integer, obj,
                                               structured_call, text)
 
 OP = "NormativePlan"
-_CLOCK = {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"}
 
 
-def schema(n_norms: int) -> dict:
-  item = obj({"start": _CLOCK, "end": _CLOCK, "activity": text(80)})
+def _minutes_between(lo: int, hi: int) -> str:
+  """A regex for the two-digit minutes lo..hi (0 <= lo <= hi <= 59)."""
+  if (lo, hi) == (0, 59):
+    return "[0-5][0-9]"
+  parts = []
+  for tens in range(lo // 10, hi // 10 + 1):
+    first = lo % 10 if tens == lo // 10 else 0
+    last = hi % 10 if tens == hi // 10 else 9
+    parts.append(f"{tens}{first}" if first == last else
+                 f"{tens}[{first}-{last}]")
+  return "(" + "|".join(parts) + ")"
+
+
+def clock_pattern(start: str, end: str) -> str:
+  """A regex for the times "HH:MM" from `start` to `end`, both included.
+
+  In the grammar, not after the fact: told "from 09:00 to 12:00", the 1.5B
+  model planned 12:00-14:30 for one agent and 10:00-12:00 for another, so
+  the plan's "Now" line never matched the morning it was meant for.
+  """
+  (sh, sm), (eh, em) = (map(int, t.split(":")) for t in (start, end))
+  if (sh, sm) > (eh, em):
+    raise ValueError(f"a day cannot run from {start} to {end}")
+  if sh == eh:
+    times = [f"{sh:02d}:{_minutes_between(sm, em)}"]
+  else:
+    times = ([f"{sh:02d}:{_minutes_between(sm, 59)}"]
+             + [f"{h:02d}:[0-5][0-9]" for h in range(sh + 1, eh)]
+             + [f"{eh:02d}:{_minutes_between(0, em)}"])
+  return "^(" + "|".join(times) + ")$"
+
+
+def schema(n_norms: int, start: str = "00:00", end: str = "23:59") -> dict:
+  clock = {"type": "string", "pattern": clock_pattern(start, end)}
+  item = obj({"start": clock, "end": clock, "activity": text(80)})
   return obj({
       "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 5},
       "norms_observed": {"type": "array", "items": integer(1, max(1, n_norms)),
@@ -47,7 +79,7 @@ def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
                    on_failure: FailureSink | None) -> dict | None:
   answer = structured_call(
       model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
-      schema(len(norms)), on_failure=on_failure, max_tokens=256,
+      schema(len(norms), start, end), on_failure=on_failure, max_tokens=256,
       temperature=0.5)
   if answer is None:
     return None
