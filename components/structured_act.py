@@ -8,25 +8,34 @@ and baseline agents share it, so a comparison isolates CRSEC.
 
 If the model fails the schema after its retries, the failure is recorded and
 the returned text says plainly that no valid action was produced: nothing is
-invented on the agent's behalf.
+invented on the agent's behalf. The same holds for an action that copies
+another agent's action in view, asked once more naming the copy: a small
+model's commonest failure, and one that would put Carlos's cigarette on
+Abigail's record.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations
+from crsec_concordia import observations, repetition
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.operations.base import obj, text
 
 _log = logging.getLogger(__name__)
 NO_VALID_ACTION = "(no valid action: the model's answer failed its schema)"
+NO_OWN_ACTION = "(no valid action: the model copied another agent's action twice)"
+# What makes an action a copy of another agent's (words, names removed).
+COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
+_OBSERVATION_TAG = re.compile(r"^\[observation\]\s*")
 _TEXT_SCHEMA = obj({"answer": text(400)})
+_BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 
 
 class StructuredAct(entity_component.ActingComponent,
@@ -46,15 +55,18 @@ class StructuredAct(entity_component.ActingComponent,
   def _context(self, contexts: entity_component.ComponentContextMapping) -> str:
     order = self._order or tuple(contexts)
     order += tuple(sorted(set(contexts) - set(order)))
+    # A component with nothing to say still returns its label (Concordia's
+    # ObservationToMemory gives ":"); a bare label line is left out.
     return "\n".join(contexts[k].strip() for k in order
-                     if k in contexts and contexts[k].strip())
+                     if k in contexts and not _BARE_LABEL.fullmatch(
+                         contexts[k].strip()))
 
-  def _report_failure(self, error: StructuredOutputError) -> None:
+  def _report_failure(self, error: str, raw: str) -> None:
     entity = self.get_entity()
     if self._norm_memory_key in entity.get_all_context_components():  # type: ignore[attr-defined]
       entity.get_component(self._norm_memory_key).record_failure(
-          {"op": "Act", "error": str(error), "raw": error.raw[:2000]})
-    _log.warning("%s: act failed its schema: %s", entity.name, error)
+          {"op": "Act", "error": error, "raw": raw[:2000]})
+    _log.warning("%s: act failed: %s", entity.name, error)
 
   def get_action_attempt(
       self,
@@ -86,12 +98,23 @@ class StructuredAct(entity_component.ActingComponent,
                  f"saying what {name} does or says, true to {name}'s own "
                  "habits and plan.")
       schema = _TEXT_SCHEMA
+    is_action = (action_spec.output_type == entity_lib.OutputType.FREE
+                 and action_spec.tag != observations.SPEECH_TAG)
     try:
-      answer = self._model.sample_json(prompt, schema,
-                                       max_tokens=self._max_tokens,
-                                       temperature=self._temperature)["answer"]
+      answer = self._sample(prompt, schema)
+      copy = self._copied(answer, contexts) if is_action else None
+      if copy is not None:
+        # Once more, naming the copy; a second copy is no action of theirs.
+        actor, done = copy
+        prompt += (f"\n\"{done}\" is what {actor} did, not {name}. Write "
+                   f"what {name} does now, in {name}'s own way.")
+        answer = self._sample(prompt, schema)
+        if self._copied(answer, contexts) is not None:
+          self._report_failure(
+              f"copied another agent's action twice ({actor}'s)", answer)
+          answer = f"{name} {NO_OWN_ACTION}"
     except StructuredOutputError as e:
-      self._report_failure(e)
+      self._report_failure(str(e), e.raw)
       if action_spec.output_type != entity_lib.OutputType.FREE:
         raise  # No option or number may be made up for the agent.
       answer = f"{name} {NO_VALID_ACTION}"
@@ -99,6 +122,33 @@ class StructuredAct(entity_component.ActingComponent,
     self._logging_channel({"Key": "act", "Summary": output, "Value": output,
                            "Prompt": prompt.splitlines()})
     return output
+
+  def _sample(self, prompt: str, schema) -> str:
+    return str(self._model.sample_json(
+        prompt, schema, max_tokens=self._max_tokens,
+        temperature=self._temperature)["answer"])
+
+  def _copied(self, answer: str, contexts: entity_component.ComponentContextMapping
+              ) -> tuple[str, str] | None:
+    """(actor, action) of another agent's action in view that `answer` copies.
+
+    The 1.5B model wrote other agents' latest actions as its own (see
+    crsec_concordia/repetition.py); six words in a row or most of the words
+    make a copy, names aside. Short answers ("Tom reads a book.") never do.
+    """
+    name = self.get_entity().name
+    seen = []
+    for context in contexts.values():
+      for line in context.splitlines():
+        event = observations.parse(_OBSERVATION_TAG.sub("", line.strip()))
+        if (isinstance(event, observations.ActionObservation)
+            and event.actor != name):
+          seen.append((event.actor, event.text))
+    names = {name, *(actor for actor, _ in seen)}
+    done = repetition.copied_from(
+        answer, (text for _, text in seen), names=names, ratio=COPY_RATIO,
+        run=COPY_RUN, min_words=COPY_MIN_WORDS)
+    return next(((a, t) for a, t in seen if t == done), None)
 
   def get_state(self) -> entity_component.ComponentState:
     return {}

@@ -12,7 +12,6 @@ bounded so a chatty pair cannot stall the episode.
 
 from __future__ import annotations
 
-import difflib
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -21,7 +20,7 @@ from typing import Any
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations
+from crsec_concordia import observations, repetition
 from crsec_concordia.game_masters import clock as clock_lib
 
 CONVERSATIONS_KEY = "conversations"
@@ -76,16 +75,8 @@ def repeats_earlier(text: str, turns: Sequence[tuple[str, str]],
   Small models copy the last line of a transcript; a copied line adds
   nothing to the talk and would be read by IdentifyNorm as a second voice.
   """
-  words = text.lower().split()
-  for _, earlier in turns:
-    other = earlier.lower().split()
-    if not words or not other:
-      continue
-    ratio = difflib.SequenceMatcher(None, words, other,
-                                    autojunk=False).ratio()
-    if ratio >= threshold or " ".join(words) in " ".join(other):
-      return True
-  return False
+  return repetition.copied_from(
+      text, (said for _, said in turns), ratio=threshold) is not None
 
 
 _OUT_OF_CHARACTER = re.compile(

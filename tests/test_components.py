@@ -1,8 +1,11 @@
 """The CRSEC components and operations with the scripted model."""
 
+import re
+
 import pytest
 
 from crsec_concordia import observations as obs
+from crsec_concordia.components import structured_act
 from crsec_concordia.components import (CONFLICT_DETECTOR_KEY,
                                         NORM_EVALUATOR_KEY, NORM_MEMORY_KEY)
 from crsec_concordia.embedding import shared_embedder
@@ -352,8 +355,9 @@ def test_a_norm_qualified_mid_day_revises_the_rest_of_the_plan(replan):
   from concordia.typing import entity as entity_lib  # pylint: disable=import-outside-toplevel
   from crsec_concordia.components import NORMATIVE_PLANNER_KEY  # pylint: disable=import-outside-toplevel
   def plan(prompt: str) -> dict:
-    return {"items": [{"start": "09:00", "end": "12:00", "activity": "write"},
-                      {"start": "12:00", "end": "16:00", "activity": "read"}],
+    start, end = re.search(r"from (\d\d:\d\d) to (\d\d:\d\d)", prompt).groups()
+    return {"items": [{"start": start, "end": "12:00", "activity": "write"},
+                      {"start": "12:00", "end": end, "activity": "read"}],
             "norms_observed": [] if "(none)" in prompt else [1]}
 
   model = cs.cafe_model(**{cs.PLAN: plan})
@@ -400,3 +404,62 @@ def test_no_talk_decision_is_asked_for_while_a_talk_is_cooling_down():
   agent.observe(SMOKE)
   agent.observe(SMOKE.replace("step 2", "step 3"))
   assert model.calls_by_tag() == {"DetectConflict": 2, "DecideToTalk": 1}
+
+
+CARLOS_SMOKES = obs.format_action(
+    obs.Stamp(1, "09:30", 4), "Carlos Gomez", "indoors",
+    "Carlos Gomez lights one cigarette after another right there at the table.")
+
+
+def _acting(answers: list[str]):
+  """A scripted café whose act answers come from `answers`, in order."""
+  queue = list(answers)
+  return cs.cafe_model(**{cs.ACT: lambda prompt: {"answer": queue.pop(0)}})
+
+
+def _act(agent):
+  from concordia.typing import entity as entity_lib  # pylint: disable=import-outside-toplevel
+  return agent.act(entity_lib.ActionSpec(
+      call_to_action="What does Abigail Chen do next?",
+      output_type=entity_lib.OutputType.FREE, tag="action"))
+
+
+def test_an_action_copied_from_another_agent_is_asked_for_again():
+  model = _acting([
+      "Abigail Chen lights one cigarette after another right there at the table.",
+      "Abigail Chen opens her laptop to plan the food drive."])
+  agent = cs.build_agent("baseline", model, name="Abigail Chen")
+  agent.observe(CARLOS_SMOKES)
+  assert _act(agent) == "Abigail Chen opens her laptop to plan the food drive."
+  first, second = [c.prompt for c in model.calls if c.tag == "act"]
+  assert second.startswith(first)
+  assert second.rstrip().endswith(
+      '"Carlos Gomez lights one cigarette after another right there at the '
+      'table." is what Carlos Gomez did, not Abigail Chen. Write what Abigail '
+      "Chen does now, in Abigail Chen's own way.")
+
+
+def test_a_second_copy_is_no_action_and_is_recorded_as_a_failure():
+  copy = "Abigail lights one cigarette after another, right there at her table."
+  model = _acting([copy, copy])
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="ordinary")
+  agent.observe(CARLOS_SMOKES)
+  assert _act(agent) == f"Abigail Chen {structured_act.NO_OWN_ACTION}"
+  [failure] = [r for r in memory(agent).drain_records()
+               if r["kind"] == "failure" and r["op"] == "Act"]
+  assert failure["op"] == "Act" and failure["raw"] == copy
+  assert "copied another agent's action twice (Carlos Gomez's)" in failure["error"]
+
+
+@pytest.mark.parametrize("answer", [
+    "Abigail Chen reads a book.",  # Carlos reads a book too: few words.
+    "Abigail Chen asks Carlos Gomez to smoke outside, on the terrace."])
+def test_short_or_own_actions_are_not_copies(answer):
+  model = _acting([answer])
+  agent = cs.build_agent("baseline", model, name="Abigail Chen")
+  agent.observe(CARLOS_SMOKES)
+  agent.observe(obs.format_action(obs.Stamp(1, "09:40", 5), "Carlos Gomez",
+                                  "indoors", "Carlos Gomez reads a book."))
+  assert _act(agent) == answer
+  assert len([c for c in model.calls if c.tag == "act"]) == 1
