@@ -43,18 +43,29 @@ class StructuredAct(entity_component.ActingComponent,
   """Writes the agent's action or answer with a schema-constrained call."""
 
   def __init__(self, model, *, component_order: Sequence[str] | None = None,
+               speech_components: Sequence[str] | None = None,
                max_tokens: int = 120, temperature: float = 0.7,
                norm_memory_key: str = NORM_MEMORY_KEY):
     super().__init__()
     self._model = model
     self._order = tuple(component_order) if component_order else None
+    # A conversation turn carries its transcript in the call; with the
+    # recent events and the plan in view too, the 1.5B model answered with
+    # its own last action ("Abigail Chen stands at the counter, ready to
+    # serve breakfast") and each turn cost ~1,000 prompt tokens.
+    self._speech = (tuple(speech_components) if speech_components is not None
+                    else None)
     self._max_tokens = max_tokens
     self._temperature = temperature
     self._norm_memory_key = norm_memory_key
 
-  def _context(self, contexts: entity_component.ComponentContextMapping) -> str:
-    order = self._order or tuple(contexts)
-    order += tuple(sorted(set(contexts) - set(order)))
+  def _context(self, contexts: entity_component.ComponentContextMapping,
+               speech: bool = False) -> str:
+    if speech and self._speech is not None:
+      order = self._speech
+    else:
+      order = self._order or tuple(contexts)
+      order += tuple(sorted(set(contexts) - set(order)))
     # A component with nothing to say still returns its label (Concordia's
     # ObservationToMemory gives ":"); a bare label line is left out.
     return "\n".join(contexts[k].strip() for k in order
@@ -75,7 +86,8 @@ class StructuredAct(entity_component.ActingComponent,
   ) -> str:
     name = self.get_entity().name
     call = action_spec.call_to_action.format(name=name)
-    prompt = f"{self._context(contexts)}\n\n{call}\n"
+    speech = action_spec.tag == observations.SPEECH_TAG
+    prompt = f"{self._context(contexts, speech)}\n\n{call}\n"
     if action_spec.output_type == entity_lib.OutputType.CHOICE:
       schema = obj({"answer": {"type": "string",
                                "enum": list(action_spec.options)}})

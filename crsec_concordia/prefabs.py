@@ -72,8 +72,13 @@ def _base_components(params, memory_bank) -> dict[str, Any]:
 
 def _entity(name: str, context: dict[str, Any], order: list[str], model,
             params) -> entity_agent_with_logging.EntityAgentWithLogging:
+  # Conversation turns see who the speaker is and what they hold, not the
+  # recent events or the plan (see StructuredAct).
+  speech = [k for k in order if k not in (
+      agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY,
+      crsec.NORMATIVE_PLANNER_KEY)]
   act = crsec.StructuredAct(as_structured(model).tagged("act"),
-                            component_order=order)
+                            component_order=order, speech_components=speech)
   return entity_agent_with_logging.EntityAgentWithLogging(
       agent_name=name, act_component=act, context_components=context,
       measurements=params.get("measurements"))

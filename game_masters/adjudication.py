@@ -15,6 +15,7 @@ recorded with no behaviours and evidence saying adjudication failed.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,10 +24,13 @@ from typing import Any
 from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
+from concordia.utils import concurrency
 
 from crsec_concordia import observations
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
+from crsec_concordia.game_masters import occasion_check as check_lib
+from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import turn_order as turn_order_lib
 from crsec_concordia.models.base import StructuredOutputError
@@ -157,6 +161,7 @@ class Adjudication(entity_component.ContextComponent,
       turn_order_key: str = turn_order_lib.TURN_ORDER_KEY,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
       action_spec_key: str = action_spec_lib.ACTION_SPEC_KEY,
+      similarity: check_lib.Similarity | None = None,
   ):
     """Creates the component.
 
@@ -171,6 +176,8 @@ class Adjudication(entity_component.ContextComponent,
       observations_key: the key of the game master's ExactObservations.
       action_spec_key: the key of the game master's FixedActionSpec (which
         knows the occasion, if any, that prompted the action).
+      similarity: (text, text) -> similarity of their embeddings; needed
+        only for occasions that name behaviours (occasion_check.py).
     """
     super().__init__()
     self._model = model
@@ -185,6 +192,7 @@ class Adjudication(entity_component.ContextComponent,
     self._turn_order_key = turn_order_key
     self._observations_key = observations_key
     self._action_spec_key = action_spec_key
+    self._similarity = similarity
     self._lock = threading.Lock()
     self._putative: str | None = None
     self._records: list[dict[str, Any]] = []
@@ -228,6 +236,18 @@ class Adjudication(entity_component.ContextComponent,
       fields["unsupported"] = ids
     return fields, None
 
+  def _check(self, occasion: occasions_lib.Occasion, actor: str, action: str
+             ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The focused second look at an answer to an occasion (occasion_check.py)."""
+    if self._similarity is None:
+      raise RuntimeError(f"occasion {occasion.id!r} names behaviours to check "
+                         "but the adjudication has no embedder")
+    wanted = [b for b in self._behaviours if b["id"] in occasion.behaviours]
+    return check_lib.check_occasion(
+        self._model, place=self._place, situation=occasion.text_for(actor),
+        actor=actor, action=action, behaviours=wanted,
+        similarity=self._similarity)
+
   def pre_observe(self, observation: str) -> str:
     if observation.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
       with self._lock:
@@ -248,8 +268,22 @@ class Adjudication(entity_component.ContextComponent,
     action = clean_action(putative, actor)
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion()
-    event, failure = self.adjudicate(
-        actor, action, occasion.text_for(actor) if occasion else "")
+    situation = occasion.text_for(actor) if occasion else ""
+    tasks = {"event": functools.partial(self.adjudicate, actor, action,
+                                        situation)}
+    if occasion is not None and occasion.behaviours:
+      tasks["check"] = functools.partial(self._check, occasion, actor, action)
+    # The two calls are independent: they overlap.
+    results = concurrency.run_tasks(tasks)
+    event, failure = results["event"]
+    failures = [failure] if failure is not None else []
+    if "check" in results:
+      check, check_failure = results["check"]
+      event["occasion_check"] = check
+      if check_failure is not None:
+        failures.append(check_failure)
+      if check["accepted"] and check["behaviour"] not in event["behaviours"]:
+        event["behaviours"] = [*event["behaviours"], check["behaviour"]]
     text = observations.format_action(
         stamp, actor, event["place"],
         observed_text(actor, action, event["narration"]))
@@ -259,7 +293,7 @@ class Adjudication(entity_component.ContextComponent,
     if occasion is not None:
       record["occasion"] = occasion.id
     with self._lock:
-      if failure is not None:
+      for failure in failures:
         self._records.append({"kind": "failure", **fields,
                               "agent": self.get_entity().name, **failure})
       self._records.append(record)
@@ -271,7 +305,7 @@ class Adjudication(entity_component.ContextComponent,
     clock.advance()
     self._logging_channel({"Key": "adjudication", "Summary": text,
                            "Value": text, "Record": record,
-                           "Failure": failure})
+                           "Failures": failures})
     return text
 
   def get_state(self) -> entity_component.ComponentState:

@@ -80,8 +80,12 @@ def repeats_earlier(text: str, turns: Sequence[tuple[str, str]],
 
 
 _OUT_OF_CHARACTER = re.compile(
-    r"\b(?:I'?m sorry,? but I (?:can(?:'|no)t|am unable)|I can(?:'|no)t "
-    r"(?:assist|help with|participate|engage)|as an AI\b|language model)",
+    r"\b(?:I'?m sorry,? but I(?: can(?:'|no)t| am unable| don'?t know|"
+    r"'m not sure| am not sure)|I can(?:'|no)t "
+    r"(?:assist|help with|participate|engage)|as an AI\b|language model|"
+    r"(?:will|would) say next)"
+    # Only a speech tag, no words: "Abigail Chen, Tamara Rodriguez says,".
+    r"|\b(?:says?|said|asks?|asked|replies|replied)\s*[,:]?\s*$",
     re.I)
 
 
@@ -89,7 +93,8 @@ def out_of_character(text: str) -> bool:
   """Whether an utterance is the model refusing, not the person speaking.
 
   The 1.5B model sometimes answers "I'm sorry, but I can't participate in
-  that discussion" in the middle of a café chat.
+  that discussion" (or "... I don't know what Tom Gomez will say next") in
+  the middle of a café chat, or gives a speech tag with nothing said.
   """
   return bool(_OUT_OF_CHARACTER.search(text))
 

@@ -40,12 +40,15 @@ class Occasion:
       (empty: that). Asked "What does Tom Gomez do about the bill?" the
       1.5B model answered about the bill 8 times in 12; asked what Tom
       does next, with the bill in the sentence before, 2 times in 12.
+    behaviours: the behaviour ids the referee asks about in a second,
+      focused call on the agent's answer (see adjudication.py).
     agents: who meets it (empty: everyone).
   """
   id: str
   at: str
   situation: str
   question: str = ""
+  behaviours: tuple[str, ...] = ()
   agents: tuple[str, ...] = ()
 
   @classmethod
@@ -53,6 +56,7 @@ class Occasion:
     return cls(id=str(data["id"]), at=str(data["at"]),
                situation=str(data["situation"]),
                question=str(data.get("question") or ""),
+               behaviours=tuple(data.get("behaviours") or ()),
                agents=tuple(data.get("agents") or ()))
 
   def concerns(self, actor: str) -> bool:

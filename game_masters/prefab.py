@@ -29,6 +29,7 @@ from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import turn_order as turn_order_lib
+from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models.base import TaggedModel, as_structured
 
 DEFAULT_NAME = "Cafe Game Master"
@@ -47,6 +48,11 @@ def short_place(setting: str) -> str:
 
 def _tagged(model: language_model.LanguageModel, tag: str) -> TaggedModel:
   return as_structured(model).tagged(tag)
+
+
+def _similarity(a: str, b: str) -> float:
+  """Cosine similarity of two texts with the agents' shared embedder."""
+  return float(shared_embedder().similarity([a], [b])[0][0])
 
 
 def drain_records(game_master) -> list[dict[str, Any]]:
@@ -108,7 +114,9 @@ class CafeGameMaster(prefab_lib.Prefab):
             _tagged(model, adjudication_lib.ADJUDICATE_TAG),
             place=scenario.setting,
             behaviours=[b.model_dump(mode="json")
-                        for b in scenario.behaviours]),
+                        for b in scenario.behaviours],
+            similarity=_similarity if any(
+                o.behaviours for o in scenario.occasions) else None),
     }
     # SwitchAct only reaches its model when a reserved key has no component
     # (never here); its calls would be counted under GM.other.

@@ -230,6 +230,8 @@ class Occasion(_Model):
   at: ClockTime
   situation: Text
   question: Text | None = None  # Instead of "What does {actor} do next?"
+  # Behaviour ids the referee asks about in a second, focused call.
+  behaviours: list[str] = pydantic.Field(default_factory=list)
   agents: list[Name] = pydantic.Field(default_factory=list)
 
 
@@ -650,6 +652,15 @@ def _cross_check(data: Any) -> list[_Problem]:
         problems.append(_Problem(
             ("occasions", i, key), f"{_show(field)} is not a field",
             "write {actor} for the agent's name; no other braces"))
+    ids = occasion.get("behaviours")
+    for j, bid in enumerate(ids if isinstance(ids, list) and known else []):
+      if isinstance(bid, str) and bid.strip() not in known:
+        near = difflib.get_close_matches(bid.strip(), known, n=1)
+        guess = f" (did you mean {near[0]}?)" if near else ""
+        problems.append(_Problem(
+            ("occasions", i, "behaviours", j),
+            f"{_show(bid)} is not a behaviour id{guess}",
+            f"use an id defined under behaviours: {', '.join(known)}"))
     agents = occasion.get("agents")
     for j, name in enumerate(agents if isinstance(agents, list) else []):
       if isinstance(name, str) and names and name.strip() not in names:

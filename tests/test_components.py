@@ -463,3 +463,20 @@ def test_short_or_own_actions_are_not_copies(answer):
                                   "indoors", "Carlos Gomez reads a book."))
   assert _act(agent) == answer
   assert len([c for c in model.calls if c.tag == "act"]) == 1
+
+
+def test_a_conversation_turn_sees_persona_and_norms_not_events_or_plan():
+  from concordia.typing import entity as entity_lib  # pylint: disable=import-outside-toplevel
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur", persona="A volunteer.")
+  agent.observe(CARLOS_SMOKES)
+  for tag in ("action", obs.SPEECH_TAG):
+    agent.act(entity_lib.ActionSpec(call_to_action="What now?",
+                                    output_type=entity_lib.OutputType.FREE,
+                                    tag=tag))
+  action, speech = [c.prompt for c in model.calls if c.tag == "act"]
+  for prompt in (action, speech):
+    assert "A volunteer." in prompt and "No smoking indoors." in prompt
+  assert "lights one cigarette" in action and "Plan for today" in action
+  assert "lights one cigarette" not in speech and "Plan for today" not in speech

@@ -522,6 +522,14 @@ def test_a_refusal_is_not_an_utterance():
   assert conversations.out_of_character(
       "I'm sorry, but I can't participate in that discussion.")
   assert conversations.out_of_character("As an AI language model, I cannot.")
+  assert conversations.out_of_character(
+      "I'm sorry, but I don't know what Tom Gomez will say next.")
+  assert conversations.out_of_character(
+      "I'm sorry, but I'm not sure how to respond to that.")
+  assert conversations.out_of_character("Abigail Chen, Tamara Rodriguez says,")
+  assert not conversations.out_of_character(
+      "I'm sorry, I didn't know it bothered you. Here is what he says:"
+      " smoke outside.")
   assert not conversations.out_of_character(
       "Sorry, I can't stand the smoke either. I'll step outside.")
 
@@ -614,3 +622,30 @@ def test_occasions_due_together_are_met_on_successive_turns_and_daily():
       "coffee", "bill", None, "coffee", "bill", None]
   only_b = {**bill, "agents": ["B"]}
   assert _replay([only_b], actors, stamps) == [None] * 6
+
+
+def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embedding():
+  bill = {"id": "bill", "at": "09:00", "situation": "The bill comes for {actor}.",
+          "behaviours": ["tipped"]}
+  s = scenario(occasions=[bill])
+  blind = {"narration": "x", "place": "indoors", "evidence": "none",
+           "behaviour": "none", "also": "none"}
+  model = ScriptedModel([
+      # The focused check proposes a tip for every answer ...
+      (r"Which of these does", {"evidence": "a tip", "behaviour": "tipped"}),
+      # ... and the general referee sees nothing at all.
+      (r"You are the referee", lambda p: {**blind, "narration": _ACTION_LINE.search(p)["action"]})])
+  sim = simulation(model, s, detector=())
+  sim.play(max_steps=3)
+  records = {r["actor"]: r for r in game_masters.drain_records(sim.get_game_masters()[0])}
+  assert set(records) == set(s.agent_names)  # Each met the bill once.
+  abigail, tom = records["Abigail Chen"], records["Tom Gomez"]
+  # Paying with a tip is about tipping; shouting is not, whatever was proposed.
+  assert abigail["behaviours"] == ["tipped"]
+  assert abigail["occasion_check"]["accepted"] is True
+  assert tom["behaviours"] == [] and tom["occasion_check"]["behaviour"] == "tipped"
+  assert tom["occasion_check"]["accepted"] is False
+  assert tom["occasion_check"]["similarity"] < 0.25 <= abigail["occasion_check"]["similarity"]
+  checks = [c for c in model.calls if "Which of these does" in c.prompt]
+  assert len(checks) == 3 and all("Situation: The bill comes for" in c.prompt for c in checks)
+  assert model.calls_by_tag() == {"GM.adjudicate": 6}

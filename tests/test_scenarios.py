@@ -322,6 +322,11 @@ BAD = [
      " agents: [Carlos Gomes]}\ntarget_norms:", "id: bill",
      "occasions[0].agents[0]",
      '"Carlos Gomes" is not an agent (did you mean Carlos Gomez?)'),
+    ("occasion_unknown_behaviour", "target_norms:",
+     'occasions:\n  - {id: bill, at: "09:30", situation: The bill comes.,'
+     " behaviours: [smoking_indors]}\ntarget_norms:", "id: bill",
+     "occasions[0].behaviours[0]",
+     '"smoking_indors" is not a behaviour id (did you mean smoking_indoors?)'),
     ("occasion_without_situation", "target_norms:",
      'occasions:\n  - {id: bill, at: "09:30"}\ntarget_norms:', "id: bill",
      "occasions[0].situation", "required key is missing; add `situation: The server"),

@@ -1,0 +1,93 @@
+"""The referee's second look at an answer to an occasion (the bill).
+
+The general adjudication picks, among all the scenario's behaviours, the one
+an action shows. On Qwen2.5-Coder-1.5B it never once picked a tipping
+behaviour, not even for "Abigail Chen pays the bill ... and gives a small
+tip to the server" (0 of 8 tipping answers; its other choices were 14 of 14
+right). Asked about only the occasion's behaviours ("Which of these does
+Tom Gomez do? tipped / refused_tip / none"), it got every one of 12 tipping
+answers right, but it also named a tipping behaviour for answers that
+ignore the bill ("Tom Gomez turns up the music on his laptop"), and it
+says "true" to any "does this deal with the situation?". So the model
+proposes and the embedder verifies: a proposed behaviour counts only if the
+action is about it, i.e. the action's embedding similarity to the
+behaviour's description reaches MIN_SIMILARITY. On 18 answers to the bill
+(12 paying, 6 not) that gate kept all 12 paying ones but one ("hands the
+server a twenty and says 'Keep the change'", similarity 0.09) and dropped
+all 6 others (at most 0.15; "picks up the bill and leaves", 0.28, passes
+and is arguable). The check is recorded whole, accepted or not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from crsec_concordia.models.base import StructuredOutputError
+
+OCCASION_CHECK_TAG = "GM.adjudicate"
+MIN_SIMILARITY = 0.25
+NONE = "none"
+
+Similarity = Callable[[str, str], float]
+
+
+def check_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
+  """Evidence first (it keeps the choice to words of the action), then one id."""
+  return {
+      "type": "object",
+      "additionalProperties": False,
+      "required": ["evidence", "behaviour"],
+      "properties": {
+          "evidence": {"type": "string", "maxLength": 300},
+          "behaviour": {"type": "string",
+                        "enum": list(behaviour_ids) + [NONE]},
+      },
+  }
+
+
+def check_prompt(*, place: str, situation: str, actor: str, action: str,
+                 behaviours: Sequence[Mapping[str, str]]) -> str:
+  listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
+  ids = ", ".join(b["id"] for b in behaviours)
+  return (
+      f"You are the referee at {place}.\n"
+      f"Situation: {situation}\n"
+      f"{actor}: \"{action}\"\n\n"
+      f"Which of these does {actor} do?\n{listing}\n"
+      f"- {NONE}: neither of these: the action does not deal with the "
+      "situation\n\n"
+      f"evidence: copy the words of {actor}'s action that show it, or "
+      "\"none\".\n"
+      f"behaviour: {ids} or {NONE}.")
+
+
+def check_occasion(model, *, place: str, situation: str, actor: str,
+                   action: str, behaviours: Sequence[Mapping[str, str]],
+                   similarity: Similarity, max_tokens: int = 160
+                   ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+  """(the check's record, a failure record if the call failed).
+
+  The record: `behaviour` (the model's proposal, or "none"), `evidence`,
+  `similarity` of the action to that behaviour's description, `accepted`.
+  """
+  ids = [b["id"] for b in behaviours]
+  try:
+    answer = model.sample_json(
+        check_prompt(place=place, situation=situation, actor=actor,
+                     action=action, behaviours=behaviours),
+        check_schema(ids), max_tokens=max_tokens, temperature=0.0)
+  except StructuredOutputError as e:
+    return ({"behaviour": NONE, "evidence": "", "similarity": 0.0,
+             "accepted": False},
+            {"op": f"{OCCASION_CHECK_TAG} (occasion)", "error": str(e),
+             "raw": e.raw})
+  proposed = answer["behaviour"]
+  score = 0.0
+  if proposed in ids:
+    description = next(b["description"] for b in behaviours
+                       if b["id"] == proposed)
+    score = round(float(similarity(action, description)), 3)
+  return ({"behaviour": proposed, "evidence": str(answer["evidence"]).strip(),
+           "similarity": score,
+           "accepted": proposed in ids and score >= MIN_SIMILARITY}, None)
