@@ -33,7 +33,7 @@ NO_VALID_ACTION = "(no valid action: the model's answer failed its schema)"
 NO_OWN_ACTION = "(no valid action: the model copied another agent's action twice)"
 # What makes an action a copy of another agent's (words, names removed).
 COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
-_OBSERVATION_TAG = re.compile(r"^\[observation\]\s*")
+_OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
 _TEXT_SCHEMA = obj({"answer": text(400)})
 _BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 
@@ -117,13 +117,13 @@ class StructuredAct(entity_component.ActingComponent,
       copy = self._copied(answer, contexts) if is_action else None
       if copy is not None:
         # Once more, naming the copy; a second copy is no action of theirs.
-        actor, done = copy
-        prompt += (f"\n\"{done}\" is what {actor} did, not {name}. Write "
+        who, verb, done = copy
+        prompt += (f"\n\"{done}\" is what {who} {verb}, not {name}. Write "
                    f"what {name} does now, in {name}'s own way.")
         answer = self._sample(prompt, schema)
         if self._copied(answer, contexts) is not None:
           self._report_failure(
-              f"copied another agent's action twice ({actor}'s)", answer)
+              f"copied another agent's action twice ({who}'s)", answer)
           answer = f"{name} {NO_OWN_ACTION}"
     except StructuredOutputError as e:
       self._report_failure(str(e), e.raw)
@@ -141,26 +141,30 @@ class StructuredAct(entity_component.ActingComponent,
         temperature=self._temperature)["answer"])
 
   def _copied(self, answer: str, contexts: entity_component.ComponentContextMapping
-              ) -> tuple[str, str] | None:
-    """(actor, action) of another agent's action in view that `answer` copies.
+              ) -> tuple[str, str, str] | None:
+    """(who, "did" or "said", what) of another agent's action or words in
+    view that `answer` copies, or None.
 
-    The 1.5B model wrote other agents' latest actions as its own (see
+    The 1.5B model wrote other agents' latest actions as its own, and the
+    other side's lines of a talk as its next action (see
     crsec_concordia/repetition.py); six words in a row or most of the words
     make a copy, names aside. Short answers ("Tom reads a book.") never do.
     """
     name = self.get_entity().name
-    seen = []
+    seen: list[tuple[str, str, str]] = []
     for context in contexts.values():
-      for line in context.splitlines():
-        event = observations.parse(_OBSERVATION_TAG.sub("", line.strip()))
-        if (isinstance(event, observations.ActionObservation)
-            and event.actor != name):
-          seen.append((event.actor, event.text))
-    names = {name, *(actor for actor, _ in seen)}
+      for event in observations.parse_all(_OBSERVATION_TAG.sub("", context)):
+        if isinstance(event, observations.ActionObservation):
+          if event.actor != name:
+            seen.append((event.actor, "did", event.text))
+        else:
+          seen.extend((speaker, "said", words) for speaker, words in event.turns
+                      if speaker != name)
+    names = {name, *(who for who, _, _ in seen)}
     done = repetition.copied_from(
-        answer, (text for _, text in seen), names=names, ratio=COPY_RATIO,
+        answer, (text for _, _, text in seen), names=names, ratio=COPY_RATIO,
         run=COPY_RUN, min_words=COPY_MIN_WORDS)
-    return next(((a, t) for a, t in seen if t == done), None)
+    return next((s for s in seen if s[2] == done), None)
 
   def get_state(self) -> entity_component.ComponentState:
     return {}

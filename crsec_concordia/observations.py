@@ -18,10 +18,13 @@ import re
 
 _HEADER = re.compile(r"^\[Day (?P<day>\d+) (?P<clock>\d\d:\d\d) \| step (?P<step>\d+)\] ")
 _ACTION = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>indoors|outdoors)\): (?P<text>.*)$", re.S)
+# The body's turns are one per line as delivered; Concordia's observation
+# component joins lines with spaces when it shows them, so a turn is found
+# by its shape (`Name: "words"`; words never hold a double quote) anywhere.
 _CONVERSATION = re.compile(
-    r"^Conversation between (?P<a>[^\n]+?) and (?P<b>[^\n]+?) about (?P<topic>[^\n]*?):\n(?P<body>.*)$",
+    r"^Conversation between (?P<a>[^\n]+?) and (?P<b>[^\n]+?) about (?P<topic>[^\n]*?):[\n ](?P<body>.*)$",
     re.S)
-_TURN = re.compile(r'^(?P<speaker>[^:\n]+): "(?P<text>.*)"$')
+_TURN = re.compile(r'(?:^|\s)(?P<speaker>[^:\n"]+): "(?P<text>[^"\n]*)"')
 
 # The tag of the action spec for one conversation turn: the agent answers
 # with spoken words, not with a narrated action.
@@ -104,10 +107,8 @@ def parse(text: str) -> ActionObservation | ConversationObservation | None:
   stamp = Stamp(int(m["day"]), m["clock"], int(m["step"]))
   rest = text[m.end():]
   if c := _CONVERSATION.match(rest):
-    turns = []
-    for line in c["body"].splitlines():
-      if t := _TURN.match(line.strip()):
-        turns.append((t["speaker"].strip(), t["text"]))
+    turns = [(t["speaker"].strip(), t["text"])
+             for t in _TURN.finditer(c["body"])]
     return ConversationObservation(stamp, (c["a"], c["b"]), c["topic"],
                                    tuple(turns))
   if a := _ACTION.match(rest):

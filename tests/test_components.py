@@ -480,3 +480,15 @@ def test_a_conversation_turn_sees_persona_and_norms_not_events_or_plan():
     assert "A volunteer." in prompt and "No smoking indoors." in prompt
   assert "lights one cigarette" in action and "Plan for today" in action
   assert "lights one cigarette" not in speech and "Plan for today" not in speech
+
+
+def test_an_action_made_of_the_other_sides_words_is_asked_for_again():
+  model = _acting(["Carlos Gomez says smoking isn't allowed inside, please go "
+                   "outside, to everyone.",
+                   "Carlos Gomez takes his cigarette out to the terrace."])
+  agent = cs.build_agent("baseline", model)  # Carlos Gomez.
+  agent.observe(TALK)
+  assert _act(agent) == "Carlos Gomez takes his cigarette out to the terrace."
+  second = [c.prompt for c in model.calls if c.tag == "act"][1]
+  assert ("\"Smoking isn't allowed inside, please go outside.\" is what "
+          "Abigail Chen said, not Carlos Gomez.") in second

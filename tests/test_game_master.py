@@ -649,3 +649,15 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
   checks = [c for c in model.calls if "Which of these does" in c.prompt]
   assert len(checks) == 3 and all("Situation: The bill comes for" in c.prompt for c in checks)
   assert model.calls_by_tag() == {"GM.adjudicate": 6}
+
+
+def test_a_conversation_parses_as_delivered_and_as_shown_on_one_line():
+  talk = obs.format_conversation(
+      obs.Stamp(1, "09:20", 3), "Abigail Chen", "Carlos Gomez", "smoking",
+      [("Abigail Chen", "Please: not inside."), ("Carlos Gomez", "Sorry, I will.")])
+  flat = " ".join(talk.splitlines())  # As Concordia's observation component shows it.
+  for text in (talk, flat):
+    event = obs.parse(text)
+    assert event.topic == "smoking"
+    assert event.turns == (("Abigail Chen", "Please: not inside."),
+                           ("Carlos Gomez", "Sorry, I will."))
