@@ -151,7 +151,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     me = self.get_entity().name
     events = [e for e in observations.parse_all(observation)
               if isinstance(e, observations.ActionObservation)
-              and e.actor != me]
+              and e.actor != me and not observations.is_no_action(e.text)]
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     concurrency.run_tasks({str(i): functools.partial(self._handle, e)

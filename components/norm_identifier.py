@@ -98,7 +98,8 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
       if isinstance(event, observations.ConversationObservation):
         if self._communication and me in event.participants:
           tasks[f"c{i}"] = functools.partial(self._from_conversation, event)
-      elif self._observation and event.actor != me:
+      elif (self._observation and event.actor != me
+            and not observations.is_no_action(event.text)):
         with self._lock:
           self._buffer.append(f"{event.actor} ({event.place}): {event.text}")
           if len(self._buffer) >= self._reflect_every:

@@ -29,8 +29,10 @@ from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.operations.base import obj, text
 
 _log = logging.getLogger(__name__)
-NO_VALID_ACTION = "(no valid action: the model's answer failed its schema)"
-NO_OWN_ACTION = "(no valid action: the model copied another agent's action twice)"
+NO_VALID_ACTION = (f"{observations.NO_ACTION_MARK}: the model's answer failed "
+                   "its schema)")
+NO_OWN_ACTION = (f"{observations.NO_ACTION_MARK}: the model copied another "
+                 "agent's action twice)")
 # What makes an action a copy of another agent's (words, names removed).
 COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
 _OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)

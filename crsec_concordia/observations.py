@@ -26,6 +26,17 @@ _CONVERSATION = re.compile(
     re.S)
 _TURN = re.compile(r'(?:^|\s)(?P<speaker>[^:\n"]+): "(?P<text>[^"\n]*)"')
 
+# How an agent's act says it produced no action of its own (the model failed
+# its schema, or only copied others): the game master records the turn
+# without adjudicating it and observers pass over it, so a failure is never
+# judged as behaviour.
+NO_ACTION_MARK = "(no valid action"
+
+
+def is_no_action(text: str) -> bool:
+  return NO_ACTION_MARK in text
+
+
 # The tag of the action spec for one conversation turn: the agent answers
 # with spoken words, not with a narrated action.
 SPEECH_TAG = "speech"

@@ -40,6 +40,7 @@ ADJUDICATE_TAG = "GM.adjudicate"
 PLACES = ("indoors", "outdoors")
 NONE = "none"
 FAILED_EVIDENCE = "adjudication failed: {error}"
+NO_ACTION_EVIDENCE = "no action: the agent produced none of its own"
 MAX_ACTION_CHARS = 600
 
 
@@ -211,6 +212,10 @@ class Adjudication(entity_component.ContextComponent,
   def adjudicate(self, actor: str, action: str, situation: str = ""
                  ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The event fields for an action, and a failure record if the call failed."""
+    if observations.is_no_action(action):
+      # The agent's act produced nothing of its own; nothing to adjudicate.
+      return ({"narration": action, "place": "indoors", "behaviours": [],
+               "evidence": NO_ACTION_EVIDENCE, "adjudicated": False}, None)
     prompt = adjudication_prompt(place=self._place, behaviours=self._behaviours,
                                  actor=actor, action=action,
                                  situation=situation)
@@ -271,7 +276,8 @@ class Adjudication(entity_component.ContextComponent,
     situation = occasion.text_for(actor) if occasion else ""
     tasks = {"event": functools.partial(self.adjudicate, actor, action,
                                         situation)}
-    if occasion is not None and occasion.behaviours:
+    if (occasion is not None and occasion.behaviours
+        and not observations.is_no_action(action)):
       tasks["check"] = functools.partial(self._check, occasion, actor, action)
     # The two calls are independent: they overlap.
     results = concurrency.run_tasks(tasks)

@@ -492,3 +492,14 @@ def test_an_action_made_of_the_other_sides_words_is_asked_for_again():
   second = [c.prompt for c in model.calls if c.tag == "act"][1]
   assert ("\"Smoking isn't allowed inside, please go outside.\" is what "
           "Abigail Chen said, not Carlos Gomez.") in second
+
+
+def test_an_agent_without_an_action_is_not_judged():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  agent.observe(obs.format_action(
+      obs.Stamp(1, "09:30", 4), "Carlos Gomez", "indoors",
+      f"Carlos Gomez {structured_act.NO_OWN_ACTION}"))
+  assert not [c for c in model.calls if c.tag == "DetectConflict"]
+  assert "conflict" not in [r["kind"] for r in memory(agent).drain_records()]

@@ -661,3 +661,16 @@ def test_a_conversation_parses_as_delivered_and_as_shown_on_one_line():
     assert event.topic == "smoking"
     assert event.turns == (("Abigail Chen", "Please: not inside."),
                            ("Carlos Gomez", "Sorry, I will."))
+
+
+def test_a_turn_without_an_action_is_recorded_without_a_referee_call(monkeypatch):
+  monkeypatch.setitem(ACTIONS, "Tom Gomez",
+                      f"Tom Gomez {obs.NO_ACTION_MARK}: the model failed)")
+  model = referee_model()
+  sim = simulation(model, detector=())
+  sim.play(max_steps=3)
+  records = {r["actor"]: r for r in game_masters.drain_records(sim.get_game_masters()[0])}
+  tom = records["Tom Gomez"]
+  assert tom["behaviours"] == [] and tom["adjudicated"] is False
+  assert tom["evidence"] == adjudication.NO_ACTION_EVIDENCE
+  assert model.calls_by_tag() == {"GM.adjudicate": 2}
