@@ -88,16 +88,16 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       if result is None:
         return
       if result[0]:
-        self._conflict(event, norm, reason=result[1])
+        self._conflict(event, norm, evidence=result[1])
         return
 
   def _conflict(self, event: observations.ActionObservation,
-                norm: PersonalNorm, reason: str) -> None:
+                norm: PersonalNorm, evidence: str) -> None:
     memory = self.norm_memory
     behaviour = behaviour_text(event)
     self._record("conflict", actor=event.actor, behaviour=event.text,
                   place=event.place, norm_id=norm.id, norm=norm.content,
-                  reason=reason)
+                  evidence=evidence)
     # One talk with a person per cooldown, whatever the norm: in trials an
     # agent who had just talked with someone raised another of its norms
     # with them at the next step, and talk is most of a run's cost. Checked

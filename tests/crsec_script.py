@@ -39,7 +39,7 @@ def cafe_model(**answers) -> ScriptedModel:
            "utility": 60},
           {"content": "Wait your turn in line.", "type": "injunctive",
            "utility": 50}]},
-      DETECT: {"reason": "Smoking inside goes against it.", "verdict": "breaks"},
+      DETECT: {"evidence": "lights a cigarette", "verdict": "breaks"},
       TALK: {"talk": True},
       IDENTIFY: {"rule": "Smoking is not allowed inside the cafe.",
                  "is_rule": True, "type": "injunctive", "utility": 70},

@@ -318,18 +318,21 @@ def test_conflict_detection_judges_the_most_related_rule():
                                   "Tom shouts a joke across the noisy room."))
   [detect] = [c for c in model.calls if c.tag == "DetectConflict"]
   assert detect.prompt.startswith("Rule: Be quiet in public places.\n"
-                                  "What happened (indoors): Tom shouts")
+                                  "What Tom Gomez did (indoors): \"Tom shouts")
   requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
   assert [r["norm"] for r in requests] == ["Be quiet in public places."]
   [conflict] = [r for r in memory(agent).drain_records()
                 if r["kind"] == "conflict"]
-  assert conflict["reason"] == "Smoking inside goes against it."
+  assert conflict["evidence"] == "lights a cigarette"
 
 
-@pytest.mark.parametrize("verdict", ["follows", "unrelated"])
-def test_a_kept_or_unrelated_rule_is_no_conflict(verdict):
-  model = cs.cafe_model(**{cs.DETECT: {"reason": "It is fine.",
-                                       "verdict": verdict}})
+@pytest.mark.parametrize("answer", [
+    {"evidence": "It is fine.", "verdict": "follows"},
+    {"evidence": "It is fine.", "verdict": "unrelated"},
+    # A breach with no words of the behaviour quoted is no breach.
+    {"evidence": "none", "verdict": "breaks"}])
+def test_a_kept_or_unrelated_rule_is_no_conflict(answer):
+  model = cs.cafe_model(**{cs.DETECT: answer})
   agent = cs.build_agent("normative", model, name="Abigail Chen",
                          role="entrepreneur")
   agent.observe(SMOKE)
