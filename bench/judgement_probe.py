@@ -103,7 +103,7 @@ def main() -> None:
     check, _ = occasion_check.check_occasion(
         model, place=scenario.setting, situation=bill.situation.replace("{actor}", actor),
         actor=actor, action=action, behaviours=wanted,
-        similarity=lambda a, b: float(embedder.similarity([a], [b])[0][0]))
+        similarity=embedder.pair_similarity)
     got = {check["behaviour"]} if check["accepted"] else set()
     results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
                     f"({check['behaviour']}, similarity {check['similarity']}) | {action}"))

@@ -95,7 +95,7 @@ class StructuredAct(entity_component.ActingComponent,
                                "enum": list(action_spec.options)}})
     elif action_spec.output_type == entity_lib.OutputType.FLOAT:
       schema = obj({"answer": {"type": "number"}})
-    elif action_spec.tag == observations.SPEECH_TAG:
+    elif speech:
       # A conversation turn wants spoken words. With the action wording the
       # 1.5B model narrated ("Carlos tells Abigail that...") and the two
       # sides echoed each other's narration.
@@ -113,7 +113,7 @@ class StructuredAct(entity_component.ActingComponent,
                  "habits and plan.")
       schema = _TEXT_SCHEMA
     is_action = (action_spec.output_type == entity_lib.OutputType.FREE
-                 and action_spec.tag != observations.SPEECH_TAG)
+                 and not speech)
     try:
       answer = self._sample(prompt, schema)
       copy = self._copied(answer, contexts) if is_action else None

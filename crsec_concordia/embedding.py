@@ -83,6 +83,10 @@ class Embedder:
       return np.zeros((len(a), len(b)), dtype=np.float32)
     return self.encode(a) @ self.encode(b).T
 
+  def pair_similarity(self, a: str, b: str) -> float:
+    """The cosine similarity of two texts."""
+    return float(self.similarity([a], [b])[0][0])
+
 
 _shared: Embedder | None = None
 _shared_lock = threading.Lock()

@@ -25,7 +25,7 @@ _WORD = re.compile(r"[a-z0-9']+")
 def words(text: str, names: Iterable[str] = ()) -> list[str]:
   """Lower-case words of `text`, without the given names (full and first)."""
   lowered = text.lower()
-  parts = {p for n in names for p in (n.lower(), n.lower().split()[0])} if names else set()
+  parts = {p for n in names for p in (n.lower(), n.lower().split()[0])}
   for part in sorted(parts, key=len, reverse=True):
     lowered = re.sub(rf"\b{re.escape(part)}\b", " ", lowered)
   return _WORD.findall(lowered)

@@ -34,6 +34,7 @@ from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import turn_order as turn_order_lib
 from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.operations.base import has_evidence
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"
@@ -113,12 +114,6 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # outside" (all outdoors); a list of ids (see adjudication_schema); narration
 # without "with the same meaning" (a refused tip retold as a tip) or asked
 # last (invented details).
-
-
-def has_evidence(evidence: str) -> bool:
-  """Whether the referee quoted anything (not "none", "n/a" or nothing)."""
-  return evidence.strip(" .\"'").lower() not in ("", NONE, "n/a", "null",
-                                                   "no evidence")
 
 
 def clean_action(putative_event: str, actor: str | None) -> str:

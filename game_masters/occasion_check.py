@@ -25,7 +25,7 @@ from typing import Any
 
 from crsec_concordia.models.base import StructuredOutputError
 
-OCCASION_CHECK_TAG = "GM.adjudicate"
+OP = "GM.adjudicate (occasion)"  # A failure record's `op`.
 MIN_SIMILARITY = 0.25
 NONE = "none"
 
@@ -80,7 +80,7 @@ def check_occasion(model, *, place: str, situation: str, actor: str,
   except StructuredOutputError as e:
     return ({"behaviour": NONE, "evidence": "", "similarity": 0.0,
              "accepted": False},
-            {"op": f"{OCCASION_CHECK_TAG} (occasion)", "error": str(e),
+            {"op": OP, "error": str(e),
              "raw": e.raw})
   proposed = answer["behaviour"]
   score = 0.0

@@ -50,11 +50,6 @@ def _tagged(model: language_model.LanguageModel, tag: str) -> TaggedModel:
   return as_structured(model).tagged(tag)
 
 
-def _similarity(a: str, b: str) -> float:
-  """Cosine similarity of two texts with the agents' shared embedder."""
-  return float(shared_embedder().similarity([a], [b])[0][0])
-
-
 def drain_records(game_master) -> list[dict[str, Any]]:
   """The game master's records since the last drain, in the order they happened."""
   records = []
@@ -115,7 +110,7 @@ class CafeGameMaster(prefab_lib.Prefab):
             place=scenario.setting,
             behaviours=[b.model_dump(mode="json")
                         for b in scenario.behaviours],
-            similarity=_similarity if any(
+            similarity=shared_embedder().pair_similarity if any(
                 o.behaviours for o in scenario.occasions) else None),
     }
     # SwitchAct only reaches its model when a reserved key has no component

@@ -64,5 +64,15 @@ NORM_TYPE_HELP = (
     "\"People usually tip after meals.\").")
 
 
+def has_evidence(evidence: str) -> bool:
+  """Whether a model quoted anything ("none", "n/a", "nothing" are not).
+
+  Asked to quote the words of a behaviour before judging it, small models
+  still give a verdict beside "none": the quote, not the verdict, decides.
+  """
+  return evidence.strip(" .\"'").lower() not in (
+      "", "none", "n/a", "null", "nothing", "no evidence")
+
+
 def numbered(items: list[str]) -> str:
   return "\n".join(f"{i}. {item}" for i, item in enumerate(items, 1))

@@ -21,7 +21,7 @@ with the reason).
 from __future__ import annotations
 
 from crsec_concordia.norms import PersonalNorm
-from crsec_concordia.operations.base import (FailureSink, obj,
+from crsec_concordia.operations.base import (FailureSink, has_evidence, obj,
                                               structured_call, text)
 
 OP = "DetectConflict"
@@ -29,7 +29,6 @@ BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 SCHEMA = obj({"evidence": text(200),
               "verdict": {"type": "string",
                           "enum": [BREAKS, FOLLOWS, UNRELATED]}})
-NO_EVIDENCE = ("", "none", "n/a", "null", "nothing")
 
 
 def prompt(actor: str, behaviour: str, place: str, norm: PersonalNorm) -> str:
@@ -53,5 +52,4 @@ def detect_conflict(model, *, actor: str, behaviour: str, place: str,
   if answer is None:
     return None
   evidence = " ".join(answer["evidence"].split())
-  quoted = evidence.strip(" .\"'").lower() not in NO_EVIDENCE
-  return answer["verdict"] == BREAKS and quoted, evidence
+  return answer["verdict"] == BREAKS and has_evidence(evidence), evidence
