@@ -304,11 +304,34 @@ def test_tokens_are_counted_per_tag_from_the_server_usage(server):
   by_tag = model.usage.by_tag()
   assert by_tag["NormIdentifier"] == {
       "calls": 2, "cached_calls": 0, "failed_calls": 0,
-      "prompt_tokens": 130, "completion_tokens": 7}
+      "prompt_tokens": 130, "completion_tokens": 7,
+      "reused_prompt_tokens": 0}
   assert by_tag["NormEvaluator"]["prompt_tokens"] == 40
   assert by_tag["NormEvaluator"]["completion_tokens"] == 8
   assert model.usage.totals()["prompt_tokens"] == 170
   assert model.usage.totals()["calls"] == 3
+
+
+def _completion(usage: dict, **extra) -> dict:
+  return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+          "choices": [{"index": 0, "finish_reason": "stop",
+                       "message": {"role": "assistant", "content": "ok"}}],
+          "usage": {"prompt_tokens": 100, "completion_tokens": 3,
+                    "total_tokens": 103, **usage}, **extra}
+
+
+def test_prompt_tokens_the_server_reused_are_counted(server):
+  # OpenAI's and vLLM's field, then llama.cpp's own timings, then neither.
+  server.script(
+      Reply(body=_completion({"prompt_tokens_details": {"cached_tokens": 64}})),
+      Reply(body=_completion({}, timings={"cache_n": 40, "prompt_n": 60})),
+      Reply(body=_completion({})))
+  model = make(server)
+  for prompt in ("x", "y", "z"):
+    model.tagged("act").sample_text(prompt)
+  counts = model.usage.by_tag()["act"]
+  assert counts["prompt_tokens"] == 300
+  assert counts["reused_prompt_tokens"] == 104
 
 
 def test_untagged_calls_count_under_other(server):
@@ -417,7 +440,8 @@ def test_concurrent_calls_are_all_counted(server):
   assert by_tag["T0"]["calls"] == by_tag["T1"]["calls"] == 8
   assert model.usage.totals() == {
       "calls": 16, "cached_calls": 0, "failed_calls": 0,
-      "prompt_tokens": 160, "completion_tokens": 48}
+      "prompt_tokens": 160, "completion_tokens": 48,
+      "reused_prompt_tokens": 0}
   # They ran side by side, not one after the other.
   arrivals = [r.arrived for r in server.chat_requests()]
   assert max(arrivals) - min(arrivals) < 1.0

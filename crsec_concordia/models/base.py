@@ -52,6 +52,8 @@ class UsageCounts:
   failed_calls: int = 0
   prompt_tokens: int = 0
   completion_tokens: int = 0
+  # Of prompt_tokens, those the server read from its prompt cache.
+  reused_prompt_tokens: int = 0
 
   def to_dict(self) -> dict[str, int]:
     return dataclasses.asdict(self)
@@ -70,6 +72,7 @@ class UsageMeter:
       *,
       prompt_tokens: int = 0,
       completion_tokens: int = 0,
+      reused_prompt_tokens: int = 0,
       cached: bool = False,
       failed: bool = False,
   ) -> None:
@@ -84,6 +87,7 @@ class UsageMeter:
         counts.calls += 1
         counts.prompt_tokens += prompt_tokens
         counts.completion_tokens += completion_tokens
+        counts.reused_prompt_tokens += reused_prompt_tokens
 
   def by_tag(self) -> dict[str, dict[str, int]]:
     with self._lock:

@@ -67,6 +67,28 @@ def _truncate_at_terminators(text: str, terminators: Collection[str]) -> str:
   return text[:cut]
 
 
+def reused_prompt_tokens(response: Any) -> int:
+  """Prompt tokens the server took from its prompt cache, if it says.
+
+  OpenAI-style servers (vLLM, hosted APIs, recent llama.cpp) report them as
+  `usage.prompt_tokens_details.cached_tokens`; llama.cpp's own `timings`
+  has `cache_n`. A server that says neither reused none we know of.
+  """
+  details = getattr(getattr(response, "usage", None),
+                    "prompt_tokens_details", None)
+  cached = getattr(details, "cached_tokens", None)
+  if cached is None and isinstance(details, dict):
+    cached = details.get("cached_tokens")
+  if cached is None:
+    timings = (getattr(response, "model_extra", None) or {}).get("timings")
+    if isinstance(timings, dict):
+      cached = timings.get("cache_n")
+  try:
+    return max(0, int(cached or 0))
+  except (TypeError, ValueError):
+    return 0
+
+
 class OpenAICompatibleModel(base.StructuredLanguageModel):
   """Chat completions over the `openai` client, thread-safe and cached."""
 
@@ -251,7 +273,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
     self.usage.record(tag, prompt_tokens=prompt_tokens,
-                      completion_tokens=completion_tokens)
+                      completion_tokens=completion_tokens,
+                      reused_prompt_tokens=reused_prompt_tokens(response))
     if not accept(text):
       return None
     if self.cache is not None:
