@@ -20,8 +20,9 @@ class UsesNormMemory:
     return self.get_entity().get_component(  # type: ignore[attr-defined]
         self._norm_memory_key, type_=NormMemory)
 
-  def _record(self, kind: str, **fields) -> dict:
-    record = self.norm_memory.record(kind, publish=False, **fields)
+  def _record(self, kind: str, stamp=None, **fields) -> dict:
+    record = self.norm_memory.record(kind, publish=False, stamp=stamp,
+                                     **fields)
     self._logging_channel(  # type: ignore[attr-defined]
         {"Key": kind, "Summary": kind, "Value": record})
     return record

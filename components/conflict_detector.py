@@ -1,25 +1,37 @@
 """ConflictDetector: the sender side of CRSEC's spreading module.
 
-For every observed behaviour of another agent it runs DetectConflict against
-the agent's qualified norms; on a conflict, DecideToTalk (entrepreneurs
-always talk) and, if so, it asks for a conversation with the violator. The
-game master collects the requests with `pop_conversation_requests()`.
+When the agent observes what others did, it runs DetectConflict against its
+qualified norms; on a conflict, DecideToTalk (entrepreneurs always talk)
+and, if so, it asks for a conversation with the violator. The game master
+collects the requests with `pop_conversation_requests()`.
 
 An agent with no qualified norms makes no call at all: ordinary agents start
 silent, as in the paper. A cooldown keeps one agent from talking to the
-same person again for a few steps (conflicts are still detected and logged).
+same person again for a few slots (conflicts are still detected and logged).
 
 Which norm a behaviour is about is retrieval, done with the sentence
 embedder (the norm most similar to the behaviour); whether the behaviour
 breaks it is the model's judgement (see DetectConflict for why the two are
-split). `rules_judged` > 1 judges the next most similar norms too, in
-order, until one is broken.
+split). In a society where everyone acts every slot, an agent sees many
+behaviours at once, so the cost is bounded twice: a behaviour whose
+similarity to every norm the agent holds is below `relevance` is not sent
+at all (most of what people do is about none of anyone's rules), and the
+rest of one observation is judged in ONE call.
+
+Noticing happens while the agent goes on with its day: the agent's act
+does not depend on what it detects (only the talks the game master holds
+when it resolves the slot do), so detection runs in its own thread from
+the moment the observation arrives, with the norms held at that moment,
+and is joined when the game master collects the requests (or the state is
+saved, or the next observation arrives). An error there is recorded as a
+failure, never raised into the game master.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from concordia.typing import entity_component
@@ -31,9 +43,17 @@ from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.norms import PersonalNorm
-from crsec_concordia.operations import decide_to_talk, detect_conflict
+from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
+# Cosine (all-MiniLM-L6-v2) below which a behaviour is taken to be about
+# none of the agent's norms. Behaviour-to-rule similarity is low even for
+# plain breaches: on the 17 labelled café cases of bench/judgement_probe.py
+# (against a five-rule list) the breaches scored 0.18 to 0.44 and the
+# harmless actions 0.11 to 0.27, so the gate is set to lose no breach
+# (0.15 drops 2 of 12 harmless actions and none of the 5 breaches); the
+# model's judgement does the rest.
+DEFAULT_RELEVANCE = 0.15
 
 
 def behaviour_text(event: observations.ActionObservation) -> str:
@@ -45,17 +65,18 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
   """Detects conflicts with the agent's norms and asks to talk about them."""
 
   def __init__(self, model, *, talk_model=None, embedder=None,
-               rules_judged: int = 1, cooldown_steps: int = 6,
+               relevance: float = DEFAULT_RELEVANCE, cooldown_steps: int = 6,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the detector.
 
     Args:
       model: the model for DetectConflict (a tagged view is best).
       talk_model: the model for DecideToTalk (defaults to `model`).
-      embedder: finds the norms a behaviour is most about (default: the
+      embedder: finds the norm a behaviour is most about (default: the
         project's shared sentence embedder).
-      rules_judged: how many of the most similar norms may be judged.
-      cooldown_steps: steps before the agent asks to talk with the same
+      relevance: the similarity to the most related norm a behaviour needs
+        to be judged at all (0 sends every behaviour).
+      cooldown_steps: slots before the agent asks to talk with the same
         person again.
       norm_memory_key: the key of the entity's NormMemory.
     """
@@ -63,70 +84,111 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._model = model
     self._talk_model = talk_model or model
     self._embedder = embedder
-    self._rules_judged = rules_judged
+    self._relevance = relevance
     self._cooldown = cooldown_steps
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
     self._requests: list[dict[str, Any]] = []
     self._last_raised: dict[str, int] = {}
+    self._work: threading.Thread | None = None
+
+  def join(self) -> None:
+    """Waits for the detection in progress, if any."""
+    with self._lock:
+      work, self._work = self._work, None
+    if work is not None:
+      work.join()
 
   def pop_conversation_requests(self) -> list[dict[str, Any]]:
     """The conversations this agent wants to start; clears them."""
+    self.join()
     with self._lock:
       requests, self._requests = self._requests, []
     return requests
 
-  def _handle(self, event: observations.ActionObservation) -> None:
-    memory = self.norm_memory
-    norms = memory.database.qualified()
-    if not norms:
-      return
-    for norm in self._most_related(event.text, norms):
-      result = detect_conflict(self._model, actor=event.actor,
-                               behaviour=event.text, place=event.place,
-                               norm=norm, on_failure=memory.record_failure)
-      if result is None:
-        return
-      if result[0]:
-        self._conflict(event, norm, evidence=result[1])
-        return
+  def related(self, events: list[observations.ActionObservation],
+              norms: list[PersonalNorm]
+              ) -> list[tuple[observations.ActionObservation, Observed]]:
+    """Each event with its most related norm; unrelated events left out."""
+    if self._embedder is None:
+      self._embedder = shared_embedder()
+    scores = self._embedder.similarity([e.text for e in events],
+                                       [n.content for n in norms])
+    items = []
+    for event, row in zip(events, scores):
+      best = max(range(len(norms)), key=lambda i: float(row[i]))
+      if float(row[best]) >= self._relevance:
+        items.append((event, Observed(event.actor, event.text, event.place,
+                                      norms[best])))
+    return items
 
-  def _conflict(self, event: observations.ActionObservation,
-                norm: PersonalNorm, evidence: str) -> None:
+  def _decide(self, item: Observed, event: observations.ActionObservation,
+              on_failure) -> bool | None:
+    """Whether to talk about a conflict (None: the call failed)."""
     memory = self.norm_memory
-    behaviour = behaviour_text(event)
-    self._record("conflict", actor=event.actor, behaviour=event.text,
-                  place=event.place, norm_id=norm.id, norm=norm.content,
-                  evidence=evidence)
-    # One talk with a person per cooldown, whatever the norm: in trials an
-    # agent who had just talked with someone raised another of its norms
-    # with them at the next step, and talk is most of a run's cost. Checked
-    # before DecideToTalk, whose answer would be thrown away.
-    with self._lock:
-      if self._cooling_down(event.actor, event.stamp.step):
-        return
     if memory.role == ENTREPRENEUR:
-      talk = True
-    else:
-      talk = decide_to_talk(self._talk_model, name=memory.agent_name,
-                            persona=memory.persona, actor=event.actor,
-                            behaviour=behaviour, norm=norm.content,
-                            on_failure=memory.record_failure)
-      if talk is None:
-        return
-    self._record("talk_decision", actor=event.actor, talk=talk,
-                  norm_id=norm.id, norm=norm.content)
-    if not talk:
+      return True
+    return decide_to_talk(self._talk_model, name=memory.agent_name,
+                          persona=memory.persona, actor=item.actor,
+                          behaviour=behaviour_text(event),
+                          norm=item.norm.content, on_failure=on_failure)
+
+  def detect(self, events: list[observations.ActionObservation],
+             norms: list[PersonalNorm] | None = None,
+             stamp: observations.Stamp | None = None) -> None:
+    """Judges one observation's behaviours; records conflicts; asks to talk.
+
+    Args:
+      events: the behaviours of others in one observation.
+      norms: the qualified norms to judge them by (default: those held now).
+      stamp: the time its records carry (default: the latest observed).
+    """
+    memory = self.norm_memory
+    norms = memory.database.qualified() if norms is None else norms
+    if not norms or not events:
       return
+
+    def on_failure(failure: Mapping[str, Any]) -> None:
+      memory.record_failure(failure, stamp=stamp)
+
+    pairs = self.related(events, norms)
+    judgements = detect_conflicts(
+        self._model, observer=memory.agent_name,
+        items=[item for _, item in pairs], on_failure=on_failure)
+    conflicts = [(event, j) for (event, _), j in zip(pairs, judgements or ())
+                 if j.breaks]
+    for _, j in conflicts:
+      item = j.observed
+      self._record("conflict", stamp=stamp, actor=item.actor,
+                   behaviour=item.behaviour, place=item.place,
+                   norm_id=item.norm.id, norm=item.norm.content,
+                   evidence=j.evidence)
+    # One talk with a person per cooldown, whatever the norm: talk is most
+    # of a run's cost. Checked before DecideToTalk, whose answer would be
+    # thrown away.
     with self._lock:
-      # Another thread may have asked first (hooks run in parallel).
-      if self._cooling_down(event.actor, event.stamp.step):
-        return
-      self._last_raised[event.actor] = event.stamp.step
-      self._requests.append({
-          "initiator": memory.agent_name, "partner": event.actor,
-          "topic": norm.content, "norm": norm.content, "norm_id": norm.id,
-          "behaviour": event.text, "step": event.stamp.step})
+      wanted = [(event, j) for event, j in conflicts
+                if not self._cooling_down(event.actor, event.stamp.step)]
+    decisions = concurrency.run_tasks({
+        f"{i:04d}": functools.partial(self._decide, j.observed, event,
+                                      on_failure)
+        for i, (event, j) in enumerate(wanted)})
+    for i, (event, j) in enumerate(wanted):
+      talk, item = decisions[f"{i:04d}"], j.observed
+      if talk is None:
+        continue
+      self._record("talk_decision", stamp=stamp, actor=item.actor, talk=talk,
+                   norm_id=item.norm.id, norm=item.norm.content)
+      if talk:
+        with self._lock:
+          if self._cooling_down(item.actor, event.stamp.step):
+            continue  # Two conflicts with one person in one observation.
+          self._last_raised[item.actor] = event.stamp.step
+          self._requests.append({
+              "initiator": memory.agent_name, "partner": item.actor,
+              "topic": item.norm.content, "norm": item.norm.content,
+              "norm_id": item.norm.id, "behaviour": item.behaviour,
+              "step": event.stamp.step})
 
   def _cooling_down(self, actor: str, step: int) -> bool:
     """Whether a talk with `actor` is pending or was asked for recently.
@@ -137,15 +199,6 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     return ((last is not None and step - last < self._cooldown)
             or any(r["partner"] == actor for r in self._requests))
 
-  def _most_related(self, behaviour: str,
-                    norms: list[PersonalNorm]) -> list[PersonalNorm]:
-    if self._embedder is None:
-      self._embedder = shared_embedder()
-    scores = self._embedder.similarity([behaviour],
-                                       [n.content for n in norms])[0]
-    order = sorted(range(len(norms)), key=lambda i: -float(scores[i]))
-    return [norms[i] for i in order[:self._rules_judged]]
-
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)
     me = self.get_entity().name
@@ -154,11 +207,33 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
               and e.actor != me and not observations.is_no_action(e.text)]
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
-    concurrency.run_tasks({str(i): functools.partial(self._handle, e)
-                           for i, e in enumerate(events)})
+    self.join()
+    if not events:
+      return ""
+    # What is held and when, fixed now: the detection runs on while the
+    # agent's other components (and its act) change and read the database.
+    norms = self.norm_memory.database.qualified()
+    stamp = max((e.stamp for e in events), key=lambda st: st.step)
+    ordered = sorted(events, key=lambda e: (e.stamp.step, e.actor))
+    memory = self.norm_memory
+
+    def work() -> None:
+      try:
+        self.detect(ordered, norms, stamp)
+      except Exception as e:  # pylint: disable=broad-except
+        memory.record_failure({"op": "DetectConflict",
+                               "error": f"{type(e).__name__}: {e}"},
+                              stamp=stamp)
+
+    thread = threading.Thread(target=work, daemon=True,
+                              name=f"ConflictDetector {memory.agent_name}")
+    with self._lock:
+      self._work = thread
+    thread.start()
     return ""
 
   def get_state(self) -> entity_component.ComponentState:
+    self.join()
     with self._lock:
       return {"requests": [dict(r) for r in self._requests],
               "last_raised": dict(self._last_raised)}

@@ -1,10 +1,16 @@
 """NormIdentifier: the receiver side and the observation path of spreading.
 
 After a conversation the agent took part in, IdentifyNorm reads the
-transcript; every `reflect_every` observed behaviours of others, Reflect
-forms thoughts and IdentifyNorm reads them. What it finds enters NormMemory
-as a candidate (deactivated, invalid) with its provenance, for the
-NormEvaluator to judge.
+transcript; once `reflect_every` behaviours of others have been observed,
+Reflect forms thoughts about them and IdentifyNorm reads those. What it
+finds enters NormMemory as a candidate (deactivated, invalid) with its
+provenance, for the NormEvaluator to judge.
+
+The work is per observation, not per event: an agent who sees a whole slot
+at once reflects at most once on it (on everything buffered), however many
+people acted. The conversation and the reflection are read in parallel, and
+their candidates are added in a fixed order (conversations first), so norm
+ids do not depend on which call returned first.
 """
 
 from __future__ import annotations
@@ -60,11 +66,11 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
         source_text=source_text, source_agent=source_agent,
         step=stamp.step if stamp else 0, time=stamp.time if stamp else None)
     self._record("candidate", norm_id=norm.id, content=norm.content,
-                  type=norm.type, utility=norm.utility, origin=norm.origin,
-                  source_agent=source_agent, source_text=source_text)
+                 type=norm.type, utility=norm.utility, origin=norm.origin,
+                 source_agent=source_agent, source_text=source_text)
 
   def _from_conversation(self, event: observations.ConversationObservation
-                         ) -> None:
+                         ) -> list[tuple]:
     memory = self.norm_memory
     other = next((p for p in event.participants if p != memory.agent_name),
                  None)
@@ -72,23 +78,22 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
                           source_kind="conversation",
                           source_text=event.transcript,
                           on_failure=memory.record_failure)
-    if found:
-      self._add_candidate(found, Origin.CONVERSATION, event.transcript, other)
+    return [(found, Origin.CONVERSATION, event.transcript, other)] if found \
+        else []
 
-  def _from_observations(self, observed: list[str]) -> None:
+  def _from_observations(self, observed: list[str]) -> list[tuple]:
     memory = self.norm_memory
     thoughts = reflect(self._reflect_model, name=memory.agent_name,
                        persona=memory.persona, observations=observed,
                        on_failure=memory.record_failure)
     if not thoughts:
-      return
+      return []
     self._record("thought", thoughts=thoughts, observed=observed)
     text = "\n".join(f"- {t}" for t in thoughts)
     found = identify_norm(self._model, name=memory.agent_name,
                           source_kind="thoughts", source_text=text,
                           on_failure=memory.record_failure)
-    if found:
-      self._add_candidate(found, Origin.OBSERVATION, text, None)
+    return [(found, Origin.OBSERVATION, text, None)] if found else []
 
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)
@@ -97,16 +102,20 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     for i, event in enumerate(observations.parse_all(observation)):
       if isinstance(event, observations.ConversationObservation):
         if self._communication and me in event.participants:
-          tasks[f"c{i}"] = functools.partial(self._from_conversation, event)
+          tasks[f"c{i:04d}"] = functools.partial(self._from_conversation,
+                                                 event)
       elif (self._observation and event.actor != me
             and not observations.is_no_action(event.text)):
         with self._lock:
           self._buffer.append(f"{event.actor} ({event.place}): {event.text}")
-          if len(self._buffer) >= self._reflect_every:
-            observed, self._buffer = self._buffer, []
-            tasks[f"r{i}"] = functools.partial(self._from_observations,
-                                               observed)
-    concurrency.run_tasks(tasks)
+    with self._lock:
+      if len(self._buffer) >= self._reflect_every:
+        observed, self._buffer = self._buffer, []
+        tasks["r"] = functools.partial(self._from_observations, observed)
+    results = concurrency.run_tasks(tasks)
+    for key in sorted(results):  # "c0000" ... before "r".
+      for found in results[key]:
+        self._add_candidate(*found)
     return ""
 
   def get_state(self) -> entity_component.ComponentState:

@@ -78,13 +78,14 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
   # -- journal ----------------------------------------------------------------
 
   def record(self, kind: str, *, publish: bool = True,
+             stamp: observations.Stamp | None = None,
              **fields: Any) -> dict[str, Any]:
     """Adds a structured record stamped with the simulated time.
 
     With `publish`, it also goes to this component's logging channel (the
     other CRSEC components publish their records on their own channels).
     """
-    stamp = self.last_stamp
+    stamp = stamp or self.last_stamp
     rec = {"kind": kind, "agent": self.agent_name,
            "step": stamp.step if stamp else 0,
            "time": stamp.time if stamp else None,
@@ -96,10 +97,11 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       self._logging_channel({"Key": kind, "Summary": kind, "Value": rec})
     return rec
 
-  def record_failure(self, failure: Mapping[str, Any]) -> None:
+  def record_failure(self, failure: Mapping[str, Any],
+                     stamp: observations.Stamp | None = None) -> None:
     """The sink the CRSEC operations report a failed call to."""
     fields = {k: v for k, v in failure.items() if k != "kind"}
-    self.record("failure", **fields)
+    self.record("failure", stamp=stamp, **fields)
 
   def drain_records(self) -> list[dict[str, Any]]:
     """The records since the last drain (a run writes them each step)."""

@@ -28,6 +28,18 @@ PLAN = r"norms_observed:"
 ACT = r"Reply as .*, in character"
 
 
+def each(answer):
+  """A batched answer: `answer` for every entry the schema asks for.
+
+  DetectConflict judges all the behaviours of one observation in one call,
+  one schema entry per person seen; a test scripts one verdict for all.
+  """
+  def respond(prompt, schema):
+    del prompt
+    return {key: dict(answer) for key in schema["properties"]}
+  return respond
+
+
 def cafe_model(**answers) -> ScriptedModel:
   defaults = {
       CREATE: {"norms": [
@@ -39,7 +51,7 @@ def cafe_model(**answers) -> ScriptedModel:
            "utility": 60},
           {"content": "Wait your turn in line.", "type": "injunctive",
            "utility": 50}]},
-      DETECT: {"evidence": "lights a cigarette", "verdict": "breaks"},
+      DETECT: each({"evidence": "lights a cigarette", "verdict": "breaks"}),
       TALK: {"talk": True},
       IDENTIFY: {"rule": "Smoking is not allowed inside the cafe.",
                  "is_rule": True, "type": "injunctive", "utility": 70},
@@ -72,4 +84,15 @@ def build_agent(arm: str, model, **params):
                    "setting": "Hobbs Cafe", **params}
   bank = basic_associative_memory.AssociativeMemoryBank(
       sentence_embedder=constant_embedder)
-  return prefab.build(model, bank)
+  agent = prefab.build(model, bank)
+  observe = agent.observe
+
+  def observe_and_notice(observation: str) -> None:
+    # ConflictDetector notices in its own thread, joined when the game
+    # master collects requests; a test looks once the noticing is done.
+    observe(observation)
+    if "ConflictDetector" in agent.get_all_context_components():
+      agent.get_component("ConflictDetector").join()
+
+  agent.observe = observe_and_notice
+  return agent

@@ -317,13 +317,45 @@ def test_conflict_detection_judges_the_most_related_rule():
   agent.observe(obs.format_action(S, "Tom Gomez", "indoors",
                                   "Tom shouts a joke across the noisy room."))
   [detect] = [c for c in model.calls if c.tag == "DetectConflict"]
-  assert detect.prompt.startswith("Rule: Be quiet in public places.\n"
-                                  "What Tom Gomez did (indoors): \"Tom shouts")
+  assert ('Tom Gomez (indoors): "Tom shouts a joke across the noisy room."\n'
+          "Rule: Be quiet in public places.\n") in detect.prompt
   requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
   assert [r["norm"] for r in requests] == ["Be quiet in public places."]
   [conflict] = [r for r in memory(agent).drain_records()
                 if r["kind"] == "conflict"]
   assert conflict["evidence"] == "lights a cigarette"
+
+
+def test_a_slot_is_judged_in_one_call_per_observer_without_unrelated_behaviour():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  slot = "\n".join([
+      obs.format_action(S, "Carlos Gomez", "indoors",
+                        "Carlos lights a cigarette at his table."),
+      obs.format_action(S, "Tamara Rodriguez", "indoors",
+                        "Tamara Rodriguez continues reading a book on "
+                        "parenting."),
+      obs.format_action(S, "Tom Gomez", "indoors",
+                        "Tom shouts a joke across the noisy room.")])
+  agent.observe(slot)
+  [detect] = [c for c in model.calls if c.tag == "DetectConflict"]
+  # One entry per related person; the reader is about none of the rules.
+  assert list(detect.schema["properties"]) == ["Carlos Gomez", "Tom Gomez"]
+  assert "Tamara" not in detect.prompt
+  records = memory(agent).drain_records()
+  assert [r["actor"] for r in records if r["kind"] == "conflict"] == [
+      "Carlos Gomez", "Tom Gomez"]
+  requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
+  assert [(r["partner"], r["norm"]) for r in requests] == [
+      ("Carlos Gomez", "No smoking indoors."),
+      ("Tom Gomez", "Be quiet in public places.")]
+  # Nothing related at all: no call.
+  model.calls.clear()
+  agent.observe(obs.format_action(obs.Stamp(1, "09:20", 3), "Tamara Rodriguez",
+                                  "indoors", "Tamara Rodriguez continues "
+                                  "reading a book on parenting."))
+  assert [c for c in model.calls if c.tag == "DetectConflict"] == []
 
 
 @pytest.mark.parametrize("answer", [
@@ -332,7 +364,7 @@ def test_conflict_detection_judges_the_most_related_rule():
     # A breach with no words of the behaviour quoted is no breach.
     {"evidence": "none", "verdict": "breaks"}])
 def test_a_kept_or_unrelated_rule_is_no_conflict(answer):
-  model = cs.cafe_model(**{cs.DETECT: answer})
+  model = cs.cafe_model(**{cs.DETECT: cs.each(answer)})
   agent = cs.build_agent("normative", model, name="Abigail Chen",
                          role="entrepreneur")
   agent.observe(SMOKE)

@@ -1,7 +1,8 @@
 """A deterministic, rule-driven model for unit tests only (the CLI never uses it).
 
 Rules map a regular expression on the prompt to an answer (text, a dict for
-JSON answers, or a function of the prompt). Every call is recorded with its
+JSON answers, or a function of the prompt, or of the prompt and the schema
+for answers whose shape the schema decides). Every call is recorded with its
 tag, so tests can assert exactly which components called the model and how
 often. Answers are validated against the schema just as a server's would be.
 """
@@ -9,6 +10,7 @@ often. Answers are validated against the schema just as a server's would be.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import re
 import threading
@@ -70,7 +72,10 @@ class ScriptedModel(base.StructuredLanguageModel):
       rules = list(self._rules)
     for pattern, answer in rules:
       if pattern.search(prompt):
-        return answer(prompt) if callable(answer) else answer
+        if not callable(answer):
+          return answer
+        takes_schema = len(inspect.signature(answer).parameters) > 1
+        return answer(prompt, schema) if takes_schema else answer(prompt)
     if self._fallback is not None:
       return self._fallback(prompt, schema)
     raise NoScriptedAnswer(f"no scripted answer for: {prompt[-300:]!r}")

@@ -6,7 +6,9 @@ answer or None after reporting a failure: never a default answer.
 
 from crsec_concordia.operations.create_norm import create_norm
 from crsec_concordia.operations.decide_to_talk import decide_to_talk
-from crsec_concordia.operations.detect_conflict import detect_conflict
+from crsec_concordia.operations.detect_conflict import (Observed,
+                                                        detect_conflict,
+                                                        detect_conflicts)
 from crsec_concordia.operations.identify_norm import identify_norm
 from crsec_concordia.operations.immediate_evaluation import (Verdict,
                                                              immediate_evaluation)
@@ -17,6 +19,7 @@ from crsec_concordia.operations.reflect import reflect
 
 __all__ = [
     "AbstractNorm", "Verdict", "classify_specific_norms", "create_norm",
-    "decide_to_talk", "detect_conflict", "identify_norm",
+    "Observed", "decide_to_talk", "detect_conflict", "detect_conflicts",
+    "identify_norm",
     "immediate_evaluation", "normative_plan", "reflect", "synthesize_norm",
 ]

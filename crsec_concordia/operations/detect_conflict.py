@@ -1,24 +1,28 @@
-"""DetectConflict: does an observed behaviour break one of my qualified norms?
+"""DetectConflict: do the behaviours an agent saw break its qualified norms?
 
-The sender side of spreading. The paper asks the model to find, among all
-the agent's norms, one the behaviour breaks. A 1.5B model cannot do both at
-once: shown five numbered rules it named rule 1 whatever happened (a loud
-poetry reading paired with "No smoking indoors"), and its true/false then
-said "false" to "Carlos lights a cigarette at his table" against "No
-smoking indoors". So the work is split. The caller picks the rule the
-behaviour is most about (ConflictDetector ranks the norms by embedding
-similarity, i.e. retrieval) and the model judges that one rule, first by
-quoting the words of the behaviour the rule is about (or "none") and then as breaks /
-follows / unrelated; a breach with no words quoted is no breach. On eight
-café cases the split judged 6 right where the one-call form judged 4 (no
-breach at all). Asked for a one-sentence reason instead of the quote, the
-model restated the behaviour and said "breaks" for 9 of 22 harmless actions
-in live runs ("Carlos writes at his corner table" against "Be quiet in
-public places"); with the quote, 6 of 22, and 24 of 24 breaches found (23
-with the reason).
+The sender side of spreading. The paper asks the model, for every observed
+behaviour, to find among all the agent's norms one the behaviour breaks. A
+1.5B model cannot do both at once: shown five numbered rules it named rule 1
+whatever happened, and its true/false then said "false" to a plain breach.
+So the work is split. The caller picks, for each behaviour, the rule it is
+most about (ConflictDetector ranks the norms by embedding similarity, i.e.
+retrieval, and sends nothing for a behaviour unrelated to every rule); the
+model judges each behaviour against that one rule, first by quoting the
+words of the behaviour the rule is about (or "none") and then as breaks /
+follows / unrelated; a breach with no words quoted is no breach. (Asked for
+a one-sentence reason instead of the quote, the 1.5B model restated the
+behaviour and said "breaks" for 9 of 22 harmless actions in live runs; with
+the quote, 6 of 22, and 24 of 24 breaches found.)
+
+Every agent now sees every other agent act in every slot, so the behaviours
+of one slot are judged in ONE call per observer: the schema has one entry
+per person seen, so the model cannot skip or merge anyone.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
 
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, has_evidence, obj,
@@ -26,30 +30,89 @@ from crsec_concordia.operations.base import (FailureSink, has_evidence, obj,
 
 OP = "DetectConflict"
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
-SCHEMA = obj({"evidence": text(200),
-              "verdict": {"type": "string",
-                          "enum": [BREAKS, FOLLOWS, UNRELATED]}})
+VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
+TOKENS_PER_ITEM = 60
 
 
-def prompt(actor: str, behaviour: str, place: str, norm: PersonalNorm) -> str:
-  return (
-      f"Rule: {norm.content}\n"
-      f"What {actor} did ({place}): \"{behaviour}\"\n\n"
-      f"evidence: quote the words of what {actor} did that the rule is "
-      f"about, or \"none\" if the rule is about something {actor} did not "
-      "do.\n"
+@dataclasses.dataclass(frozen=True)
+class Observed:
+  """One behaviour an agent saw, with the rule it is most about."""
+  actor: str
+  behaviour: str
+  place: str
+  norm: PersonalNorm
+
+
+@dataclasses.dataclass(frozen=True)
+class Judgement:
+  """The verdict on one behaviour: a breach only with words quoted."""
+  observed: Observed
+  breaks: bool
+  evidence: str
+
+
+def item_keys(items: Sequence[Observed]) -> list[str]:
+  """The answer's keys: each person's name (numbered if one appears twice)."""
+  keys: list[str] = []
+  for item in items:
+    key, n = item.actor, 2
+    while key in keys:
+      key, n = f"{item.actor} ({n})", n + 1
+    keys.append(key)
+  return keys
+
+
+def schema(items: Sequence[Observed]) -> dict:
+  entry = obj({"evidence": text(200), "verdict": VERDICT})
+  return obj({key: entry for key in item_keys(items)})
+
+
+def prompt(observer: str, items: Sequence[Observed]) -> str:
+  lines = [f"{observer} holds some rules about how people should behave. "
+           "Each thing another person did is shown with the rule it is most "
+           "about.", ""]
+  for key, item in zip(item_keys(items), items):
+    lines.append(f"{key} ({item.place}): \"{item.behaviour}\"")
+    lines.append(f"Rule: {item.norm.content}")
+    lines.append("")
+  lines.append(
+      "For each person, in order:\n"
+      "evidence: quote the words of what that person did that the rule is "
+      "about, or \"none\" if the rule is about something they did not do.\n"
       f"verdict: {BREAKS} if those words go against the rule, {FOLLOWS} if "
       f"they keep it, {UNRELATED} if evidence is none.")
+  return "\n".join(lines)
+
+
+def detect_conflicts(model, *, observer: str, items: Sequence[Observed],
+                     on_failure: FailureSink | None
+                     ) -> list[Judgement] | None:
+  """A judgement per item (in order), or None if the model failed."""
+  if not items:
+    return []
+  answer = structured_call(
+      model, OP, prompt(observer, items), schema(items),
+      on_failure=on_failure,
+      max_tokens=TOKENS_PER_ITEM * len(items) + 16, temperature=0.0)
+  if answer is None:
+    return None
+  judgements = []
+  for key, item in zip(item_keys(items), items):
+    evidence = " ".join(answer[key]["evidence"].split())
+    judgements.append(Judgement(
+        item, answer[key]["verdict"] == BREAKS and has_evidence(evidence),
+        evidence))
+  return judgements
 
 
 def detect_conflict(model, *, actor: str, behaviour: str, place: str,
-                    norm: PersonalNorm, on_failure: FailureSink | None
+                    norm: PersonalNorm, observer: str = "This person",
+                    on_failure: FailureSink | None
                     ) -> tuple[bool, str] | None:
-  """(breaks the norm?, the words quoted), or None if the model failed."""
-  answer = structured_call(model, OP, prompt(actor, behaviour, place, norm),
-                           SCHEMA, on_failure=on_failure, max_tokens=96,
-                           temperature=0.0)
-  if answer is None:
+  """One behaviour against one rule: (breaks?, the words quoted) or None."""
+  judgements = detect_conflicts(
+      model, observer=observer,
+      items=[Observed(actor, behaviour, place, norm)], on_failure=on_failure)
+  if judgements is None:
     return None
-  evidence = " ".join(answer["evidence"].split())
-  return answer["verdict"] == BREAKS and has_evidence(evidence), evidence
+  return judgements[0].breaks, judgements[0].evidence
