@@ -94,11 +94,13 @@ def parse_stamp(text: str) -> Stamp | None:
   return Stamp(int(m["day"]), m["clock"], int(m["step"]))
 
 
-_ANY_HEADER = re.compile(r"^\[Day \d+ \d\d:\d\d \| step \d+\] ", re.M)
+# Anywhere, not only at a line's start: a slot's events arrive as one
+# observation, one per line, and Concordia's memory shows it on one line.
+_ANY_HEADER = re.compile(r"\[Day \d+ \d\d:\d\d \| step \d+\] ")
 
 
 def split(text: str) -> list[str]:
-  """Splits one delivered observation into its events (one per header)."""
+  """Splits one observation into its events (one per header)."""
   starts = [m.start() for m in _ANY_HEADER.finditer(text)]
   if not starts:
     return [text] if text.strip() else []

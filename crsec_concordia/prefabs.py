@@ -34,9 +34,11 @@ _DEFAULTS: dict[str, Any] = {
     "initial_norms": [],
     "synthesis_threshold": 350,
     "reflect_every": 6,
-    # Recent observations in the act prompt: the act is most of a run's
-    # prompt tokens, and the 1.5B model loses the thread in long contexts.
-    "observation_history": 8,
+    # Recent observations in the act prompt, in slots (every agent's
+    # actions of a slot arrive as one observation): the act is most of a
+    # run's prompt tokens, and the 1.5B model loses the thread in long
+    # contexts.
+    "observation_history": 1,
     "day_start": "09:00",
     "day_end": "16:00",
     "modules": {m: True for m in MODULES},
@@ -139,13 +141,14 @@ class NormativeEntity(prefab_lib.Prefab):
           structured.tagged("NormativePlan"), goal=_param(p, "goal"),
           setting=_param(p, "setting"), day_start=_param(p, "day_start"),
           day_end=_param(p, "day_end"))
-    # Recent events first, the plan (with its "Now:" line) last: with the
-    # events last the 1.5B model copied the latest one ("Carlos sits ...
-    # and reads a book", Tom's action word for word) instead of acting, and
-    # whatever stands last it tends to echo.
-    order = ["Instructions",
+    # The stable parts first (instructions, persona, norms), so a server's
+    # prompt cache reuses them from one slot to the next; then the recent
+    # events; the plan (with its "Now:" line) last: with the events last
+    # the 1.5B model copied the latest one instead of acting, and whatever
+    # stands last it tends to echo.
+    order = ["Instructions", "Persona", crsec.NORM_MEMORY_KEY,
              agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY,
-             crsec.NORM_MEMORY_KEY, "Persona", crsec.NORMATIVE_PLANNER_KEY]
+             crsec.NORMATIVE_PLANNER_KEY]
     return _entity(name, context, [k for k in order if k in context],
                    model, p)
 
@@ -164,9 +167,8 @@ class BaselineEntity(prefab_lib.Prefab):
   def build(self, model, memory_bank: basic_associative_memory.AssociativeMemoryBank
             ) -> entity_agent_with_logging.EntityAgentWithLogging:
     context = _base_components(self.params, memory_bank)
-    order = ["Instructions",
-             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY,
-             "Persona"]
+    order = ["Instructions", "Persona",
+             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY]
     return _entity(_param(self.params, "name"), context, order, model,
                    self.params)
 

@@ -1,20 +1,23 @@
-"""The café game master: Concordia's game master machinery, café components.
+"""The venue's game master: Concordia's game master machinery, our components.
 
 One component per module, each under the reserved key Concordia's
 `SwitchAct` consults, so the game master never asks a model whether to stop,
-who acts, or in what format:
+who acts, or in what format (played by crsec_concordia.runs.slot_engine):
 
   __terminate__        clock.CafeClock              simulated time, episode end
-  __next_acting__      turn_order.TurnOrder         seeded shuffle per round
+  __next_acting__      acting.EveryoneActs          every agent, every slot
   __next_action_spec__ action_spec.FixedActionSpec  "It is Day 1 09:10 at ..."
                        (with the situation of a scenario occasion, occasions.py)
   __make_observation__ exact_observations.ExactObservations  verbatim events
-  __resolution__       adjudication.Adjudication    one GM.adjudicate call
+  __resolution__       adjudication.Adjudication    a GM.adjudicate call per action
   conversations        conversations.NormConversations  CRSEC sender talks
+                       (held when a slot is resolved)
+  slot_actions.SlotActions: how the engine hands a slot's actions over.
 
 `PREFABS` registers `cafe__GameMaster` for a Concordia `Config`.
 """
 
+from crsec_concordia.game_masters.acting import EveryoneActs
 from crsec_concordia.game_masters.action_spec import FixedActionSpec
 from crsec_concordia.game_masters.adjudication import ADJUDICATE_TAG, Adjudication
 from crsec_concordia.game_masters.clock import CafeClock, stamp_fields
@@ -26,11 +29,11 @@ from crsec_concordia.game_masters.prefab import (
     CafeGameMaster,
     drain_records,
 )
-from crsec_concordia.game_masters.turn_order import TurnOrder, actor_for_step
+from crsec_concordia.game_masters.slot_actions import SlotActions
 
 __all__ = [
     "ADJUDICATE_TAG", "Adjudication", "CafeClock", "CafeGameMaster",
-    "ExactObservations", "FixedActionSpec", "NormConversations", "Occasion",
-    "PREFABS", "TurnOrder", "actor_for_step", "drain_records", "occasion_at",
-    "stamp_fields",
+    "EveryoneActs", "ExactObservations", "FixedActionSpec",
+    "NormConversations", "Occasion", "PREFABS", "SlotActions",
+    "drain_records", "occasion_at", "stamp_fields",
 ]

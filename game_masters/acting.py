@@ -1,89 +1,58 @@
-"""TurnOrder: who acts at each step, decided without a model.
+"""EveryoneActs: in every slot of the clock, every agent acts.
 
-The stock game master asks the LLM who acts next; a small model picks the
-same agent again and again and no two runs agree. Here the order is a
-seeded shuffle per round: every agent acts once per round, the order varies
-between rounds, and it is a function of the run seed and the step alone, so
-a resumed run continues exactly where the interrupted one stopped.
+The stock game master asks the LLM who acts next; the café used to name one
+agent per 10-minute step, so in the paper's 10-agent café each agent acted
+about once every 100 simulated minutes and Carlos, the smoker, once in two
+hours. In CRSEC, as in Generative Agents, every agent lives through every
+moment: this component answers the engine's "Which entities act next?" with
+every agent present, comma-separated (Concordia's simultaneous engine splits
+the answer on commas), in name order so logs read the same in every run.
 """
 
 from __future__ import annotations
 
-import random
-import threading
 from collections.abc import Sequence
 
 from concordia.components.game_master import next_acting as next_acting_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia.game_masters import clock as clock_lib
-from crsec_concordia.models.base import stable_seed
-
-TURN_ORDER_KEY = next_acting_lib.DEFAULT_NEXT_ACTING_COMPONENT_KEY
+ACTING_KEY = next_acting_lib.DEFAULT_NEXT_ACTING_COMPONENT_KEY
 
 
-def actor_for_step(names: Sequence[str], seed: int, step: int) -> str:
-  """The agent acting at `step` (1-based): round r is a shuffle seeded by r."""
-  ordered = sorted(names)
-  index = step - 1
-  round_, position = divmod(index, len(ordered))
-  random.Random(stable_seed("turn-order", seed, round_)).shuffle(ordered)
-  return ordered[position]
+class EveryoneActs(entity_component.ContextComponent,
+                   entity_component.ComponentWithLogging):
+  """Answers "Which entities act next?" with every agent, every slot."""
 
-
-class TurnOrder(entity_component.ContextComponent,
-                entity_component.ComponentWithLogging):
-  """Answers the engine's "Who is next to act?" from the seed and the step."""
-
-  def __init__(self, *, player_names: Sequence[str], seed: int,
-               clock_key: str = clock_lib.CLOCK_KEY):
+  def __init__(self, *, player_names: Sequence[str]):
     """Creates the component.
 
     Args:
-      player_names: the agents; all act once per round.
-      seed: the run seed.
-      clock_key: the key of the game master's CafeClock.
+      player_names: the agents; names must not contain commas (the engine
+        splits the answer on them).
     """
     super().__init__()
     if not player_names:
-      raise ValueError("a café needs at least one agent")
-    self._names = tuple(player_names)
-    self._seed = seed
-    self._clock_key = clock_key
-    self._lock = threading.Lock()
-    self._current: str | None = None
-
-  def _clock(self) -> clock_lib.CafeClock:
-    return self.get_entity().get_component(self._clock_key,
-                                           type_=clock_lib.CafeClock)
-
-  def actor_at(self, step: int) -> str:
-    """The agent acting at `step` (1-based), past or future."""
-    return actor_for_step(self._names, self._seed, step)
+      raise ValueError("a venue needs at least one agent")
+    bad = [n for n in player_names if "," in n]
+    if bad:
+      raise ValueError(f"agent names must not contain commas: {bad}")
+    self._names = tuple(sorted(player_names))
 
   @property
-  def current_actor(self) -> str | None:
-    """The agent named for the step in progress (None before the first)."""
-    with self._lock:
-      return self._current
+  def names(self) -> tuple[str, ...]:
+    return self._names
 
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
     if action_spec.output_type != entity_lib.OutputType.NEXT_ACTING:
       return ""
-    stamp = self._clock().current_stamp()
-    actor = self.actor_at(stamp.step)
-    with self._lock:
-      self._current = actor
-    self._logging_channel({"Key": "turn order",
-                           "Summary": f"step {stamp.step}: {actor}",
-                           "Value": actor})
-    return actor
+    answer = ",".join(self._names)
+    self._logging_channel({"Key": "acting", "Summary": answer,
+                           "Value": answer})
+    return answer
 
   def get_state(self) -> entity_component.ComponentState:
-    with self._lock:
-      return {"current_actor": self._current}
+    return {}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
-    with self._lock:
-      self._current = state.get("current_actor")
+    del state

@@ -1,10 +1,12 @@
-"""FixedActionSpec: the same free-text question every turn, with the time.
+"""FixedActionSpec: the same free-text question every slot, with the time.
 
 Without an answer under `__next_action_spec__` the stock game master asks the
 LLM to write a JSON action spec, and a small model's non-JSON answer crashes
-the run. The café needs no such freedom: every turn asks the agent, in plain
-words, what they do next at the current simulated time, opening with the
-situation of a scenario occasion when the agent meets one (occasions.py).
+the run. The venue needs no such freedom: every slot asks each agent, in
+plain words, what they do next at the current simulated time, opening with
+the situation of a scenario occasion when the agent meets one
+(occasions.py). The engine asks once per agent, naming the agent in the
+question; several agents may be asked at once.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from concordia.typing import entity_component
 
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
-from crsec_concordia.game_masters import turn_order as turn_order_lib
 
 ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
 
@@ -30,6 +31,15 @@ DEFAULT_CALL_TO_ACTION = ("It is {time} at {place}. {situation}{question} "
 DEFAULT_QUESTION = "What does {actor} do next?"
 
 
+def name_from_request(request: str, template: str) -> str:
+  """The agent's name in an engine question built from `template` ({name})."""
+  prefix, suffix = template.split("{name}")
+  if not (request.startswith(prefix) and request.endswith(suffix)):
+    raise ValueError(f"unexpected request {request!r}: the engine and the "
+                     f"game master disagree on {template!r}")
+  return request.removeprefix(prefix).removesuffix(suffix)
+
+
 class FixedActionSpec(entity_component.ContextComponent,
                       entity_component.ComponentWithLogging):
   """Answers "In what action spec format should X respond?" without a model."""
@@ -38,7 +48,8 @@ class FixedActionSpec(entity_component.ContextComponent,
                occasions: Sequence[occasions_lib.Occasion] = (),
                call_to_action: str = DEFAULT_CALL_TO_ACTION,
                clock_key: str = clock_lib.CLOCK_KEY,
-               turn_order_key: str = turn_order_lib.TURN_ORDER_KEY):
+               call_to_next_action_spec: str = (
+                   next_acting_lib.DEFAULT_CALL_TO_NEXT_ACTION_SPEC)):
     """Creates the component.
 
     Args:
@@ -49,32 +60,31 @@ class FixedActionSpec(entity_component.ContextComponent,
         `{question}` and `{actor}`; the actor's full name is filled in here,
         so the agent's own act component needs no formatting.
       clock_key: the key of the game master's CafeClock.
-      turn_order_key: the key of the game master's TurnOrder.
+      call_to_next_action_spec: the engine's question, with `{name}`: the
+        agent asked about is read from it.
     """
     super().__init__()
     self._place = place
     self._occasions = tuple(occasions)
     self._template = call_to_action
     self._clock_key = clock_key
-    self._turn_order_key = turn_order_key
+    self._request = call_to_next_action_spec
 
-  def occasion(self) -> occasions_lib.Occasion | None:
-    """The occasion the agent acting at the current step meets, if any."""
+  def occasion(self, actor: str) -> occasions_lib.Occasion | None:
+    """The occasion `actor` meets in the current slot, if any."""
     if not self._occasions:
       return None
     clock = self.get_entity().get_component(self._clock_key,
                                             type_=clock_lib.CafeClock)
-    turns = self.get_entity().get_component(self._turn_order_key,
-                                            type_=turn_order_lib.TurnOrder)
     return occasions_lib.occasion_at(
-        self._occasions, step=clock.current_stamp().step,
-        stamp_for=clock.stamp_at, actor_at=turns.actor_at)
+        self._occasions, actor=actor, step=clock.current_stamp().step,
+        stamp_for=clock.stamp_at)
 
   def call_to_action(self, actor: str) -> str:
     """The question for `actor` at the current simulated time."""
     stamp = self.get_entity().get_component(
         self._clock_key, type_=clock_lib.CafeClock).current_stamp()
-    occasion = self.occasion()
+    occasion = self.occasion(actor)
     situation = f"{occasion.text_for(actor)} " if occasion else ""
     question = ((occasion.question_for(actor) if occasion else "")
                 or DEFAULT_QUESTION.format(actor=actor))
@@ -83,14 +93,21 @@ class FixedActionSpec(entity_component.ContextComponent,
                                  question=question)
     return text.replace("{", "(").replace("}", ")")
 
+  def spec_for(self, actor: str) -> entity_lib.ActionSpec:
+    """The action spec of `actor` for the current slot (thread-safe).
+
+    The slot engine calls it for every agent at once instead of asking the
+    game master's `act` one agent at a time.
+    """
+    return entity_lib.ActionSpec(
+        call_to_action=self.call_to_action(actor),
+        output_type=entity_lib.OutputType.FREE, tag="action")
+
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
     if action_spec.output_type != entity_lib.OutputType.NEXT_ACTION_SPEC:
       return ""
-    actor = self.get_entity().get_component(
-        self._turn_order_key, type_=turn_order_lib.TurnOrder).current_actor
-    spec = entity_lib.ActionSpec(
-        call_to_action=self.call_to_action(actor or "everyone"),
-        output_type=entity_lib.OutputType.FREE, tag="action")
+    actor = name_from_request(action_spec.call_to_action, self._request)
+    spec = self.spec_for(actor)
     result = json.dumps(spec.to_dict())
     self._logging_channel({"Key": "action spec",
                            "Summary": spec.call_to_action, "Value": result})

@@ -32,7 +32,7 @@ from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
-from crsec_concordia.game_masters import turn_order as turn_order_lib
+from crsec_concordia.game_masters import slot_actions
 from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.operations.base import has_evidence
 
@@ -43,6 +43,8 @@ NONE = "none"
 FAILED_EVIDENCE = "adjudication failed: {error}"
 NO_ACTION_EVIDENCE = "no action: the agent produced none of its own"
 MAX_ACTION_CHARS = 600
+# The `op` of the failure record of an agent that failed to act at all.
+ACT_OP = "Act"
 
 
 def _none_token(behaviour_ids: Sequence[str]) -> str:
@@ -144,7 +146,12 @@ def observed_text(actor: str, action: str, narration: str) -> str:
 
 class Adjudication(entity_component.ContextComponent,
                    entity_component.ComponentWithLogging):
-  """Resolves each step's action into an exact observation and a record."""
+  """Resolves each slot's actions into exact observations and records.
+
+  Every agent's action is adjudicated in its own call, all at once (the
+  calls overlap on the endpoint); the records are kept in name order, so a
+  run's files do not depend on which call returns first.
+  """
 
   def __init__(
       self,
@@ -152,9 +159,9 @@ class Adjudication(entity_component.ContextComponent,
       *,
       place: str,
       behaviours: Sequence[Mapping[str, str]],
+      player_names: Sequence[str] = (),
       max_tokens: int = 160,
       clock_key: str = clock_lib.CLOCK_KEY,
-      turn_order_key: str = turn_order_lib.TURN_ORDER_KEY,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
       action_spec_key: str = action_spec_lib.ACTION_SPEC_KEY,
       similarity: check_lib.Similarity | None = None,
@@ -166,12 +173,13 @@ class Adjudication(entity_component.ContextComponent,
         (the prefab passes `model.tagged("GM.adjudicate")`).
       place: the short name of the setting.
       behaviours: the scenario's behaviours, dicts with `id`, `description`.
+      player_names: the agents expected to act every slot; one who neither
+        acted nor failed gets a failure record all the same.
       max_tokens: the answer's budget (a narration and a few ids).
       clock_key: the key of the game master's CafeClock.
-      turn_order_key: the key of the game master's TurnOrder.
       observations_key: the key of the game master's ExactObservations.
       action_spec_key: the key of the game master's FixedActionSpec (which
-        knows the occasion, if any, that prompted the action).
+        knows the occasion, if any, that prompted an action).
       similarity: (text, text) -> similarity of their embeddings; needed
         only for occasions that name behaviours (occasion_check.py).
     """
@@ -183,9 +191,9 @@ class Adjudication(entity_component.ContextComponent,
                         for b in behaviours]
     self._ids = [b["id"] for b in self._behaviours]
     self._schema = adjudication_schema(self._ids)
+    self._names = tuple(sorted(player_names))
     self._max_tokens = max_tokens
     self._clock_key = clock_key
-    self._turn_order_key = turn_order_key
     self._observations_key = observations_key
     self._action_spec_key = action_spec_key
     self._similarity = similarity
@@ -248,26 +256,13 @@ class Adjudication(entity_component.ContextComponent,
         actor=actor, action=action, behaviours=wanted,
         similarity=self._similarity)
 
-  def pre_observe(self, observation: str) -> str:
-    if observation.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
-      with self._lock:
-        self._putative = observation
-    return ""
-
-  def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
-    if action_spec.output_type != entity_lib.OutputType.RESOLVE:
-      return ""
-    clock = self._component(self._clock_key, clock_lib.CafeClock)
-    actor = self._component(self._turn_order_key,
-                            turn_order_lib.TurnOrder).current_actor
-    with self._lock:
-      putative, self._putative = self._putative or "", None
-    if actor is None:
-      raise RuntimeError("resolution before any actor was named")
-    stamp = clock.current_stamp()
-    action = clean_action(putative, actor)
+  def resolve_action(self, actor: str, raw_action: str,
+                     stamp: observations.Stamp
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """(the action record, failure records, the observation) of one agent."""
+    action = clean_action(raw_action, actor)
     occasion = self._component(self._action_spec_key,
-                               action_spec_lib.FixedActionSpec).occasion()
+                               action_spec_lib.FixedActionSpec).occasion(actor)
     situation = occasion.text_for(actor) if occasion else ""
     tasks = {"event": functools.partial(self.adjudicate, actor, action,
                                         situation)}
@@ -288,26 +283,61 @@ class Adjudication(entity_component.ContextComponent,
     text = observations.format_action(
         stamp, actor, event["place"],
         observed_text(actor, action, event["narration"]))
-    fields = clock_lib.stamp_fields(stamp)
-    record = {"kind": "action", **fields, "actor": actor, "action": action,
-              **event}
+    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
+              "actor": actor, "action": action, **event}
     if occasion is not None:
       record["occasion"] = occasion.id
+    return record, failures, text
+
+  def pre_observe(self, observation: str) -> str:
+    if observation.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
+      with self._lock:
+        self._putative = observation
+    return ""
+
+  def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
+    if action_spec.output_type != entity_lib.OutputType.RESOLVE:
+      return ""
     with self._lock:
-      for failure in failures:
-        self._records.append({"kind": "failure", **fields,
-                              "agent": self.get_entity().name, **failure})
-      self._records.append(record)
-      self._events += 1
-      for b in event["behaviours"]:
-        self._counts[b] = self._counts.get(b, 0) + 1
-    self._component(self._observations_key,
-                    queue_lib.ExactObservations).add(queue_lib.EVERYONE, text)
-    clock.advance()
-    self._logging_channel({"Key": "adjudication", "Summary": text,
-                           "Value": text, "Record": record,
-                           "Failures": failures})
-    return text
+      putative, self._putative = self._putative or "", None
+    slot = slot_actions.SlotActions.decode(putative)
+    stamp = self._component(self._clock_key,
+                            clock_lib.CafeClock).current_stamp()
+    fields = clock_lib.stamp_fields(stamp)
+    # Every agent's action at once; everything after in name order.
+    results = concurrency.run_tasks({
+        actor: functools.partial(self.resolve_action, actor, action, stamp)
+        for actor, action in slot.actions.items()})
+    failed = dict(slot.failed)
+    for name in self._names:
+      if name not in slot.actions and name not in failed:
+        failed[name] = "the engine returned no action for this agent"
+    records, texts = [], []
+    for actor in sorted(set(results) | set(failed)):
+      if actor in failed:
+        records.append({"kind": "failure", **fields, "agent": actor,
+                        "op": ACT_OP, "error": failed[actor]})
+        continue
+      record, failures, text = results[actor]
+      records.extend({"kind": "failure", **fields,
+                      "agent": self.get_entity().name, **f} for f in failures)
+      records.append(record)
+      texts.append(text)
+    queue = self._component(self._observations_key,
+                            queue_lib.ExactObservations)
+    for text in texts:
+      queue.add(queue_lib.EVERYONE, text)
+    with self._lock:
+      self._records.extend(records)
+      for record in records:
+        if record["kind"] == "action":
+          self._events += 1
+          for b in record["behaviours"]:
+            self._counts[b] = self._counts.get(b, 0) + 1
+    summary = "\n".join(texts)
+    self._logging_channel({"Key": "adjudication", "Summary": summary,
+                           "Value": summary, "Records": records})
+    return summary
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:

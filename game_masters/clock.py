@@ -33,9 +33,12 @@ class CafeClock(entity_component.ContextComponent,
                 entity_component.ComponentWithLogging):
   """Counts completed steps and answers the engine's termination question.
 
-  Steps are numbered from 1: during step `n` the clock shows the scenario's
-  time of step `n`; `advance()` (called by the resolution once the step's
-  event is resolved) completes it.
+  Steps (slots) are numbered from 1: during slot `n` the clock shows the
+  scenario's time of slot `n`. The slot is complete when the game master
+  has resolved it: the clock advances in its own `post_act` after a
+  RESOLVE act, once every component's work on the slot is done (the
+  components of one act run in parallel threads, so none of them may move
+  the clock under another's feet).
   """
 
   def __init__(self, *, total_steps: int,
@@ -54,6 +57,7 @@ class CafeClock(entity_component.ContextComponent,
     self._stamp_for = stamp_for
     self._lock = threading.Lock()
     self._completed = 0
+    self._resolving = False
 
   @property
   def total_steps(self) -> int:
@@ -86,6 +90,10 @@ class CafeClock(entity_component.ContextComponent,
       return self._completed
 
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
+    if action_spec.output_type == entity_lib.OutputType.RESOLVE:
+      with self._lock:
+        self._resolving = True
+      return ""
     if action_spec.output_type != entity_lib.OutputType.TERMINATE:
       return ""
     with self._lock:
@@ -95,6 +103,14 @@ class CafeClock(entity_component.ContextComponent,
         "Key": "clock", "Summary": f"{completed}/{self._total} steps done",
         "Value": answer})
     return answer
+
+  def post_act(self, action_attempt: str) -> str:
+    del action_attempt
+    with self._lock:
+      resolving, self._resolving = self._resolving, False
+    if resolving:
+      self.advance()
+    return ""
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:

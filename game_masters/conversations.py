@@ -1,17 +1,26 @@
 """NormConversations: the bounded talk a CRSEC sender asks for.
 
 When an agent's ConflictDetector sees behaviour that breaks one of its norms
-and decides to speak up, it files a conversation request. Before each turn
-the game master collects the requests and runs each conversation: a fixed
+and decides to speak up, it files a conversation request (agents observe at
+the start of a slot, so requests arrive while the slot is being played).
+When the game master resolves the slot, this component runs the requested
+conversations, alongside the adjudication of the slot's actions: a fixed
 number of rounds of two utterances, each utterance an ordinary `act` of the
 speaker with a free-text call to action that holds the transcript so far.
-The transcript goes verbatim to both participants (the receivers' norm
-identification reads it) and into a `conversation` record. Rounds are
-bounded so a chatty pair cannot stall the episode.
+
+A talk belongs to the slot it is held in: the agents acted in that slot and
+then talked, so one agent holds at most one conversation per slot (further
+requests involving a busy agent are dropped, and the record of the talk held
+lists them). Conversations between different people run in parallel. The
+transcript is delivered verbatim to both participants with the next slot's
+observations (the receivers' norm identification reads it) and kept in a
+`conversation` record. Rounds are bounded so a chatty pair cannot stall the
+episode.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -20,8 +29,11 @@ from typing import Any
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
+from concordia.utils import concurrency
+
 from crsec_concordia import observations, repetition
 from crsec_concordia.game_masters import clock as clock_lib
+from crsec_concordia.game_masters import exact_observations as queue_lib
 
 CONVERSATIONS_KEY = "conversations"
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
@@ -141,7 +153,8 @@ def group_requests(requests: Sequence[Mapping[str, Any]],
                    names: Sequence[str]) -> list[dict[str, Any]]:
   """One conversation per (initiator, partner): several norms, one talk.
 
-  Requests naming someone absent, or oneself, are dropped.
+  Requests naming someone absent, or oneself, are dropped. The result is in
+  (initiator, partner) order whatever order the requests came in.
   """
   grouped: dict[tuple[str, str], dict[str, Any]] = {}
   for r in requests:
@@ -160,12 +173,31 @@ def group_requests(requests: Sequence[Mapping[str, Any]],
                          ("behaviours", r.get("behaviour"))):
       if value and value not in g[field]:
         g[field].append(value)
-  return list(grouped.values())
+  return [grouped[k] for k in sorted(grouped)]
+
+
+def schedule(requests: Sequence[Mapping[str, Any]]
+             ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+  """(talks held this slot, talks dropped): one talk per agent per slot.
+
+  Taken in order (grouped requests are sorted by initiator, then partner),
+  so the same requests always give the same talks.
+  """
+  busy: set[str] = set()
+  held, dropped = [], []
+  for r in requests:
+    pair = {r["initiator"], r["partner"]}
+    if pair & busy:
+      dropped.append(r)
+    else:
+      busy |= pair
+      held.append(r)
+  return held, dropped
 
 
 class NormConversations(entity_component.ContextComponent,
                         entity_component.ComponentWithLogging):
-  """Runs the conversations agents ask for, before the step's action."""
+  """Runs the conversations agents ask for, when a slot is resolved."""
 
   def __init__(
       self,
@@ -175,6 +207,7 @@ class NormConversations(entity_component.ContextComponent,
       max_rounds: int,
       conflict_detector_key: str = CONFLICT_DETECTOR_KEY,
       clock_key: str = clock_lib.CLOCK_KEY,
+      observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
   ):
     """Creates the component.
 
@@ -184,6 +217,8 @@ class NormConversations(entity_component.ContextComponent,
       max_rounds: rounds of two utterances (initiator, then partner).
       conflict_detector_key: where a normative agent keeps its requests.
       clock_key: the key of the game master's CafeClock.
+      observations_key: the key of the game master's ExactObservations
+        (transcripts reach the participants with the next slot).
     """
     super().__init__()
     if max_rounds < 1:
@@ -193,6 +228,7 @@ class NormConversations(entity_component.ContextComponent,
     self._rounds = max_rounds
     self._detector_key = conflict_detector_key
     self._clock_key = clock_key
+    self._observations_key = observations_key
     self._lock = threading.Lock()
     self._records: list[dict[str, Any]] = []
     self._count = 0
@@ -245,7 +281,7 @@ class NormConversations(entity_component.ContextComponent,
 
   def run_conversation(self, request: Mapping[str, Any],
                        stamp: observations.Stamp) -> dict[str, Any]:
-    """Runs one conversation; delivers it to both; returns its record."""
+    """Runs one conversation; returns its record (see `deliver`)."""
     entities = self._by_name()
     initiator, partner = request["initiator"], request["partner"]
     topic = (" and ".join(topic_of(t) for t in request["topics"])
@@ -264,10 +300,6 @@ class NormConversations(entity_component.ContextComponent,
         turns.append((speaker, said))
       if ended != "rounds":
         break
-    text = observations.format_conversation(stamp, initiator, partner, topic,
-                                            turns)
-    for name in (initiator, partner):
-      entities[name].observe(text)
     return {"kind": "conversation", **clock_lib.stamp_fields(stamp),
             "initiator": initiator, "partner": partner, "topic": topic,
             "norm": norm, "norms": list(request["norms"]),
@@ -275,21 +307,43 @@ class NormConversations(entity_component.ContextComponent,
             "ended": ended,
             "turns": [{"speaker": s, "text": t} for s, t in turns]}
 
+  def deliver(self, record: Mapping[str, Any]) -> None:
+    """Queues a talk's transcript for both participants' next observation."""
+    stamp = observations.Stamp(record["day"], record["clock"], record["step"])
+    text = observations.format_conversation(
+        stamp, record["initiator"], record["partner"], record["topic"],
+        [(t["speaker"], t["text"]) for t in record["turns"]])
+    queue = self.get_entity().get_component(
+        self._observations_key, type_=queue_lib.ExactObservations)
+    for name in (record["initiator"], record["partner"]):
+      queue.add(name, text)
+
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
-    # The engine asks who acts next once per step, after the observations
-    # (which is when conflicts are detected): talk happens then.
-    if action_spec.output_type != entity_lib.OutputType.NEXT_ACTING:
+    # Agents asked to talk while observing at the start of this slot; the
+    # talks are held while the slot's actions are adjudicated.
+    if action_spec.output_type != entity_lib.OutputType.RESOLVE:
       return ""
     requests = group_requests(self.collect_requests(), list(self._by_name()))
     if not requests:
       return ""
     stamp = self.get_entity().get_component(
         self._clock_key, type_=clock_lib.CafeClock).current_stamp()
-    for request in requests:
-      record = self.run_conversation(request, stamp)
-      with self._lock:
-        self._records.append(record)
-        self._count += 1
+    held, dropped = schedule(requests)
+    results = concurrency.run_tasks({
+        f"{i:04d}": functools.partial(self.run_conversation, r, stamp)
+        for i, r in enumerate(held)})
+    records = [results[k] for k in sorted(results)]
+    for record in records:
+      record["dropped"] = [
+          {"initiator": d["initiator"], "partner": d["partner"],
+           "norms": list(d["norms"])} for d in dropped
+          if {d["initiator"], d["partner"]} & {record["initiator"],
+                                                record["partner"]}]
+    with self._lock:
+      self._records.extend(records)
+      self._count += len(records)
+    for record in records:
+      self.deliver(record)
       self._logging_channel({
           "Key": "conversation",
           "Summary": f"{record['initiator']} -> {record['partner']}: "

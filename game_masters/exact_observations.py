@@ -1,15 +1,17 @@
-"""ExactObservations: deliver queued events verbatim, one observation each.
+"""ExactObservations: deliver queued events verbatim, one observation a slot.
 
 Concordia's stock MakeObservation lets the LLM write or reformat what an
 agent observes. The CRSEC components parse observations to know who did what,
-where and when (`crsec_concordia.observations`), so the café delivers the
-exact text the game master formatted, never a model's rewording, and only
-events (an empty queue yields an empty observation, which the engine skips:
-no clock ticks).
+where and when (`crsec_concordia.observations`), so the game master delivers
+the exact text it formatted, never a model's rewording, and only events (an
+empty queue yields an empty observation, which the engine skips).
 
-The engine makes one observation per agent per step; when more than one
-event waits for an agent, all but the last are handed to the agent's
-`observe` directly, in order, so every event is its own observation.
+Everything queued for an agent since its last observation (the slot's
+actions, in name order, and the conversation it took part in) arrives as ONE
+observation, events separated by newlines: the engine makes observations for
+all agents under one lock, so handing extra events to an agent's `observe`
+from here would run that agent's norm processing inside the lock and
+serialise the society.
 """
 
 from __future__ import annotations
@@ -20,25 +22,15 @@ from collections.abc import Sequence
 
 from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.components.game_master import make_observation as make_observation_lib
-from concordia.environment.engines import sequential
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
 from crsec_concordia.game_masters import clock as clock_lib
+from crsec_concordia.game_masters.action_spec import name_from_request
 
 EXACT_OBSERVATIONS_KEY = (
     make_observation_lib.DEFAULT_MAKE_OBSERVATION_COMPONENT_KEY)
 EVERYONE = "all"
-
-
-def _name_from_call(call_to_action: str, template: str) -> str:
-  prefix, suffix = template.split("{name}")
-  if not (call_to_action.startswith(prefix)
-          and call_to_action.endswith(suffix)):
-    raise ValueError(f"unexpected observation request {call_to_action!r}: "
-                     f"the engine and the game master disagree on "
-                     f"{template!r}")
-  return call_to_action.removeprefix(prefix).removesuffix(suffix)
 
 
 class ExactObservations(entity_component.ContextComponent,
@@ -49,23 +41,20 @@ class ExactObservations(entity_component.ContextComponent,
       self,
       *,
       player_names: Sequence[str],
-      entities: Sequence[entity_lib.Entity] = (),
       call_to_make_observation: str = (
-          sequential.DEFAULT_CALL_TO_MAKE_OBSERVATION),
+          make_observation_lib.DEFAULT_CALL_TO_MAKE_OBSERVATION),
       clock_key: str = clock_lib.CLOCK_KEY,
   ):
     """Creates the queue.
 
     Args:
       player_names: who is present (an event for "all" goes to all of them).
-      entities: the agents (a live list), to deliver extra events directly.
       call_to_make_observation: the engine's request template, with {name}.
       clock_key: the key of the game master's CafeClock (the premise is
-        recognised as the event observed before the first step).
+        recognised as the event observed before the first slot).
     """
     super().__init__()
     self._names = tuple(player_names)
-    self._entities = entities
     self._template = call_to_make_observation
     self._clock_key = clock_key
     self._lock = threading.Lock()
@@ -83,12 +72,9 @@ class ExactObservations(entity_component.ContextComponent,
     with self._lock:
       return list(self._queue.get(name, []))
 
-  def _agent(self, name: str) -> entity_lib.Entity | None:
-    return next((e for e in self._entities if e.name == name), None)
-
   def pre_observe(self, observation: str) -> str:
     # The engine shows the premise to the game master as "[event] premise"
-    # before the first step; the agents get it as their first observation.
+    # before the first slot; the agents get it as their first observation.
     tag = resolution_lib.EVENT_TAG
     if observation.startswith(tag):
       clock = self.get_entity().get_component(self._clock_key,
@@ -101,23 +87,24 @@ class ExactObservations(entity_component.ContextComponent,
         self.add(EVERYONE, premise)
     return ""
 
+  def take(self, name: str) -> str:
+    """Everything queued for `name`, as one observation; empties the queue.
+
+    Thread-safe and cheap: the slot engine calls it for every agent at once
+    instead of asking the game master's `act` (which runs one agent's
+    request at a time, through all of its components).
+    """
+    with self._lock:
+      events, self._queue[name] = self._queue.get(name, []), []
+    return "\n".join(events)
+
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
     if action_spec.output_type != entity_lib.OutputType.MAKE_OBSERVATION:
       return ""
-    name = _name_from_call(action_spec.call_to_action, self._template)
-    with self._lock:
-      events, self._queue[name] = self._queue.get(name, []), []
-    if len(events) > 1:
-      entity = self._agent(name)
-      if entity is None:
-        # No handle on the agent: the events still arrive, joined.
-        events = ["\n\n".join(events)]
-      else:
-        for text in events[:-1]:
-          entity.observe(text)
-    result = events[-1] if events else ""
+    name = name_from_request(action_spec.call_to_action, self._template)
+    result = self.take(name)
     self._logging_channel({"Key": "observation", "Summary": f"{name}",
-                           "Value": result, "Delivered": list(events)})
+                           "Value": result})
     return result
 
   def get_state(self) -> entity_component.ComponentState:

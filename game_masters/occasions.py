@@ -5,7 +5,7 @@ runs of the mini café on the 1.5B model not one action involved a bill, so
 the tipping norm had nothing to be about. In the paper's Smallville the
 daily plan walks agents to the counter; a text-only café needs its game
 master to do what a waiter does. An occasion is such a moment, written in
-the scenario file: from a time of day, each agent's next turn opens with a
+the scenario file: from a time of day, each agent's next slot opens with a
 situation ("The server brings Tom Gomez the bill for his breakfast."), and
 the agent still decides what to do about it; the referee then adjudicates
 the answer like any other action.
@@ -32,8 +32,8 @@ class Occasion:
 
   Attributes:
     id: its name in event records (`occasion`).
-    at: "HH:MM"; from this time of each day the agents meet it, each at
-      their first turn since.
+    at: "HH:MM"; from this time of each day the agents meet it, each in
+      the first slot since.
     situation: one or two sentences; `{actor}` is replaced by the agent's
       full name.
     question: what the agent is asked instead of "What does X do next?"
@@ -71,26 +71,27 @@ class Occasion:
     return self.question.replace(ACTOR_FIELD, actor)
 
 
-def occasion_at(occasions: Sequence[Occasion], *, step: int,
-                stamp_for: Callable[[int], observations.Stamp],
-                actor_at: Callable[[int], str]) -> Occasion | None:
-  """The occasion the acting agent meets at `step`, if any.
+def occasion_at(occasions: Sequence[Occasion], *, actor: str, step: int,
+                stamp_for: Callable[[int], observations.Stamp]
+                ) -> Occasion | None:
+  """The occasion `actor` meets at `step` (a slot), if any.
 
-  Replays the day up to `step`: at each turn, the acting agent meets the
-  first occasion that is due (its time has come) and that they have not met
-  yet today. One occasion per turn; two due at once are met on two turns.
+  Every agent acts in every slot, so each meets an occasion at the first
+  slot at or after its time. Replays the day up to `step`: at each slot the
+  agent meets the first occasion that is due and not yet met today; one
+  occasion per slot, so two due at once are met in two slots.
   """
   day, first = stamp_for(step).day, step
   while first > 1 and stamp_for(first - 1).day == day:
     first -= 1
-  met: set[tuple[str, str]] = set()
+  met: set[str] = set()
   for t in range(first, step + 1):
-    actor, clock = actor_at(t), stamp_for(t).clock
+    clock = stamp_for(t).clock
     due = next((o for o in occasions
-                if o.at <= clock and o.concerns(actor)
-                and (o.id, actor) not in met), None)
+                if o.at <= clock and o.concerns(actor) and o.id not in met),
+               None)
     if due is not None:
-      met.add((due.id, actor))
+      met.add(due.id)
       if t == step:
         return due
   return None

@@ -3,8 +3,10 @@
 Concordia's generic game master asks the LLM to summarise its memories on
 every act, to decide whether to stop, who acts, in what format, and to
 reword every observation. The café replaces each of those under Concordia's
-reserved keys with a deterministic component, and keeps exactly one model
-call per step: the adjudication of the action. Everything is built inside
+reserved keys with a deterministic component, and keeps one model call per
+action: its adjudication (plus a focused check for answers to occasions).
+It is played by the slot engine (crsec_concordia.runs.slot_engine): every
+agent acts in every slot. Everything is built inside
 `build()` from JSON params (the scenario dict and the seed), because
 component objects passed in params survive neither a second Simulation nor a
 checkpoint.
@@ -22,23 +24,23 @@ from concordia.components.game_master import switch_act
 from concordia.language_model import language_model
 from concordia.typing import prefab as prefab_lib
 
+from crsec_concordia.game_masters import acting as acting_lib
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import adjudication as adjudication_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
-from crsec_concordia.game_masters import turn_order as turn_order_lib
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models.base import TaggedModel, as_structured
 
 DEFAULT_NAME = "Cafe Game Master"
 OTHER_TAG = "GM.other"
 
-# The order the game master's records of one step are drained in: the
-# conversations happen before the step's action.
-RECORD_KEYS = (conversations_lib.CONVERSATIONS_KEY,
-               adjudication_lib.ADJUDICATION_KEY)
+# The order the game master's records of one slot are drained in: the
+# slot's actions (in name order), then the talks held after them.
+RECORD_KEYS = (adjudication_lib.ADJUDICATION_KEY,
+               conversations_lib.CONVERSATIONS_KEY)
 
 
 def short_place(setting: str) -> str:
@@ -60,17 +62,18 @@ def drain_records(game_master) -> list[dict[str, Any]]:
 
 @dataclasses.dataclass
 class CafeGameMaster(prefab_lib.Prefab):
-  """The café game master: exact observations, seeded turns, adjudication."""
+  """The venue's game master: exact observations, slots, adjudication."""
 
-  description: str = ("The café game master of crsec-concordia: a fixed clock, "
-                      "seeded turn order, one adjudication call per action, "
-                      "exact observations and bounded norm conversations.")
+  description: str = ("The game master of crsec-concordia: a fixed clock, "
+                      "every agent acting in every slot, one adjudication "
+                      "call per action, exact observations and bounded norm "
+                      "conversations.")
   params: Mapping[str, Any] = dataclasses.field(
       default_factory=lambda: {
           "name": DEFAULT_NAME,
           # A scenario as `Scenario.to_dict()` gives it (plain JSON).
           "scenario": {},
-          # The run seed: turn order and model sampling derive from it.
+          # The run seed (model sampling derives from it).
           "seed": 0,
       })
   entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging] = ()
@@ -84,7 +87,6 @@ class CafeGameMaster(prefab_lib.Prefab):
     del memory_bank  # The café game master keeps no memories to summarise.
     from crsec_concordia.scenarios import Scenario  # pylint: disable=import-outside-toplevel
     scenario = Scenario.from_dict(dict(self.params["scenario"]))
-    seed = int(self.params.get("seed", 0))
     name = str(self.params.get("name", DEFAULT_NAME))
     entities = self.entities if self.entities is not None else []
     names = [e.name for e in entities] or scenario.agent_names
@@ -93,14 +95,13 @@ class CafeGameMaster(prefab_lib.Prefab):
     components = {
         clock_lib.CLOCK_KEY: clock_lib.CafeClock(
             total_steps=scenario.total_steps, stamp_for=scenario.stamp_for),
-        turn_order_lib.TURN_ORDER_KEY: turn_order_lib.TurnOrder(
-            player_names=names, seed=seed),
+        acting_lib.ACTING_KEY: acting_lib.EveryoneActs(player_names=names),
         action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
             place=place,
             occasions=occasions_lib.parse(
                 o.model_dump(mode="json") for o in scenario.occasions)),
         queue_lib.EXACT_OBSERVATIONS_KEY: queue_lib.ExactObservations(
-            player_names=names, entities=entities),
+            player_names=names),
         conversations_lib.CONVERSATIONS_KEY: (
             conversations_lib.NormConversations(
                 entities=entities, place=place,
@@ -110,6 +111,7 @@ class CafeGameMaster(prefab_lib.Prefab):
             place=scenario.setting,
             behaviours=[b.model_dump(mode="json")
                         for b in scenario.behaviours],
+            player_names=names,
             similarity=shared_embedder().pair_similarity if any(
                 o.behaviours for o in scenario.occasions) else None),
     }

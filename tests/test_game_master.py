@@ -1,4 +1,4 @@
-"""The café game master on Concordia's engine, with small fake agents.
+"""The game master on the slot engine, with small fake agents.
 
 The fakes stand in for the CRSEC agents where only the game master's side of
 the contract matters (docs/design.md, "Entities"): they act from a script,
@@ -27,9 +27,9 @@ from concordia.typing import prefab as prefab_lib
 from crsec_concordia import game_masters
 from crsec_concordia import observations as obs
 from crsec_concordia.game_masters import adjudication, conversations
-from crsec_concordia.game_masters import turn_order
+
 from crsec_concordia.models import ScriptedModel
-from crsec_concordia.runner import _QuietSequential
+from crsec_concordia.runs.slot_engine import SlotEngine
 from crsec_concordia.scenarios import parse_scenario
 
 SCENARIO_YAML = """
@@ -109,10 +109,11 @@ class SmokeDetector(entity_component.ContextComponent):
     self._raised: list[str] = []
 
   def pre_observe(self, observation: str) -> str:
-    event = obs.parse(observation)
     me = self.get_entity().name
-    if (isinstance(event, obs.ActionObservation) and event.actor != me
-        and "cigarette" in event.text and event.place == "indoors"):
+    for event in obs.parse_all(observation):
+      if not (isinstance(event, obs.ActionObservation) and event.actor != me
+              and "cigarette" in event.text and event.place == "indoors"):
+        continue
       with self._lock:
         if event.actor not in self._raised:
           self._raised.append(event.actor)
@@ -219,7 +220,7 @@ def simulation(model, s=None, detector=("Abigail Chen",)):
       instances=instances, default_premise=s.premise,
       default_max_steps=s.total_steps)
   return simulation_lib.Simulation(config, model, constant_embedder,
-                                   engine=_QuietSequential())
+                                   engine=SlotEngine())
 
 
 def agents(sim):
@@ -233,44 +234,45 @@ def seen(entity) -> list[str]:
 # -- tests -----------------------------------------------------------------------
 
 
-def test_each_action_is_adjudicated_into_one_structured_event():
+def test_every_agent_acts_once_per_slot_and_each_action_is_adjudicated():
   model = referee_model()
   sim = simulation(model, detector=())
   sim.play(max_steps=3)
   gm = sim.get_game_masters()[0]
   records = game_masters.drain_records(gm)
-  assert [r["kind"] for r in records] == ["action"] * 3
+  assert [r["kind"] for r in records] == ["action"] * 9
   s = scenario()
-  for step, r in enumerate(records, start=1):
-    assert r["step"] == step and r["time"] == s.stamp_for(step).time
-    assert r["actor"] == turn_order.actor_for_step(s.agent_names, 3, step)
+  names = sorted(s.agent_names)
+  # Slot by slot, every agent once, in name order whatever finished first.
+  assert [(r["step"], r["actor"]) for r in records] == [
+      (step, name) for step in (1, 2, 3) for name in names]
+  for r in records:
+    assert r["time"] == s.stamp_for(r["step"]).time
     assert r["action"] == ACTIONS[r["actor"]]
     assert r["place"] == "indoors" and r["adjudicated"] is True
   by_actor = {r["actor"]: r["behaviours"] for r in records}
   assert by_actor == {"Abigail Chen": ["tipped"],
                       "Carlos Gomez": ["smoking_indoors"],
                       "Tom Gomez": ["loud"]}
-  # One model call per step, counted as the game master's; nothing else.
-  assert model.calls_by_tag() == {"GM.adjudicate": 3}
+  # One model call per action, counted as the game master's; nothing else.
+  assert model.calls_by_tag() == {"GM.adjudicate": 9}
   call = model.calls[0]
   ids = call.schema["properties"]["behaviour"]["enum"]
   assert ids == ["smoking_indoors", "smoking_outside", "loud", "tipped", "none"]
 
 
-def test_observations_are_delivered_verbatim_to_everyone_the_actor_too():
+def test_a_slot_arrives_as_one_observation_for_everyone_the_actor_too():
   model = referee_model()
   sim = simulation(model, detector=())
-  sim.play(max_steps=4)
+  sim.play(max_steps=3)
   s = scenario()
-  events = []
-  for step in range(1, 4):  # Step 4's event is delivered at step 5.
-    actor = turn_order.actor_for_step(s.agent_names, 3, step)
-    events.append(obs.format_action(s.stamp_for(step), actor, "indoors",
-                                    ACTIONS[actor]))
+  slots = ["\n".join(obs.format_action(s.stamp_for(step), name, "indoors",
+                                       ACTIONS[name])
+                     for name in sorted(s.agent_names))
+           for step in (1, 2)]  # Slot 3's events arrive with slot 4.
   for entity in agents(sim).values():
-    assert seen(entity) == [s.premise] + events
-  assert obs.parse(events[0]).actor == turn_order.actor_for_step(
-      s.agent_names, 3, 1)
+    assert seen(entity) == [s.premise] + slots
+  assert [e.actor for e in obs.parse_all(slots[0])] == sorted(s.agent_names)
 
 
 def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
@@ -278,7 +280,7 @@ def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
   sim = simulation(model, detector=())
   sim.play(max_steps=2)
   records = game_masters.drain_records(sim.get_game_masters()[0])
-  assert [r["kind"] for r in records] == ["failure", "action"] * 2
+  assert [r["kind"] for r in records] == ["failure", "action"] * 6
   failure, action = records[:2]
   assert failure["op"] == "GM.adjudicate" and failure["raw"] == "this is not JSON"
   assert failure["agent"] == "GM" and failure["step"] == 1
@@ -287,25 +289,42 @@ def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
   actor = action["actor"]
   expected = obs.format_action(scenario().stamp_for(1), actor, "indoors",
                                ACTIONS[actor])
-  assert expected in seen(agents(sim)["Tom Gomez"])
+  assert expected in seen(agents(sim)["Tom Gomez"])[1]
+
+
+def test_an_agent_whose_turn_raises_gets_a_failure_record_for_the_slot(
+    monkeypatch):
+  model = referee_model()
+  sim = simulation(model, detector=())
+  tom = agents(sim)["Tom Gomez"]
+
+  def broken(*args, **kwargs):
+    raise ConnectionError("endpoint went away")
+
+  monkeypatch.setattr(tom, "act", broken)
+  sim.play(max_steps=2)
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  per_slot = [[(r["kind"], r.get("actor") or r.get("agent")) for r in records
+               if r["step"] == step] for step in (1, 2)]
+  for slot in per_slot:
+    assert slot == [("action", "Abigail Chen"), ("action", "Carlos Gomez"),
+                    ("failure", "Tom Gomez")]
+  failure = records[2]
+  assert failure["op"] == "Act" and "endpoint went away" in failure["error"]
 
 
 def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
   model = referee_model()
   sim = simulation(model)
   s = scenario()
-  carlos_step = next(n for n in range(1, 7) if turn_order.actor_for_step(
-      s.agent_names, 3, n) == "Carlos Gomez")
-  sim.play(max_steps=carlos_step + 1)
+  sim.play(max_steps=3)
   records = game_masters.drain_records(sim.get_game_masters()[0])
   talks = [r for r in records if r["kind"] == "conversation"]
   assert len(talks) == 1
   talk = talks[0]
-  # The talk happens at the step after the smoking (when it is observed),
-  # before that step's action.
-  kinds = [(r["kind"], r["step"]) for r in records]
-  assert kinds.index(("conversation", carlos_step + 1)) < kinds.index(
-      ("action", carlos_step + 1))
+  # Abigail sees Carlos smoke in slot 1 when slot 2 begins; the talk is held
+  # at the end of slot 2, after the slot's actions.
+  assert talk["step"] == 2 and talk["dropped"] == []
   assert (talk["initiator"], talk["partner"]) == ("Abigail Chen",
                                                   "Carlos Gomez")
   assert talk["norm"] == "No smoking indoors."
@@ -319,12 +338,13 @@ def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
       {"speaker": "Carlos Gomez", "text": "I will finish it on the terrace."}]
   assert talk["ended"] == "rounds"
   transcript = obs.format_conversation(
-      s.stamp_for(carlos_step + 1), "Abigail Chen", "Carlos Gomez",
+      s.stamp_for(2), "Abigail Chen", "Carlos Gomez",
       talk["topic"], [(t["speaker"], t["text"]) for t in talk["turns"]])
   people = agents(sim)
-  assert transcript in seen(people["Abigail Chen"])
-  assert transcript in seen(people["Carlos Gomez"])
-  assert transcript not in seen(people["Tom Gomez"])
+  # It reaches both at the start of slot 3, after that slot's actions.
+  assert seen(people["Abigail Chen"])[-1].endswith("\n" + transcript)
+  assert seen(people["Carlos Gomez"])[-1].endswith("\n" + transcript)
+  assert transcript not in seen(people["Tom Gomez"])[-1]
   parsed = obs.parse(transcript)
   assert isinstance(parsed, obs.ConversationObservation)
   assert len(parsed.turns) == 4
@@ -346,32 +366,34 @@ def test_the_episode_ends_at_the_scenario_length_without_asking_a_model():
   sim.play(max_steps=100)
   gm = sim.get_game_masters()[0]
   assert gm.get_component("__terminate__").completed_steps == 6
-  assert model.calls_by_tag() == {"GM.adjudicate": 6}
+  assert model.calls_by_tag() == {"GM.adjudicate": 18}
   records = game_masters.drain_records(gm)
-  assert [r["step"] for r in records] == [1, 2, 3, 4, 5, 6]
+  assert [r["step"] for r in records] == [n for n in range(1, 7)
+                                          for _ in range(3)]
 
 
-def test_everyone_acts_once_per_round_in_a_seeded_order():
-  names = ["Abigail Chen", "Carlos Gomez", "Tom Gomez", "Tamara Rodriguez"]
-  order = [turn_order.actor_for_step(names, 7, n) for n in range(1, 13)]
-  for r in range(3):
-    assert sorted(order[4 * r:4 * r + 4]) == sorted(names)
-  assert order == [turn_order.actor_for_step(list(reversed(names)), 7, n)
-                   for n in range(1, 13)]
-  others = [[turn_order.actor_for_step(names, seed, n) for n in range(1, 13)]
-            for seed in range(8)]
-  assert any(o != order for o in others)
+def test_conversations_are_one_per_agent_per_slot_and_in_a_fixed_order():
+  requests = conversations.group_requests([
+      {"initiator": "C", "partner": "B", "norm": "n1"},
+      {"initiator": "A", "partner": "B", "norm": "n2"},
+      {"initiator": "D", "partner": "E", "norm": "n3"},
+      {"initiator": "E", "partner": "A", "norm": "n4"}], list("ABCDE"))
+  held, dropped = conversations.schedule(requests)
+  assert [(r["initiator"], r["partner"]) for r in held] == [("A", "B"),
+                                                            ("D", "E")]
+  assert [(r["initiator"], r["partner"]) for r in dropped] == [("C", "B"),
+                                                               ("E", "A")]
 
 
 def test_the_action_spec_is_fixed_free_text_naming_the_time():
   model = referee_model()
   sim = simulation(model, detector=())
   sim.play(max_steps=2)
-  s = scenario()
-  first = turn_order.actor_for_step(s.agent_names, 3, 1)
-  calls = agents(sim)[first].get_act_component().calls
-  assert calls[0] == (f"It is Day 1 09:00 at Tiny Cafe. What does {first} do "
-                      "next? Describe one action in one sentence.")
+  for name, entity in agents(sim).items():
+    calls = entity.get_act_component().calls
+    assert calls == [f"It is Day 1 {clock} at Tiny Cafe. What does {name} do "
+                     "next? Describe one action in one sentence."
+                     for clock in ("09:00", "09:10")]
 
 
 def test_a_behaviour_added_to_the_scenario_needs_no_python():
@@ -386,8 +408,8 @@ def test_a_behaviour_added_to_the_scenario_needs_no_python():
   assert "- phone_call: makes a phone call in the reading room" in (
       model.calls[0].prompt)
   assert "phone_call" in model.calls[0].schema["properties"]["also"]["enum"]
-  [record] = game_masters.drain_records(sim.get_game_masters()[0])
-  assert record["behaviours"] == ["phone_call"]
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  assert [r["behaviours"] for r in records] == [["phone_call"]] * 3
 
 
 def test_game_master_state_survives_a_checkpoint():
@@ -408,7 +430,7 @@ def test_game_master_state_survives_a_checkpoint():
              for n in scenario().agent_names)
 
 
-def test_more_than_one_waiting_event_arrives_as_separate_observations():
+def test_waiting_events_arrive_together_as_one_observation():
   model = referee_model()
   sim = simulation(model, detector=())
   gm = sim.get_game_masters()[0]
@@ -418,14 +440,14 @@ def test_more_than_one_waiting_event_arrives_as_separate_observations():
   two = obs.format_action(s.stamp_for(1), "Tom Gomez", "outdoors", "Tom goes.")
   queue.add("Carlos Gomez", one)
   queue.add("Carlos Gomez", two)
-  carlos = agents(sim)["Carlos Gomez"]
   spec = entity_lib.ActionSpec(
       call_to_action=("What is the current situation faced by Carlos Gomez? "
                       "What do they now observe? Only include information of "
                       "which they are aware."),
       output_type=entity_lib.OutputType.MAKE_OBSERVATION)
-  last = gm.act(spec)
-  assert seen(carlos) == [one] and last == two
+  assert gm.act(spec) == f"{one}\n{two}"
+  assert seen(agents(sim)["Carlos Gomez"]) == []
+  assert queue.pending("Carlos Gomez") == []
 
 
 @pytest.mark.parametrize("said, words", [
@@ -551,8 +573,8 @@ def test_a_speaker_who_only_echoes_ends_the_talk_and_nothing_is_made_up():
   assert len(carlos.specs) == 2
   assert "something not said yet" in carlos.specs[1].call_to_action
   assert all(s.tag == obs.SPEECH_TAG for s in carlos.specs)
-  # Both still receive the (short) transcript.
-  assert abigail.seen == carlos.seen and len(carlos.seen) == 1
+  # Nothing is delivered by running it (the game master queues it).
+  assert abigail.seen == carlos.seen == []
 
 
 def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
@@ -561,7 +583,7 @@ def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
       "evidence": "none", "behaviour": "tipped", "also": "none"})])
   sim = simulation(model, detector=())
   sim.play(max_steps=1)
-  [record] = game_masters.drain_records(sim.get_game_masters()[0])
+  record = game_masters.drain_records(sim.get_game_masters()[0])[0]
   assert record["behaviours"] == [] and record["unsupported"] == ["tipped"]
   assert adjudication.has_evidence('"leaves a tip"')
   assert not adjudication.has_evidence(" None. ")
@@ -574,54 +596,47 @@ BILL = {"id": "bill", "at": "09:20",
         "question": "What does {actor} do about it?"}
 
 
-def test_each_agent_meets_an_occasion_once_at_their_first_turn_since_its_time():
-  s = scenario(occasions=[BILL])  # Steps 1-6 are 09:00-09:50, 3 agents.
+def test_each_agent_meets_an_occasion_once_in_the_first_slot_since_its_time():
+  s = scenario(occasions=[BILL])  # Slots 1-6 are 09:00-09:50.
   model = referee_model()
   sim = simulation(model, s, detector=())
   sim.play(max_steps=6)
   records = game_masters.drain_records(sim.get_game_masters()[0])
-  met = {r["step"]: r["actor"] for r in records if r.get("occasion") == "bill"}
-  expected = {}
-  for step in range(1, 7):
-    actor = turn_order.actor_for_step(s.agent_names, 3, step)
-    if s.stamp_for(step).clock >= "09:20" and actor not in expected.values():
-      expected[step] = actor
-  assert met == expected and sorted(met.values()) == sorted(s.agent_names)
-  # The agent is told the situation in that turn's question, and the
-  # referee reads it just before the action; no other turn mentions it.
+  met = [(r["step"], r["actor"]) for r in records if r.get("occasion") == "bill"]
+  assert met == [(3, name) for name in sorted(s.agent_names)]  # 09:20.
+  # The agent is told the situation in that slot's question, and the
+  # referee reads it just before the action; no other slot mentions it.
   for name, entity in agents(sim).items():
     calls = entity.get_act_component().calls
     told = [c for c in calls if "brings" in c]
     assert all("do next?" in c for c in calls if c not in told)
-    assert told == [f"It is {s.stamp_for(step).time} at Tiny Cafe. The server "
+    assert told == [f"It is {s.stamp_for(3).time} at Tiny Cafe. The server "
                     f"brings {name} the bill. What does {name} do about it? "
-                    "Describe one action in one sentence."
-                    for step, who in met.items() if who == name]
+                    "Describe one action in one sentence."]
   situations = [c.prompt for c in model.calls if "Situation:" in c.prompt]
-  assert [re.search(r"Situation: The server brings (.*) the bill\.\n", p)[1]
-          for p in situations] == list(met.values())
+  assert sorted(re.search(r"Situation: The server brings (.*) the bill\.\n",
+                          p)[1] for p in situations) == sorted(s.agent_names)
 
 
-def _replay(occasions, actors, stamps):
+def _replay(occasions, actor, stamps):
   from crsec_concordia.game_masters import occasions as occasions_lib  # pylint: disable=import-outside-toplevel
   return [(o.id if (o := occasions_lib.occasion_at(
-      occasions_lib.parse(occasions), step=step, stamp_for=stamps.__getitem__,
-      actor_at=actors.__getitem__)) else None)
+      occasions_lib.parse(occasions), actor=actor, step=step,
+      stamp_for=stamps.__getitem__)) else None)
           for step in range(1, len(stamps))]
 
 
-def test_occasions_due_together_are_met_on_successive_turns_and_daily():
-  # One agent, steps at 09:00, 09:30, 10:00 on day 1 and day 2.
+def test_occasions_due_together_are_met_in_successive_slots_and_daily():
+  # Slots at 09:00, 09:30, 10:00 on day 1 and day 2.
   stamps = [None] + [obs.Stamp(day, clock, 3 * (day - 1) + i + 1)
                      for day in (1, 2)
                      for i, clock in enumerate(("09:00", "09:30", "10:00"))]
-  actors = ["A"] * len(stamps)
   coffee = {"id": "coffee", "at": "09:00", "situation": "Coffee for {actor}."}
   bill = {"id": "bill", "at": "09:00", "situation": "A bill."}
-  assert _replay([coffee, bill], actors, stamps) == [
+  assert _replay([coffee, bill], "A", stamps) == [
       "coffee", "bill", None, "coffee", "bill", None]
   only_b = {**bill, "agents": ["B"]}
-  assert _replay([only_b], actors, stamps) == [None] * 6
+  assert _replay([only_b], "A", stamps) == [None] * 6
 
 
 def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embedding():
@@ -636,7 +651,7 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
       # ... and the general referee sees nothing at all.
       (r"You are the referee", lambda p: {**blind, "narration": _ACTION_LINE.search(p)["action"]})])
   sim = simulation(model, s, detector=())
-  sim.play(max_steps=3)
+  sim.play(max_steps=1)
   records = {r["actor"]: r for r in game_masters.drain_records(sim.get_game_masters()[0])}
   assert set(records) == set(s.agent_names)  # Each met the bill once.
   abigail, tom = records["Abigail Chen"], records["Tom Gomez"]
@@ -673,4 +688,4 @@ def test_a_turn_without_an_action_is_recorded_without_a_referee_call(monkeypatch
   tom = records["Tom Gomez"]
   assert tom["behaviours"] == [] and tom["adjudicated"] is False
   assert tom["evidence"] == adjudication.NO_ACTION_EVIDENCE
-  assert model.calls_by_tag() == {"GM.adjudicate": 2}
+  assert model.calls_by_tag() == {"GM.adjudicate": 6}

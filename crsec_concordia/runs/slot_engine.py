@@ -1,0 +1,154 @@
+"""SlotEngine: Concordia's simultaneous engine, a slot at a time.
+
+Why the simultaneous engine: in CRSEC, as in Generative Agents, every agent
+lives through every moment, and a real endpoint serves many requests at
+once; the sequential engine lets one agent act per step and every call wait
+for the one before. Why not the asynchronous engine: it lets each agent run
+its own loop against the game master, so who has seen what when depends on
+thread timing; a slot is a barrier (all observe, all act, then the game
+master resolves), which keeps a seeded run replayable and every agent's
+clock the same.
+
+The engine keeps Concordia's game-master protocol (termination, next
+acting, action specs, observations, resolution, all through the game
+master's `act`) and changes three things in the loop:
+  - an agent whose turn raises is not dropped with a log line: its error is
+    handed to the game master, which records a failure for that slot;
+  - the slot's actions reach the game master as one JSON object by name
+    (game_masters.slot_actions), not newline-joined text to be split;
+  - what the loop hands on (step data, logs) is in name order, whichever
+    thread finished first.
+Each agent's task (make its observation, observe, act) runs in its own
+thread, so the agents' model calls overlap on the endpoint.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from absl import logging
+from concordia.environment.engines import simultaneous
+from concordia.environment import step_controller as step_controller_lib
+from concordia.typing import entity as entity_lib
+from concordia.utils import concurrency
+
+from concordia.components.game_master import make_observation as make_observation_lib
+from concordia.components.game_master import next_acting as next_acting_lib
+
+from crsec_concordia.game_masters.slot_actions import SlotActions
+
+_OBSERVATIONS_KEY = make_observation_lib.DEFAULT_MAKE_OBSERVATION_COMPONENT_KEY
+_ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
+
+
+def _component(game_master, key: str, method: str):
+  """The game master's component under `key` if it offers `method`."""
+  components = getattr(game_master, "get_all_context_components", None)
+  if components is None or key not in components():
+    return None
+  component = game_master.get_component(key)
+  return component if callable(getattr(component, method, None)) else None
+
+
+class SlotEngine(simultaneous.Simultaneous):
+  """Every agent acts once per slot, concurrently; one resolution per slot."""
+
+  def make_observation(self, game_master: entity_lib.Entity,
+                       entity: entity_lib.Entity) -> str:
+    """The agent's observation; directly from the queue when there is one.
+
+    The game master's `act` serves one request at a time and runs all of
+    its components for each; asked that way, a 50-agent society waited
+    for 50 observations in a row before its last agent could start. A game
+    master component with `take(name)` (ExactObservations) is read
+    directly, by every agent at once; any other game master is asked.
+    """
+    queue = _component(game_master, _OBSERVATIONS_KEY, "take")
+    if queue is not None:
+      return queue.take(entity.name)
+    with self._gm_log_lock:  # The game master's own act is not reentrant.
+      return super().make_observation(game_master, entity)
+
+  def next_acting(self, game_master, entities, log_entry=None, log=None):
+    """Who acts and their action specs (read directly when possible)."""
+    specs = _component(game_master, _ACTION_SPEC_KEY, "spec_for")
+    if specs is None:
+      return super().next_acting(game_master, entities, log_entry, log)
+    by_name = {e.name: e for e in entities}
+    answer = game_master.act(entity_lib.ActionSpec(
+        call_to_action=self._call_to_next_acting,
+        output_type=entity_lib.OutputType.NEXT_ACTING,
+        options=tuple(by_name)))
+    names = [n.strip() for n in answer.split(",") if n.strip()]
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+      raise ValueError(f"the game master named unknown agents {unknown}")
+    return ([by_name[n] for n in names], [specs.spec_for(n) for n in names])
+
+  def _live_slot(self, game_master: entity_lib.Entity,
+                 entity: entity_lib.Entity,
+                 action_spec: entity_lib.ActionSpec) -> str:
+    """One agent's slot: observe what the game master delivers, then act."""
+    observation = self.make_observation(game_master, entity)
+    if observation and observation.strip():
+      entity.observe(observation)
+    return entity.act(action_spec)
+
+  def play_slot(self, game_master: entity_lib.Entity,
+                entities: Sequence[entity_lib.Entity]) -> SlotActions:
+    """Plays one slot up to and including its resolution."""
+    acting, specs = self.next_acting(game_master, entities)
+    tasks = {e.name: functools.partial(self._live_slot, game_master, e, spec)
+             for e, spec in zip(acting, specs)}
+    actions, errors = concurrency.run_tasks_in_background(tasks)
+    for name, error in sorted(errors.items()):
+      logging.warning("%s failed to act: %s", name, error)
+    slot = SlotActions(
+        actions={n: actions[n] for n in sorted(actions)},
+        failed={n: f"{type(e).__name__}: {e}" for n, e in sorted(errors.items())})
+    self.resolve(game_master, slot.encode())
+    return slot
+
+  def run_loop(
+      self,
+      game_masters: Sequence[entity_lib.Entity],
+      entities: Sequence[entity_lib.Entity],
+      premise: str = "",
+      max_steps: int = 100,
+      verbose: bool = False,
+      log: list[Mapping[str, Any]] | None = None,
+      checkpoint_callback: Callable[[int], None] | None = None,
+      step_controller=None,
+      step_callback=None,
+  ):
+    """Plays slots until the game master's clock ends or `max_steps`."""
+    del verbose  # Progress is the runner's; the run directory has the rest.
+    if not game_masters:
+      raise ValueError("No game masters provided.")
+    game_master = game_masters[0]
+    if premise:
+      game_master.observe(f"{simultaneous.EVENT_TAG} {premise}")
+    steps = 0
+    while not self.terminate(game_master) and steps < max_steps:
+      if (step_controller is not None
+          and not step_controller.wait_for_step_permission()):
+        break
+      game_master = self.next_game_master(game_master, game_masters)
+      slot = self.play_slot(game_master, entities)
+      steps += 1
+      entity_logs = {}
+      for entity in sorted(entities, key=lambda e: e.name):
+        if entity.name in slot.actions and hasattr(entity, "get_last_log"):
+          entity_logs[entity.name] = entity.get_last_log()
+      if log is not None:
+        log.append({"Step": steps, "Summary": f"Slot {steps}",
+                    **{f"Entity [{n}]": v for n, v in entity_logs.items()}})
+      if checkpoint_callback is not None:
+        checkpoint_callback(steps)
+      if step_callback is not None:
+        step_callback(step_controller_lib.StepData(
+            step=steps, acting_entity=",".join(slot.actions),
+            action=slot.encode(), entity_actions=dict(slot.actions),
+            entity_logs=entity_logs, game_master=game_master.name))
