@@ -213,7 +213,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     # What is held and when, fixed now: the detection runs on while the
     # agent's other components (and its act) change and read the database.
     norms = self.norm_memory.database.qualified()
-    stamp = max((e.stamp for e in events), key=lambda st: st.step)
+    stamp = self.norm_memory.last_stamp  # The slot it was observed in.
     ordered = sorted(events, key=lambda e: (e.stamp.step, e.actor))
     memory = self.norm_memory
 

@@ -104,7 +104,9 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
         if self._communication and me in event.participants:
           tasks[f"c{i:04d}"] = functools.partial(self._from_conversation,
                                                  event)
-      elif (self._observation and event.actor != me
+      elif (self._observation
+            and isinstance(event, observations.ActionObservation)
+            and event.actor != me
             and not observations.is_no_action(event.text)):
         with self._lock:
           self._buffer.append(f"{event.actor} ({event.place}): {event.text}")

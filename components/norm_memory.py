@@ -162,7 +162,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
           self.last_stamp = event.stamp
         if isinstance(event, observations.ActionObservation):
           self._known_names.add(event.actor)
-        else:
+        elif isinstance(event, observations.ConversationObservation):
           self._known_names.update(event.participants)
 
   def pre_observe(self, observation: str) -> str:

@@ -159,7 +159,7 @@ class StructuredAct(entity_component.ActingComponent,
         if isinstance(event, observations.ActionObservation):
           if event.actor != name:
             seen.append((event.actor, "did", event.text))
-        else:
+        elif isinstance(event, observations.ConversationObservation):
           seen.extend((speaker, "said", words) for speaker, words in event.turns
                       if speaker != name)
     names = {name, *(who for who, _, _ in seen)}

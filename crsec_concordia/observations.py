@@ -5,10 +5,16 @@ a model reword it; the CRSEC components parse it to know who did what, where
 and when. A Concordia user's own game master can use `format_*` to feed our
 components; other observations are simply not treated as behaviour.
 
+  [Day 1 09:20 | step 8] It is Day 1 09:20.
   [Day 1 09:10 | step 7] Carlos Gomez (indoors): Carlos lights a cigarette.
-  [Day 1 09:20 | step 8] Conversation between A and B about smoking indoors:
+  [Day 1 09:10 | step 7] Conversation between A and B about smoking indoors:
   A: "..."
   B: "..."
+
+Every slot's observation opens with the clock line of the slot it is
+delivered in: the events it reports happened in the slot before, and an
+agent that only learnt the time from them would plan and record one slot
+late.
 """
 
 from __future__ import annotations
@@ -54,6 +60,12 @@ class Stamp:
 
 
 @dataclasses.dataclass(frozen=True)
+class ClockObservation:
+  """The time of the slot an observation is delivered in."""
+  stamp: Stamp
+
+
+@dataclasses.dataclass(frozen=True)
 class ActionObservation:
   stamp: Stamp
   actor: str
@@ -75,6 +87,10 @@ class ConversationObservation:
 
 def header(stamp: Stamp) -> str:
   return f"[Day {stamp.day} {stamp.clock} | step {stamp.step}] "
+
+
+def format_clock(stamp: Stamp) -> str:
+  return f"{header(stamp)}It is {stamp.time}."
 
 
 def format_action(stamp: Stamp, actor: str, place: str, text: str) -> str:
@@ -107,18 +123,28 @@ def split(text: str) -> list[str]:
   return [text[a:b].strip() for a, b in zip(starts, starts[1:] + [len(text)])]
 
 
-def parse_all(text: str) -> list[ActionObservation | ConversationObservation]:
+Event = ClockObservation | ActionObservation | ConversationObservation
+
+
+def parse_all(text: str) -> list[Event]:
   """Every structured event in an observation; other text is ignored."""
   return [e for part in split(text) if (e := parse(part)) is not None]
 
 
-def parse(text: str) -> ActionObservation | ConversationObservation | None:
+def events_of(text: str, kind: type) -> list:
+  """The events of one kind (e.g. ActionObservation) in an observation."""
+  return [e for e in parse_all(text) if isinstance(e, kind)]
+
+
+def parse(text: str) -> Event | None:
   """The structured observation, or None for any other text."""
   m = _HEADER.match(text)
   if not m:
     return None
   stamp = Stamp(int(m["day"]), m["clock"], int(m["step"]))
   rest = text[m.end():]
+  if rest.startswith(f"It is {stamp.time}."):
+    return ClockObservation(stamp)
   if c := _CONVERSATION.match(rest):
     turns = [(t["speaker"].strip(), t["text"])
              for t in _TURN.finditer(c["body"])]

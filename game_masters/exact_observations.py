@@ -8,7 +8,8 @@ empty queue yields an empty observation, which the engine skips).
 
 Everything queued for an agent since its last observation (the slot's
 actions, in name order, and the conversation it took part in) arrives as ONE
-observation, events separated by newlines: the engine makes observations for
+observation, opened by the current slot's clock line, events separated by
+newlines: the engine makes observations for
 all agents under one lock, so handing extra events to an agent's `observe`
 from here would run that agent's norm processing inside the lock and
 serialise the society.
@@ -25,6 +26,7 @@ from concordia.components.game_master import make_observation as make_observatio
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
+from crsec_concordia import observations
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters.action_spec import name_from_request
 
@@ -90,13 +92,20 @@ class ExactObservations(entity_component.ContextComponent,
   def take(self, name: str) -> str:
     """Everything queued for `name`, as one observation; empties the queue.
 
-    Thread-safe and cheap: the slot engine calls it for every agent at once
-    instead of asking the game master's `act` (which runs one agent's
-    request at a time, through all of its components).
+    The observation opens with the clock line of the current slot (see
+    crsec_concordia/observations.py). Thread-safe and cheap: the slot
+    engine calls it for every agent at once instead of asking the game
+    master's `act` (which runs one request at a time, through all of its
+    components).
     """
+    clock = self.get_entity().get_component(self._clock_key,
+                                            type_=clock_lib.CafeClock)
     with self._lock:
       events, self._queue[name] = self._queue.get(name, []), []
-    return "\n".join(events)
+    if not events:
+      return ""
+    now = observations.format_clock(clock.current_stamp())
+    return "\n".join([now, *events])
 
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
     if action_spec.output_type != entity_lib.OutputType.MAKE_OBSERVATION:

@@ -266,13 +266,17 @@ def test_a_slot_arrives_as_one_observation_for_everyone_the_actor_too():
   sim = simulation(model, detector=())
   sim.play(max_steps=3)
   s = scenario()
-  slots = ["\n".join(obs.format_action(s.stamp_for(step), name, "indoors",
-                                       ACTIONS[name])
-                     for name in sorted(s.agent_names))
-           for step in (1, 2)]  # Slot 3's events arrive with slot 4.
+  # Each opens with the time of the slot it arrives in; then the last
+  # slot's actions (slot 3's arrive with slot 4).
+  slots = ["\n".join([obs.format_clock(s.stamp_for(step + 1))] + [
+      obs.format_action(s.stamp_for(step), name, "indoors", ACTIONS[name])
+      for name in sorted(s.agent_names)]) for step in (1, 2)]
+  premise = f"{obs.format_clock(s.stamp_for(1))}\n{s.premise}"
   for entity in agents(sim).values():
-    assert seen(entity) == [s.premise] + slots
-  assert [e.actor for e in obs.parse_all(slots[0])] == sorted(s.agent_names)
+    assert seen(entity) == [premise] + slots
+  events = obs.parse_all(slots[0])
+  assert events[0] == obs.ClockObservation(s.stamp_for(2))
+  assert [e.actor for e in events[1:]] == sorted(s.agent_names)
 
 
 def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
@@ -445,7 +449,7 @@ def test_waiting_events_arrive_together_as_one_observation():
                       "What do they now observe? Only include information of "
                       "which they are aware."),
       output_type=entity_lib.OutputType.MAKE_OBSERVATION)
-  assert gm.act(spec) == f"{one}\n{two}"
+  assert gm.act(spec) == f"{obs.format_clock(s.stamp_for(1))}\n{one}\n{two}"
   assert seen(agents(sim)["Carlos Gomez"]) == []
   assert queue.pending("Carlos Gomez") == []
 
