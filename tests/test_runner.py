@@ -280,6 +280,14 @@ def test_the_run_and_resume_commands(tmp_path, embedder, monkeypatch, capsys):
   assert f"run directory: {out}" in printed
   assert "completed: 2/2 steps" in printed
   assert "events by behaviour:" in printed and "conversations:" in printed
+  # 3 agents, 2 slots of 10 minutes: a third of an agent-hour each.
+  summary = runner.summarize(out)
+  costs = summary["per_agent_hour"]
+  calls = json.loads((out / "usage.json").read_text())["totals"]["calls"]
+  assert costs["total"]["calls"] == pytest.approx(calls / (3 * 20 / 60))
+  assert "per agent and simulated hour:" in printed
+  assert "prompt tokens the server reused" in printed
+  assert "actions without one of the agent's own" in printed
   assert info(out)["seed"] == 2
   assert cli.main(["resume", str(out), "--no-progress"]) == 2
   assert "already completed" in capsys.readouterr().err

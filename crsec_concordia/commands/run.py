@@ -51,11 +51,26 @@ def print_summary(run_dir: Path) -> None:
   print(f"  model: {totals['calls']} calls (+{totals['cached_calls']} cached, "
         f"{totals['failed_calls']} failed), {totals['prompt_tokens']} prompt + "
         f"{totals['completion_tokens']} completion tokens")
+  if totals.get("prompt_tokens"):
+    print(f"  prompt tokens the server reused from its cache: "
+          f"{totals.get('reused_prompt_tokens', 0)} of "
+          f"{totals['prompt_tokens']}")
+  costs = s["per_agent_hour"]
+  if costs:
+    total = costs.pop("total")
+    print(f"  per agent and simulated hour: {total['calls']:.1f} calls, "
+          f"{total['tokens']:.0f} tokens ("
+          + ", ".join(f"{tag} {c['calls']:.1f}" for tag, c in costs.items())
+          + ")")
   behaviours = ", ".join(f"{b} {n}" for b, n in s["behaviours"].items())
   print(f"  events by behaviour: {behaviours or 'none'}")
   records = s["records"]
   print(f"  conversations: {records.get('conversation', 0)}; conflicts: "
         f"{records.get('conflict', 0)}; failures: {records.get('failure', 0)}")
+  if s["actions"]:
+    print(f"  actions without one of the agent's own (copies, failed "
+          f"answers): {s['no_action']} of {s['actions']} "
+          f"({s['no_action'] / s['actions']:.0%})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from concordia.prefabs.simulation import generic as simulation_lib
 
 from crsec_concordia import observations
 from crsec_concordia.errors import UserError
+from crsec_concordia.metrics.usage import per_agent_hour
 from crsec_concordia.models import EndpointConfig, make_model
 from crsec_concordia.models.base import as_structured
 from crsec_concordia.runs import config as config_lib
@@ -149,8 +150,15 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
         no_action += observations.is_no_action(record.get("action", ""))
         for b in record.get("behaviours", []):
           behaviours[b] = behaviours.get(b, 0) + 1
+  scenario = Scenario.from_dict(rundir.read_json(run_dir /
+                                                rundir.SCENARIO_JSON))
+  hours = (int(info["completed_steps"]) * scenario.clock.minutes_per_step
+           / 60.0)
+  costs = per_agent_hour(usage.get("by_tag", {}), len(scenario.agents), hours)
   return {"run_dir": str(run_dir), "status": info["status"],
           "steps": info["completed_steps"], "max_steps": info["max_steps"],
           "wall_seconds": info.get("wall_seconds"), "usage": usage,
           "behaviours": dict(sorted(behaviours.items())), "records": kinds,
-          "actions": acted, "no_action": no_action}
+          "actions": acted, "no_action": no_action,
+          "agents": len(scenario.agents), "simulated_hours": hours,
+          "per_agent_hour": costs if hours > 0 else {}}
