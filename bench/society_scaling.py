@@ -1,0 +1,283 @@
+"""How a society's slot time grows with its size: the slot engine's scaling.
+
+Against a fake OpenAI-compatible server on loopback that answers every
+request with a schema-valid JSON answer after a fixed latency, with no limit
+on parallel requests, it plays 2 slots for societies of 1, 5, 10, 25 and 50
+agents (personas from a template; every third agent a norm entrepreneur)
+and prints for each size: wall time per slot and its ratio to 1 agent, mean
+requests in flight during the agent phase (observing and acting, the part
+of a slot where every agent works at once), LLM calls per agent per slot by
+operation, and the framework's overhead (the share of wall time when no
+model call is in flight). A run whose slots are played in parallel shows a
+slot time nearly flat in the size of the society; a sequential one grows
+linearly.
+
+  .venv/bin/python bench/society_scaling.py            # 1, 5, 10, 25, 50
+  .venv/bin/python bench/society_scaling.py --quick    # 1 and 10, < 1 min
+  .venv/bin/python bench/society_scaling.py --embedded # 1 and 4, real model
+
+`--quick` exits non-zero if any agent lacks an action record (or a recorded
+failure) in any slot, and ends with `slot time ratio 10/1 agents: X.XX`.
+`--embedded` plays the same on the embedded model (slow: minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from crsec_concordia import runner  # noqa: E402
+from crsec_concordia.embedding import shared_embedder  # noqa: E402
+from crsec_concordia.models import EndpointConfig  # noqa: E402
+from crsec_concordia.runs import slot_engine  # noqa: E402
+from crsec_concordia.scenarios import Scenario  # noqa: E402
+import openai.resources.chat.completions as openai_chat  # noqa: E402
+from tests import schema_answers  # noqa: E402
+from tests.fake_openai import FakeOpenAI  # noqa: E402
+
+FIRST = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hal", "Ines",
+         "Jon")
+LAST = ("Abbott", "Baker", "Cole", "Dunn", "Ellis")
+SLOTS = 2
+
+
+def society(size: int) -> Scenario:
+  """A venue of `size` agents, one habit each, no venue-specific wording."""
+  habits = ("talks loudly on the phone", "leaves cups on the tables",
+            "keeps to a quiet corner", "tidies up after others")
+  agents = []
+  for i in range(size):
+    name = f"{FIRST[i % len(FIRST)]} {LAST[i // len(FIRST) % len(LAST)]}"
+    if i >= len(FIRST) * len(LAST):
+      name += f" {i}"
+    agents.append({
+        "name": name, "role": "entrepreneur" if i % 3 == 0 else "ordinary",
+        "persona": f"{name} is a regular here who {habits[i % len(habits)]}.",
+        "goal": "spend the morning reading and meeting people"})
+  return Scenario.from_dict({
+      "name": f"society_{size}",
+      "premise": "A morning in a shared reading room.",
+      "setting": "The Reading Room, a shared room with a small courtyard",
+      "clock": {"start": "09:00", "end": "09:20", "minutes_per_step": 10,
+                "days": 1},
+      "conversation": {"max_rounds": 1},
+      # One reflection per three slots' worth of others' behaviour, as in
+      # the shipped scenarios: the bench measures the engine at a fixed
+      # amount of thinking per agent and hour, whatever the society's size.
+      "crsec": {"initial_norm_count": 3,
+                "reflect_every": max(6, 3 * (size - 1))},
+      "agents": agents,
+      "behaviours": [
+          {"id": "loud", "description": "speaks loudly or makes noise"},
+          {"id": "messy", "description": "leaves things lying around"},
+          {"id": "tidy", "description": "cleans up after themselves"}],
+      "target_norms": [
+          {"id": "quiet", "text": "Keep your voice down.", "type": "injunctive",
+           "complies": [], "violates": ["loud"]}],
+  })
+
+
+class SlotTimer:
+  """Times each slot and its agent phase (patched into the slot engine)."""
+
+  def __init__(self):
+    self.slots: list[tuple[float, float]] = []
+    self.agent_phases: list[tuple[float, float]] = []
+    self._lock = threading.Lock()
+
+  @contextlib.contextmanager
+  def installed(self):
+    engine = slot_engine.SlotEngine
+    play, run_tasks = engine.play_slot, slot_engine.concurrency
+    timer = self
+
+    def play_slot(self, game_master, entities):
+      start = time.monotonic()
+      try:
+        return play(self, game_master, entities)
+      finally:
+        with timer._lock:  # pylint: disable=protected-access
+          timer.slots.append((start, time.monotonic()))
+
+    real = run_tasks.run_tasks_in_background
+
+    def in_background(tasks, *args, **kwargs):
+      start = time.monotonic()
+      try:
+        return real(tasks, *args, **kwargs)
+      finally:
+        with timer._lock:  # pylint: disable=protected-access
+          timer.agent_phases.append((start, time.monotonic()))
+
+    engine.play_slot = play_slot
+    slot_engine.concurrency.run_tasks_in_background = in_background
+    try:
+      yield self
+    finally:
+      engine.play_slot = play
+      slot_engine.concurrency.run_tasks_in_background = real
+
+
+def busy_time(intervals: list[tuple[float, float]], lo: float, hi: float
+              ) -> tuple[float, float]:
+  """(time with >= 1 interval open, integral of open intervals) in [lo, hi]."""
+  points = []
+  for a, b in intervals:
+    a, b = max(a, lo), min(b, hi)
+    if a < b:
+      points += [(a, 1), (b, -1)]
+  points.sort()
+  busy = area = 0.0
+  open_, last = 0, lo
+  for t, step in points:
+    if open_ > 0:
+      busy += t - last
+    area += open_ * (t - last)
+    open_ += step
+    last = t
+  return busy, area
+
+
+def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
+            embedder) -> dict:
+  """Plays SLOTS slots of a society of `size`; returns its figures."""
+  scenario = society(size)
+  timer = SlotTimer()
+  with timer.installed():
+    run_dir = runner.run_episode(
+        scenario, arm="normative", seed=1, out_dir=out / f"society_{size}",
+        endpoint=endpoint, cache=False, progress=False, embedder=embedder)
+  records = [json.loads(line) for line in
+             open(run_dir / runner.EVENTS, encoding="utf-8")]
+  names = set(scenario.agent_names)
+  missing = []
+  for step in range(1, SLOTS + 1):
+    covered = {r.get("actor") for r in records
+               if r["kind"] == "action" and r["step"] == step}
+    covered |= {r.get("agent") for r in records
+                if r["kind"] == "failure" and r["step"] == step
+                and r.get("op") == "Act"}
+    missing += [(step, n) for n in sorted(names - covered)]
+  usage = json.loads((run_dir / runner.USAGE_JSON).read_text())["by_tag"]
+  wall = sum(b - a for a, b in timer.slots)
+  intervals = calls_of()
+  lo, hi = timer.slots[0][0], timer.slots[-1][1]
+  busy, _ = busy_time(intervals, lo, hi)
+  phase_time = sum(b - a for a, b in timer.agent_phases)
+  phase_area = sum(busy_time(intervals, a, b)[1]
+                   for a, b in timer.agent_phases)
+  return {
+      "agents": size, "slot_seconds": wall / SLOTS,
+      "in_flight": phase_area / phase_time if phase_time else 0.0,
+      "overhead": (wall - busy) / wall if wall else 0.0,
+      "calls_per_agent_slot": {
+          tag: c["calls"] / (size * SLOTS) for tag, c in usage.items()},
+      "missing": missing,
+      "slots": [round(b - a, 2) for a, b in timer.slots],
+      "agent_phases": [round(b - a, 2) for a, b in timer.agent_phases],
+  }
+
+
+class CallTimer:
+  """The interval of every chat request, timed at the client."""
+
+  def __init__(self):
+    self.intervals: list[tuple[float, float]] = []
+    self._lock = threading.Lock()
+
+  @contextlib.contextmanager
+  def installed(self):
+    completions = openai_chat.Completions
+    real = completions.create
+    timer = self
+
+    def create(self, *args, **kwargs):
+      start = time.monotonic()
+      try:
+        return real(self, *args, **kwargs)
+      finally:
+        with timer._lock:  # pylint: disable=protected-access
+          timer.intervals.append((start, time.monotonic()))
+
+    completions.create = create
+    try:
+      yield self
+    finally:
+      completions.create = real
+
+  def __call__(self) -> list[tuple[float, float]]:
+    with self._lock:
+      return list(self.intervals)
+
+
+def print_table(rows: list[dict]) -> None:
+  base = rows[0]["slot_seconds"]
+  print(f"{'agents':>6} {'s/slot':>7} {'ratio':>6} {'in flight':>10} "
+        f"{'/agents':>8} {'overhead':>9}  calls per agent per slot")
+  for r in rows:
+    ops = ", ".join(f"{tag} {n:.2f}" for tag, n in
+                    sorted(r["calls_per_agent_slot"].items()))
+    print(f"{r['agents']:>6} {r['slot_seconds']:>7.2f} "
+          f"{r['slot_seconds'] / base:>6.2f} {r['in_flight']:>10.1f} "
+          f"{r['in_flight'] / r['agents']:>8.2f} {r['overhead']:>8.1%}  {ops}")
+
+
+def main() -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  group = parser.add_mutually_exclusive_group()
+  group.add_argument("--quick", action="store_true",
+                     help="1 and 10 agents only; checks every agent acted")
+  group.add_argument("--embedded", action="store_true",
+                     help="1 and 4 agents on the embedded model")
+  parser.add_argument("--latency", type=float, default=0.2,
+                      help="the fake server's answer latency in seconds")
+  args = parser.parse_args()
+  sizes = (1, 10) if args.quick else (1, 4) if args.embedded else (
+      1, 5, 10, 25, 50)
+  embedder = shared_embedder()
+  embedder.encode(["warm-up"])
+  rows = []
+  calls = CallTimer()
+  with tempfile.TemporaryDirectory() as tmp, calls.installed():
+    fake = None
+    if args.embedded:
+      from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
+      server = embedded.shared_server(lambda m: print(f"bench: {m}"))
+      endpoint = EndpointConfig(base_url=server.base_url, api_key="local",
+                                model="embedded", schema_mode="json_schema")
+    else:
+      fake = FakeOpenAI().start()
+      fake.responder = schema_answers.responder(latency=args.latency)
+      endpoint = EndpointConfig(base_url=fake.base_url, api_key="bench",
+                                model="fake-model", schema_mode="json_schema")
+    try:
+      for size in sizes:
+        rows.append(measure(size, endpoint, calls, Path(tmp), embedder))
+        print(f"bench: {size} agents: slots {rows[-1]['slots']} s, of "
+              f"which observing and acting {rows[-1]['agent_phases']} s",
+              flush=True)
+    finally:
+      if fake is not None:
+        fake.stop()
+  print_table(rows)
+  missing = [(r["agents"], m) for r in rows for m in r["missing"]]
+  for size, (step, name) in missing:
+    print(f"MISSING: {size} agents, slot {step}: no action record and no "
+          f"recorded failure for {name}")
+  if len(rows) > 1:
+    by_size = {r["agents"]: r["slot_seconds"] for r in rows}
+    top = max(by_size)
+    print(f"slot time ratio {top}/1 agents: {by_size[top] / by_size[1]:.2f}")
+  return 1 if missing else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
