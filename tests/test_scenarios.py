@@ -131,9 +131,9 @@ def test_hobbs_cafe_mini_is_small():
   assert s.agent_names == ["Abigail Chen", "Carlos Gomez", "Tom Gomez",
                            "Tamara Rodriguez"]
   assert [a.name for a in s.entrepreneurs] == ["Abigail Chen"]
-  assert s.total_steps == 6  # Every agent acts in every one of them.
+  assert s.total_steps == 5  # Every agent acts in every one of them.
   assert s.conversation.max_rounds == 2
-  assert s.stamp_for(6) == Stamp(day=1, clock="10:15", step=6)
+  assert s.stamp_for(5) == Stamp(day=1, clock="10:00", step=5)
 
 
 def test_mini_personas_are_those_of_the_full_cafe():
@@ -187,7 +187,7 @@ def test_a_span_not_divisible_by_the_step_still_starts_every_step_before_end(tmp
 def test_to_dict_is_json_and_round_trips():
   s = load_scenario("hobbs_cafe_mini")
   data = json.loads(json.dumps(s.to_dict()))
-  assert data["max_steps"] == 6
+  assert data["max_steps"] == 5
   assert data["crsec"]["modules"]["synthesis"] is True
   again = Scenario.from_dict(data)
   assert again.total_steps == s.total_steps

@@ -49,9 +49,9 @@ def clock_pattern(start: str, end: str) -> str:
 
 def schema(n_norms: int, start: str = "00:00", end: str = "23:59") -> dict:
   clock = {"type": "string", "pattern": clock_pattern(start, end)}
-  item = obj({"start": clock, "end": clock, "activity": text(80)})
+  item = obj({"start": clock, "end": clock, "activity": text(60)})
   return obj({
-      "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 5},
+      "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 4},
       "norms_observed": {"type": "array", "items": integer(1, max(1, n_norms)),
                          "maxItems": max(0, n_norms)},
   })
@@ -68,7 +68,7 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
       f"Norms {name} holds (importance 100 = must follow, 1 = may "
       f"disregard):\n{norm_lines}\n\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
-      "Plan that time in 2 to 5 blocks: start and end as HH:MM, and the "
+      "Plan that time in 2 to 4 blocks: start and end as HH:MM, and the "
       f"activity in a few words (at most 8), as {name} would really spend "
       "it, habits included. Weigh the norms as "
       f"{name} would. norms_observed: numbers of the norms the plan respects.")

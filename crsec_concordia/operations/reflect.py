@@ -12,7 +12,7 @@ from crsec_concordia.operations.base import (FailureSink, numbered, obj,
                                               structured_call, text)
 
 OP = "Reflect"
-SCHEMA = obj({"thoughts": {"type": "array", "items": text(160),
+SCHEMA = obj({"thoughts": {"type": "array", "items": text(120),
                            "minItems": 1, "maxItems": 3}})
 
 
