@@ -66,6 +66,9 @@ class ScenarioError(UserError):
 # so every message carries a fix written for this file format.
 
 
+_MAX_DIGITS = 30  # More is out of range for every number of the file.
+
+
 def _as_whole(value: Any, lo: int, hi: int | None = None) -> int:
   """An int in [lo, hi]; YAML's 10, 10.0 and "10" all count, true does not."""
   ctx = {"lo": lo} if hi is None else {"lo": lo, "hi": hi}
@@ -77,6 +80,8 @@ def _as_whole(value: Any, lo: int, hi: int | None = None) -> int:
   elif isinstance(value, float) and value.is_integer():
     number = int(value)
   elif isinstance(value, str) and re.fullmatch(r"[-+]?\d+", value.strip()):
+    if len(value.strip().lstrip("+-")) > _MAX_DIGITS:  # int() refuses 4300.
+      raise PydanticCustomError("out_of_range", "is out of range", ctx)
     number = int(value)
   if number is None:
     raise PydanticCustomError("whole_number", "is not a whole number", ctx)
@@ -91,8 +96,16 @@ def _whole(lo: int, hi: int | None = None) -> Any:
 
 Utility = _whole(MIN_UTILITY, MAX_UTILITY)
 Positive = _whole(1)
-Count = _whole(0)
 Minutes = _whole(1, 24 * 60)
+# Upper bounds, so that a slip of the keyboard (a few zeros too many) is a
+# line here, not a run that never ends or a request no server takes
+# (CreateNorm asks for 90 tokens per initial norm; a conversation of a
+# million rounds never ends).
+MAX_DAYS, MAX_ROUNDS, MAX_INITIAL_NORMS, MAX_THRESHOLD = 366, 20, 20, 100_000
+Days = _whole(1, MAX_DAYS)
+Rounds = _whole(1, MAX_ROUNDS)
+InitialNormCount = _whole(0, MAX_INITIAL_NORMS)
+Threshold = _whole(1, MAX_THRESHOLD)  # reflect_every, synthesis_threshold
 
 _TIME = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
 
@@ -129,7 +142,29 @@ def _name(value: str) -> str:
   if m := _NAME_BREAKERS.search(_text(value)):
     raise PydanticCustomError("bad_name", "breaks the observation format",
                               {"found": "a line break" if m[0] == "\n" else m[0]})
+  return _short(value)
+
+
+# Names become parts of file names (run directories, questionnaire pages),
+# which few file systems allow past 255 bytes.
+MAX_NAME = 80
+
+
+def _short(value: str) -> str:
+  if len(value) > MAX_NAME:
+    raise PydanticCustomError("too_long", "is too long", {"hi": MAX_NAME})
   return value
+
+
+def _scenario_name(value: str) -> str:
+  """The scenario's name starts the default run directory's name, so it
+  must not lead elsewhere (`../..`, `/tmp/x`) or be hidden (`.x`)."""
+  if m := re.search(r"[/\\]", _line(value)):
+    raise PydanticCustomError("path_name", "leads out of runs/",
+                              {"found": json.dumps(m[0])})
+  if value.startswith("."):
+    raise PydanticCustomError("path_name", "is hidden", {"found": "a leading dot"})
+  return _short(value)
 
 
 def _ident(value: str) -> str:
@@ -142,6 +177,7 @@ ClockTime = Annotated[str, pydantic.BeforeValidator(_time)]
 Text = Annotated[str, pydantic.AfterValidator(_text)]
 Line = Annotated[str, pydantic.AfterValidator(_line)]
 Name = Annotated[str, pydantic.AfterValidator(_name)]
+ScenarioName = Annotated[str, pydantic.AfterValidator(_scenario_name)]
 Ident = Annotated[str, pydantic.AfterValidator(_ident)]
 
 
@@ -160,7 +196,7 @@ class Clock(_Model):
   start: ClockTime
   end: ClockTime
   minutes_per_step: Minutes
-  days: Positive = 1
+  days: Days = 1
 
   @property
   def steps_per_day(self) -> int:
@@ -169,7 +205,7 @@ class Clock(_Model):
 
 
 class Conversation(_Model):
-  max_rounds: Positive = 2  # Rounds of two utterances.
+  max_rounds: Rounds = 2  # Rounds of two utterances.
 
 
 class Modules(_Model):
@@ -182,9 +218,9 @@ class Modules(_Model):
 
 
 class Crsec(_Model):
-  initial_norm_count: Count = 5
-  synthesis_threshold: Positive = 350
-  reflect_every: Positive = 6  # Own observations of others between Reflects.
+  initial_norm_count: InitialNormCount = 5
+  synthesis_threshold: Threshold = 350
+  reflect_every: Threshold = 6  # Own observations of others between Reflects.
   modules: Modules = pydantic.Field(default_factory=Modules)
 
 
@@ -237,7 +273,7 @@ class Occasion(_Model):
 
 class Scenario(_Model):
   """A validated scenario. Build it with `load_scenario` or `from_dict`."""
-  name: Line
+  name: ScenarioName
   premise: Text
   setting: Line
   clock: Clock
@@ -402,7 +438,10 @@ def _show(value: Any) -> str:
   if isinstance(value, str):
     text = value if len(value) <= 40 else value[:37] + "..."
     return json.dumps(text, ensure_ascii=False)
-  return str(value)
+  if isinstance(value, int) and abs(value) >= 10**40:
+    return "a number of more than 40 digits"  # str() refuses past 4300.
+  text = str(value)
+  return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _unwrap(tp: Any) -> Any:
@@ -544,6 +583,15 @@ def _explain(error: Mapping[str, Any]) -> _Problem:
                     "observation format cannot carry",
                     "use letters, spaces, dots, hyphens and apostrophes, "
                     "e.g. Carlos Gomez")
+  if kind == "too_long":
+    return _Problem(loc, f"{_show(value)} has {len(value)} characters, more "
+                    "than a file name can carry",
+                    f"shorten it to at most {ctx['hi']} characters")
+  if kind == "path_name":
+    return _Problem(loc, f"{_show(value)} has {ctx['found']}, which would "
+                    "put the run directory somewhere else",
+                    "use letters, digits, spaces, underscores and hyphens, "
+                    "not starting with a dot, e.g. my_cafe")
   if kind == "ident":
     return _Problem(loc, f"{_show(value)} is not a valid id",
                     "use lower-case letters, digits and underscores, "
@@ -695,7 +743,7 @@ def _cross_check(data: Any) -> list[_Problem]:
             "set a time from clock.start up to (not including) clock.end"))
     try:
       per_step = _as_whole(clock.get("minutes_per_step"), 1, 24 * 60)
-      days = _as_whole(clock.get("days", 1), 1)
+      days = _as_whole(clock.get("days", 1), 1, MAX_DAYS)
       max_steps = data.get("max_steps")
       max_steps = None if max_steps is None else _as_whole(max_steps, 1)
     except PydanticCustomError:
@@ -727,6 +775,37 @@ _Loader.add_implicit_resolver(
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"),
     list("-+0123456789"))
+
+
+class _BadValue(yaml.constructor.ConstructorError):
+  """A scalar its tag cannot read (`!!bool maybe`, `!!int twelve`, a number
+  of 5000 digits): PyYAML raises ValueError, KeyError or AttributeError for
+  those, which would end in a traceback; this points at the value."""
+
+  def __init__(self, node: yaml.ScalarNode):
+    tag = node.tag.rsplit(":", 1)[-1]
+    digits = node.value.lstrip("+-")
+    if tag == "int" and digits.isdigit() and len(digits) > _MAX_DIGITS:
+      what = f"a number of {len(digits)} digits is out of range"
+      self.fix = "use a number in the range the field takes (see docs/design.md)"
+    else:
+      what = f"{_show(node.value)} is not a valid !!{tag}"
+      self.fix = f"write a valid {tag} value, or remove the !!{tag} tag"
+    super().__init__(None, None, what, node.start_mark)
+
+
+def _checked(construct: Any) -> Any:
+  def construct_or_explain(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+      return construct(loader, node)
+    except (ValueError, KeyError, AttributeError, TypeError, OverflowError):
+      raise _BadValue(node) from None
+  return construct_or_explain
+
+
+for _tag in ("int", "float", "bool", "timestamp"):
+  _tag = f"tag:yaml.org,2002:{_tag}"
+  _Loader.add_constructor(_tag, _checked(yaml.SafeLoader.yaml_constructors[_tag]))
 
 
 def _line_of(root: yaml.Node, loc: tuple) -> int:
@@ -804,16 +883,37 @@ def _validate(data: Any, root: yaml.Node | None, source: str) -> Scenario:
 
 def parse_scenario(text: str, source: str = "<string>") -> Scenario:
   """A scenario from YAML text; `source` names it in messages."""
-  loader = _Loader(text)
+  loader = None
   try:
+    loader = _Loader(text)  # Reads the whole text: control characters fail here.
     root = loader.get_single_node()
     data = None if root is None else loader.construct_document(root)
+  except RecursionError:
+    # PyYAML composes nested collections recursively: a few hundred levels
+    # (`[[[[...`) exhaust Python's stack.
+    mark = loader.get_mark() if loader else None
+    where = f":{mark.line + 1}" if mark else ""
+    raise ScenarioError([
+        f"{source}{where}: YAML syntax: collections nest too deeply to read; "
+        "a scenario nests a few levels, so close the brackets or check the "
+        "indentation here"]) from None
+  except yaml.reader.ReaderError as e:
+    line = text.count("\n", 0, e.position) + 1
+    column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
+    code = ord(e.character) if isinstance(e.character, str) else e.character
+    raise ScenarioError([
+        f"{source}:{line}: YAML syntax: the character #x{code:04x} is not "
+        f"allowed (column {column}); remove it: a scenario is plain text"]) from None
   except yaml.MarkedYAMLError as e:
     mark = e.problem_mark or e.context_mark
     line = f":{mark.line + 1}" if mark else ""
     problem = " ".join(str(e.problem or e.context or "invalid YAML").split())
     column = f" (column {mark.column + 1})" if mark else ""
-    if "\\t" in problem or "'\\t'" in problem or "tab" in problem:
+    if isinstance(e, _BadValue):
+      fix = e.fix
+    elif "constructor for the tag" in problem:
+      fix = "remove the tag: a scenario needs no `!` or `!!` tags"
+    elif "\\t" in problem or "'\\t'" in problem or "tab" in problem:
       fix = "indent with spaces, never tabs"
     else:
       fix = ("check the indentation and quoting here: text containing ': ' or "
@@ -823,7 +923,8 @@ def parse_scenario(text: str, source: str = "<string>") -> Scenario:
     raise ScenarioError([f"{source}: YAML syntax: {' '.join(str(e).split())}; "
                          "check the file is valid YAML"]) from None
   finally:
-    loader.dispose()
+    if loader is not None:
+      loader.dispose()
   if data is None:
     raise ScenarioError([f"{source}:1: (top level): the file is empty; start from "
                          f"a built-in one, e.g. {builtin_path('hobbs_cafe_mini')}"])
@@ -848,6 +949,10 @@ def builtin_path(name: str) -> Path:
   return path
 
 
+# PyYAML reads about a megabyte a second; the full café is 10 KB.
+MAX_FILE_BYTES = 1_000_000
+
+
 def load_scenario(path_or_name: str | Path) -> Scenario:
   """Loads and validates a scenario file, or a built-in one by name.
 
@@ -868,6 +973,11 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     path = builtin_path(stem)
     source = str(path)
   try:
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:  # A wrong path (a log, a data set), not a scenario.
+      raise ScenarioError([f"{source}: is {size / 1e6:.1f} MB, too big for a "
+                           "scenario (they are a few KB); check that the path "
+                           "is that of a scenario .yaml file"])
     text = path.read_text(encoding="utf-8")
   except UnicodeDecodeError as e:
     raise ScenarioError([f"{source}: is not UTF-8 text ({e.reason} at byte "
