@@ -148,6 +148,16 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
   # -- plumbing ---------------------------------------------------------------
 
   def _describe_failure(self, error: Exception) -> base.EndpointError:
+    """The failure in one line, without the API key: a server or proxy that
+    echoes the key in its error body would otherwise put it on the terminal,
+    in run.log and in the run's failure records."""
+    text = str(self._explain_failure(error))
+    key = self._client.api_key
+    if key and len(key) >= 8:  # Shorter ones ("none", "local") are no secret.
+      text = text.replace(key, "[API key]")
+    return base.EndpointError(text)
+
+  def _explain_failure(self, error: Exception) -> base.EndpointError:
     where = f"{self.base_url} (model {self.model_name!r})"
     if isinstance(error, openai.AuthenticationError):
       return base.EndpointError(
