@@ -77,7 +77,22 @@ class Item:
 
 
 def slug(name: str) -> str:
-  return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+  """A file-name-safe form of an agent's name: never a path, never long."""
+  return re.sub(r"[^a-z0-9]+", "-", name.lower())[:60].strip("-") or "agent"
+
+
+def slugs(agents: Sequence[str]) -> dict[str, str]:
+  """A distinct slug per agent. Names can fold to the same slug ("Ana Lee"
+  and "ana-lee", any two names in a non-Latin script), and then one agent's
+  page and item ids would overwrite the other's."""
+  out: dict[str, str] = {}
+  for agent in agents:
+    base = name = slug(agent)
+    n = 2
+    while name in out.values():
+      name, n = f"{base}-{n}", n + 1
+    out[agent] = name
+  return out
 
 
 def _norm_text(content: Any, type_: Any = None, utility: Any = None) -> str:
@@ -222,6 +237,7 @@ def sample(items: Sequence[Item], agents: Sequence[str], *, per_op: int = 20,
            seed: int = 0) -> dict[str, list[Item]]:
   """{agent: items}, at most `per_op` per operation, seeded, in time order."""
   by_agent: dict[str, list[Item]] = {}
+  names = slugs(agents)
   for agent in agents:
     chosen: list[Item] = []
     for op in OPERATIONS:
@@ -231,7 +247,7 @@ def sample(items: Sequence[Item], agents: Sequence[str], *, per_op: int = 20,
         keep = sorted(rng.sample(range(len(pool)), per_op))
         pool = [pool[k] for k in keep]
       for n, item in enumerate(pool, 1):
-        item.id = f"{slug(agent)}-{op}-{n:02d}"
+        item.id = f"{names[agent]}-{op}-{n:02d}"
       chosen.extend(pool)
     by_agent[agent] = chosen
   return by_agent
@@ -271,12 +287,12 @@ a.download=document.body.dataset.agent+"-answers.csv";a.click();}
 """
 
 
-def _agent_html(agent: str, items: Sequence[Item]) -> str:
+def _agent_html(agent: str, name: str, items: Sequence[Item]) -> str:
   esc = html.escape
   parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
            f"Questionnaire: {esc(agent)}</title><style>{_STYLE}</style>"
            f"<script>{_SCRIPT}</script></head>"
-           f"<body data-agent='{esc(slug(agent))}'>",
+           f"<body data-agent='{esc(name)}'>",
            f"<h1>Questionnaire: {esc(agent)}</h1>",
            "<p>Each item shows what an operation of the agent's norm "
            "architecture received (input) and produced (output). Rate your "
@@ -321,9 +337,10 @@ def write(runs: Sequence[rundir.RunData], out_dir: str | Path, *,
   chosen = sample(items, agents, per_op=per_op, seed=seed)
   rows = []
   everything: list[Item] = []
+  names = slugs(list(chosen))
   for agent, agent_items in chosen.items():
-    name = slug(agent)
-    (out / f"{name}.html").write_text(_agent_html(agent, agent_items),
+    name = names[agent]
+    (out / f"{name}.html").write_text(_agent_html(agent, name, agent_items),
                                       encoding="utf-8")
     (out / f"{name}.csv").write_text(_csv(agent_items), encoding="utf-8")
     everything.extend(agent_items)

@@ -177,10 +177,10 @@ def _usage_tables(usage: dict[str, Any] | None) -> str:
   fields = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
             "completion_tokens")
   def rows(data: dict[str, dict[str, int]]) -> list[list[str]]:
-    return [[esc(k)] + [str(v[f]) for f in fields] for k, v in data.items()]
+    return [[esc(k)] + [_fmt(v[f]) for f in fields] for k, v in data.items()]
   return (_table(["module"] + list(fields),
                  rows(usage["by_module"]) + [["<b>total</b>"] + [
-                     str(usage["totals"][f]) for f in fields]])
+                     _fmt(usage["totals"][f]) for f in fields]])
           + "<details><summary>per tag</summary>"
           + _table(["tag"] + list(fields), rows(usage["by_tag"]))
           + "</details>")
@@ -267,8 +267,8 @@ def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
            + _table(["arm", "seed", "status", "steps", "model", "wall time"],
                     [[esc(run.arm), esc(str(run.seed)),
                       esc(str(info.get('status'))),
-                      f"{info.get('completed_steps')} / "
-                      f"{info.get('max_steps')}",
+                      f"{_fmt(info.get('completed_steps'))} / "
+                      f"{_fmt(info.get('max_steps'))}",
                       esc(str((info.get('model') or {}).get('model', ''))),
                       _fmt(info.get('wall_seconds'), 0) + " s"]])
            + "<p>" + " · ".join([
