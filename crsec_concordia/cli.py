@@ -16,7 +16,7 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.embedded import ModelFileError
 
-COMMANDS = ("run", "resume", "compare", "report", "doctor")
+COMMANDS = ("run", "resume", "compare", "sweep", "report", "doctor")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import ABIGAIL, AGENTS, CARLOS, SAM, RunBuilder  # pylint: disable=wrong-import-position
 
 SMOKE = "no_smoking_indoors"
+ARMS = ("normative", "baseline")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -83,6 +84,8 @@ def fake(monkeypatch):
   runner = types.ModuleType("crsec_concordia.runner")
   runner.run_episode = run_episode
   runner.resume_episode = resume_episode
+  # What `crsec run`'s parser reads when the CLI is built.
+  runner.DEFAULT_SCENARIO, runner.ARMS = "hobbs_cafe_mini", ARMS
   scenarios = types.ModuleType("crsec_concordia.scenarios")
   scenarios.load_scenario = lambda name: types.SimpleNamespace(
       name="hobbs_cafe_test", source=name)

@@ -1,10 +1,13 @@
 """`crsec compare`: the normative and baseline arms on the same seeds.
 
-Runs every (arm, seed) through `crsec_concordia.runner.run_episode`, up to
---jobs at a time in threads, into OUT/normative/seed_N and
-OUT/baseline/seed_N; writes OUT/compare.json (before the runs, with status
-running, and after), then aggregates the metrics over seeds
-(crsec_concordia.metrics.aggregate) into compare_summary.json and CSVs.
+The two-arm case of a sweep (crsec_concordia/sweeps/): one scenario, one
+condition, one endpoint, both arms over the seeds. The grid, the
+skip-or-resume logic and the scheduler are the sweep's; the runs go to
+OUT/normative/seed_N and OUT/baseline/seed_N, up to --jobs at a time in
+threads (or as Ray tasks with --ray or --address); OUT/compare.json is
+written before the runs (status running) and after, then the metrics are
+aggregated over seeds (crsec_concordia.metrics.aggregate) into
+compare_summary.json and CSVs.
 
 A run already in place for the same arm, seed and steps is reused when it
 completed and resumed (`runner.resume_episode`) when it was interrupted, so
@@ -14,43 +17,20 @@ an interrupted compare continues where it stopped.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import datetime
 import importlib
-import json
 import logging
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from crsec_concordia.errors import UserError
+from crsec_concordia.sweeps.spec import parse_seeds
 
 _LOG = logging.getLogger(__name__)
 ARMS = ("normative", "baseline")
-_SEEDS_HELP = "use a range like 1-5, a list like 1,3,7 or one seed like 4"
-
-
-def parse_seeds(text: str) -> list[int]:
-  """"1-5" -> 1..5, "1,3,7" -> [1, 3, 7], "4" -> [4]; mixed "1-3,7" too."""
-  seeds: list[int] = []
-  parts = [p.strip() for p in str(text).split(",")]
-  if not parts or any(not p for p in parts):
-    raise UserError(f"--seeds {text!r} is not understood: {_SEEDS_HELP}")
-  for part in parts:
-    match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
-    if not match:
-      raise UserError(f"--seeds {text!r} is not understood: {_SEEDS_HELP}")
-    low = int(match.group(1))
-    high = int(match.group(2)) if match.group(2) else low
-    if high < low:
-      raise UserError(f"--seeds {text!r} has a range that runs backwards "
-                      f"({part}): write it low-high, e.g. {high}-{low}")
-    seeds.extend(range(low, high + 1))
-  if len(set(seeds)) != len(seeds):
-    raise UserError(f"--seeds {text!r} names a seed twice: {_SEEDS_HELP}")
-  return seeds
+__all__ = ["ARMS", "add_parser", "parse_seeds", "run"]
 
 
 def _positive(name: str):
@@ -81,7 +61,13 @@ def add_parser(sub) -> None:
   p.add_argument("--out", type=Path,
                  help="compare directory (default runs/compare-SCENARIO-TIME)")
   p.add_argument("--jobs", type=_positive("--jobs"), default=2,
-                 help="runs at a time, in threads (default 2)")
+                 help="runs at a time, in threads (default 2; with --ray, "
+                 "the CPUs of the local Ray instance)")
+  p.add_argument("--ray", action="store_true",
+                 help="run as Ray tasks on a local Ray instance (as `crsec "
+                 "sweep`), not in threads")
+  p.add_argument("--address",
+                 help="run as Ray tasks on the Ray cluster at this address")
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -108,30 +94,34 @@ def _load_scenario(name: str) -> Any:
     raise
 
 
-def _existing(run_dir: Path, arm: str, seed: int, steps: int | None) -> str:
-  """"completed" or "interrupted" for the same run already there, else ""."""
-  try:
-    info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-  except (OSError, json.JSONDecodeError):
-    return ""
-  if (info.get("arm") != arm or info.get("seed") != seed
-      or (steps is not None and info.get("max_steps") != steps)):
-    return ""
-  return "completed" if info.get("status") == "completed" else "interrupted"
-
-
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-  (out / "compare.json").write_text(json.dumps(manifest, indent=2),
-                                    encoding="utf-8")
+  from crsec_concordia.sweeps.grid import write_json  # pylint: disable=import-outside-toplevel
+  write_json(out / "compare.json", manifest)
+
+
+def _backend(args: argparse.Namespace, embedded: bool):
+  """Threads by default; Ray tasks with --ray or --address."""
+  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.sweeps import execute
+  if not (args.ray or args.address):
+    return execute.ThreadBackend(args.jobs)
+  from crsec_concordia.sweeps.ray_backend import RayBackend
+  from crsec_concordia.sweeps.spec import Resources
+  return RayBackend(address=args.address, num_cpus=args.jobs,
+                    resources=Resources(), retries=1, embedded=embedded,
+                    verbose=bool(getattr(args, "verbose", False)))
 
 
 def run(args: argparse.Namespace) -> int:
+  # pylint: disable=import-outside-toplevel
   seeds = parse_seeds(args.seeds)
-  from crsec_concordia.models import EndpointConfig  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.models import EndpointConfig
+  from crsec_concordia.sweeps import driver, execute, grid, runjob
+  from crsec_concordia.sweeps.spec import SweepFile
   endpoint = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
                                     args.schema_mode, args.timeout)
   scenario = _load_scenario(args.scenario)
-  runner = _import("crsec_concordia.runner", "run episodes")
+  _import("crsec_concordia.runner", "run episodes")
   name = str(getattr(scenario, "name", None) or Path(args.scenario).stem)
   stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
   out: Path = args.out or Path("runs") / f"compare-{name}-{stamp}"
@@ -140,8 +130,15 @@ def run(args: argparse.Namespace) -> int:
   if (out / "run.json").exists():
     raise UserError(f"--out {out} is a run directory; pass a new or a "
                     "compare directory")
+  # The sweep of this comparison: one scenario, condition and endpoint.
+  spec = SweepFile.model_validate({"scenarios": [name], "seeds": seeds,
+                                   "arms": list(ARMS), "steps": args.steps})
+  runs = grid.expand(spec, [name],
+                     layout=lambda r: f"{r.arm}/seed_{r.seed}")
   out.mkdir(parents=True, exist_ok=True)
-
+  jobs, reused = driver.prepare(
+      out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
+      progress=args.jobs == 1 and not (args.ray or args.address))
   manifest: dict[str, Any] = {
       "scenario": name, "scenario_path": str(args.scenario), "seeds": seeds,
       "steps": args.steps, "jobs": args.jobs,
@@ -149,54 +146,44 @@ def run(args: argparse.Namespace) -> int:
       "started": datetime.datetime.now().isoformat(timespec="seconds"),
       "arms": {arm: [] for arm in ARMS}, "failed": []}
   _write_manifest(out, manifest)
-  jobs = [(arm, seed) for seed in seeds for arm in ARMS]
-  done: dict[tuple[str, int], Path] = {}
+  by_id = {r.id: r for r in runs}
+  for run_id in reused:
+    r = by_id[run_id]
+    print(f"compare: {r.arm} seed {r.seed}: reusing {out / r.run_dir}",
+          flush=True)
   failed: list[dict[str, Any]] = []
-  person_errors: list[Exception] = []
+  person_errors: list[str] = []
   start = time.monotonic()
 
-  def one(arm: str, seed: int) -> Path:
-    target = out / arm / f"seed_{seed}"
-    existing = _existing(target, arm, seed, args.steps)
-    if existing == "completed":
-      print(f"compare: {arm} seed {seed}: reusing {target}", flush=True)
-      return target
-    if existing == "interrupted":
-      print(f"compare: {arm} seed {seed}: resuming {target}", flush=True)
-      return Path(runner.resume_episode(target, endpoint=endpoint,
-                                        progress=args.jobs == 1))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    print(f"compare: {arm} seed {seed}: running", flush=True)
-    return Path(runner.run_episode(scenario, arm=arm, seed=seed,
-                                   out_dir=target, endpoint=endpoint,
-                                   steps=args.steps,
-                                   progress=args.jobs == 1))
+  def on_start(job: runjob.RunJob) -> None:
+    found = runjob.state(job.run_dir, job.arm, job.seed, job.steps)
+    what = (f"resuming {out / by_id[job.id].run_dir}"
+            if found == "interrupted" else "running")
+    print(f"compare: {job.arm} seed {job.seed}: {what}", flush=True)
 
-  with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-    futures = {pool.submit(one, arm, seed): (arm, seed) for arm, seed in jobs}
-    for future in concurrent.futures.as_completed(futures):
-      arm, seed = futures[future]
-      try:
-        done[(arm, seed)] = future.result()
-        print(f"compare: {arm} seed {seed}: done", flush=True)
-      except Exception as e:  # pylint: disable=broad-except
-        if type(e).__name__ in ("UserError", "EndpointError",
-                                "ModelFileError"):
-          person_errors.append(e)
-        _LOG.debug("run failed", exc_info=True)
-        message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        failed.append({"arm": arm, "seed": seed, "error": message})
-        print(f"compare: {arm} seed {seed}: FAILED: {message}",
-              file=sys.stderr, flush=True)
+  def on_done(job: runjob.RunJob, outcome: runjob.Outcome) -> None:
+    if outcome.status == "completed":
+      print(f"compare: {job.arm} seed {job.seed}: done", flush=True)
+      return
+    if outcome.error_kind in runjob.PERSON_ERRORS:
+      person_errors.append(outcome.error or "")
+    failed.append({"arm": job.arm, "seed": job.seed, "error": outcome.error})
+    print(f"compare: {job.arm} seed {job.seed}: FAILED: {outcome.error}",
+          file=sys.stderr, flush=True)
 
-  for arm, seed in jobs:
-    if (arm, seed) in done:
-      path = done[(arm, seed)]
-      try:
-        path = path.resolve().relative_to(out.resolve())
-      except ValueError:
-        pass
-      manifest["arms"][arm].append(str(path))
+  outcomes: dict[str, runjob.Outcome] = {}
+  if jobs:
+    backend = _backend(args, endpoint.embedded)
+    try:
+      outcomes = execute.schedule(jobs, backend, on_start=on_start,
+                                  on_done=on_done, poll=0.5)
+    finally:
+      backend.close()
+  done = set(reused) | {i for i, o in outcomes.items()
+                        if o.status == "completed"}
+  for r in runs:
+    if r.id in done:
+      manifest["arms"][r.arm].append(r.run_dir)
   manifest["failed"] = failed
   manifest["status"] = "completed" if not failed else "partial"
   manifest["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
@@ -204,11 +191,11 @@ def run(args: argparse.Namespace) -> int:
   _write_manifest(out, manifest)
   if not done:
     if person_errors:
-      raise person_errors[0]
+      raise UserError(person_errors[0])
     raise UserError(f"every run failed (first: {failed[0]['error']}); see "
                     f"{out} and rerun with -v")
 
-  from crsec_concordia.metrics import aggregate  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics import aggregate
   metrics = aggregate.aggregate(out)
   aggregate.write(metrics)
   _print_effects(metrics.summary)

@@ -4,7 +4,9 @@ Given a run directory, writes RUN_DIR/metrics/ (per-step and per-hour CSV,
 summary.json) and RUN_DIR/report/ (index.html with embedded figures,
 figures/*.png, questionnaire/). Given a compare directory, aggregates its
 runs over seeds first (compare_summary.json and CSVs) and draws normative
-vs baseline with confidence bands.
+vs baseline with confidence bands. Given a sweep directory, aggregates
+per condition (crsec_concordia/sweeps/aggregate.py: CSV and Parquet
+tables) and draws one figure per metric, conditions side by side.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from crsec_concordia.errors import UserError
 def add_parser(sub) -> None:
   from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser("report", help="metrics, figures, an HTML report and a "
-                     "human-evaluation kit for a run or compare directory")
-  p.add_argument("path", metavar="RUN_OR_COMPARE_DIR", type=Path)
+                     "human-evaluation kit for a run, compare or sweep "
+                     "directory")
+  p.add_argument("path", metavar="RUN_COMPARE_OR_SWEEP_DIR", type=Path)
   p.add_argument("--out", type=Path,
                  help="report directory (default DIR/report)")
   p.add_argument("--samples", type=int, default=20,
@@ -56,6 +59,14 @@ def run(args: argparse.Namespace) -> int:
                     "(with run.json) or a compare directory (with "
                     "compare.json)")
   factory = None
+  from crsec_concordia.sweeps import grid  # pylint: disable=import-outside-toplevel
+  if grid.is_sweep_dir(path):
+    from crsec_concordia.sweeps.report import sweep_report  # pylint: disable=import-outside-toplevel
+    result = sweep_report(path, args.out,
+                          matcher_factory=_matcher_factory(args))
+    print(f"report: {result.index} ({len(result.figures)} figures; tables "
+          f"in {path} as CSV and Parquet)")
+    return 0
   if rundir.is_compare_dir(path):
     factory = _matcher_factory(args)
     result = report.compare_report(path, args.out, matcher_factory=factory,
@@ -65,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
     result = report.run_report(path, args.out, matcher_factory=factory,
                                per_op=args.samples, seed=args.sample_seed)
   else:
-    raise UserError(f"{path} is neither a run directory (no run.json) nor a "
-                    "compare directory (no compare.json); pass one written "
-                    "by `crsec run` or `crsec compare`")
+    raise UserError(f"{path} is neither a run directory (no run.json), a "
+                    "compare directory (no compare.json) nor a sweep "
+                    "directory (no sweep.json); pass one written by `crsec "
+                    "run`, `crsec compare` or `crsec sweep`")
   print(f"report: {result.index} ({len(result.figures)} figures; "
         f"questionnaire in {result.questionnaire})")
   return 0

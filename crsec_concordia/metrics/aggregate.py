@@ -118,8 +118,19 @@ def aggregate(path: str | Path,
               write_run_metrics: bool = True) -> CompareMetrics:
   """Computes each run's metrics and aggregates them per arm and effect."""
   compare = rundir.load_compare(path)
+  return aggregate_runs(compare.path, compare.runs, compare.manifest,
+                        matcher_factory, write_run_metrics)
+
+
+def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
+                   manifest: dict[str, Any],
+                   matcher_factory: Callable[[rundir.RunData], NormMatcher]
+                   | None = None,
+                   write_run_metrics: bool = True) -> CompareMetrics:
+  """`aggregate` of run directories grouped by arm (a compare directory's,
+  or one cell of a sweep: crsec_concordia/sweeps/aggregate.py)."""
   runs: dict[str, list[run_metrics.RunMetrics]] = {}
-  for arm, dirs in compare.runs.items():
+  for arm, dirs in run_dirs.items():
     for d in dirs:
       run = rundir.load_run(d)
       matcher = matcher_factory(run) if matcher_factory else None
@@ -163,15 +174,15 @@ def aggregate(path: str | Path,
                                          "elapsed_minutes", "metric", "n",
                                          "mean", "ci_low", "ci_high"])
   summary = {
-      "scenario": compare.manifest.get("scenario"),
-      "seeds": compare.manifest.get("seeds"),
+      "scenario": manifest.get("scenario"),
+      "seeds": manifest.get("seeds"),
       "confidence": 0.95,
       "effect": "normative - baseline, paired by seed",
       "arms": arms_out,
       "effects": effects,
-      "failed": compare.manifest.get("failed", []),
+      "failed": manifest.get("failed", []),
   }
-  return CompareMetrics(path=compare.path, runs=runs, per_step=per_step,
+  return CompareMetrics(path=path, runs=runs, per_step=per_step,
                         summary=run_metrics.json_safe(summary))
 
 

@@ -48,6 +48,10 @@ class EndpointConfig:
   model: str | None = None
   schema_mode: str | None = None
   timeout: float = 180.0
+  # The embedded model already serving on this loopback URL (a sweep's
+  # per-node host starts one and shares it: two llama.cpp servers on the
+  # same cores are about ten times slower), instead of one per process.
+  embedded_base_url: str | None = None
 
   @classmethod
   def resolve(cls, base_url: str | None = None, api_key: str | None = None,
@@ -99,9 +103,9 @@ def make_model(
   """
   cache = ResponseCache(cache_path) if cache_path else None
   if config.embedded:
-    server = embedded.shared_server(progress)
+    url = config.embedded_base_url or embedded.shared_server(progress).base_url
     model = OpenAICompatibleModel(
-        server.base_url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
+        url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
         timeout=config.timeout, schema_mode=config.schema_mode or "json_schema",
         cache_scope=f"embedded:{embedded.MODEL_SHA256}")
   else:

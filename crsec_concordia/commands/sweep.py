@@ -1,0 +1,148 @@
+"""`crsec sweep`: a grid of scenarios, conditions, endpoints, arms and seeds
+on Ray.
+
+The sweep file is validated whole before anything is created
+(crsec_concordia/sweeps/spec.py); the grid is expanded to runs with stable
+ids (sweeps/grid.py) and recorded in OUT/sweep.json; runs already
+completed in OUT are left as they are, interrupted ones resumed, the rest
+run as Ray tasks (sweeps/ray_backend.py) on a local instance or, with
+--address, on a cluster. A failed run is recorded with its error and the
+others go on. At the end the metrics are aggregated per condition, with
+ablation effects against the reference condition (sweeps/aggregate.py);
+`crsec report OUT` draws them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from crsec_concordia.errors import UserError
+
+
+def _positive(name: str):
+  def convert(text: str) -> int:
+    try:
+      value = int(text)
+    except ValueError:
+      raise argparse.ArgumentTypeError(
+          f"{name} must be a whole number, not {text!r}") from None
+    if value < 1:
+      raise argparse.ArgumentTypeError(f"{name} must be at least 1")
+    return value
+  return convert
+
+
+def add_parser(sub) -> None:
+  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
+  p = sub.add_parser(
+      "sweep", help="run a grid of scenarios, conditions (ablations), "
+      "endpoints, arms and seeds as Ray tasks; resumable",
+      description="Run every run of a sweep file as a Ray task, on a local "
+      "Ray instance or a cluster (--address). Rerunning the same sweep "
+      "skips completed runs and resumes interrupted ones.")
+  p.add_argument("sweep_file", metavar="SWEEP.yaml", type=Path,
+                 help="the sweep file (see examples/sweeps/)")
+  p.add_argument("--out", type=Path,
+                 help="sweep directory (default runs/sweep-NAME)")
+  p.add_argument("--address",
+                 help="join the Ray cluster at this address (e.g. "
+                 "ray://head:10001 or head:6379; 'auto' for the one this "
+                 "machine belongs to); default: a local Ray instance")
+  p.add_argument("--num-cpus", type=_positive("--num-cpus"),
+                 help="CPUs of the local Ray instance: runs at once = this "
+                 "/ resources.num_cpus (default: all of this machine's)")
+  p.add_argument("--steps", type=_positive("--steps"),
+                 help="steps per run, instead of the file's `steps`")
+  p.add_argument("--no-aggregate", action="store_true",
+                 help="do not aggregate the metrics at the end")
+  add_endpoint_flags(p)
+  p.set_defaults(func=run)
+
+
+def _out_dir(args: argparse.Namespace, name: str) -> Path:
+  out: Path = args.out or Path("runs") / f"sweep-{name}"
+  if out.exists() and not out.is_dir():
+    raise UserError(f"--out {out} is a file; pass a directory")
+  for marker, what in (("run.json", "a run"), ("compare.json", "a compare")):
+    if (out / marker).exists():
+      raise UserError(f"--out {out} is {what} directory; pass a new or a "
+                      "sweep directory")
+  return out
+
+
+def run(args: argparse.Namespace) -> int:
+  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.models import EndpointConfig
+  from crsec_concordia.sweeps import driver, grid, spec as spec_lib
+  from crsec_concordia.sweeps.progress import Progress
+
+  overrides = {"steps": args.steps} if args.steps else {}
+  spec, scenarios = spec_lib.load_sweep(args.sweep_file, overrides)
+  endpoints = grid.endpoint_configs(spec, lambda: EndpointConfig.resolve(
+      args.base_url, args.api_key, args.model, args.schema_mode,
+      args.timeout))
+  name = spec.name or args.sweep_file.stem
+  by_name = {s.name: s for s in scenarios}
+  built = {(s.name, c): spec_lib.apply(s, condition)
+           for s in scenarios for c, condition in spec.conditions.items()}
+  runs = grid.expand(spec, list(by_name))
+  out = _out_dir(args, name)
+  out.mkdir(parents=True, exist_ok=True)
+  with driver.Lock(out):
+    data = grid.manifest(
+        name, str(args.sweep_file), spec,
+        {n: str(s.source_path) if s.source_path else None
+         for n, s in by_name.items()}, endpoints, runs,
+        previous=grid.read_manifest(out))
+    book = driver.StatusBook(out, data)
+    jobs, done = driver.prepare(out, runs,
+                                lambda r: built[(r.scenario, r.condition)],
+                                endpoints, cache=spec.cache)
+    for run_id in done:
+      if book.entry(run_id)["status"] != "completed":
+        book.mark(run_id, status="completed", action="reused", error=None)
+    book.save()
+    progress = Progress(len(runs), reused=len(done))
+    progress.read((out / r.run_dir) for r in runs if r.id in done)
+    progress.say(f"sweep: {len(runs)} runs in {out} ({len(done)} already "
+                 f"completed, {len(jobs)} to run)")
+    if jobs:
+      from crsec_concordia.sweeps.ray_backend import RayBackend
+      backend = RayBackend(
+          address=args.address, num_cpus=args.num_cpus or os.cpu_count(),
+          resources=spec.resources, retries=spec.retries,
+          embedded=any(job.endpoint.embedded for job in jobs),
+          verbose=bool(getattr(args, "verbose", False)))
+      try:
+        if args.address:
+          backend.check_shared_directory(out / grid.SWEEP_JSON)
+        driver.run(jobs, backend, book, progress, limits={
+            n: e.max_concurrent_runs for n, e in spec.endpoints.items()})
+      except KeyboardInterrupt:
+        progress.close()
+        print("crsec: sweep interrupted; run the same `crsec sweep` again "
+              "to continue (completed runs are kept)", file=sys.stderr,
+              flush=True)
+        return 130
+      finally:
+        backend.close()
+    progress.show(force=True)
+    progress.close()
+    completed, failed = driver.finish(book)
+  print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed; "
+        f"status in {out / grid.SWEEP_JSON}")
+  if completed and not args.no_aggregate:
+    from crsec_concordia.sweeps import aggregate
+    result = aggregate.aggregate(out)
+    aggregate.write(result)
+    for line in aggregate.headline(result):
+      print(f"  {line}")
+    print(f"sweep: wrote {out / aggregate.SUMMARY_JSON}; `crsec report "
+          f"{out}` draws it")
+  if not completed:
+    raise UserError(f"every run failed; see the errors in "
+                    f"{out / grid.SWEEP_JSON} and rerun with -v")
+  return 1 if failed else 0

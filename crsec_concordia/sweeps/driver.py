@@ -1,0 +1,154 @@
+"""The driver's side of a sweep: jobs from the grid, status as runs finish.
+
+`prepare` turns the grid into jobs, leaving out runs already completed in
+the sweep directory (their status says `completed`, `action: reused`);
+`run` schedules the rest on a backend, recording in sweep.json each run's
+start, end and error as it happens, and on Ctrl-C marks the runs in
+flight `interrupted` (a rerun resumes them) before it lets go.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.errors import UserError
+from crsec_concordia.models import EndpointConfig
+from crsec_concordia.sweeps import execute, grid
+from crsec_concordia.sweeps.progress import Progress
+from crsec_concordia.sweeps.runjob import Outcome, RunJob, state
+
+LOCK = ".sweep.lock"
+
+
+class Lock:
+  """One driver per sweep directory: a second one would run the same runs
+  into the same directories. An flock ends with its process, even killed."""
+
+  def __init__(self, directory: Path):
+    self.path = directory / LOCK
+    self._file = None
+
+  def __enter__(self) -> "Lock":
+    self._file = open(self.path, "a+", encoding="utf-8")  # pylint: disable=consider-using-with
+    try:
+      fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+      self._file.seek(0)
+      holder = self._file.read().strip() or "?"
+      self._file.close()
+      raise UserError(f"another crsec sweep (pid {holder}) is running in "
+                      f"{self.path.parent}; wait for it or stop it first"
+                      ) from None
+    self._file.seek(0)
+    self._file.truncate()
+    self._file.write(str(os.getpid()))
+    self._file.flush()
+    return self
+
+  def __exit__(self, *exc: Any) -> None:
+    if self._file is not None:
+      fcntl.flock(self._file, fcntl.LOCK_UN)
+      self._file.close()
+
+
+class StatusBook:
+  """sweep.json, rewritten (atomically) whenever a run changes state."""
+
+  def __init__(self, sweep_dir: Path, data: dict[str, Any]):
+    self.sweep_dir = sweep_dir
+    self.data = data
+    self._by_id = {r["id"]: r for r in data["runs"]}
+
+  def mark(self, run_id: str, **fields: Any) -> None:
+    self._by_id[run_id].update(fields)
+
+  def entry(self, run_id: str) -> dict[str, Any]:
+    return self._by_id[run_id]
+
+  def save(self) -> None:
+    self.data["updated"] = grid.now()
+    grid.write_json(self.sweep_dir / grid.SWEEP_JSON, self.data)
+
+
+def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
+            scenario_for: Callable[[grid.RunSpec], Any],
+            endpoints: Mapping[str, EndpointConfig], *, cache: bool = True,
+            progress: bool = False) -> tuple[list[RunJob], list[str]]:
+  """(jobs to run, ids of runs already completed here)."""
+  jobs, done = [], []
+  for run in runs:
+    run_dir = (sweep_dir / run.run_dir).resolve()
+    if state(run_dir, run.arm, run.seed, run.steps) == "completed":
+      done.append(run.id)
+      continue
+    jobs.append(RunJob(
+        id=run.id, run_dir=run_dir, scenario=scenario_for(run), arm=run.arm,
+        seed=run.seed, steps=run.steps, endpoint=endpoints[run.endpoint],
+        endpoint_name=run.endpoint, cache=cache, progress=progress))
+  return jobs, done
+
+
+def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
+        progress: Progress, *, limits: Mapping[str, int | None] | None = None,
+        poll: float = 1.0) -> dict[str, Outcome]:
+  """Schedules `jobs`, keeping sweep.json and the progress line current."""
+  dirs = {job.id: job.run_dir for job in jobs}
+  in_flight: set[str] = set()
+
+  def on_start(job: RunJob) -> None:
+    in_flight.add(job.id)
+    entry = book.entry(job.id)
+    book.mark(job.id, status="running", error=None,
+              attempts=int(entry.get("attempts") or 0) + 1)
+    book.save()
+    progress.running += 1
+    progress.show()
+
+  def on_done(job: RunJob, outcome: Outcome) -> None:
+    in_flight.discard(job.id)
+    book.mark(job.id, status=outcome.status, error=outcome.error,
+              action=outcome.action, node=outcome.node,
+              wall_seconds=round(outcome.wall_seconds, 1),
+              finished=grid.now())
+    book.save()
+    progress.running -= 1
+    progress.read([job.run_dir])
+    if outcome.status == "completed":
+      progress.done += 1
+      progress.say(f"sweep: {job.id}: {outcome.action}, "
+                   f"{outcome.wall_seconds:.0f}s")
+    else:
+      progress.failed += 1
+      progress.say(f"sweep: {job.id}: FAILED: {outcome.error}")
+    progress.show(force=True)
+
+  def on_tick(running: list[RunJob]) -> None:
+    progress.read(dirs[j.id] for j in running)
+    progress.show()
+
+  try:
+    return execute.schedule(jobs, backend, limits=limits, on_start=on_start,
+                            on_done=on_done, on_tick=on_tick, poll=poll)
+  except BaseException:
+    for run_id in in_flight:
+      book.mark(run_id, status="interrupted")
+    book.data["status"] = "interrupted"
+    book.save()
+    raise
+
+
+def finish(book: StatusBook) -> tuple[int, int]:
+  """Sets the sweep's status from its runs; returns (completed, failed)."""
+  runs = book.data["runs"]
+  completed = sum(r["status"] == "completed" for r in runs)
+  failed = sum(r["status"] == "failed" for r in runs)
+  book.data["status"] = ("completed" if completed == len(runs)
+                         else "partial")
+  book.data["finished"] = grid.now()
+  book.save()
+  return completed, failed
+

@@ -1,0 +1,180 @@
+"""The grid: a sweep file expanded to runs, each with a stable id and place.
+
+A run's id is made of its coordinates only
+(`hobbs_cafe_mini__no_talk__vllm__normative__seed3`), never of a counter or
+a time, so the same sweep file names the same runs every time: a rerun
+finds its completed runs where it left them, and adding a seed or a
+condition adds runs without moving the others. Its directory is
+SWEEP_DIR/runs/<id>/.
+
+sweep.json, in the sweep directory, records the expanded grid and each
+run's status as the sweep goes (written atomically, so it is never half a
+file): see docs/design.md, "Sweeps".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.models import EndpointConfig
+from crsec_concordia.sweeps import spec as spec_lib
+
+SWEEP_JSON = "sweep.json"
+RUNS = "runs"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+  """One point of the grid."""
+  id: str
+  scenario: str
+  condition: str
+  endpoint: str
+  arm: str
+  seed: int
+  steps: int | None
+  run_dir: str  # Relative to the sweep directory.
+
+  def coordinates(self) -> dict[str, Any]:
+    return {"scenario": self.scenario, "condition": self.condition,
+            "endpoint": self.endpoint, "arm": self.arm, "seed": self.seed}
+
+  @property
+  def cell(self) -> tuple[str, str, str]:
+    """The runs aggregated together over seeds (with both arms)."""
+    return (self.scenario, self.condition, self.endpoint)
+
+
+def _slug(text: str) -> str:
+  return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "x"
+
+
+def run_id(scenario: str, condition: str, endpoint: str, arm: str,
+           seed: int) -> str:
+  return "__".join((_slug(scenario), condition, endpoint, arm, f"seed{seed}"))
+
+
+def default_layout(run: RunSpec) -> str:
+  return f"{RUNS}/{run.id}"
+
+
+def _excluded(point: Mapping[str, Any],
+              rules: Iterable[spec_lib.Exclude]) -> bool:
+  for rule in rules:
+    given = rule.model_dump(exclude_none=True)
+    if given and all(point[k] == v for k, v in given.items()):
+      return True
+  return False
+
+
+def expand(spec: spec_lib.SweepFile, scenario_names: list[str],
+           layout: Callable[[RunSpec], str] = default_layout
+           ) -> list[RunSpec]:
+  """Every run of the grid, in a stable order: scenario, condition,
+  endpoint, seed, arm (a seed's arms next to each other, so that paired
+  results arrive together)."""
+  runs = []
+  for scenario in scenario_names:
+    for condition in spec.conditions:
+      for endpoint in spec.endpoints:
+        for seed in spec.seeds:
+          for arm in spec.arms:
+            point = {"scenario": scenario, "condition": condition,
+                     "endpoint": endpoint, "arm": arm, "seed": seed}
+            if _excluded(point, spec.exclude):
+              continue
+            run = RunSpec(run_id(scenario, condition, endpoint, arm, seed),
+                          scenario, condition, endpoint, arm, seed,
+                          spec.steps, "")
+            runs.append(dataclasses.replace(run, run_dir=layout(run)))
+  return runs
+
+
+def endpoint_config(endpoint: spec_lib.Endpoint) -> EndpointConfig:
+  """The EndpointConfig a run gets (the key read from the environment)."""
+  if not endpoint.base_url:
+    return EndpointConfig(schema_mode=endpoint.schema_mode,
+                          timeout=float(endpoint.timeout))
+  key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+  return EndpointConfig(base_url=endpoint.base_url, api_key=key,
+                        model=endpoint.model,
+                        schema_mode=endpoint.schema_mode,
+                        timeout=float(endpoint.timeout))
+
+
+def endpoint_configs(spec: spec_lib.SweepFile,
+                     default: Callable[[], EndpointConfig]
+                     ) -> dict[str, EndpointConfig]:
+  """Per endpoint name; a file without `endpoints:` gets `default()` (the
+  command's flags and environment, as for `crsec run`)."""
+  if "endpoints" not in spec.model_fields_set:
+    return {name: default() for name in spec.endpoints}
+  return {name: endpoint_config(e) for name, e in spec.endpoints.items()}
+
+
+# -- sweep.json ----------------------------------------------------------------
+
+
+def now() -> str:
+  return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json(path: Path, data: Any) -> None:
+  """Atomically: a reader (or a crash) never sees half a file."""
+  tmp = path.with_name(f".{path.name}.tmp")
+  tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False),
+                 encoding="utf-8")
+  os.replace(tmp, path)
+
+
+def read_manifest(sweep_dir: Path) -> dict[str, Any] | None:
+  try:
+    return json.loads((sweep_dir / SWEEP_JSON).read_text(encoding="utf-8"))
+  except (OSError, ValueError):
+    return None
+
+
+def is_sweep_dir(path: Path) -> bool:
+  return (Path(path) / SWEEP_JSON).is_file()
+
+
+def manifest(name: str, sweep_file: str | None, spec: spec_lib.SweepFile,
+             scenarios: Mapping[str, str | None],
+             endpoints: Mapping[str, EndpointConfig], runs: list[RunSpec],
+             previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+  """sweep.json for this grid; what a previous run of the sweep learnt
+  about each run (status, error, attempts) is kept by run id."""
+  before = {r["id"]: r for r in (previous or {}).get("runs", [])}
+  entries = []
+  for run in runs:
+    entry = {**dataclasses.asdict(run), "status": "pending", "error": None,
+             "attempts": 0, "wall_seconds": None, "finished": None}
+    old = before.get(run.id)
+    if old:
+      entry.update({k: old.get(k) for k in ("status", "error", "attempts",
+                                             "wall_seconds", "finished")})
+    entries.append(entry)
+  return {
+      "kind": "crsec-sweep", "name": name, "sweep_file": sweep_file,
+      "created": (previous or {}).get("created") or now(), "updated": now(),
+      "status": "running",
+      "spec": spec.model_dump(mode="json"),
+      "reference": spec.reference_condition,
+      "scenarios": dict(scenarios),
+      "endpoints": {n: e.describe() for n, e in endpoints.items()},
+      "runs": entries,
+  }
+
+
+def runs_of(data: Mapping[str, Any]) -> list[RunSpec]:
+  """The grid recorded in a sweep.json."""
+  fields = {f.name for f in dataclasses.fields(RunSpec)}
+  return [RunSpec(**{k: v for k, v in r.items() if k in fields})
+          for r in data.get("runs", [])]

@@ -1,0 +1,146 @@
+"""One run of a sweep, as a worker plays it: skip, resume or start.
+
+The same function runs in a thread (`crsec compare`) or in a Ray task
+(`crsec sweep`), and it is idempotent: it looks at the run directory
+first, so a task retried after a crash, or a sweep rerun after Ctrl-C,
+finds a completed run and leaves it, finds an interrupted one and resumes
+it (`runner.resume_episode`), and starts afresh a run that stopped before
+its first slot was saved. It never raises: a failure is an Outcome with
+its error in one line, so one bad run does not stop the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import logging
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.models import EndpointConfig
+
+_LOG = logging.getLogger(__name__)
+# What run_episode writes before run.json: a directory holding only these
+# was stopped while being set up and can be started again.
+_SETUP_FILES = {"scenario.json", "config.json", "events.jsonl",
+                ".run.json.tmp", ".scenario.json.tmp", ".config.json.tmp"}
+PERSON_ERRORS = ("UserError", "ScenarioError", "EndpointError",
+                 "ModelFileError")
+
+
+@dataclasses.dataclass
+class RunJob:
+  """Everything a worker needs for one run (picklable)."""
+  id: str
+  run_dir: Path
+  scenario: Any  # A Scenario (tests pass stand-ins)
+  arm: str
+  seed: int
+  steps: int | None
+  endpoint: EndpointConfig
+  endpoint_name: str = "default"
+  cache: bool = True
+  progress: bool = False
+
+
+@dataclasses.dataclass
+class Outcome:
+  """What became of a run. `action` says what the worker did: reused (a
+  completed run was there), resumed, restarted (a run that never saved a
+  slot was cleared and started again), ran, or none (it failed first)."""
+  id: str
+  status: str  # completed | failed
+  action: str
+  error: str | None = None
+  error_kind: str | None = None
+  wall_seconds: float = 0.0
+  node: str | None = None
+
+
+def read_run(run_dir: Path) -> dict[str, Any] | None:
+  try:
+    return json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+  except (OSError, ValueError):
+    return None
+
+
+def state(run_dir: Path, arm: str, seed: int, steps: int | None) -> str:
+  """What is at `run_dir` for this run: "" (nothing), "completed",
+  "interrupted" (this run, not finished), "setup" (stopped before run.json
+  was written), "other" (a different run, or something else)."""
+  if not run_dir.exists():
+    return ""
+  info = read_run(run_dir)
+  if info is None:
+    names = {p.name for p in run_dir.iterdir()}
+    return "setup" if names <= _SETUP_FILES else "other"
+  if (info.get("arm") != arm or info.get("seed") != seed
+      or (steps is not None and info.get("max_steps") != steps)):
+    return "other"
+  return "completed" if info.get("status") == "completed" else "interrupted"
+
+
+def one_line(error: BaseException) -> str:
+  text = str(error).strip()
+  return text.splitlines()[0] if text else type(error).__name__
+
+
+def _runner():
+  return importlib.import_module("crsec_concordia.runner")
+
+
+def _resumable(runner: Any, run_dir: Path) -> bool:
+  """Whether a slot was saved to resume from (else start again)."""
+  info = read_run(run_dir) or {}
+  done = int(info.get("completed_steps") or 0)
+  checkpoint_path = getattr(runner, "checkpoint_path", None)
+  if checkpoint_path is None:  # A stand-in runner: let it decide.
+    return True
+  return done > 0 and Path(checkpoint_path(run_dir, done)).is_file()
+
+
+def _run_fresh(runner: Any, job: RunJob) -> None:
+  kwargs: dict[str, Any] = dict(arm=job.arm, seed=job.seed,
+                                out_dir=job.run_dir, endpoint=job.endpoint,
+                                steps=job.steps, progress=job.progress)
+  if not job.cache:
+    kwargs["cache"] = False
+  job.run_dir.parent.mkdir(parents=True, exist_ok=True)
+  runner.run_episode(job.scenario, **kwargs)
+
+
+def play(job: RunJob, node: str | None = None) -> Outcome:
+  """Skips, resumes or runs `job`; never raises (but on Ctrl-C)."""
+  start = time.monotonic()
+  action = "none"
+  try:
+    runner = _runner()
+    found = state(job.run_dir, job.arm, job.seed, job.steps)
+    if found == "completed":
+      action = "reused"
+    elif found == "interrupted" and _resumable(runner, job.run_dir):
+      action = "resumed"
+      runner.resume_episode(job.run_dir, endpoint=job.endpoint,
+                            progress=job.progress)
+    else:
+      if found in ("interrupted", "setup"):
+        # Nothing was saved to resume from: this run's own directory.
+        shutil.rmtree(job.run_dir)
+        action = "restarted"
+      else:
+        action = "ran"
+      _run_fresh(runner, job)
+    if action != "reused":
+      info = read_run(job.run_dir) or {}
+      if info and info.get("status") not in (None, "completed"):
+        raise RuntimeError(f"the run ended with status {info.get('status')}")
+    return Outcome(job.id, "completed", action,
+                   wall_seconds=time.monotonic() - start, node=node)
+  except Exception as e:  # pylint: disable=broad-except
+    _LOG.debug("run %s failed", job.id, exc_info=True)
+    return Outcome(job.id, "failed", action, error=one_line(e),
+                   error_kind=type(e).__name__,
+                   wall_seconds=time.monotonic() - start, node=node)
