@@ -96,7 +96,7 @@ class SlotTimer:
   @contextlib.contextmanager
   def installed(self):
     engine = slot_engine.SlotEngine
-    play, run_tasks = engine.play_slot, slot_engine.concurrency
+    play, real = engine.play_slot, engine.run_agents
     timer = self
 
     def play_slot(self, game_master, entities):
@@ -107,23 +107,19 @@ class SlotTimer:
         with timer._lock:  # pylint: disable=protected-access
           timer.slots.append((start, time.monotonic()))
 
-    real = run_tasks.run_tasks_in_background
-
-    def in_background(tasks, *args, **kwargs):
+    def run_agents(self, tasks):
       start = time.monotonic()
       try:
-        return real(tasks, *args, **kwargs)
+        return real(self, tasks)
       finally:
         with timer._lock:  # pylint: disable=protected-access
           timer.agent_phases.append((start, time.monotonic()))
 
-    engine.play_slot = play_slot
-    slot_engine.concurrency.run_tasks_in_background = in_background
+    engine.play_slot, engine.run_agents = play_slot, run_agents
     try:
       yield self
     finally:
-      engine.play_slot = play
-      slot_engine.concurrency.run_tasks_in_background = real
+      engine.play_slot, engine.run_agents = play, real
 
 
 def busy_time(intervals: list[tuple[float, float]], lo: float, hi: float

@@ -297,7 +297,7 @@ def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
 
 
 def test_an_agent_whose_turn_raises_gets_a_failure_record_for_the_slot(
-    monkeypatch):
+    monkeypatch, capfd):
   model = referee_model()
   sim = simulation(model, detector=())
   tom = agents(sim)["Tom Gomez"]
@@ -315,6 +315,8 @@ def test_an_agent_whose_turn_raises_gets_a_failure_record_for_the_slot(
                     ("failure", "Tom Gomez")]
   failure = records[2]
   assert failure["op"] == "Act" and "endpoint went away" in failure["error"]
+  assert failure["error"] == "ConnectionError: endpoint went away"
+  assert "Traceback" not in capfd.readouterr().err
 
 
 def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():

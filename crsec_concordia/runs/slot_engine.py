@@ -96,18 +96,36 @@ class SlotEngine(simultaneous.Simultaneous):
       entity.observe(observation)
     return entity.act(action_spec)
 
+  def run_agents(self, tasks: Mapping[str, Callable[[], str]]
+                 ) -> tuple[dict[str, str], dict[str, str]]:
+    """Runs every agent's slot at once: (actions, errors), by name.
+
+    One agent's error is that agent's failure, not the slot's: it is kept
+    as one line (Concordia's fault-tolerant runner printed a traceback to
+    the terminal for it) and the game master records it.
+    """
+    def guarded(task: Callable[[], str]) -> tuple[bool, str]:
+      try:
+        return True, task()
+      except Exception as e:  # pylint: disable=broad-except
+        return False, f"{type(e).__name__}: {e}"
+
+    results = concurrency.run_tasks({
+        name: functools.partial(guarded, task) for name, task in tasks.items()})
+    actions = {n: r[1] for n, r in sorted(results.items()) if r[0]}
+    failed = {n: r[1] for n, r in sorted(results.items()) if not r[0]}
+    for name, error in failed.items():
+      logging.warning("%s failed to act: %s", name, error)
+    return actions, failed
+
   def play_slot(self, game_master: entity_lib.Entity,
                 entities: Sequence[entity_lib.Entity]) -> SlotActions:
     """Plays one slot up to and including its resolution."""
     acting, specs = self.next_acting(game_master, entities)
-    tasks = {e.name: functools.partial(self._live_slot, game_master, e, spec)
-             for e, spec in zip(acting, specs)}
-    actions, errors = concurrency.run_tasks_in_background(tasks)
-    for name, error in sorted(errors.items()):
-      logging.warning("%s failed to act: %s", name, error)
-    slot = SlotActions(
-        actions={n: actions[n] for n in sorted(actions)},
-        failed={n: f"{type(e).__name__}: {e}" for n, e in sorted(errors.items())})
+    actions, failed = self.run_agents({
+        e.name: functools.partial(self._live_slot, game_master, e, spec)
+        for e, spec in zip(acting, specs)})
+    slot = SlotActions(actions=actions, failed=failed)
     self.resolve(game_master, slot.encode())
     return slot
 
