@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
     jobs, done = driver.prepare(out, runs,
                                 lambda r: built[(r.scenario, r.condition)],
                                 endpoints, cache=spec.cache)
-    for run_id in done:
-      if book.entry(run_id)["status"] != "completed":
-        book.mark(run_id, status="completed", action="reused", error=None)
+    for run_id in done:  # Completed before this session (or by a worker
+      # that outlived a killed driver): kept as they are.
+      book.mark(run_id, status="completed", action="reused", error=None)
     book.save()
     progress = Progress(len(runs), reused=len(done))
     progress.read((out / r.run_dir) for r in runs if r.id in done)

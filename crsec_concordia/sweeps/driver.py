@@ -98,6 +98,7 @@ def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
   """Schedules `jobs`, keeping sweep.json and the progress line current."""
   dirs = {job.id: job.run_dir for job in jobs}
   in_flight: set[str] = set()
+  changed: list[str] = []  # Runs ended since the last progress line.
 
   def on_start(job: RunJob) -> None:
     in_flight.add(job.id)
@@ -106,7 +107,6 @@ def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
               attempts=int(entry.get("attempts") or 0) + 1)
     book.save()
     progress.running += 1
-    progress.show()
 
   def on_done(job: RunJob, outcome: Outcome) -> None:
     in_flight.discard(job.id)
@@ -124,11 +124,12 @@ def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
     else:
       progress.failed += 1
       progress.say(f"sweep: {job.id}: FAILED: {outcome.error}")
-    progress.show(force=True)
+    changed.append(job.id)
 
   def on_tick(running: list[RunJob]) -> None:
     progress.read(dirs[j.id] for j in running)
-    progress.show()
+    progress.show(force=bool(changed))
+    changed.clear()
 
   try:
     return execute.schedule(jobs, backend, limits=limits, on_start=on_start,

@@ -75,7 +75,7 @@ def schedule(jobs: list[RunJob], backend: Backend, *,
   running: dict[Any, RunJob] = {}
   per_endpoint: collections.Counter[str] = collections.Counter()
   outcomes: dict[str, Outcome] = {}
-  while pending or running:
+  def fill() -> None:
     room = backend.capacity() - len(running)
     for job in list(pending):
       if room <= 0:
@@ -88,6 +88,9 @@ def schedule(jobs: list[RunJob], backend: Backend, *,
       per_endpoint[job.endpoint_name] += 1
       room -= 1
       on_start(job)
+
+  while pending or running:
+    fill()
     if not running:  # Nothing may start (cannot happen with limits >= 1).
       time.sleep(poll)
       continue
@@ -98,6 +101,7 @@ def schedule(jobs: list[RunJob], backend: Backend, *,
       outcome = dataclasses.replace(outcome, id=job.id)
       outcomes[job.id] = outcome
       on_done(job, outcome)
+    fill()  # Before the progress line, so that it counts them running.
     on_tick(list(running.values()))
     # Backends may return early; never spin.
     time.sleep(max(0.0, min(0.05, poll - (time.monotonic() - started))))

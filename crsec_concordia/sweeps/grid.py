@@ -158,8 +158,9 @@ def manifest(name: str, sweep_file: str | None, spec: spec_lib.SweepFile,
              "attempts": 0, "wall_seconds": None, "finished": None}
     old = before.get(run.id)
     if old:
-      entry.update({k: old.get(k) for k in ("status", "error", "attempts",
-                                             "wall_seconds", "finished")})
+      entry.update({k: old.get(k) for k in (
+          "status", "error", "attempts", "wall_seconds", "finished",
+          "action", "node") if k in old})
     entries.append(entry)
   return {
       "kind": "crsec-sweep", "name": name, "sweep_file": sweep_file,

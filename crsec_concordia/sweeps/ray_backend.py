@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,9 @@ class RayBackend:
   def __init__(self, *, address: str | None, num_cpus: int | None,
                resources: Resources, retries: int, embedded: bool,
                verbose: bool = False):
+    # Ray reports usage statistics to its makers unless told not to; a
+    # sweep sends nothing anywhere but to its endpoints.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     ray = self.ray = _ray()
     self.resources = resources
     options: dict[str, Any] = dict(

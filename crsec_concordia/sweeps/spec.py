@@ -263,6 +263,11 @@ def _explain(error: Mapping[str, Any]) -> loader._Problem:  # pylint: disable=pr
         str(loc[0]) if loc else "", ())
     return Problem(loc, f"{show(value)} is not a valid {field.rstrip('s')}",
                    f"use one of: {', '.join(allowed)}")
+  if kind == "ident" and loc[:1] in (("conditions",), ("endpoints",),
+                                     ("reference",)):
+    return Problem(loc, f"{show(value)} is not a valid name",
+                   "use lower-case letters, digits and underscores, starting "
+                   "with a letter, e.g. no_talk (it names runs and folders)")
   if kind == "seeds":
     return Problem(loc, f"{show(value)}: {error['ctx']['why']}", _SEEDS_HELP)
   if kind == "positive_number":
@@ -441,6 +446,33 @@ def resolve_scenario(ref: str, base: Path) -> str:
   return ref
 
 
+def _without(data: Any, locs: list[tuple]) -> SweepFile | None:
+  """The sweep without what is wrong in it (a condition, an endpoint, an
+  exclude rule, or else a top-level key), for the cross-checks; None when
+  what they need (scenarios) is wrong."""
+  if not isinstance(data, Mapping):
+    return None
+  kept = dict(data)
+  for loc in locs:
+    head = loc[0] if loc else None
+    value = kept.get(head)
+    if len(loc) > 1 and isinstance(value, Mapping) and head in (
+        "conditions", "endpoints"):
+      kept[head] = {k: v for k, v in value.items() if k != loc[1]}
+    elif len(loc) > 1 and isinstance(value, list) and head == "exclude":
+      kept[head] = [v for i, v in enumerate(value) if i != loc[1]]
+    else:
+      kept.pop(head, None)
+  if "scenarios" not in kept:
+    return None
+  if "seeds" not in kept:
+    kept["seeds"] = [1]
+  try:
+    return SweepFile.model_validate(kept)
+  except pydantic.ValidationError:
+    return None
+
+
 def parse_sweep(text: str, source: str = "<string>",
                 base: Path | None = None,
                 overrides: Mapping[str, Any] | None = None
@@ -459,15 +491,18 @@ def parse_sweep(text: str, source: str = "<string>",
   if overrides and isinstance(data, Mapping):
     data = {**data, **overrides}
   problems: list[Any] = []
-  spec = None
+  spec = partial = None
   try:
-    spec = SweepFile.model_validate(data)
+    spec = partial = SweepFile.model_validate(data)
   except pydantic.ValidationError as e:
     problems += [_explain(err) for err in e.errors()]
+    partial = _without(data, [tuple(err["loc"]) for err in e.errors()])
   problems += list(loader._duplicate_keys(root))  # pylint: disable=protected-access
   scenarios: list[Scenario] = []
-  if spec is not None:
-    more, scenarios = _cross_check(spec, base or Path("."))
+  if partial is not None:
+    # What the other keys say is checked even when some key is wrong, so
+    # that one pass over the file reports every problem.
+    more, scenarios = _cross_check(partial, base or Path("."))
     problems += more
   if problems:
     rendered = dict.fromkeys(_render(problems, source, root))
