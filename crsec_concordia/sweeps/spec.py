@@ -17,6 +17,8 @@ module is a line pointing into the sweep file, not a failed run hours later.
 from __future__ import annotations
 
 import difflib
+import itertools
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -75,16 +77,21 @@ def parse_seeds(text: Any, what: str = "--seeds") -> list[int]:
 
 def _seeds(value: Any) -> list[int]:
   if isinstance(value, bool) or value is None:
-    raise PydanticCustomError("seeds", "{why}", {"why": "is not seeds"})
+    raise PydanticCustomError("seeds", "{why}", {"why": "is not seeds",
+                                                 "fix": _SEEDS_HELP})
   if isinstance(value, list):
     if not value:
-      raise PydanticCustomError("seeds", "{why}", {"why": "the list is empty"})
+      raise PydanticCustomError("seeds", "{why}", {"why": "is an empty list",
+                                                   "fix": _SEEDS_HELP})
     value = ",".join(str(v) for v in value)
   try:
     return parse_seeds(value, "seeds")
   except UserError as e:
-    raise PydanticCustomError("seeds", "{why}",
-                              {"why": str(e).split(": ", 1)[-1]}) from None
+    # "seeds '2-1' has a range that runs backwards (2-1): write it ..."
+    message = str(e)[len(f"seeds {str(value)!r} "):]
+    why, _, fix = message.partition(": ")
+    raise PydanticCustomError("seeds", "{why}", {"why": why, "fix": fix}
+                              ) from None
 
 
 Seeds = Annotated[list[int], pydantic.BeforeValidator(_seeds)]
@@ -269,7 +276,8 @@ def _explain(error: Mapping[str, Any]) -> loader._Problem:  # pylint: disable=pr
                    "use lower-case letters, digits and underscores, starting "
                    "with a letter, e.g. no_talk (it names runs and folders)")
   if kind == "seeds":
-    return Problem(loc, f"{show(value)}: {error['ctx']['why']}", _SEEDS_HELP)
+    return Problem(loc, f"{show(value)} {error['ctx']['why']}",
+                   error["ctx"]["fix"] or _SEEDS_HELP)
   if kind == "positive_number":
     return Problem(loc, f"{show(value)} is not a positive number",
                    "write a number such as 1 or 0.5")
@@ -433,8 +441,30 @@ def _cross_check(spec: SweepFile, base: Path) -> tuple[list[Any],
             ("exclude", i, key), f"{loader._show(value)} is not one of the "  # pylint: disable=protected-access
             f"sweep's {key}s{guess}",
             f"use one of: {', '.join(str(k) for k in known[key])}"))
+  if scenarios or not spec.scenarios:
+    count = _grid_size(spec, list(names) or ["?"])
+    if count == 0 and spec.exclude and _grid_size(
+        spec.model_copy(update={"exclude": []}), list(names) or ["?"]):
+      problems.append(Problem((), "every run is excluded",
+                              "remove or narrow the exclude rules"))
+    elif count > MAX_RUNS:
+      problems.append(Problem((), f"the grid has {count} runs, more than "
+                              f"{MAX_RUNS}", "use fewer seeds or conditions"))
   problems += _check_conditions(spec, scenarios)
   return problems, scenarios
+
+
+def _grid_size(spec: SweepFile, scenarios: list[str]) -> int:
+  """Runs in the grid after the exclude rules (as grid.expand counts)."""
+  axes = [scenarios, list(spec.conditions), list(spec.endpoints),
+          spec.seeds, spec.arms]
+  if not spec.exclude:
+    return math.prod(len(a) for a in axes)
+  return sum(not any(
+      (given := rule.model_dump(exclude_none=True))
+      and all(dict(zip(("scenario", "condition", "endpoint", "seed", "arm"),
+                       point))[k] == v for k, v in given.items())
+      for rule in spec.exclude) for point in itertools.product(*axes))
 
 
 def resolve_scenario(ref: str, base: Path) -> str:
