@@ -1,0 +1,313 @@
+"""A run through a misbehaving endpoint: retried, recorded, never invented.
+
+The mini café plays through tests/fault_proxy.py, which fails a share of
+chat calls (default 20%) with timeouts, HTTP 500, 429 with Retry-After,
+connection resets, bodies that are not JSON, answers that break the
+schema and answers cut short, in front of the fake server (schema-valid
+answers, tests/schema_answers.py) or, with --base-url/--model, a real
+endpoint. It prints the calls, the faults injected by kind, the logical
+calls that a retry saved and the failures recorded, and checks that:
+
+  - the run completed all its slots;
+  - every agent has an action record or a failure record in every slot;
+  - every logical call that a fault made fail is a `failure` record;
+  - no operation got an answer the model did not give: every answer a
+    call returned, and every action and conversation turn recorded,
+    is in a content the upstream sent and the proxy passed on unaltered.
+
+  .venv/bin/python bench/chaos.py                  # 5 slots, fake server
+  .venv/bin/python bench/chaos.py --steps 2 --timeout 1
+  .venv/bin/python bench/chaos.py --base-url http://localhost:8000/v1 \\
+      --model Qwen/Qwen2.5-7B-Instruct
+
+It ends with `chaos run complete, 0 invented answers, every injected
+failure accounted for` and exit 0, or says what does not hold and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import itertools
+import json
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from crsec_concordia import runner  # noqa: E402
+from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
+from tests import schema_answers  # noqa: E402
+from tests.fake_openai import FakeOpenAI  # noqa: E402
+from tests.fault_proxy import CALL_HEADER, KINDS, FaultProxy  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = ROOT / "scenarios" / "hobbs_cafe_mini.yaml"
+# An action the game master records for an agent whose answer failed: a
+# marker with a failure record beside it, not an answer.
+NO_ACTION_MARK = "[no action"
+
+
+class CallLog:
+  """Every logical model call (all its attempts) and how it ended.
+
+  The model's `sample_json` is wrapped to number each call and the client's
+  `create` to send that number in a header, so the proxy's log groups the
+  attempts (HTTP retries and new samples) of one call.
+  """
+
+  def __init__(self):
+    self.calls: dict[str, dict[str, Any]] = {}
+    self._ids = itertools.count(1)
+    self._local = threading.local()
+    self._lock = threading.Lock()
+
+  @contextlib.contextmanager
+  def _call(self, tag: str) -> Iterator[dict[str, Any]]:
+    call = {"id": f"c{next(self._ids)}", "tag": tag, "answer": None,
+            "error": None, "raw": None, "done": False}
+    with self._lock:
+      self.calls[call["id"]] = call
+    self._local.call = call["id"]
+    try:
+      yield call
+      call["done"] = True
+    except Exception as e:  # Recorded, then passed on as before.
+      call["done"] = True
+      call["error"] = f"{type(e).__name__}: {e}"
+      call["message"] = str(e)
+      call["raw"] = getattr(e, "raw", None)
+      raise
+    finally:
+      self._local.call = None
+
+  def install(self, model) -> None:
+    sample_json = model.sample_json
+    completions = model._client.chat.completions  # pylint: disable=protected-access
+    create = completions.create
+    log = self
+
+    def logged_sample_json(prompt, schema, **kwargs):
+      with log._call(kwargs.get("tag", "other")) as call:  # pylint: disable=protected-access
+        answer = sample_json(prompt, schema, **kwargs)
+        # A copy: operations may change the answer they were given.
+        call["answer"] = json.loads(json.dumps(answer))
+        return answer
+
+    def create_with_id(*args, **kwargs):
+      call = getattr(log._local, "call", None)  # pylint: disable=protected-access
+      if call:
+        kwargs["extra_headers"] = {**(kwargs.get("extra_headers") or {}),
+                                   CALL_HEADER: call}
+      return create(*args, **kwargs)
+
+    model.sample_json = logged_sample_json
+    completions.create = create_with_id
+
+
+def strings(value: Any) -> Iterator[str]:
+  """Every string in a JSON value, stripped."""
+  if isinstance(value, str):
+    yield value.strip()
+  elif isinstance(value, dict):
+    for v in value.values():
+      yield from strings(v)
+  elif isinstance(value, list):
+    for v in value:
+      yield from strings(v)
+
+
+def parsed(text: str) -> Any:
+  try:
+    return json.loads(text)
+  except ValueError:
+    return None
+
+
+def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
+  """The figures and every check that does not hold."""
+  info = json.loads((run_dir / runner.RUN_JSON).read_text())
+  records = [json.loads(line) for line in
+             open(run_dir / runner.EVENTS, encoding="utf-8")]
+  problems: list[str] = []
+  steps = [r["step"] for r in records if r["kind"] == "step"]
+  if info["status"] != "completed" or steps != list(
+      range(1, info["max_steps"] + 1)):
+    problems.append(f"run {info['status']} with slots {steps} of "
+                    f"{info['max_steps']}")
+  names = [a["name"] for a in json.loads(
+      (run_dir / runner.SCENARIO_JSON).read_text())["agents"]]
+  failures = [r for r in records if r["kind"] == "failure"]
+  for step in steps:
+    covered = {r["actor"] for r in records
+               if r["kind"] == "action" and r["step"] == step}
+    covered |= {r["agent"] for r in failures
+                if r["step"] == step and r.get("op") == "Act"}
+    problems += [f"slot {step}: no action and no failure for {n}"
+                 for n in names if n not in covered]
+
+  # Every call a fault made fail is a failure record (each record once).
+  exchanges = collections.defaultdict(list)
+  for e in proxy.log():
+    exchanges[e.call].append(e)
+  unmatched = list(failures)
+  saved = failed = 0
+  for call in calls.calls.values():
+    if not call["done"]:
+      continue
+    faulted = any(e.fault for e in exchanges.get(call["id"], []))
+    if call["error"] is None:
+      saved += faulted
+      continue
+    failed += 1
+    message = call["message"]
+    match = next((r for r in unmatched if message and message in
+                  str(r.get("error"))), None)
+    if match is None:
+      problems.append(f"call {call['id']} ({call['tag']}) failed with no "
+                      f"failure record: {call['error'][:160]}")
+    else:
+      unmatched.remove(match)
+  if None in exchanges:
+    problems.append(f"{len(exchanges[None])} chat requests outside any "
+                    "logical call")
+
+  # No invented answers: answers and records trace to clean contents.
+  clean: dict[str | None, list[Any]] = collections.defaultdict(list)
+  said: set[str] = set()
+  for e in proxy.log():
+    if e.fault is None and e.upstream_content is not None:
+      clean[e.call].append(parsed(e.upstream_content))
+      said.update(strings(parsed(e.upstream_content)))
+  invented = []
+  for call in calls.calls.values():
+    if not call["done"]:
+      continue  # Abandoned when the run ended: it gave nothing to anyone.
+    if call["error"] is None and call["answer"] not in clean.get(
+        call["id"], []):
+      invented.append(f"call {call['id']} ({call['tag']}) returned "
+                      f"{json.dumps(call['answer'])[:120]}")
+  for r in records:
+    texts = []
+    if r["kind"] == "action" and NO_ACTION_MARK not in r["action"]:
+      texts = [r["action"], r.get("narration") or ""]
+    elif r["kind"] == "conversation":
+      texts = [t["text"] for t in r["turns"]]
+    invented += [f"slot {r['step']}: {r['kind']} text {t[:80]!r} is no "
+                 "answer the model gave" for t in texts
+                 if t and t.strip() not in said]
+  problems += invented
+  requests = proxy.log()
+  return {
+      "calls": len(calls.calls), "requests": len(requests),
+      "faults": proxy.faults(), "saved": saved, "failed_calls": failed,
+      "failure_records": len(failures), "invented": len(invented),
+      "problems": problems, "status": info["status"], "slots": len(steps),
+  }
+
+
+def culprit(error: BaseException) -> str | None:
+  """The last two files of the project's own code (not the model client's,
+  not this bench's) the error went through: where it should have been caught.
+  """
+  found: list[str] = []
+  tb = error.__traceback__
+  while tb is not None:
+    path = Path(tb.tb_frame.f_code.co_filename)
+    if (path.is_relative_to(ROOT) and ".venv" not in path.parts
+        and path.parent.name not in ("bench", "models")):
+      where = f"{path.relative_to(ROOT)}:{tb.tb_lineno}"
+      if found and found[-1].split(":")[0] == str(path.relative_to(ROOT)):
+        found[-1] = where
+      else:
+        found.append(where)
+    tb = tb.tb_next
+  return " -> ".join(found[-2:]) or None
+
+
+def chaos_run(out: Path, *, steps: int | None, seed: int, rate: float,
+              kinds: Sequence[str], timeout: float, base_url: str | None,
+              model_name: str | None, api_key: str | None,
+              embedder=None) -> dict[str, Any]:
+  """Plays the mini café through the proxy; returns `check`'s figures."""
+  fake = None
+  if base_url is None:
+    fake = FakeOpenAI().start()
+    fake.responder = schema_answers.responder()
+    base_url, model_name = fake.base_url, "fake-model"
+  proxy = FaultProxy(base_url, rate=rate, seed=seed, kinds=kinds,
+                     hold=timeout + 1.0, api_key=api_key,
+                     retry_after=1).start()
+  try:
+    endpoint = EndpointConfig(base_url=proxy.base_url, api_key=api_key or
+                              "chaos", model=model_name, timeout=timeout)
+    model = make_model(endpoint, seed=seed)
+    calls = CallLog()
+    calls.install(model)
+    run_dir, crash = out / "chaos", None
+    try:
+      runner.run_episode(MINI, arm="normative", seed=seed, out_dir=run_dir,
+                         steps=steps, cache=False, progress=False,
+                         model=model, embedder=embedder)
+    except Exception as e:  # pylint: disable=broad-except
+      # What a fault did to the whole run is a finding, not a traceback.
+      crash = f"the run raised {type(e).__name__}: {str(e)[:160]}"
+      if (where := culprit(e)) is not None:
+        crash += f" (in {where})"
+    figures = check(run_dir, proxy, calls)
+    if crash:
+      figures["problems"].insert(0, crash)
+    return figures
+  finally:
+    proxy.stop()
+    if fake is not None:
+      fake.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--steps", type=int, default=None,
+                      help="slots to play (default: the scenario's 5)")
+  parser.add_argument("--seed", type=int, default=1)
+  parser.add_argument("--rate", type=float, default=0.2,
+                      help="share of chat calls that fail")
+  parser.add_argument("--kinds", default=",".join(KINDS),
+                      help=f"faults to inject, of {','.join(KINDS)}")
+  parser.add_argument("--timeout", type=float, default=3.0,
+                      help="the client's timeout in seconds")
+  parser.add_argument("--base-url", default=None,
+                      help="a real endpoint instead of the fake server")
+  parser.add_argument("--model", default=None)
+  parser.add_argument("--api-key", default=None)
+  args = parser.parse_args(argv)
+  if args.base_url and not args.model:
+    parser.error("--base-url needs --model")
+  with tempfile.TemporaryDirectory() as tmp:
+    r = chaos_run(Path(tmp), steps=args.steps, seed=args.seed,
+                  rate=args.rate, kinds=args.kinds.split(","),
+                  timeout=args.timeout, base_url=args.base_url,
+                  model_name=args.model, api_key=args.api_key)
+  print(f"slots played: {r['slots']} ({r['status']})")
+  print(f"calls: {r['calls']} logical, {r['requests']} HTTP requests")
+  print("faults injected: " + ", ".join(
+      f"{k} {n}" for k, n in r["faults"].items())
+        + f" (total {sum(r['faults'].values())})")
+  print(f"calls retried successfully: {r['saved']}")
+  print(f"calls failed: {r['failed_calls']}; failures recorded: "
+        f"{r['failure_records']}")
+  for problem in r["problems"]:
+    print(f"PROBLEM: {problem}")
+  if r["problems"]:
+    return 1
+  print("chaos run complete, 0 invented answers, every injected failure "
+        "accounted for")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
