@@ -1,0 +1,21 @@
+"""bench/kill_resume.py, short: three runs killed with SIGKILL and resumed.
+
+The runner's own tests kill a run at one chosen point; the bench kills at
+random ones (a model call in flight, a write in a slot's flush, an append
+cut part way), so this keeps the bench itself working.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bench import kill_resume
+
+
+def test_three_killed_runs_resume_identical(capsys, embedder):
+  del embedder  # Loaded once for the session; the bench uses the same.
+  assert kill_resume.main(["--runs", "3", "--steps", "2"]) == 0
+  out = capsys.readouterr().out
+  assert "3/3 identical" in out
+  kills = re.findall(r"killed at (call|write) \d+", out)
+  assert sorted(set(kills)) == ["call", "write"] and len(kills) == 3
