@@ -242,3 +242,47 @@ def test_sweep_killed_restarted_with_a_failing_endpoint(fake, tmp_path):
                      & (effects["metric"] == "conflicts_total")]
   assert set(ablation["arm"]) == {"normative", "baseline"}
   assert set(ablation["n"]) == {2}
+
+
+def test_the_embedded_model_is_one_server_per_node_shared_by_its_runs(
+    fake, tmp_path, monkeypatch):
+  """Runs on the embedded model get the URL of their node's host, which
+  starts its server once. The host's server here is a stand-in (the fake
+  endpoint): no test starts llama.cpp."""
+  # pylint: disable=import-outside-toplevel
+  import types
+  from crsec_concordia.models import EndpointConfig, embedded
+  from crsec_concordia.scenarios import parse_scenario
+  from crsec_concordia.sweeps import runjob
+  from crsec_concordia.sweeps.ray_backend import RayBackend
+  from crsec_concordia.sweeps.spec import Resources
+  for name, value in _env(tmp_path).items():
+    monkeypatch.setenv(name, value)
+  url = fake.base_url
+  backend = RayBackend(
+      address=None, num_cpus=2, resources=Resources(), retries=0,
+      embedded=True,
+      host_start=lambda: types.SimpleNamespace(base_url=url))
+  try:
+    scenario = parse_scenario(TINY, "tiny.yaml")
+    jobs = [runjob.RunJob(id=f"b{seed}", run_dir=tmp_path / f"b{seed}",
+                          scenario=scenario, arm="baseline", seed=seed,
+                          steps=1, endpoint=EndpointConfig(),
+                          endpoint_name="embedded") for seed in (1, 2)]
+    pending = [backend.submit(job) for job in jobs]
+    outcomes = []
+    deadline = time.monotonic() + 120
+    while pending and time.monotonic() < deadline:
+      for handle, outcome in backend.wait(pending, 5):
+        pending.remove(handle)
+        outcomes.append(outcome)
+    (host,) = backend.hosts().values()
+    assert backend.ray.get(host.started.remote()) == 1
+  finally:
+    backend.close()
+  assert all(o.status == "completed" for o in outcomes), outcomes
+  for job in jobs:
+    info = json.loads((job.run_dir / "run.json").read_text())
+    assert info["model"]["endpoint"] == "embedded"
+    assert info["model"]["sha256"] == embedded.MODEL_SHA256
+  assert len(fake.chat_requests()) > 0  # The runs talked to the host's URL.

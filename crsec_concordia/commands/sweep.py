@@ -56,6 +56,9 @@ def add_parser(sub) -> None:
                  "/ resources.num_cpus (default: all of this machine's)")
   p.add_argument("--steps", type=_positive("--steps"),
                  help="steps per run, instead of the file's `steps`")
+  p.add_argument("--no-cache", action="store_true",
+                 help="do not replay model answers from the response cache "
+                 "(instead of the file's `cache`)")
   p.add_argument("--no-aggregate", action="store_true",
                  help="do not aggregate the metrics at the end")
   add_endpoint_flags(p)
@@ -100,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     book = driver.StatusBook(out, data)
     jobs, done = driver.prepare(out, runs,
                                 lambda r: built[(r.scenario, r.condition)],
-                                endpoints, cache=spec.cache)
+                                endpoints,
+                                cache=spec.cache and not args.no_cache)
     for run_id in done:  # Completed before this session (or by a worker
       # that outlived a killed driver): kept as they are.
       book.mark(run_id, status="completed", action="reused", error=None)

@@ -19,6 +19,7 @@ import dataclasses
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,19 +41,35 @@ def _ray():
   return ray
 
 
-class EmbeddedHost:
-  """Owns one node's embedded llama.cpp server (a Ray actor)."""
+def start_embedded() -> Any:
+  """The embedded llama.cpp server (it has `base_url`), started."""
+  from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
+  return embedded.EmbeddedServer().start()
 
-  def __init__(self):
+
+class EmbeddedHost:
+  """Owns one node's embedded llama.cpp server (a Ray actor).
+
+  `start` builds the server (tests pass a stand-in: no test starts the
+  real model).
+  """
+
+  def __init__(self, start: Callable[[], Any] | None = None):
+    self._start = start or start_embedded
     self._server = None
+    self.starts = 0
 
   def base_url(self) -> str:
     # Ray runs one method at a time: the first call starts the server and
     # the others wait for it.
     if self._server is None:
-      from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
-      self._server = embedded.EmbeddedServer().start()
+      self._server = self._start()
+      self.starts += 1
     return self._server.base_url
+
+  def started(self) -> int:
+    """How many servers this host started (one, or none yet)."""
+    return self.starts
 
 
 def _node_hosts_url(ray: Any, node: str) -> str:
@@ -93,7 +110,8 @@ class RayBackend:
 
   def __init__(self, *, address: str | None, num_cpus: int | None,
                resources: Resources, retries: int, embedded: bool,
-               verbose: bool = False):
+               verbose: bool = False,
+               host_start: Callable[[], Any] | None = None):
     # Ray reports usage statistics to its makers unless told not to; a
     # sweep sends nothing anywhere but to its endpoints.
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -123,6 +141,7 @@ class RayBackend:
       task_options["resources"] = dict(resources.custom)
     self._task = ray.remote(run_task).options(**task_options)
     self._hosts: dict[str, Any] = {}
+    self._host_start = host_start
     self.embedded = embedded
     if embedded:
       self._start_hosts()
@@ -145,7 +164,11 @@ class RayBackend:
           name=HOST_PREFIX + node_id, namespace=NAMESPACE,
           get_if_exists=True,
           scheduling_strategy=NodeAffinitySchedulingStrategy(
-              node_id, soft=False)).remote()
+              node_id, soft=False)).remote(self._host_start)
+
+  def hosts(self) -> dict[str, Any]:
+    """The embedded-model host of each node, by node id."""
+    return dict(self._hosts)
 
   # -- the cluster ------------------------------------------------------------
 
