@@ -90,7 +90,7 @@ def _problems(path: Path) -> list[str]:
 
 
 def test_builtin_names():
-  assert builtin_names() == ["hobbs_cafe", "hobbs_cafe_mini"]
+  assert builtin_names() == ["community_garden", "hobbs_cafe", "hobbs_cafe_mini"]
   assert builtin_path("hobbs_cafe").name == "hobbs_cafe.yaml"
 
 
@@ -134,6 +134,34 @@ def test_hobbs_cafe_mini_is_small():
   assert s.total_steps == 5  # Every agent acts in every one of them.
   assert s.conversation.max_rounds == 2
   assert s.stamp_for(5) == Stamp(day=1, clock="10:00", step=5)
+
+
+def test_community_garden_is_a_venue_of_another_kind_in_the_minis_shape():
+  # The path the issue names; the ids and texts are those the labelled
+  # matcher set for this venue is built on.
+  s = load_scenario("scenarios/community_garden.yaml")
+  assert s == load_scenario("community_garden")
+  assert s.name == "community_garden"
+  assert [a.role for a in s.agents] == ["entrepreneur"] + ["ordinary"] * 3
+  assert all(a.initial_norms is None for a in s.agents)
+  assert (s.clock.start, s.clock.end, s.clock.minutes_per_step, s.clock.days) == (
+      "09:00", "10:15", 15, 1)
+  assert s.total_steps == 5  # As the mini café: every agent acts every slot.
+  assert [(t.id, t.text, t.type, t.complies, t.violates) for t in s.target_norms] == [
+      ("return_tools", "Return shared tools to the shed after use.", "injunctive",
+       ["returned_tools"], ["left_tools_out"]),
+      ("own_plot_only", "Do not pick from other gardeners' plots.", "injunctive",
+       ["picked_own_plot"], ["picked_from_others"]),
+      ("share_surplus", "People usually share their surplus harvest with neighbours.",
+       "descriptive", ["shared_harvest"], ["kept_surplus"])]
+  [harvest] = s.occasions
+  assert (harvest.id, harvest.behaviours) == ("harvest", ["shared_harvest", "kept_surplus"])
+  assert "{actor}" in harvest.situation and "{actor}" in harvest.question
+  # Each ordinary gardener breaks one target norm by habit, a different one.
+  habits = {"leaves_out", "takes_from_others", "keeps"}
+  broken = [set(a.preferences.values()) & habits for a in s.agents[1:]]
+  assert sorted(b.pop() for b in broken) == sorted(habits)
+  assert not set(s.agents[0].preferences.values()) & habits
 
 
 def test_mini_personas_are_those_of_the_full_cafe():
@@ -380,7 +408,7 @@ def test_missing_file_names_the_path(tmp_path):
     load_scenario(missing)
   assert info.value.problems == [
       f"{missing}: no such file or built-in scenario; give the path of a .yaml "
-      "file or one of: hobbs_cafe, hobbs_cafe_mini"]
+      "file or one of: community_garden, hobbs_cafe, hobbs_cafe_mini"]
   with pytest.raises(ScenarioError, match="no such file or built-in scenario"):
     load_scenario("hobbs_cafe_maxi")
   with pytest.raises(ScenarioError, match="no built-in scenario by that name"):
