@@ -29,7 +29,9 @@ _DEFAULTS: dict[str, Any] = {
     "persona": "",
     "role": crsec.ORDINARY,
     "goal": "",
-    "setting": "a small café",
+    # No venue by default: a default place would reach CreateNorm and the
+    # plan of every agent built without one.
+    "setting": "",
     "initial_norm_count": 5,
     "initial_norms": [],
     "synthesis_threshold": 350,
@@ -52,10 +54,12 @@ def _param(params: Mapping[str, Any], key: str) -> Any:
 def _base_components(params, memory_bank) -> dict[str, Any]:
   """What both arms share: instructions, persona, memory, observations."""
   name = _param(params, "name")
+  setting = _param(params, "setting")
   instructions = (
-      f"You play {name} in a simulation of everyday life at "
-      f"{_param(params, 'setting')}. Stay in character: {name} keeps the "
-      "habits and manner described below.")
+      f"You play {name} in a simulation of everyday life"
+      + (f" at {setting}" if setting else "") +
+      f". Stay in character: {name} keeps the habits and manner described "
+      "below.")
   return {
       "Instructions": agent_components.constant.Constant(
           state=instructions, pre_act_label="Instructions"),

@@ -57,11 +57,15 @@ BOOLEAN = {"type": "boolean"}
 NORM_TYPE = {"type": "string", "enum": ["injunctive", "descriptive"]}
 UTILITY = integer(1, 100)
 
+# Sentence frames, never example norms: the 1.5B model copies examples, and
+# with "No smoking indoors." here the entrepreneurs of a venue of another
+# kind created exactly that norm (tests/test_prompt_leak.py keeps it out).
 NORM_TYPE_HELP = (
-    "'injunctive' if it says what people must, should or must not do (a "
-    "rule, a prohibition, \"not allowed\": \"No smoking indoors.\"); "
-    "'descriptive' if it says what most people usually do (a custom: "
-    "\"People usually tip after meals.\").")
+    "'injunctive' if it tells people what they must, should or must not do "
+    "(a rule or a prohibition, worded like \"Do not ...\", \"No ...\" or "
+    "\"People should ...\"); 'descriptive' if it tells what most people "
+    "usually do, without requiring it (a custom, worded like \"People "
+    "usually ...\" or \"Most people ...\").")
 
 
 def has_evidence(evidence: str) -> bool:

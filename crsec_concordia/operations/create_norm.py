@@ -16,15 +16,23 @@ def schema(count: int) -> dict:
 
 
 def prompt(name: str, persona: str, setting: str, count: int) -> str:
+  """The person and the place are the only material: no example norms.
+
+  The norms are to come from what the persona cares about in this setting;
+  an example in the prompt (of any venue) is what a small model writes.
+  """
   return (
-      f"Setting: {setting}\n"
+      (f"Setting: {setting}\n" if setting else "") +
       f"Person: {name}. {persona}\n\n"
       f"Write the {count} social norms this person holds most strongly for "
-      "this setting. Each norm is one short sentence about people in general "
-      "(it names nobody) and helps people avoid conflicts with each other.\n"
-      f"{NORM_TYPE_HELP}\n"
-      "Give each an importance (utility) from 1 (may be disregarded) to 100 "
-      f"(must always be followed), as {name} sees it.")
+      f"this setting: what {name} expects of everyone here, drawn from what "
+      f"{name} cares about. Each norm is one short sentence about people in "
+      "general (it names nobody), about a different behaviour, and helps "
+      "people avoid conflicts with each other.\n"
+      "content: the norm.\n"
+      f"type: {NORM_TYPE_HELP}\n"
+      f"utility: how important the norm is to {name}, from 1 (may be "
+      "disregarded) to 100 (must always be followed).")
 
 
 def create_norm(model, *, name: str, persona: str, setting: str, count: int,

@@ -30,9 +30,10 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
   return (
       f"{label}:\n{source_text}\n\n"
       f"rule: the general rule of behaviour {where}, written for everyone, "
-      "never naming a person (it starts with \"No\", \"Do not\" or \"People "
-      "should\"): a standard that prevents conflict between people, not a "
-      "taste or a habit; or 'none' if the text holds no such rule.\n"
+      "never naming a person (it starts like \"No ...\", \"Do not ...\", "
+      "\"People should ...\" or \"People usually ...\"): a standard that "
+      "prevents conflict between people, not one person's taste or habit; "
+      "or 'none' if the text holds no such rule.\n"
       "is_rule: true if rule is a real rule of behaviour, false if 'none'.\n"
       f"type: {NORM_TYPE_HELP}\n"
       f"utility: how important {name} now thinks the rule is, 1 to 100.")

@@ -55,12 +55,16 @@ def classify_specific_norms(model, *, name: str, norms: list[PersonalNorm],
                             on_failure: FailureSink | None
                             ) -> list[tuple[str, list[PersonalNorm]]] | None:
   """Themes with their norms; each norm in at most one theme (first wins)."""
+  # No example topics: named topics of one venue were copied as themes in
+  # another. The theme is asked for in the norms' own words instead.
   prompt = (
       f"Norms {name} holds:\n{numbered([n.content for n in norms])}\n\n"
-      "Group these norms by topic (for example smoking, noise, paying). "
-      "Each group has one topic; do not put everything in one group and do "
-      "not make a group for every norm. themes: a list of {theme, norms} with "
-      "the norm numbers in each.")
+      "Group these norms by topic: norms about the same kind of behaviour go "
+      "together. Each group has one topic; do not put everything in one "
+      "group and do not make a group for every norm.\n"
+      "themes: a list of {theme, norms}: theme names the behaviour the "
+      "group is about in two to four words taken from its norms; norms are "
+      "the numbers of the norms in the group.")
   answer = structured_call(model, CLASSIFY_OP, prompt, classify_schema(len(norms)),
                            on_failure=on_failure, max_tokens=48 * len(norms))
   if answer is None:

@@ -64,7 +64,7 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
       for i, n in enumerate(norms, 1)) or "(none)"
   return (
       f"{name}: {persona}\n" + (f"Goal: {goal}\n" if goal else "") +
-      f"Setting: {setting}\n\n"
+      (f"Setting: {setting}\n" if setting else "") + "\n"
       f"Norms {name} holds (importance 100 = must follow, 1 = may "
       f"disregard):\n{norm_lines}\n\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
