@@ -95,27 +95,33 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   """
   none = _none_token([b["id"] for b in behaviours])
   listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
+  # Nothing of a venue here: where people are by default is the setting's
+  # (`place` is the scenario's setting line: a café's room, a garden's
+  # open air), not a rule of this prompt.
   return (
-      f"You are the referee at {place}. Everyone is inside the café unless "
-      "an action says they go outside.\n"
+      f"You are the referee at {place}.\n"
       f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
       + (f"Situation: {situation}\n" if situation else "")
       + f"{actor}: \"{action}\"\n\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
-      "place: indoors or outdoors (outdoors only if the action says outside, "
-      "terrace or street).\n"
+      "place: indoors if the action happens inside a building or a room, "
+      "outdoors if in the open air; an action that does not say where "
+      "happens where people usually are in the setting above.\n"
       "evidence: quote the words that match a behaviour, or \"none\".\n"
       f"behaviour: the id the action plainly shows, or {none}. Most actions "
       f"show {none}.\n"
       f"also: a second id the action plainly shows too, or {none}.")
 # Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours, on 11
 # clean actions and 10 taken from a live run (echoes of the premise, smoke
-# only mentioned, outdoor chores): 19 of 21 behaviour sets right. Wordings
-# that fail there: the place rule without "unless an action says they go
-# outside" (all outdoors); a list of ids (see adjudication_schema); narration
-# without "with the same meaning" (a refused tip retold as a tip) or asked
-# last (invented details).
+# only mentioned, outdoor chores): 19 of 21 behaviour sets right, with a
+# place rule that named the café ("everyone is inside unless an action says
+# they go outside"; without any default the model said outdoors for all).
+# The rule now defers to the setting, for any venue; bench/judgement_probe.py
+# counts the places it gives on each scenario's labelled cases. Other
+# wordings that fail there: a list of ids (see adjudication_schema);
+# narration without "with the same meaning" (a refused tip retold as a tip)
+# or asked last (invented details).
 
 
 def clean_action(putative_event: str, actor: str | None) -> str:

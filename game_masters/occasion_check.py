@@ -55,7 +55,7 @@ def check_prompt(*, place: str, situation: str, actor: str, action: str,
       f"Situation: {situation}\n"
       f"{actor}: \"{action}\"\n\n"
       f"Which of these does {actor} do?\n{listing}\n"
-      f"- {NONE}: neither of these: the action does not deal with the "
+      f"- {NONE}: none of these, or the action does not deal with the "
       "situation\n\n"
       f"evidence: copy the words of {actor}'s action that show it, or "
       "\"none\".\n"
