@@ -23,6 +23,7 @@ from crsec_concordia import cli
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.sweeps import aggregate, execute, grid, runjob
 from crsec_concordia.sweeps import spec as spec_lib
+from crsec_concordia.sweeps import validate
 
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import ABIGAIL, AGENTS, CARLOS, SAM, RunBuilder  # pylint: disable=wrong-import-position
@@ -47,7 +48,7 @@ exclude:
 
 
 def parse(text: str):
-  return spec_lib.parse_sweep(text, "sweep.yaml", Path("."))
+  return validate.parse_sweep(text, "sweep.yaml", Path("."))
 
 
 def test_grid_ids_dirs_and_exclusions():
@@ -324,3 +325,31 @@ def test_report_of_a_sweep(known_sweep, capsys):
   assert "ablation_behaviour_final__no_smoking_indoors.png" in figures
   page = (known_sweep / "report" / "index.html").read_text()
   assert "no_talk - full" in page and "x__full__a__normative__seed9" in page
+
+
+def test_a_run_of_another_set_up_is_not_reused(tmp_path):
+  """A condition edited after its runs completed: those runs are not
+  mixed into the cell, they are reported."""
+  from crsec_concordia.sweeps import driver  # pylint: disable=import-outside-toplevel
+  spec, (scenario,) = parse(GOOD)
+  runs = [r for r in grid.expand(spec, [scenario.name])
+          if r.condition == "no_talk" and r.endpoint == "a"][:1]
+  built = spec_lib.apply(scenario, spec.conditions["no_talk"])
+  run_dir = tmp_path / runs[0].run_dir
+  run_dir.mkdir(parents=True)
+  info = {"arm": runs[0].arm, "seed": runs[0].seed, "max_steps": 2,
+          "status": "completed"}
+  (run_dir / "run.json").write_text(json.dumps(info))
+  endpoints = {"a": EndpointConfig()}
+  (run_dir / "scenario.json").write_text(json.dumps(
+      built.with_max_steps(2).to_dict()))
+  jobs, done, other = driver.prepare(tmp_path, runs, lambda r: built,
+                                     endpoints)
+  assert (jobs, done, other) == ([], [runs[0].id], {})
+  # The same run under the edited condition (synthesis threshold changed).
+  edited = built.model_copy(update={"crsec": built.crsec.model_copy(
+      update={"synthesis_threshold": 100})})
+  jobs, done, other = driver.prepare(tmp_path, runs, lambda r: edited,
+                                     endpoints)
+  assert not jobs and not done
+  assert "another set-up" in other[runs[0].id]

@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
   runs = grid.expand(spec, [name],
                      layout=lambda r: f"{r.arm}/seed_{r.seed}")
   out.mkdir(parents=True, exist_ok=True)
-  jobs, reused = driver.prepare(
+  jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
       progress=args.jobs == 1 and not (args.ray or args.address))
   manifest: dict[str, Any] = {

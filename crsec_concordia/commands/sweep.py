@@ -79,11 +79,11 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
 def run(args: argparse.Namespace) -> int:
   # pylint: disable=import-outside-toplevel
   from crsec_concordia.models import EndpointConfig
-  from crsec_concordia.sweeps import driver, grid, spec as spec_lib
+  from crsec_concordia.sweeps import driver, grid, spec as spec_lib, validate
   from crsec_concordia.sweeps.progress import Progress
 
   overrides = {"steps": args.steps} if args.steps else {}
-  spec, scenarios = spec_lib.load_sweep(args.sweep_file, overrides)
+  spec, scenarios = validate.load_sweep(args.sweep_file, overrides)
   endpoints = grid.endpoint_configs(spec, lambda: EndpointConfig.resolve(
       args.base_url, args.api_key, args.model, args.schema_mode,
       args.timeout))
@@ -101,15 +101,22 @@ def run(args: argparse.Namespace) -> int:
          for n, s in by_name.items()}, endpoints, runs,
         previous=grid.read_manifest(out))
     book = driver.StatusBook(out, data)
-    jobs, done = driver.prepare(out, runs,
+    jobs, done, other = driver.prepare(out, runs,
                                 lambda r: built[(r.scenario, r.condition)],
                                 endpoints,
                                 cache=spec.cache and not args.no_cache)
     for run_id in done:  # Completed before this session (or by a worker
       # that outlived a killed driver): kept as they are.
       book.mark(run_id, status="completed", action="reused", error=None)
+    for run_id, why in other.items():
+      book.mark(run_id, status="failed", action="none", error=why)
+    for job in jobs:  # Whatever a previous session left them as.
+      book.mark(job.id, status="pending")
     book.save()
     progress = Progress(len(runs), reused=len(done))
+    progress.failed = len(other)
+    for why in other.values():
+      progress.say(f"sweep: FAILED: {why}")
     progress.read((out / r.run_dir) for r in runs if r.id in done)
     progress.say(f"sweep: {len(runs)} runs in {out} ({len(done)} already "
                  f"completed, {len(jobs)} to run)")

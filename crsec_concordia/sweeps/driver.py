@@ -10,6 +10,7 @@ flight `interrupted` (a rerun resumes them) before it lets go.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -74,22 +75,53 @@ class StatusBook:
     grid.write_json(self.sweep_dir / grid.SWEEP_JSON, self.data)
 
 
+def _expected(scenario: Any, steps: int | None) -> Any:
+  """scenario.json as the runner writes it for this run (None for a
+  stand-in scenario, which cannot say)."""
+  if not hasattr(scenario, "with_max_steps"):
+    return None
+  resolved = scenario.with_max_steps(steps) if steps else scenario
+  return json.loads(json.dumps(resolved.to_dict()))
+
+
+def _other_setup(run_dir: Path, expected: Any) -> bool:
+  """Whether the run there was made from another scenario or condition
+  (the file changed since): reusing it would mix set-ups in one cell."""
+  if expected is None:
+    return False
+  try:
+    found = json.loads((run_dir / "scenario.json").read_text(
+        encoding="utf-8"))
+  except (OSError, ValueError):
+    return False
+  return found != expected
+
+
 def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
             scenario_for: Callable[[grid.RunSpec], Any],
             endpoints: Mapping[str, EndpointConfig], *, cache: bool = True,
-            progress: bool = False) -> tuple[list[RunJob], list[str]]:
-  """(jobs to run, ids of runs already completed here)."""
-  jobs, done = [], []
+            progress: bool = False
+            ) -> tuple[list[RunJob], list[str], dict[str, str]]:
+  """(jobs to run, ids of runs already completed here, runs whose
+  directory holds a run of another set-up: id -> why)."""
+  jobs, done, other = [], [], {}
   for run in runs:
     run_dir = (sweep_dir / run.run_dir).resolve()
-    if state(run_dir, run.arm, run.seed, run.steps) == "completed":
+    found = state(run_dir, run.arm, run.seed, run.steps)
+    if found in ("completed", "interrupted") and _other_setup(
+        run_dir, _expected(scenario_for(run), run.steps)):
+      other[run.id] = (f"{run_dir} holds a run of another set-up (the "
+                       "scenario or the condition changed since it ran): "
+                       "move it away to run it again, or use another --out")
+      continue
+    if found == "completed":
       done.append(run.id)
       continue
     jobs.append(RunJob(
         id=run.id, run_dir=run_dir, scenario=scenario_for(run), arm=run.arm,
         seed=run.seed, steps=run.steps, endpoint=endpoints[run.endpoint],
         endpoint_name=run.endpoint, cache=cache, progress=progress))
-  return jobs, done
+  return jobs, done, other
 
 
 def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,

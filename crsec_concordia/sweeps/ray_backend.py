@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -142,6 +143,7 @@ class RayBackend:
     self._task = ray.remote(run_task).options(**task_options)
     self._hosts: dict[str, Any] = {}
     self._host_start = host_start
+    self._room, self._room_at = 1, -math.inf
     self.embedded = embedded
     if embedded:
       self._start_hosts()
@@ -187,13 +189,18 @@ class RayBackend:
                       "system every node mounts at the same path (NFS)")
 
   def capacity(self) -> int:
+    """Runs the cluster holds at once, looked up every 10 s (nodes come
+    and go)."""
+    if time.monotonic() - self._room_at < 10.0:
+      return self._room
     total = self.ray.cluster_resources()
     room = int(total.get("CPU", 0) // self.resources.num_cpus)
     for name, need in self.resources.custom.items():
       room = min(room, int(total.get(name, 0) // need))
     if self.embedded:
       self._start_hosts()  # Nodes that joined since.
-    return max(1, room)
+    self._room, self._room_at = max(1, room), time.monotonic()
+    return self._room
 
   def submit(self, job: RunJob) -> Any:
     return self._task.remote(job)
