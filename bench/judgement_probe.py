@@ -1,72 +1,107 @@
-"""How well the model judges: the referee, the bill check and DetectConflict.
+"""How well the model judges: the referee, an occasion's check and DetectConflict.
 
-Labelled café cases (actions written by the 1.5B model in seed-1 runs of
-the mini café, a few written by hand) go through the same calls a run
-makes: the general adjudication, the focused occasion check (with its
-embedding gate) and DetectConflict against one norm. Prints right/total for
-each and every miss, so a new model or prompt can be compared with the
-embedded one before a long run. Any endpoint: set CRSEC_BASE_URL and
-CRSEC_MODEL (or OPENAI_*); by default the embedded model.
-Usage: .venv/bin/python bench/judgement_probe.py
+Labelled cases of a scenario (bench/probes/<scenario name>.yaml: actions as
+agents write them, each labelled with the behaviour ids a fair referee sees)
+go through the same calls a run makes: the general adjudication (and the
+place it gives, where a case names one), the focused check of an occasion
+that names behaviours (with its embedding gate) and DetectConflict against
+one norm. Prints right/total for each and every miss, so a new model, prompt
+or venue can be compared with the embedded model before a long run. Any
+endpoint: set CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the
+embedded model.
+Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
+       [--probes FILE]
 """
 
+import argparse
 import sys
+from pathlib import Path
 
-sys.path.insert(0, ".")
+import pydantic
+import yaml
 
-from crsec_concordia.embedding import shared_embedder  # noqa: E402
-from crsec_concordia.game_masters import adjudication  # noqa: E402
-from crsec_concordia.game_masters import occasion_check  # noqa: E402
-from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
-from crsec_concordia.norms import PersonalNorm  # noqa: E402
-from crsec_concordia.operations.detect_conflict import detect_conflict  # noqa: E402
-from crsec_concordia.scenarios import load_scenario  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# (actor, action, the behaviour ids a fair referee sees)
-ACTIONS = [
-    ("Carlos Gomez", "Carlos Gomez lights one cigarette after another right there at the table.", {"smoking_indoors"}),
-    ("Carlos Gomez", "Carlos Gomez lights another cigarette right at the table inside the café.", {"smoking_indoors"}),
-    ("Carlos Gomez", "Carlos Gomez reads new lines aloud in a booming voice in the indoor room of the café.", {"loud"}),
-    ("Tom Gomez", "Tom Gomez plays music loudly from his laptop speakers and laughs with a friend.", {"loud"}),
-    ("Carlos Gomez", "Carlos Gomez steps out onto the terrace and lights a cigarette there.", {"smoking_outside"}),
-    ("Tamara Rodriguez", "Tamara Rodriguez whispers to the server and keeps her voice low.", {"quiet"}),
-    ("Tom Gomez", "Tom Gomez takes a quick walk to the outdoor terrace.", set()),
-    ("Tamara Rodriguez", "Tamara Rodriguez continues reading a book on parenting.", set()),
-    ("Abigail Chen", "Abigail Chen goes outside the café to enjoy the fresh air and the smell of coffee.", set()),
-    ("Abigail Chen", "Abigail Chen prepares additional food boxes for the next drive.", set()),
-    ("Carlos Gomez", "Carlos Gomez stops smoking now, thank you. I'm glad you're willing to make a positive impact.", set()),
-]
-# Answers to "The server brings X the bill ... What does X do about the bill?"
-BILL_ANSWERS = [
-    ("Tom Gomez", "Tom Gomez takes out his wallet, counting the total amount of money on the bill. He then decides to pay the bill without tipping, following his principles.", {"refused_tip"}),
-    ("Tom Gomez", "Tom Gomez looks at the bill and calculates the total. He then takes a deep breath and says, 'I'll pay this bill. I can't afford to tip.'", {"refused_tip"}),
-    ("Tamara Rodriguez", "Tamara Rodriguez sits down at the table, places her money on the table, and pays the bill. She does not add a tip as per her personal norms.", {"refused_tip"}),
-    ("Carlos Gomez", "Carlos Gomez pays exactly what the bill says and goes back to his poem.", {"refused_tip"}),
-    ("Tom Gomez", "Tom Gomez pays for his coffee and walks back to his table.", {"refused_tip"}),
-    ("Abigail Chen", "Abigail Chen takes the bill to the server and asks if she can pay with her own money. The server gives her a card, and Abigail Chen hands it over to the server.", {"refused_tip"}),
-    ("Tamara Rodriguez", "Tamara Rodriguez carefully counts the bill for the coffee and food, then adds a tip to ensure the café stays pleasant for everyone.", {"tipped"}),
-    ("Abigail Chen", "Abigail Chen pays the bill for the coffee and food and gives a small tip to the server.", {"tipped"}),
-    ("Abigail Chen", "Abigail Chen pays the bill as usual, following her habit of leaving a tip to show her appreciation for the service.", {"tipped"}),
-    ("Abigail Chen", "Abigail Chen hands the server a twenty and says, 'Keep the change, thank you!'", {"tipped"}),
-    ("Tamara Rodriguez", "Tamara Rodriguez reads a book on parenting at the counter, waiting for customers to come in for breakfast.", set()),
-    ("Carlos Gomez", "Carlos Gomez lights another cigarette on the counter while writing a poem.", set()),
-    ("Tom Gomez", "Tom Gomez turns up the music on his laptop.", set()),
-    ("Tamara Rodriguez", "Tamara Rodriguez heads to the outdoor terrace to enjoy her morning coffee.", set()),
-]
-# (norm, actor, action, breaks it?)
-CONFLICTS = [
-    ("No smoking indoors.", "Carlos Gomez", "Carlos Gomez lights one cigarette after another right there at the table.", True),
-    ("No smoking indoors.", "Abigail Chen", "Abigail Chen leaves the outdoor terrace to go inside the café, where she lights one cigarette after another.", True),
-    ("Be quiet in public places.", "Carlos Gomez", "Carlos Gomez reads new lines aloud in a booming voice in the indoor room of the café.", True),
-    ("Be quiet in public places.", "Tom Gomez", "Tom Gomez plays music loudly from his laptop speakers and laughs with a friend.", True),
-    ("Tip after meals.", "Tamara Rodriguez", "Tamara Rodriguez pays the bill. She does not add a tip as per her personal norms.", True),
-    ("No smoking indoors.", "Tamara Rodriguez", "Tamara Rodriguez heads to the outdoor terrace to enjoy her morning coffee and the fresh air.", False),
-    ("No smoking indoors.", "Tom Gomez", "Tom Gomez reads a book in the coffee shop (outside terrace).", False),
-    ("No smoking indoors.", "Abigail Chen", "Abigail Chen sets up the food drives for the community.", False),
-    ("Be quiet in public places.", "Carlos Gomez", "Carlos Gomez writes at his corner table inside the café.", False),
-    ("Be quiet in public places.", "Tamara Rodriguez", "Tamara Rodriguez continues reading a book on parenting.", False),
-    ("Tip after meals.", "Tom Gomez", "Tom Gomez takes a quick walk to the outdoor terrace.", False),
-]
+from crsec_concordia.errors import UserError  # noqa: E402
+from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
+
+PROBES = Path(__file__).resolve().parent / "probes"
+DEFAULT_SCENARIO = "hobbs_cafe_mini"
+
+
+class _Case(pydantic.BaseModel):
+  model_config = pydantic.ConfigDict(extra="forbid", str_strip_whitespace=True)
+  actor: str
+  action: str
+  behaviours: list[str]
+  place: str | None = None  # Checked only where the file names it.
+
+
+class _Occasion(pydantic.BaseModel):
+  model_config = pydantic.ConfigDict(extra="forbid")
+  id: str
+  answers: list[_Case]
+
+
+class _Conflict(pydantic.BaseModel):
+  model_config = pydantic.ConfigDict(extra="forbid", str_strip_whitespace=True)
+  norm: str
+  actor: str
+  action: str
+  breaks: bool
+
+
+class Probes(pydantic.BaseModel):
+  """A scenario's labelled cases (see bench/probes/*.yaml)."""
+  model_config = pydantic.ConfigDict(extra="forbid")
+  referee: list[_Case] = []
+  occasion: _Occasion | None = None
+  conflicts: list[_Conflict] = []
+
+
+def probes_path(scenario: Scenario) -> Path:
+  return PROBES / f"{scenario.name}.yaml"
+
+
+def load_probes(path: Path, scenario: Scenario) -> Probes:
+  """The cases of `path`, checked against the scenario they label.
+
+  A label naming a behaviour the scenario lacks would count every answer
+  wrong without saying why; so would a case for an occasion it lacks.
+  """
+  try:
+    probes = Probes.model_validate(yaml.safe_load(path.read_text("utf-8")))
+  except OSError as e:
+    raise UserError(f"{path}: cannot be read ({e.strerror}); write the "
+                    f"scenario's cases there or pass --probes FILE") from None
+  except (yaml.YAMLError, pydantic.ValidationError) as e:
+    first = str(e).splitlines()[0]
+    raise UserError(f"{path}: not a probe file ({first}); see "
+                    "bench/probes/hobbs_cafe_mini.yaml") from None
+  known = set(scenario.behaviour_ids)
+  problems = []
+  cases = [*probes.referee, *(probes.occasion.answers if probes.occasion
+                                else [])]
+  for case in cases:
+    problems += [f"{b!r} is not a behaviour of {scenario.name}"
+                 for b in case.behaviours if b not in known]
+    if case.place not in (None, "indoors", "outdoors"):
+      problems.append(f"place {case.place!r} is not indoors or outdoors")
+    if case.actor not in scenario.agent_names:
+      problems.append(f"{case.actor!r} is not an agent of {scenario.name}")
+  if probes.occasion is not None:
+    occasion = next((o for o in scenario.occasions
+                     if o.id == probes.occasion.id), None)
+    if occasion is None or not occasion.behaviours:
+      problems.append(f"{scenario.name} has no occasion {probes.occasion.id!r} "
+                      "naming behaviours")
+    else:
+      problems += [f"{b!r} is not a behaviour of occasion {occasion.id}"
+                   for case in probes.occasion.answers for b in case.behaviours
+                   if b not in occasion.behaviours]
+  if problems:
+    raise UserError("\n".join(f"{path}: {p}" for p in dict.fromkeys(problems)))
+  return probes
 
 
 def report(name: str, results: list[tuple[bool, str]]) -> None:
@@ -77,48 +112,95 @@ def report(name: str, results: list[tuple[bool, str]]) -> None:
       print(f"   miss: {line}")
 
 
-def main() -> None:
-  scenario = load_scenario("hobbs_cafe_mini")
+def probe_referee(model, scenario: Scenario, cases: list[_Case]) -> None:
+  from crsec_concordia.game_masters import adjudication  # pylint: disable=import-outside-toplevel
   behaviours = [b.model_dump(mode="json") for b in scenario.behaviours]
   ids = [b["id"] for b in behaviours]
-  model = make_model(EndpointConfig.resolve(), seed=1)
-  embedder = shared_embedder()
-
-  results = []
-  for actor, action, want in ACTIONS:
+  results, places = [], []
+  for case in cases:
     answer = model.sample_json(
-        adjudication.adjudication_prompt(place=scenario.setting,
-                                         behaviours=behaviours, actor=actor,
-                                         action=action),
-        adjudication.adjudication_schema(ids), max_tokens=160, temperature=0.0)
+        adjudication.adjudication_prompt(
+            place=scenario.setting, behaviours=behaviours, actor=case.actor,
+            action=case.action),
+        adjudication.adjudication_schema(ids), max_tokens=160,
+        temperature=0.0)
+    want = set(case.behaviours)
     got = (set(adjudication.behaviours_of(answer, ids))
            if adjudication.has_evidence(answer["evidence"]) else set())
-    results.append((got == want, f"want {sorted(want)} got {sorted(got)} | {action}"))
+    results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
+                    f"| {case.action}"))
+    if case.place:
+      places.append((answer["place"] == case.place,
+                     f"want {case.place} got {answer['place']} | {case.action}"))
   report("referee (general call)", results)
+  if places:
+    report("referee place", places)
 
-  bill = next(o for o in scenario.occasions if o.behaviours)
-  wanted = [b for b in behaviours if b["id"] in bill.behaviours]
+
+def probe_occasion(model, scenario: Scenario, probes: _Occasion) -> None:
+  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.game_masters import occasion_check  # pylint: disable=import-outside-toplevel
+  occasion = next(o for o in scenario.occasions if o.id == probes.id)
+  wanted = [b.model_dump(mode="json") for b in scenario.behaviours
+            if b.id in occasion.behaviours]
+  embedder = shared_embedder()
   results = []
-  for actor, action, want in BILL_ANSWERS:
+  for case in probes.answers:
     check, _ = occasion_check.check_occasion(
-        model, place=scenario.setting, situation=bill.situation.replace("{actor}", actor),
-        actor=actor, action=action, behaviours=wanted,
+        model, place=scenario.setting,
+        situation=occasion.situation.replace("{actor}", case.actor),
+        actor=case.actor, action=case.action, behaviours=wanted,
         similarity=embedder.pair_similarity)
+    want = set(case.behaviours)
     got = {check["behaviour"]} if check["accepted"] else set()
     results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
-                    f"({check['behaviour']}, similarity {check['similarity']}) | {action}"))
-  report("bill check (focused call + similarity gate)", results)
+                    f"({check['behaviour']}, similarity {check['similarity']})"
+                    f" | {case.action}"))
+  report(f"{occasion.id} check (focused call + similarity gate)", results)
 
+
+def probe_conflicts(model, cases: list[_Conflict]) -> None:
+  from crsec_concordia.norms import PersonalNorm  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.operations.detect_conflict import detect_conflict  # pylint: disable=import-outside-toplevel
   results = []
-  for norm, actor, action, breaks in CONFLICTS:
+  for case in cases:
     verdict = detect_conflict(
-        model, actor=actor, behaviour=action, place="indoors",
-        norm=PersonalNorm(id="n", content=norm, utility=80, type="injunctive"),
+        model, actor=case.actor, behaviour=case.action, place="indoors",
+        norm=PersonalNorm(id="n", content=case.norm, utility=80,
+                          type="injunctive"),
         on_failure=None)
     got = bool(verdict and verdict[0])
-    results.append((got == breaks, f"{norm} | want {'breach' if breaks else 'none'} | {action}"))
+    results.append((got == case.breaks, f"{case.norm} | want "
+                    f"{'breach' if case.breaks else 'none'} | {case.action}"))
   report("DetectConflict", results)
 
 
+def main(argv: list[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--scenario", default=DEFAULT_SCENARIO,
+                      help="a built-in scenario name or a .yaml path "
+                           f"(default {DEFAULT_SCENARIO})")
+  parser.add_argument("--probes", type=Path, default=None,
+                      help="the labelled cases (default: "
+                           "bench/probes/<scenario name>.yaml)")
+  args = parser.parse_args(argv)
+  try:
+    scenario = load_scenario(args.scenario)
+    probes = load_probes(args.probes or probes_path(scenario), scenario)
+  except UserError as e:
+    print(f"judgement_probe: {e}", file=sys.stderr)
+    return 2
+  from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
+  model = make_model(EndpointConfig.resolve(), seed=1)
+  print(f"scenario {scenario.name}")
+  if probes.referee:
+    probe_referee(model, scenario, probes.referee)
+  if probes.occasion is not None:
+    probe_occasion(model, scenario, probes.occasion)
+  if probes.conflicts:
+    probe_conflicts(model, probes.conflicts)
+  return 0
+
+
 if __name__ == "__main__":
-  main()
+  sys.exit(main())
