@@ -156,13 +156,14 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   for e in proxy.log():
     exchanges[e.call].append(e)
   unmatched = list(failures)
-  saved = failed = 0
+  saved = failed = faults_saved = 0
   for call in calls.calls.values():
     if not call["done"]:
       continue
-    faulted = any(e.fault for e in exchanges.get(call["id"], []))
+    faults = sum(bool(e.fault) for e in exchanges.get(call["id"], []))
     if call["error"] is None:
-      saved += faulted
+      saved += bool(faults)
+      faults_saved += faults
       continue
     failed += 1
     message = call["message"]
@@ -206,6 +207,7 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   return {
       "calls": len(calls.calls), "requests": len(requests),
       "faults": proxy.faults(), "saved": saved, "failed_calls": failed,
+      "faults_saved": faults_saved,
       "failure_records": len(failures), "invented": len(invented),
       "problems": problems, "status": info["status"], "slots": len(steps),
   }
@@ -297,7 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   print("faults injected: " + ", ".join(
       f"{k} {n}" for k, n in r["faults"].items())
         + f" (total {sum(r['faults'].values())})")
-  print(f"calls retried successfully: {r['saved']}")
+  print(f"calls retried successfully: {r['saved']} (their faults: "
+        f"{r['faults_saved']})")
   print(f"calls failed: {r['failed_calls']}; failures recorded: "
         f"{r['failure_records']}")
   for problem in r["problems"]:

@@ -110,12 +110,28 @@ def victim(args: argparse.Namespace) -> int:
   return 0
 
 
+def first_difference(a: Path, b: Path) -> str:
+  """Where two events.jsonl files part: the record and its differing keys."""
+  def records(d: Path) -> list[dict[str, Any]]:
+    with open(d / runner.EVENTS, encoding="utf-8") as f:
+      return [json.loads(line) for line in f if line.strip()]
+  ra, rb = records(a), records(b)
+  for n, (x, y) in enumerate(zip(ra, rb)):
+    if x != y:
+      who = x.get("actor") or x.get("agent") or x.get("initiator") or ""
+      keys = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+      return (f"record {n + 1}: {x.get('kind')} of slot {x.get('step')} "
+              f"{who}: {', '.join(keys)}")
+  return f"{len(ra)} records against {len(rb)}"
+
+
 def differences(a: Path, b: Path) -> list[str]:
   """What differs between two run directories (empty: identical)."""
   found = []
-  for name in (runner.EVENTS, runner.USAGE_JSON):
-    if (a / name).read_bytes() != (b / name).read_bytes():
-      found.append(name)
+  if (a / runner.EVENTS).read_bytes() != (b / runner.EVENTS).read_bytes():
+    found.append(f"{runner.EVENTS} ({first_difference(a, b)})")
+  if (a / runner.USAGE_JSON).read_bytes() != (b / runner.USAGE_JSON).read_bytes():
+    found.append(runner.USAGE_JSON)
   names = sorted({p.name for p in (a / runner.NORMS).glob("*.json")} |
                  {p.name for p in (b / runner.NORMS).glob("*.json")})
   for name in names:
@@ -232,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser.add_argument("--base-url", default=None)
   parser.add_argument("--model", default=None)
   parser.add_argument("--api-key", default=None)
+  parser.add_argument("--keep", default=None,
+                      help="keep the run directories here (default: removed)")
   # The victim's own options.
   parser.add_argument("--victim", action="store_true", help=argparse.SUPPRESS)
   parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -250,7 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   results = []
   try:
     with tempfile.TemporaryDirectory() as tmp:
-      out = Path(tmp)
+      out = Path(args.keep or tmp)
+      out.mkdir(parents=True, exist_ok=True)
       args.reference = out / "reference"
       writes = WriteCounter()
       writes.install()
