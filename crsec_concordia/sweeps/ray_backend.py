@@ -102,6 +102,18 @@ def run_task(job: RunJob) -> Outcome:
   return play(job, node=node)
 
 
+def _token_auth_if_available() -> None:
+  """`ray start` (2.60) turns token authentication on and keeps the token
+  in ~/.ray/auth_token, but a driver joining with ray.init(address=...)
+  sends it only with RAY_AUTH_MODE=token: set it when a token is at hand
+  and the person has not chosen (RAY_AUTH_MODE=disabled still wins)."""
+  if "RAY_AUTH_MODE" in os.environ:
+    return
+  if (os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+      or (Path.home() / ".ray" / "auth_token").is_file()):
+    os.environ["RAY_AUTH_MODE"] = "token"
+
+
 def _visible(path: str) -> bool:
   return Path(path).is_file()
 
@@ -116,6 +128,8 @@ class RayBackend:
     # Ray reports usage statistics to its makers unless told not to; a
     # sweep sends nothing anywhere but to its endpoints.
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+      _token_auth_if_available()  # Read when ray is imported.
     ray = self.ray = _ray()
     self.resources = resources
     options: dict[str, Any] = dict(
@@ -132,7 +146,9 @@ class RayBackend:
     except ConnectionError as e:
       raise UserError(f"cannot join the Ray cluster at {address}: "
                       f"{one_line(e)}; check --address (ray start --head "
-                      "prints it)") from None
+                      "prints it) and that this machine has the cluster's "
+                      "token (~/.ray/auth_token from the head, or "
+                      "RAY_AUTH_TOKEN)") from None
     task_options: dict[str, Any] = dict(
         num_cpus=resources.num_cpus, max_retries=retries,
         retry_exceptions=False)
