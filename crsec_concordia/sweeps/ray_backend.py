@@ -139,8 +139,10 @@ class RayBackend:
     if address:
       options["address"] = address
     else:
-      # A local instance: a small object store (runs pass little data).
-      options.update(num_cpus=num_cpus, object_store_memory=100 * 2**20)
+      # A new local instance ("local": never one found on this machine or
+      # in RAY_ADDRESS), with a small object store (runs pass little data).
+      options.update(address="local", num_cpus=num_cpus,
+                     object_store_memory=100 * 2**20)
     try:
       ray.init(**options)
     except ConnectionError as e:
