@@ -180,9 +180,14 @@ class RayBackend:
       node_id = node["NodeID"]
       if node_id in self._hosts:
         continue
+      # Ray gives a worker without CPUs OMP_NUM_THREADS=1; the server is
+      # to use the whole node (llama.cpp takes its thread count itself,
+      # but an OpenMP build must not be capped).
+      threads = str(max(1, int(node["Resources"]["CPU"])))
       self._hosts[node_id] = actor.options(
           name=HOST_PREFIX + node_id, namespace=NAMESPACE,
           get_if_exists=True,
+          runtime_env={"env_vars": {"OMP_NUM_THREADS": threads}},
           scheduling_strategy=NodeAffinitySchedulingStrategy(
               node_id, soft=False)).remote(self._host_start)
 
