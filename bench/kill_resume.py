@@ -248,6 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser.add_argument("--base-url", default=None)
   parser.add_argument("--model", default=None)
   parser.add_argument("--api-key", default=None)
+  parser.add_argument("--moments", default=None,
+                      help="chosen kills instead of random ones, e.g. "
+                      "write:14,call:20 (reproduces a run the bench reported)")
   parser.add_argument("--keep", default=None,
                       help="keep the run directories here (default: removed)")
   # The victim's own options.
@@ -284,10 +287,14 @@ def main(argv: Sequence[str] | None = None) -> int:
       calls = upstream.requests - before
       print(f"reference: {calls} model calls, {writes.writes} writes to the "
             "run directory", flush=True)
-      for i in range(1, args.runs + 1):
+      chosen = [(k, int(m)) for k, m in (
+          x.split(":") for x in args.moments.split(","))] if args.moments else []
+      for i in range(1, (len(chosen) or args.runs) + 1):
         kind = "write" if (i % 2 == 0 or upstream.fake is None) else "call"
         moment = random.randint(1, writes.writes if kind == "write"
                                 else calls)
+        if chosen:
+          kind, moment = chosen[i - 1]
         r = kill_and_resume(i, kind, moment, out, args, upstream, embedder)
         results.append(r)
         state = "identical" if not r["differs"] else (
