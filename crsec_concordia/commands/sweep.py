@@ -49,8 +49,9 @@ def add_parser(sub) -> None:
                  help="sweep directory (default runs/sweep-NAME)")
   p.add_argument("--address",
                  help="join the Ray cluster at this address (e.g. "
-                 "ray://head:10001 or head:6379; 'auto' for the one this "
-                 "machine belongs to); default: a local Ray instance")
+                 "head:6379, as `ray start --head` prints it; 'auto' for the "
+                 "one this machine belongs to); default: a new local Ray "
+                 "instance")
   p.add_argument("--num-cpus", type=_positive("--num-cpus"),
                  help="CPUs of the local Ray instance: runs at once = this "
                  "/ resources.num_cpus (default: all of this machine's)")

@@ -196,8 +196,7 @@ def scenario_data(scenario: Scenario, condition: Condition,
   return data
 
 
-def apply(scenario: Scenario, condition: Condition, steps: int | None = None
-          ) -> Scenario:
+def apply(scenario: Scenario, condition: Condition) -> Scenario:
   """The scenario as the condition runs it (unchanged if it overrides
   nothing, so that its source path stays in run.json)."""
   if not condition.crsec and not condition.scenario:
