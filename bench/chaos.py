@@ -280,8 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="share of chat calls that fail")
   parser.add_argument("--kinds", default=",".join(KINDS),
                       help=f"faults to inject, of {','.join(KINDS)}")
-  parser.add_argument("--timeout", type=float, default=3.0,
-                      help="the client's timeout in seconds")
+  parser.add_argument("--timeout", type=float, default=None,
+                      help="the client's timeout in seconds (a timeout "
+                      "fault holds a request 1 s longer); default 3 against "
+                      "the fake server, 180 against --base-url")
   parser.add_argument("--base-url", default=None,
                       help="a real endpoint instead of the fake server")
   parser.add_argument("--model", default=None)
@@ -289,6 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   args = parser.parse_args(argv)
   if args.base_url and not args.model:
     parser.error("--base-url needs --model")
+  if args.timeout is None:
+    args.timeout = 180.0 if args.base_url else 3.0
   with tempfile.TemporaryDirectory() as tmp:
     r = chaos_run(Path(tmp), steps=args.steps, seed=args.seed,
                   rate=args.rate, kinds=args.kinds.split(","),
