@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from crsec_concordia.errors import UserError
@@ -143,9 +144,11 @@ def run(args: argparse.Namespace) -> int:
         backend.close()
     progress.show(force=True)
     progress.close()
+    book.data["wall_seconds"] = round(time.monotonic() - progress.start, 1)
     completed, failed = driver.finish(book)
-  print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed; "
-        f"status in {out / grid.SWEEP_JSON}")
+  minutes, seconds = divmod(int(book.data["wall_seconds"]), 60)
+  print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed, "
+        f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
   if completed and not args.no_aggregate:
     from crsec_concordia.sweeps import aggregate
     result = aggregate.aggregate(out)
