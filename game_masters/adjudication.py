@@ -33,7 +33,7 @@ from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import slot_actions
-from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.operations.base import has_evidence
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
@@ -232,8 +232,11 @@ class Adjudication(entity_component.ContextComponent,
       answer = self._model.sample_json(prompt, self._schema,
                                        max_tokens=self._max_tokens,
                                        temperature=0.0)
-    except StructuredOutputError as e:
-      failure = {"op": ADJUDICATE_TAG, "error": str(e), "raw": e.raw}
+    except (StructuredOutputError, EndpointError) as e:
+      # An endpoint that stays down past its retries fails this action's
+      # adjudication, not the run.
+      failure = {"op": ADJUDICATE_TAG, "error": str(e),
+                 "raw": getattr(e, "raw", "")}
       return ({"narration": action, "place": "indoors", "behaviours": [],
                "evidence": FAILED_EVIDENCE.format(error=e),
                "adjudicated": False}, failure)

@@ -47,6 +47,10 @@ _SPEECH_VERBS = (r"(?:says?|said|asks?|asked|replies|replied|responds?|"
                  r"shouts?|explains?|nods|smiles)")
 
 
+class _TurnFailed(Exception):
+  """A speaker's act raised (the endpoint failed past its retries)."""
+
+
 def clean_utterance(text: str, speaker: str) -> str:
   """The words spoken, without quotes, name prefixes or stage directions.
 
@@ -270,11 +274,17 @@ class NormConversations(entity_component.ContextComponent,
         partner=request["partner"], topic=topic, speaker=speaker.name,
         turns=turns, norm=norm, behaviour=behaviour)
     for extra in ("", f"\n{speaker.name} says something not said yet."):
-      said = clean_utterance(
-          speaker.act(entity_lib.ActionSpec(
-              call_to_action=call + extra,
-              output_type=entity_lib.OutputType.FREE,
-              tag=observations.SPEECH_TAG)), speaker.name)
+      try:
+        answer = speaker.act(entity_lib.ActionSpec(
+            call_to_action=call + extra,
+            output_type=entity_lib.OutputType.FREE,
+            tag=observations.SPEECH_TAG))
+      except Exception as e:  # pylint: disable=broad-except
+        # The endpoint failed past its retries: the talk ends here, and
+        # the record says why (`ended`); the run goes on.
+        raise _TurnFailed(f"{speaker.name}'s turn failed: "
+                          f"{type(e).__name__}: {e}") from None
+      said = clean_utterance(answer, speaker.name)
       if not repeats_earlier(said, turns) and not out_of_character(said):
         return said
     return None
@@ -292,8 +302,12 @@ class NormConversations(entity_component.ContextComponent,
     ended = "rounds"
     for _ in range(self._rounds):
       for speaker in (initiator, partner):
-        said = self._utterance(entities[speaker], stamp, request, topic,
-                               turns, norm, behaviour)
+        try:
+          said = self._utterance(entities[speaker], stamp, request, topic,
+                                 turns, norm, behaviour)
+        except _TurnFailed as e:
+          ended = str(e)
+          break
         if said is None:
           ended = f"{speaker} had nothing new to say in character"
           break

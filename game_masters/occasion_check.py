@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
 OP = "GM.adjudicate (occasion)"  # A failure record's `op`.
 MIN_SIMILARITY = 0.25
@@ -77,11 +77,10 @@ def check_occasion(model, *, place: str, situation: str, actor: str,
         check_prompt(place=place, situation=situation, actor=actor,
                      action=action, behaviours=behaviours),
         check_schema(ids), max_tokens=max_tokens, temperature=0.0)
-  except StructuredOutputError as e:
+  except (StructuredOutputError, EndpointError) as e:
     return ({"behaviour": NONE, "evidence": "", "similarity": 0.0,
              "accepted": False},
-            {"op": OP, "error": str(e),
-             "raw": e.raw})
+            {"op": OP, "error": str(e), "raw": getattr(e, "raw", "")})
   proposed = answer["behaviour"]
   score = 0.0
   if proposed in ids:

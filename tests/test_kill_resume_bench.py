@@ -23,11 +23,6 @@ def test_three_killed_runs_resume_identical(capsys, embedder):
   assert sorted(set(kills)) == ["call", "write"] and len(kills) == 3
 
 
-@pytest.mark.xfail(reason="usage.json is written before run.json in a slot's "
-                   "flush; killed between the two, resume takes the newer "
-                   "usage as the base of the older checkpoint and counts the "
-                   "replayed slot's calls twice (runs/resume.py ignores "
-                   "usage.json's completed_steps)", strict=True)
 def test_a_run_killed_between_usage_and_run_json_resumes_identical(
     capsys, embedder):
   del embedder

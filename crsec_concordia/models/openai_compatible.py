@@ -278,6 +278,17 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     except openai.OpenAIError as e:
       self.usage.record(tag, failed=True)
       raise self._describe_failure(e) from None
+    except ValueError as e:
+      # A 200 whose body is not JSON: the client raises a bare decoding
+      # error, which its retries do not cover. For a structured call it is
+      # an invalid answer (retried, then a recorded failure).
+      self.usage.record(tag, failed=True)
+      if schema is None:
+        raise base.EndpointError(
+            f"{self.base_url} answered with a body that is not JSON ({e}); "
+            "check that it is an OpenAI-compatible endpoint") from None
+      accept(f"(the response body was not JSON: {e})")
+      return None
     text = response.choices[0].message.content or ""
     usage = response.usage
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0

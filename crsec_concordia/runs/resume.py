@@ -90,9 +90,14 @@ def resume_episode(
   session.drain()
   rundir.truncate_events(run_dir / rundir.EVENTS, done)
   rundir.drop_norm_snapshots_after(run_dir, done)
-  usage_file = run_dir / rundir.USAGE_JSON
-  if usage_file.is_file():
-    session.base_usage = dict(rundir.read_json(usage_file).get("by_tag", {}))
+  # The usage committed with the last completed slot (run.json is written
+  # after usage.json, so usage.json may already count the next slot).
+  committed = info.get("usage_by_tag")
+  if committed is None and (run_dir / rundir.USAGE_JSON).is_file():
+    usage = rundir.read_json(run_dir / rundir.USAGE_JSON)
+    if int(usage.get("completed_steps", done)) == done:
+      committed = usage.get("by_tag", {})
+  session.base_usage = dict(committed or {})
   info.setdefault("resumed", []).append(
       {"at": rundir.now(), "from_step": done, "model": described})
   if done >= scenario.total_steps:

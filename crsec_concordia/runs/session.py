@@ -134,7 +134,11 @@ class Session:
     rundir.write_json(self.run_dir / rundir.USAGE_JSON,
                       {"completed_steps": step, "by_tag": usage,
                        "totals": totals})
-    self.info.update(completed_steps=step, wall_seconds=self.wall_seconds())
+    # run.json is written last: it is the slot's commit point, so it
+    # carries the usage it commits to (resume starts from it; a kill between
+    # usage.json and run.json left a usage.json one slot ahead).
+    self.info.update(completed_steps=step, wall_seconds=self.wall_seconds(),
+                     usage_by_tag=usage)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     if self._bar is not None:
       reused = totals["reused_prompt_tokens"]
