@@ -33,7 +33,8 @@ ARMS = ("normative", "baseline")
 __all__ = ["ARMS", "add_parser", "parse_seeds", "run"]
 
 
-def _positive(name: str):
+def positive(name: str):
+  """An argparse type: a whole number of at least 1, named in its errors."""
   def convert(text: str) -> int:
     try:
       value = int(text)
@@ -56,11 +57,11 @@ def add_parser(sub) -> None:
   p.add_argument("--seeds", default="1-3",
                  help="seeds: a range 1-5, a list 1,3,7 or one seed 4 "
                  "(default 1-3)")
-  p.add_argument("--steps", type=_positive("--steps"),
+  p.add_argument("--steps", type=positive("--steps"),
                  help="steps per run (default: the scenario's max_steps)")
   p.add_argument("--out", type=Path,
                  help="compare directory (default runs/compare-SCENARIO-TIME)")
-  p.add_argument("--jobs", type=_positive("--jobs"), default=2,
+  p.add_argument("--jobs", type=positive("--jobs"), default=2,
                  help="runs at a time, in threads (default 2; with --ray, "
                  "the CPUs of the local Ray instance)")
   p.add_argument("--ray", action="store_true",

@@ -20,20 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from crsec_concordia.commands.compare import positive as _positive
 from crsec_concordia.errors import UserError
-
-
-def _positive(name: str):
-  def convert(text: str) -> int:
-    try:
-      value = int(text)
-    except ValueError:
-      raise argparse.ArgumentTypeError(
-          f"{name} must be a whole number, not {text!r}") from None
-    if value < 1:
-      raise argparse.ArgumentTypeError(f"{name} must be at least 1")
-    return value
-  return convert
 
 
 def add_parser(sub) -> None:
