@@ -27,6 +27,26 @@ from crsec_concordia.operations import normative_plan
 NORMATIVE_PLANNER_KEY = "NormativePlanner"
 
 
+def _current_block(items: list[dict], clock: str) -> dict | None:
+  """The block running at `clock`: the one covering it, else the last one
+  begun before it, else the first.
+
+  The plan was asked to cover the day, but the 1.5B model leaves gaps
+  ("10:00-10:15" in a day from 09:00) and empty blocks ("10:15-10:15");
+  with no "Now" line its acts drifted from the plan to a paraphrase of the
+  instructions. So a gap belongs to the block before it, and the time
+  before the first block to the first.
+  """
+  if not items:
+    return None
+  covering = [i for i in items if i["start"] <= clock < i["end"]]
+  if covering:
+    return covering[0]
+  begun = [i for i in items if i["start"] <= clock]
+  return (max(begun, key=lambda i: i["start"]) if begun
+          else min(items, key=lambda i: i["start"]))
+
+
 class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
                        entity_component.ComponentWithLogging):
   """Plans each day with the agent's norms in view."""
@@ -94,11 +114,9 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
       return reminder
     lines = [f"{i['start']}-{i['end']}: {i['activity']}" for i in plan["items"]]
     now = ""
-    if stamp:
-      current = [i for i in plan["items"]
-                 if i["start"] <= stamp.clock < i["end"]]
-      if current:
-        now = f"\nNow ({stamp.clock}): {current[0]['activity']}"
+    current = _current_block(plan["items"], stamp.clock) if stamp else None
+    if current:
+      now = f"\nNow ({stamp.clock}): {current['activity']}"
     return "\n".join(lines) + now + (
         f"\n{reminder}" if reminder else "")
 
