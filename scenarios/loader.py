@@ -257,6 +257,9 @@ class TargetNorm(_Model):
   type: NormType
   complies: list[str] = pydantic.Field(default_factory=list)
   violates: list[str] = pydantic.Field(default_factory=list)
+  # Other wordings of the same norm, for the metrics' matcher: agents phrase
+  # a norm many ways, and one reference sentence misses long or hedged ones.
+  aliases: list[Line] = pydantic.Field(default_factory=list)
 
 
 class Occasion(_Model):
@@ -511,6 +514,7 @@ _ADD = {
     ("TargetNorm", "id"): "id: no_smoking_indoors",
     ("TargetNorm", "text"): "text: No smoking indoors.",
     ("TargetNorm", "type"): "type: injunctive (or descriptive)",
+    ("TargetNorm", "aliases"): "aliases: [Do not smoke inside., Smokers go outside.]",
     ("Occasion", "id"): "id: bill",
     ("Occasion", "at"): 'at: "10:30"',
     ("Occasion", "situation"): "situation: The server brings {actor} the bill.",
@@ -662,6 +666,16 @@ def _cross_check(data: Any) -> list[_Problem]:
   unique("target_norms", "id", "target norm")
 
   for i, target in entries("target_norms"):
+    aliases = target.get("aliases")
+    wordings = [target.get("text"), *(aliases if isinstance(aliases, list) else [])]
+    said: set[str] = set()
+    for j, wording in enumerate(wordings):
+      if isinstance(wording, str) and wording.strip():
+        if wording.strip().casefold() in said:
+          problems.append(_Problem(
+              ("target_norms", i, "aliases", j - 1), f"{_show(wording)} is said twice",
+              "give each alias a wording of its own, different from text"))
+        said.add(wording.strip().casefold())
     lists = {k: target.get(k) for k in ("complies", "violates")}
     if all(v is None or v == [] for v in lists.values()):
       example = f" (known ids: {', '.join(known)})" if known else ""
