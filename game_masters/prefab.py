@@ -34,7 +34,7 @@ from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models.base import TaggedModel, as_structured
 
-DEFAULT_NAME = "Cafe Game Master"
+DEFAULT_NAME = "Game Master"
 OTHER_TAG = "GM.other"
 
 # The order the game master's records of one slot are drained in: the

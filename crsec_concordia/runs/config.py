@@ -19,7 +19,7 @@ from crsec_concordia.scenarios import Scenario, load_scenario
 ARMS = ("normative", "baseline")
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
 GM_PREFAB = "cafe__GameMaster"
-GM_NAME = "Cafe Game Master"
+GM_NAME = "Game Master"
 
 
 def agent_prefabs() -> dict[str, prefab_lib.Prefab]:
