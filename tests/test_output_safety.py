@@ -27,8 +27,10 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.metrics import report
-from crsec_concordia.models import embedded
+from crsec_concordia.models import EndpointError, embedded
+from crsec_concordia.models.base import redact_text, redact_url, scrub
 from crsec_concordia.models.openai_compatible import OpenAICompatibleModel
+from crsec_concordia.sweeps import grid, validate
 from tests import schema_answers
 from tests.fake_openai import Reply
 from tests.metrics_fixtures import SCENARIO, RunBuilder
@@ -115,6 +117,79 @@ def test_a_server_echoing_the_key_does_not_leak_it(
   assert "[API key]" in printed.err + caplog.text  # The echo was served.
   assert files_holding(SENTINEL, tmp_path) == []
   assert SENTINEL not in printed.out + printed.err + caplog.text
+
+
+# -- credentials inside a base URL ---------------------------------------------
+
+PASSWORD = "pw-SENTINEL-9d1e7b3a5c"
+
+
+@pytest.mark.parametrize("url,shown", [
+    (f"https://alice:{PASSWORD}@api.example.com/v1",
+     "https://***@api.example.com/v1"),
+    (f"http://{PASSWORD}@127.0.0.1:8000/v1", "http://***@127.0.0.1:8000/v1"),
+    (f"https://host/v1?api-key={PASSWORD}&api-version=2024",
+     "https://host/v1?api-key=***&api-version=2024"),
+    ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+    (f"http://[::1:{PASSWORD}@bad/v1", "http://***@bad/v1"),
+    (None, None),
+])
+def test_a_base_url_is_shown_without_its_credentials(url, shown):
+  assert redact_url(url) == shown
+  if url:
+    assert PASSWORD not in redact_text(f"cannot reach {url}: refused", url)
+    if "[" not in url:  # What the HTTP client logs for each request.
+      line = scrub(f'HTTP Request: POST {url}/chat/completions "200 OK"')
+      assert PASSWORD not in line and "/chat/completions" in line
+  assert scrub(200) == 200 and scrub("no URL here") == "no URL here"
+
+
+def test_credentials_in_the_base_url_reach_no_file_log_or_terminal(
+    tmp_path, clean_env, server, embedder, caplog, capfd):
+  del embedder
+  caplog.set_level(logging.DEBUG)
+  server.responder = schema_answers.responder()
+  scenario = tmp_path / "secret_cafe.yaml"
+  scenario.write_text(TINY, encoding="utf-8")
+  url = server.base_url.replace("http://", f"http://user:{PASSWORD}@")
+  assert cli.main(["-v", "run", str(scenario), "--out", str(tmp_path / "run"),
+                   "--no-progress", "--base-url", url,
+                   "--model", "fake-model"]) == 0
+  assert server.chat_requests(), "the endpoint was not in use"
+  info = json.loads((tmp_path / "run" / "run.json").read_text())
+  assert info["model"]["endpoint"] == redact_url(url)
+  assert files_holding(PASSWORD, tmp_path) == []
+  printed = capfd.readouterr()
+  assert PASSWORD not in printed.out + printed.err + caplog.text
+
+
+def test_an_unreachable_endpoint_with_credentials_is_named_without_them(
+    tmp_path, clean_env, capsys):
+  import socket  # pylint: disable=import-outside-toplevel
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+  url = f"http://user:{PASSWORD}@127.0.0.1:{port}/v1"
+  model = OpenAICompatibleModel(url, "none", "m", max_retries=0, timeout=2)
+  with pytest.raises(EndpointError) as caught:
+    model.check()
+  assert "cannot reach http://***@127.0.0.1" in str(caught.value)
+  assert PASSWORD not in str(caught.value)
+  # With no model name, the one line about it does not show them either.
+  assert cli.main(["run", "hobbs_cafe_mini", "--out", str(tmp_path / "run"),
+                   "--base-url", url]) == 2
+  assert PASSWORD not in capsys.readouterr().err
+
+
+def test_sweep_json_keeps_no_credentials_of_a_base_url():
+  text = (f"scenarios: [hobbs_cafe_mini]\nseeds: 1\nendpoints:\n  a: "
+          f"{{base_url: \"http://u:{PASSWORD}@127.0.0.1:9/v1\", model: m}}\n")
+  spec, scenarios = validate.parse_sweep(text, "sweep.yaml", Path("."))
+  runs = grid.expand(spec, [s.name for s in scenarios])
+  data = grid.manifest("s", None, spec, {}, grid.endpoint_configs(
+      spec, lambda: None), runs)
+  assert PASSWORD not in json.dumps(data)
+  assert data["endpoints"]["a"]["endpoint"] == "http://***@127.0.0.1:9/v1"
 
 
 # -- agent-written text in the report ------------------------------------------

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
           + (" (assembled now)" if status.assembled_now else ""))
   start = time.monotonic()
   model = make_model(config, progress=lambda m: print(f"      {m}"))
-  _line(True, "endpoint", f"{model.base_url} answers "
+  _line(True, "endpoint", f"{model.shown_url} answers "
         f"({time.monotonic() - start:.1f}s to ready), model {model.model_name}")
   start = time.monotonic()
   text = model.sample_text(

@@ -13,7 +13,10 @@ import abc
 import dataclasses
 import hashlib
 import json
+import logging
+import re
 import threading
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any, override
 
@@ -43,6 +46,99 @@ class EndpointError(Exception):
   Its message is one line meant for a person: what was tried, why it failed
   and how to fix it. The CLI prints it and exits with code 2.
   """
+
+
+# Query parameters that carry a secret (Azure's `api-key`, a signed URL's
+# `sig`, a `token`), by part of their name.
+_SECRET_WORDS = "key|token|secret|passw|sig|auth"
+_SECRET_PARAM = re.compile(_SECRET_WORDS, re.I)
+REDACTED = "***"
+
+
+def _params(query: str) -> list[tuple[str, str | None]]:
+  """A query's (name, value) pairs in order; value None for a bare name."""
+  return [(name, value if sep else None) for name, sep, value in (
+      part.partition("=") for part in query.split("&") if part)]
+
+
+def redact_url(url: str | None) -> str | None:
+  """`url` as it may be recorded or printed: without the credentials of a
+  user part (https://user:pass@host/v1 -> https://***@host/v1) or the
+  values of query parameters named like a key or token."""
+  if not url:
+    return url
+  try:
+    parts = urllib.parse.urlsplit(url)
+  except ValueError:  # Unparseable (a bad IPv6 host): cut what looks secret.
+    return re.sub(r"//[^/?#]*@", f"//{REDACTED}@", url.split("?")[0])
+  netloc = parts.netloc
+  if "@" in netloc:
+    netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+  query = "&".join(
+      name if value is None else
+      f"{name}={REDACTED if _SECRET_PARAM.search(name) else value}"
+      for name, value in _params(parts.query))
+  return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def redact_text(text: str, url: str | None) -> str:
+  """`text` (an error message, say) with `url` and its credentials as
+  redact_url shows them."""
+  if not url:
+    return text
+  text = text.replace(url, redact_url(url) or "")
+  try:
+    parts = urllib.parse.urlsplit(url)
+  except ValueError:
+    return text
+  userinfo = parts.netloc.rpartition("@")[0]
+  if userinfo:
+    text = text.replace(userinfo + "@", f"{REDACTED}@")
+  for name, value in _params(parts.query):
+    if value and len(value) >= 4 and _SECRET_PARAM.search(name):
+      text = text.replace(value, REDACTED)
+  return text
+
+
+# In free text (a log line): a URL's user part, and the value of a query
+# parameter named like a secret.
+_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/?#@\s]+@", re.I)
+_SECRET_VALUE = re.compile(
+    rf"([?&][^=&\s]*(?:{_SECRET_WORDS})[^=&\s]*=)[^&#\s\"']+", re.I)
+
+
+def scrub(value: Any) -> Any:
+  """`value` with the credentials of any URL in it as `***`; a value
+  without any (numbers included) is returned as it is."""
+  if isinstance(value, (int, float)):
+    return value
+  text = str(value)
+  clean = _SECRET_VALUE.sub(rf"\1{REDACTED}", _USERINFO.sub(
+      rf"\1{REDACTED}@", text))
+  return value if clean == text else clean
+
+
+class _ScrubCredentials(logging.Filter):
+  """Takes URL credentials out of a logger's records: the HTTP client logs
+  every request's full URL (at INFO, shown by `crsec -v`), user part and
+  all."""
+
+  def filter(self, record: logging.LogRecord) -> bool:
+    record.msg = scrub(record.msg)
+    if isinstance(record.args, tuple):
+      record.args = tuple(scrub(a) for a in record.args)
+    return True
+
+
+_CLIENT_LOGGERS = ("httpx", "httpx2", "httpcore", "openai._base_client")
+
+
+def scrub_client_logs() -> None:
+  """Installs the filter on the HTTP client's loggers (once)."""
+  for name in _CLIENT_LOGGERS:
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, _ScrubCredentials) for f in logger.filters):
+      logger.addFilter(_ScrubCredentials())
 
 
 @dataclasses.dataclass

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crsec_concordia.models import embedded
-from crsec_concordia.models.base import EndpointError
+from crsec_concordia.models.base import EndpointError, redact_url
 from crsec_concordia.models.cache import ResponseCache
 from crsec_concordia.models.openai_compatible import SCHEMA_MODES, OpenAICompatibleModel
 
@@ -71,8 +71,9 @@ class EndpointConfig:
           f"{', '.join(SCHEMA_MODES)} (CRSEC_SCHEMA_MODE or --schema-mode).")
     if config.base_url and not config.model:
       raise EndpointError(
-          f"an endpoint is set ({config.base_url}) but no model name: pass "
-          "--model or set CRSEC_MODEL (e.g. the name vLLM or Ollama serves).")
+          f"an endpoint is set ({redact_url(config.base_url)}) but no model "
+          "name: pass --model or set CRSEC_MODEL (e.g. the name vLLM or "
+          "Ollama serves).")
     return config
 
   @property
@@ -80,11 +81,12 @@ class EndpointConfig:
     return not self.base_url
 
   def describe(self) -> dict[str, str | None]:
-    """What a run records about its model (never the key)."""
+    """What a run records about its model (never the key, nor credentials
+    in the base URL)."""
     if self.embedded:
       return {"endpoint": "embedded", "model": embedded.MODEL_NAME,
               "sha256": embedded.MODEL_SHA256}
-    return {"endpoint": self.base_url, "model": self.model,
+    return {"endpoint": redact_url(self.base_url), "model": self.model,
             "schema_mode": self.schema_mode or "json_schema"}
 
 

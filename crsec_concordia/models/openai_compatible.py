@@ -130,6 +130,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
     self.base_url = base_url
+    # As it may be printed or recorded: no credentials of the URL's.
+    self.shown_url = base.redact_url(base_url)
+    base.scrub_client_logs()
     self.model_name = model_name
     self.cache_scope = cache_scope or base_url
     self.seed = seed
@@ -151,14 +154,14 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     """The failure in one line, without the API key: a server or proxy that
     echoes the key in its error body would otherwise put it on the terminal,
     in run.log and in the run's failure records."""
-    text = str(self._explain_failure(error))
+    text = base.redact_text(str(self._explain_failure(error)), self.base_url)
     key = self._client.api_key
     if key and len(key) >= 8:  # Shorter ones ("none", "local") are no secret.
       text = text.replace(key, "[API key]")
     return base.EndpointError(text)
 
   def _explain_failure(self, error: Exception) -> base.EndpointError:
-    where = f"{self.base_url} (model {self.model_name!r})"
+    where = f"{self.shown_url} (model {self.model_name!r})"
     if isinstance(error, openai.AuthenticationError):
       return base.EndpointError(
           f"{where} rejected the API key (HTTP 401): set CRSEC_API_KEY or "
@@ -285,7 +288,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       self.usage.record(tag, failed=True)
       if schema is None:
         raise base.EndpointError(
-            f"{self.base_url} answered with a body that is not JSON ({e}); "
+            f"{self.shown_url} answered with a body that is not JSON ({e}); "
             "check that it is an OpenAI-compatible endpoint") from None
       accept(f"(the response body was not JSON: {e})")
       return None

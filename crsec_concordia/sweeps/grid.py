@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.models.base import redact_url
 from crsec_concordia.sweeps import spec as spec_lib
 
 SWEEP_JSON = "sweep.json"
@@ -166,12 +167,21 @@ def manifest(name: str, sweep_file: str | None, spec: spec_lib.SweepFile,
       "kind": "crsec-sweep", "name": name, "sweep_file": sweep_file,
       "created": (previous or {}).get("created") or now(), "updated": now(),
       "status": "running",
-      "spec": spec.model_dump(mode="json"),
+      "spec": _shown(spec),
       "reference": spec.reference_condition,
       "scenarios": dict(scenarios),
       "endpoints": {n: e.describe() for n, e in endpoints.items()},
       "runs": entries,
   }
+
+
+def _shown(spec: spec_lib.SweepFile) -> dict[str, Any]:
+  """The sweep file's data as sweep.json keeps it: endpoints' base URLs
+  without credentials."""
+  data = spec.model_dump(mode="json")
+  for endpoint in data.get("endpoints", {}).values():
+    endpoint["base_url"] = redact_url(endpoint.get("base_url"))
+  return data
 
 
 def runs_of(data: Mapping[str, Any]) -> list[RunSpec]:
