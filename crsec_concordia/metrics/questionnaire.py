@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.metrics import rundir
+from crsec_concordia.metrics.csv_cells import safe_cell
 
 OPERATIONS: dict[str, str] = {
     "creation": "Creation: the norm entrepreneur writes personal norms "
@@ -262,10 +263,10 @@ def _csv(items: Sequence[Item]) -> str:
   writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS)
   writer.writeheader()
   for i in items:
-    writer.writerow({"id": i.id, "agent": i.agent, "operation": i.operation,
-                     "run": i.run, "step": i.step, "time": i.time,
-                     "input": i.input, "output": i.output,
-                     "question": QUESTION, "rating_1_to_7": ""})
+    writer.writerow({k: safe_cell(v) for k, v in {
+        "id": i.id, "agent": i.agent, "operation": i.operation,
+        "run": i.run, "step": i.step, "time": i.time, "input": i.input,
+        "output": i.output, "question": QUESTION, "rating_1_to_7": ""}.items()})
   return buffer.getvalue()
 
 

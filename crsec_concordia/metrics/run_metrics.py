@@ -24,6 +24,7 @@ import pandas as pd
 
 from crsec_concordia.metrics import activity, adoption, diffusion, emergent
 from crsec_concordia.metrics import rundir, timeline, usage
+from crsec_concordia.metrics.csv_cells import safe_frame
 from crsec_concordia.metrics.matching import NormMatcher
 
 LEVELS = (0.5, 0.9, 1.0)
@@ -197,8 +198,8 @@ def write(metrics: RunMetrics, out_dir: str | Path | None = None) -> Path:
   """Writes the CSVs and summary.json; returns the metrics directory."""
   out = Path(out_dir) if out_dir else metrics.run.path / "metrics"
   out.mkdir(parents=True, exist_ok=True)
-  metrics.per_step.to_csv(out / "per_step.csv", index=False)
-  metrics.per_hour.to_csv(out / "per_hour.csv", index=False)
+  safe_frame(metrics.per_step).to_csv(out / "per_step.csv", index=False)
+  safe_frame(metrics.per_hour).to_csv(out / "per_hour.csv", index=False)
   (out / "summary.json").write_text(
       json.dumps(_json_safe(metrics.summary), indent=2, ensure_ascii=False),
       encoding="utf-8")

@@ -35,6 +35,7 @@ import pandas as pd
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics import aggregate as compare_aggregate
 from crsec_concordia.metrics import rundir, run_metrics
+from crsec_concordia.metrics.csv_cells import safe_frame
 from crsec_concordia.metrics.matching import NormMatcher
 from crsec_concordia.sweeps import grid
 
@@ -196,7 +197,7 @@ def write(metrics: SweepMetrics, out_dir: str | Path | None = None) -> Path:
   out = Path(out_dir) if out_dir else metrics.path
   out.mkdir(parents=True, exist_ok=True)
   for name, frame in metrics.tables().items():
-    frame.to_csv(out / f"{name}.csv", index=False)
+    safe_frame(frame).to_csv(out / f"{name}.csv", index=False)
     parquet = frame.copy()
     if "seeds" in parquet:  # Lists of ints: Parquet takes them, CSV shows them.
       parquet["seeds"] = parquet["seeds"].map(list)
