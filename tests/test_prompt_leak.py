@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import html
 import json
 import re
 
@@ -432,3 +433,32 @@ def test_an_agent_built_without_a_setting_is_of_no_venue():
   for call in model.calls:
     assert not words(call.prompt) & set().union(*DISTINCTIVE.values()), call.tag
     assert "Setting:" not in call.prompt and " at ." not in call.prompt
+
+
+# -- what the human raters read ----------------------------------------------
+
+
+def test_the_questionnaire_names_no_venue_but_the_runs_own(tmp_path):
+  """The operations' descriptions on a rater's page hold no venue's word;
+  the place they name is the run's own setting name."""
+  from crsec_concordia.metrics import questionnaire, rundir  # pylint: disable=import-outside-toplevel
+  from tests.metrics_fixtures import RunBuilder  # pylint: disable=import-outside-toplevel
+  every = set().union(*DISTINCTIVE.values())
+  for op, template in questionnaire.OPERATIONS.items():
+    assert not words(template) & every, op
+  for name in (CAFE, GARDEN):
+    scenario = venue(name)
+    place = short_place(scenario.setting)
+    agent = scenario.agents[0].name
+    builder = RunBuilder(tmp_path / name, steps=2, scenario=scenario.to_dict())
+    builder.hold(1, agent, NORMS[0], origin="created")
+    run = rundir.load_run(builder.write())
+    assert questionnaire.place_of(run) == place
+    out = questionnaire.write([run], tmp_path / f"questionnaire-{name}")
+    page = (out / f"{questionnaire.slug(agent)}.html").read_text()
+    for op in questionnaire.OPERATIONS:
+      description = questionnaire.describe(op, place)
+      assert description in page or html.escape(description) in page, op
+      assert not (words(description) - words(place)) & every, op
+    assert place in page
+    assert not words(page) & DISTINCTIVE[OTHER[name]], name

@@ -39,9 +39,12 @@ from typing import Any
 from crsec_concordia.metrics import rundir
 from crsec_concordia.metrics.csv_cells import safe_cell
 
+# What each operation does, as the raters read it. No venue: `{place}` is
+# the scenario's own setting name (the part of its `setting` line before the
+# first comma), as in every prompt of the run (docs/design.md).
 OPERATIONS: dict[str, str] = {
     "creation": "Creation: the norm entrepreneur writes personal norms "
-                "that fit its description and the café.",
+                "that fit its description and {place}.",
     "sender": "Communication, sender: the agent sees a behaviour, decides "
               "whether it conflicts with one of its norms, and whether to "
               "talk to the person about it.",
@@ -55,12 +58,13 @@ OPERATIONS: dict[str, str] = {
                             "conflict with its norms?) and scores it.",
     "synthesis": "Long-term synthesis: the agent replaces several specific "
                  "norms with one abstract norm.",
-    "plan": "Planning: the agent plans its time in the café, weighing its "
+    "plan": "Planning: the agent plans its time at {place}, weighing its "
             "norms.",
     "action": "Action: what the agent did, given its plan and norms.",
 }
 QUESTION = ("How much do you agree: the output is a reasonable result of "
             "this operation on this input, for this agent?")
+NO_PLACE = "the setting"  # A scenario without a setting line.
 LIKERT = ("strongly disagree", "disagree", "somewhat disagree", "neutral",
           "somewhat agree", "agree", "strongly agree")
 
@@ -75,6 +79,18 @@ class Item:
   input: str
   output: str
   id: str = ""
+
+
+def place_of(run: rundir.RunData) -> str:
+  """The run's setting name: "Hobbs Cafe" from "Hobbs Cafe, a small café
+  ...", "Maple Street Community Garden" from its line."""
+  setting = " ".join(str(run.scenario.get("setting") or "").split())
+  return setting.split(",")[0].strip() or NO_PLACE
+
+
+def describe(operation: str, place: str) -> str:
+  """The operation's description for raters, at `place`."""
+  return OPERATIONS[operation].format(place=place)
 
 
 def slug(name: str) -> str:
@@ -288,7 +304,8 @@ a.download=document.body.dataset.agent+"-answers.csv";a.click();}
 """
 
 
-def _agent_html(agent: str, name: str, items: Sequence[Item]) -> str:
+def _agent_html(agent: str, name: str, items: Sequence[Item],
+                place: str = NO_PLACE) -> str:
   esc = html.escape
   parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
            f"Questionnaire: {esc(agent)}</title><style>{_STYLE}</style>"
@@ -301,7 +318,8 @@ def _agent_html(agent: str, name: str, items: Sequence[Item]) -> str:
            "7 = strongly agree. When done, press <button onclick='download()'>"
            "download my answers (CSV)</button>, or fill in the CSV beside "
            "this page.</p>"]
-  for op, description in OPERATIONS.items():
+  for op in OPERATIONS:
+    description = describe(op, place)
     chosen = [i for i in items if i.operation == op]
     parts.append(f"<h2>{esc(op.replace('_', ' '))}</h2><p>{esc(description)}"
                  f" ({len(chosen)} item{'s' if len(chosen) != 1 else ''})</p>")
@@ -329,11 +347,13 @@ def write(runs: Sequence[rundir.RunData], out_dir: str | Path, *,
   out = Path(out_dir)
   out.mkdir(parents=True, exist_ok=True)
   agents: list[str] = []
+  places: dict[str, str] = {}  # Each agent's, from the first run it is in.
   items: list[Item] = []
   for run in runs:
     for agent in run.agents:
       if agent not in agents:
         agents.append(agent)
+        places[agent] = place_of(run)
     items.extend(items_for_run(run))
   chosen = sample(items, agents, per_op=per_op, seed=seed)
   rows = []
@@ -341,8 +361,9 @@ def write(runs: Sequence[rundir.RunData], out_dir: str | Path, *,
   names = slugs(list(chosen))
   for agent, agent_items in chosen.items():
     name = names[agent]
-    (out / f"{name}.html").write_text(_agent_html(agent, name, agent_items),
-                                      encoding="utf-8")
+    (out / f"{name}.html").write_text(
+        _agent_html(agent, name, agent_items, places[agent]),
+        encoding="utf-8")
     (out / f"{name}.csv").write_text(_csv(agent_items), encoding="utf-8")
     everything.extend(agent_items)
     counts = {op: sum(i.operation == op for i in agent_items)
