@@ -59,28 +59,62 @@ def error(status: int, message: str, **headers: str) -> Reply:
                headers=headers)
 
 
-class FakeOpenAI:
+class LoopbackServer:
+  """An HTTP server on 127.0.0.1 (a free port) in a daemon thread, serving
+  the handler class `_handler()` makes; `stop()` ends held requests (they
+  wait on `_stopping`) and returns within seconds. The fake server and
+  tests/fault_proxy.py are both one."""
+
+  _name = "loopback server"
+
+  def __init__(self):
+    self._stopping = threading.Event()
+    self._httpd: http.server.ThreadingHTTPServer | None = None
+    self._thread: threading.Thread | None = None
+
+  def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
+    raise NotImplementedError
+
+  @property
+  def base_url(self) -> str:
+    assert self._httpd is not None, f"{self._name} not started"
+    return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+  def start(self):
+    """Starts serving; returns self."""
+    self._httpd = _Server(("127.0.0.1", 0), self._handler())
+    self._thread = threading.Thread(
+        target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+        name=self._name, daemon=True)
+    self._thread.start()
+    return self
+
+  def stop(self) -> None:
+    self._stopping.set()  # Ends any held request at once.
+    if self._httpd is not None:
+      self._httpd.shutdown()
+      self._httpd.server_close()
+    if self._thread is not None:
+      self._thread.join(timeout=5)
+
+
+class FakeOpenAI(LoopbackServer):
   """Serves /v1/chat/completions and /v1/models from a per-test script.
 
   Replies come from `script` (a queue consumed in order) and then from
   `responder`, a function of the request (by default: Reply()).
   """
 
+  _name = "fake-openai"
+
   def __init__(self):
+    super().__init__()
     self.requests: list[Request] = []
     self.responder: Responder = lambda request: Reply()
     self._script: collections.deque[Reply] = collections.deque()
     self._lock = threading.Lock()
-    self._stopping = threading.Event()
-    self._httpd: http.server.ThreadingHTTPServer | None = None
-    self._thread: threading.Thread | None = None
 
   # -- the test's side ---------------------------------------------------------
-
-  @property
-  def base_url(self) -> str:
-    assert self._httpd is not None, "server not started"
-    return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
   def script(self, *replies: Reply) -> None:
     """Queues replies, answered in order before `responder` takes over."""
@@ -91,24 +125,10 @@ class FakeOpenAI:
     with self._lock:
       return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
-  def start(self) -> "FakeOpenAI":
-    handler = _make_handler(self)
-    self._httpd = _Server(("127.0.0.1", 0), handler)
-    self._thread = threading.Thread(
-        target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-        name="fake-openai", daemon=True)
-    self._thread.start()
-    return self
-
-  def stop(self) -> None:
-    self._stopping.set()  # Ends any scripted delay at once.
-    if self._httpd is not None:
-      self._httpd.shutdown()
-      self._httpd.server_close()
-    if self._thread is not None:
-      self._thread.join(timeout=5)
-
   # -- the server's side -------------------------------------------------------
+
+  def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
+    return _make_handler(self)
 
   def _next_reply(self, request: Request) -> Reply:
     with self._lock:

@@ -39,6 +39,8 @@ from typing import Any
 import urllib.error
 import urllib.request
 
+from tests.fake_openai import LoopbackServer
+
 KINDS = ("timeout", "http_500", "http_429", "reset", "invalid_json",
          "schema_break", "truncated")
 CALL_HEADER = "x-chaos-call"
@@ -56,8 +58,10 @@ class Exchange:
   arrived: float
 
 
-class FaultProxy:
+class FaultProxy(LoopbackServer):
   """Forwards to `upstream` and fails `rate` of chat calls with `kinds`."""
+
+  _name = "fault-proxy"
 
   def __init__(self, upstream: str, *, rate: float = 0.2, seed: int = 0,
                kinds: Sequence[str] = KINDS, hold: float = 5.0,
@@ -77,6 +81,7 @@ class FaultProxy:
     unknown = set(kinds) - set(KINDS)
     if unknown or not kinds:
       raise ValueError(f"kinds must be some of {KINDS}, not {sorted(unknown)}")
+    super().__init__()
     self.upstream = upstream.rstrip("/")
     self.rate, self.kinds, self.hold = rate, tuple(kinds), hold
     self.retry_after = retry_after
@@ -84,34 +89,10 @@ class FaultProxy:
     self.exchanges: list[Exchange] = []
     self._rng = random.Random(seed)
     self._lock = threading.Lock()
-    self._stopping = threading.Event()
     # No proxy variables: the upstream is often on loopback.
     self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    self._httpd: http.server.ThreadingHTTPServer | None = None
-    self._thread: threading.Thread | None = None
 
   # -- the bench's side --------------------------------------------------------
-
-  @property
-  def base_url(self) -> str:
-    assert self._httpd is not None, "proxy not started"
-    return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-  def start(self) -> "FaultProxy":
-    self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
-    self._thread = threading.Thread(
-        target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-        name="fault-proxy", daemon=True)
-    self._thread.start()
-    return self
-
-  def stop(self) -> None:
-    self._stopping.set()  # Ends any held request at once.
-    if self._httpd is not None:
-      self._httpd.shutdown()
-      self._httpd.server_close()
-    if self._thread is not None:
-      self._thread.join(timeout=5)
 
   def log(self) -> list[Exchange]:
     with self._lock:
@@ -128,6 +109,9 @@ class FaultProxy:
             if e.fault is None and e.upstream_content is not None]
 
   # -- the proxy's side --------------------------------------------------------
+
+  def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
+    return _make_handler(self)
 
   def _choose(self) -> str | None:
     with self._lock:
@@ -169,11 +153,6 @@ def _with_content(body: dict[str, Any], content: str,
   if finish_reason:
     body["choices"][0]["finish_reason"] = finish_reason
   return body
-
-
-class _Server(http.server.ThreadingHTTPServer):
-  request_queue_size = 64  # As in tests/fake_openai.py: no dropped bursts.
-  daemon_threads = True
 
 
 def _make_handler(proxy: FaultProxy
