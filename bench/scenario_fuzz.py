@@ -7,15 +7,22 @@ duplicate names, a directory, an empty file, ...) goes through `crsec run`
 in this process on the default embedded model, with tripwires on every way
 a model starts. Rejected cleanly: exit code 2, one `FILE:LINE: field:
 problem; fix` line per problem, no traceback, no run directory, no cache,
-no model started. Prints each mutant that was not, then
+no model started. Sweep files get the same (issue 13): every mutant of
+tests/sweep_mutants.py (the same generator on a sweep file that sets every
+field, and what only a sweep gets wrong: seeds, the grid, conditions that
+break their scenario, endpoints, exclude rules) through `crsec sweep`,
+which must also leave no sweep directory and start no Ray. Prints each
+mutant that was not rejected cleanly, then
 
   fuzz N/N rejected cleanly (T s, slowest: NAME T s)
+  sweep fuzz M/M rejected cleanly (T s, slowest: NAME T s)
 
 and exits non-zero unless all were. No model is ever started.
 
   .venv/bin/python bench/scenario_fuzz.py              # crsec run
   .venv/bin/python bench/scenario_fuzz.py --compare    # also crsec compare
   .venv/bin/python bench/scenario_fuzz.py --verbose    # every message
+  .venv/bin/python bench/scenario_fuzz.py --no-sweeps  # scenarios only
 """
 
 from __future__ import annotations
@@ -27,21 +34,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests import scenario_mutants  # noqa: E402
+from tests import scenario_mutants, sweep_mutants  # noqa: E402
+from tests.yaml_fuzz import Mutant  # noqa: E402
 
 
-def main() -> int:
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--compare", action="store_true",
-                      help="also feed every mutant to `crsec compare`")
-  parser.add_argument("--verbose", action="store_true",
-                      help="print every rejection message")
-  args = parser.parse_args()
-  mutants = scenario_mutants.all_mutants()
-  # The commands' imports (Concordia, pandas) once, outside the timings.
-  from crsec_concordia import cli  # pylint: disable=import-outside-toplevel
-  cli.build_parser()
-  commands = ["run"] + (["compare"] if args.compare else [])
+def fuzz(label: str, commands: list[str], mutants: list[Mutant],
+         verbose: bool) -> bool:
+  """Feeds every mutant to every command; prints the figure line."""
   clean = total = 0
   slowest = ("", 0.0)
   start = time.monotonic()
@@ -58,11 +57,32 @@ def main() -> int:
         print(f"NOT CLEAN: crsec {command} <{mutant.name}>")
         for fault in outcome.faults:
           print(f"  {fault}")
-      elif args.verbose:
+      elif verbose:
         print(f"crsec {command} <{mutant.name}>: {outcome.stderr.strip()}")
-  print(f"fuzz {clean}/{total} rejected cleanly ({time.monotonic() - start:.1f} s,"
-        f" slowest: {slowest[0]} {slowest[1]:.2f} s)")
-  return 0 if clean == total else 1
+  print(f"{label} {clean}/{total} rejected cleanly "
+        f"({time.monotonic() - start:.1f} s, slowest: {slowest[0]} "
+        f"{slowest[1]:.2f} s)", flush=True)
+  return clean == total
+
+
+def main() -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--compare", action="store_true",
+                      help="also feed every mutant to `crsec compare`")
+  parser.add_argument("--verbose", action="store_true",
+                      help="print every rejection message")
+  parser.add_argument("--no-sweeps", action="store_true",
+                      help="leave out the sweep files")
+  args = parser.parse_args()
+  # The commands' imports (Concordia, pandas) once, outside the timings.
+  from crsec_concordia import cli  # pylint: disable=import-outside-toplevel
+  cli.build_parser()
+  commands = ["run"] + (["compare"] if args.compare else [])
+  ok = fuzz("fuzz", commands, scenario_mutants.all_mutants(), args.verbose)
+  if not args.no_sweeps:
+    ok &= fuzz("sweep fuzz", ["sweep"], sweep_mutants.all_mutants(),
+               args.verbose)
+  return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """Malformed scenarios from the shipped ones, and a judge of how `crsec`
-rejects each: for tests/test_scenario_fuzz.py and bench/scenario_fuzz.py.
+rejects each (and each sweep file of tests/sweep_mutants.py): for
+tests/test_scenario_fuzz.py, tests/test_sweep_fuzz.py and
+bench/scenario_fuzz.py.
 
 Rejected cleanly means: exit code 2, nothing on stdout, every line on
 stderr a `FILE[:LINE]: field: problem; fix` line about this file (the
-first prefixed `crsec: `), no traceback, no run or compare directory, no
-response cache, and no model of any kind started: a malformed file must
+first prefixed `crsec: `), no traceback, no run, compare or sweep
+directory, no response cache, no Ray, and no model of any kind started:
+a malformed file must
 fail at validation, before the embedded llama.cpp model (minutes to start,
 and the machine's one model slot) or the sentence embedder is touched.
 """
@@ -207,7 +210,8 @@ class ModelStarted(BaseException):
 
 @contextlib.contextmanager
 def tripwires(fired: list[str]) -> Iterator[None]:
-  """Everything that starts a model records itself in `fired` and raises.
+  """Everything that starts a model (or Ray, for `crsec sweep`) records
+  itself in `fired` and raises.
 
   The class methods are patched (not the module functions a caller may have
   imported by name), and `xllamacpp` is a stub, so no path to llama.cpp or
@@ -216,6 +220,7 @@ def tripwires(fired: list[str]) -> Iterator[None]:
   from crsec_concordia.embedding import Embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
   from crsec_concordia.models.openai_compatible import OpenAICompatibleModel  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.sweeps.ray_backend import RayBackend  # pylint: disable=import-outside-toplevel
 
   def trip(what: str):
     def fire(*args: Any, **kwargs: Any) -> Any:
@@ -233,7 +238,8 @@ def tripwires(fired: list[str]) -> Iterator[None]:
                          (embedded, "ensure_model_file"),
                          (embedded, "shared_server"),
                          (OpenAICompatibleModel, "__init__"),
-                         (Embedder, "__init__")):
+                         (Embedder, "__init__"),
+                         (RayBackend, "__init__")):
       stack.enter_context(mock.patch.object(
           target, name, trip(f"{getattr(target, '__name__', target)}.{name}")))
     stack.enter_context(mock.patch.dict(sys.modules,
@@ -293,8 +299,9 @@ def _clean_environment(cache: Path) -> Iterator[None]:
 
 
 def reject(mutant: Mutant, command: str = "run") -> Outcome:
-  """Runs `crsec COMMAND FILE` in this process on the default (embedded)
-  model, in an empty working directory, and judges the rejection."""
+  """Runs `crsec COMMAND FILE` (run, compare or sweep) in this process on
+  the default (embedded) model, in an empty working directory, and judges
+  the rejection."""
   from crsec_concordia import cli  # pylint: disable=import-outside-toplevel
   with tempfile.TemporaryDirectory(prefix="crsec-fuzz-") as tmp:
     root = Path(tmp)

@@ -126,8 +126,11 @@ def _explain(error: Mapping[str, Any]) -> loader._Problem:  # pylint: disable=pr
 
 def _read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
   """Data and node tree, with the scenario loader's YAML rules."""
-  parser = loader._Loader(text)  # pylint: disable=protected-access
+  parser = None
   try:
+    # Inside the try: the reader checks every character as it is built (a
+    # NUL byte or a control character fails here).
+    parser = loader._Loader(text)  # pylint: disable=protected-access
     root = parser.get_single_node()
     data = None if root is None else parser.construct_document(root)
   except (yaml.YAMLError, RecursionError):
@@ -136,7 +139,8 @@ def _read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
     loader.parse_scenario(text, source)
     raise
   finally:
-    parser.dispose()
+    if parser is not None:
+      parser.dispose()
   return data, root
 
 
@@ -180,6 +184,7 @@ def _check_conditions(spec: SweepFile, scenarios: list[Scenario]
         head = ("steps",) if p.loc[:1] == ("max_steps",) else (
             "conditions", name, "scenario") + tuple(p.loc)
         found.append(loader._Problem(head, p.what, p.fix))  # pylint: disable=protected-access
+      found += _unknown_agents(name, condition, scenario)
       for p in found:
         key = f"{loader._path(p.loc)}: {p.what}"  # pylint: disable=protected-access
         if key not in seen:
@@ -187,6 +192,27 @@ def _check_conditions(spec: SweepFile, scenarios: list[Scenario]
           if len(scenarios) > 1:
             p.what = f"{p.what} (in scenario {scenario.name})"
           problems.append(p)
+  return problems
+
+
+def _unknown_agents(name: str, condition: Condition,
+                    scenario: Scenario) -> list[Any]:
+  """Agents a condition patches by name that the scenario does not have:
+  `merge` would pass them over without a word, and the ablation would
+  quietly be the reference."""
+  patch = condition.scenario.get("agents")
+  if not isinstance(patch, Mapping):
+    return []
+  agents = [a.name for a in scenario.agents]
+  problems = []
+  for who in patch:
+    if who not in agents:
+      near = difflib.get_close_matches(str(who), agents, n=1)
+      guess = f" (did you mean {near[0]}?)" if near else ""
+      problems.append(loader._Problem(  # pylint: disable=protected-access
+          ("conditions", name, "scenario", "agents", who),
+          f"the scenario has no agent named {loader._show(who)}{guess}",  # pylint: disable=protected-access
+          f"use one of: {', '.join(agents)}"))
   return problems
 
 
