@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crsec_concordia import runner  # noqa: E402
+from crsec_concordia import observations, runner  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from tests import schema_answers  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
@@ -48,9 +48,6 @@ from tests.fault_proxy import CALL_HEADER, KINDS, FaultProxy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "scenarios" / "hobbs_cafe_mini.yaml"
-# An action the game master records for an agent whose answer failed: a
-# marker with a failure record beside it, not an answer.
-NO_ACTION_MARK = "[no action"
 
 
 class CallLog:
@@ -195,7 +192,14 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
                       f"{json.dumps(call['answer'])[:120]}")
   for r in records:
     texts = []
-    if r["kind"] == "action" and NO_ACTION_MARK not in r["action"]:
+    if r["kind"] == "action" and observations.is_no_action(r["action"]):
+      # An agent whose answer failed: the act's marker (observations'
+      # NO_ACTION_MARK), not an answer, with the Act failure beside it.
+      if not any(f.get("agent") == r["actor"] and f["step"] == r["step"]
+                 and f.get("op") == "Act" for f in failures):
+        problems.append(f"slot {r['step']}: {r['actor']} has a no-action "
+                        "marker and no Act failure record")
+    elif r["kind"] == "action":
       texts = [r["action"], r.get("narration") or ""]
     elif r["kind"] == "conversation":
       texts = [t["text"] for t in r["turns"]]
