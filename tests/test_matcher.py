@@ -8,7 +8,8 @@ from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.metrics import calibration
 from crsec_concordia.metrics.matching import (JUDGE_FLOOR, JUDGE_SCHEMA,
                                               JUDGE_TAG, MATCH_THRESHOLD,
-                                              LLMJudge, NormMatcher)
+                                              SINGLE_COSINE, LLMJudge,
+                                              NormMatcher)
 from crsec_concordia.metrics.rundir import TargetNorm
 from crsec_concordia.models import ScriptedModel
 
@@ -84,17 +85,18 @@ def test_matcher_uses_the_threshold_and_allows_several_targets():
   assert matcher.means("Speak clearly when ordering.") == frozenset()
 
 
-def test_designated_areas_rule_embedding_only_is_a_documented_false_positive():
+def test_designated_areas_rule_the_old_rule_counted_it_the_chosen_does_not():
   """The rule: "Smoke only in designated areas" does NOT mean the target.
 
-  The embedder cannot see it (cosine 0.69 > 0.52): embedding-only matching
-  counts it, as docs/metrics.md says; the LLM judge applies the rule.
-  """
-  matcher = NormMatcher(TARGETS)
-  sim = matcher.similarity(["Smoke only in designated areas."])[0, 0]
+  The embedder cannot see it (cosine 0.69 > 0.52): the single-cosine rule
+  counted it, as docs/metrics.md says; the chosen rule's threshold for
+  this target's wording is above its score."""
+  old = NormMatcher(TARGETS, rule=SINGLE_COSINE)
+  sim = old.similarity(["Smoke only in designated areas."])[0, 0]
   assert sim > MATCH_THRESHOLD
-  assert matcher.means("Smoke only in designated areas.",
-                       "no_smoking_indoors")
+  assert old.means("Smoke only in designated areas.", "no_smoking_indoors")
+  assert not NormMatcher(TARGETS).means("Smoke only in designated areas.",
+                                        "no_smoking_indoors")
 
 
 def test_judge_applies_the_near_miss_rule():

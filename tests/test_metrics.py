@@ -12,7 +12,7 @@ import pytest
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics import rundir, run_metrics, usage
-from crsec_concordia.metrics.matching import LLMJudge, NormMatcher
+from crsec_concordia.metrics.matching import CHOSEN_RULE, LLMJudge, NormMatcher
 from crsec_concordia.models import ScriptedModel
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import ABIGAIL, CARLOS, ISABELLA, SAM, RunBuilder
@@ -92,12 +92,13 @@ def _near_miss_run(tmp_path):
 
 
 def test_near_miss_rule_embedding_only(tmp_path):
-  """docs/metrics.md: "designated areas" does not mean "no smoking indoors",
-  but the embedder cannot tell (cosine 0.69): embedding-only belief counts
-  it, a documented false positive. Lower near-misses are not counted."""
+  """docs/metrics.md: "designated areas" does not mean "no smoking indoors".
+  The single cosine counted it (0.69 >= 0.52); the chosen rule's threshold
+  for this target's wording (0.625) leaves it out, and the polarity penalty
+  keeps it there. Lower near-misses are not counted."""
   m = run_metrics.compute(_near_miss_run(tmp_path))
-  assert column(m, f"belief.{SMOKE}") == [0.5]
-  assert set(m.summary["targets"][SMOKE]["holders"]) == {ABIGAIL, ISABELLA}
+  assert column(m, f"belief.{SMOKE}") == [0.25]
+  assert set(m.summary["targets"][SMOKE]["holders"]) == {ISABELLA}
   assert column(m, "belief.tip_after_meals") == [0.0]
 
 
@@ -296,7 +297,7 @@ def test_per_hour_and_export(tmp_path):
   assert "NaN" not in text
   summary = json.loads(text)
   assert summary["targets"][SMOKE]["final"]["belief"] == 0.5
-  assert summary["matcher"]["threshold"] == 0.52
+  assert summary["matcher"]["threshold"] == CHOSEN_RULE.threshold
 
 
 def test_quiet_steps_are_placed_on_the_clock(tmp_path):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -114,9 +114,20 @@ def activity(per_step: pd.DataFrame, clock: Clock,
   return png(fig)
 
 
+def _error_note(ax: Any, notes: Mapping[str, str] | None, target_id: str
+                ) -> None:
+  """The matcher's measured error on the panel: belief is only as good."""
+  if notes and notes.get(target_id):
+    ax.text(0.01, 0.97, notes[target_id], transform=ax.transAxes, fontsize=7,
+            va="top", ha="left", color="#444444",
+            bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})
+
+
 def adoption(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
-             title: str = "Adoption: belief and behaviour") -> bytes:
-  """One panel per target norm: belief, behaviour and plan shares."""
+             title: str = "Adoption: belief and behaviour",
+             errors: Mapping[str, str] | None = None) -> bytes:
+  """One panel per target norm: belief, behaviour and plan shares, with
+  the matcher's measured error (`errors`, by target id) on each panel."""
   n = max(1, len(targets))
   fig = _figure(8.0, 2.6 * n)
   x = per_step["elapsed_minutes"].to_numpy()
@@ -136,6 +147,7 @@ def adoption(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
                 label=label)
     ax.set_title(f"{t.text} ({t.type})", fontsize=10)
     ax.set_ylabel("share of agents")
+    _error_note(ax, errors, t.id)
     _share_axis(ax)
     _time_axis(ax, clock)
     ax.legend(fontsize=7, loc="lower right")
@@ -273,7 +285,8 @@ def compare_activity(per_step: pd.DataFrame, clock: Clock) -> bytes:
 
 
 def compare_adoption(per_step: pd.DataFrame, targets: Sequence[Any],
-                     clock: Clock) -> bytes:
+                     clock: Clock,
+                     errors: Mapping[str, str] | None = None) -> bytes:
   n = max(1, len(targets))
   fig = _figure(8.0, 2.7 * n)
   for i, t in enumerate(targets):
@@ -289,6 +302,7 @@ def compare_adoption(per_step: pd.DataFrame, targets: Sequence[Any],
           clip=(0.0, 1.0))
     ax.set_title(f"{t.text} ({t.type})", fontsize=10)
     ax.set_ylabel("share (mean, 95% CI)")
+    _error_note(ax, errors, t.id)
     _share_axis(ax)
     _time_axis(ax, clock)
     ax.legend(fontsize=7, loc="lower right")

@@ -1,28 +1,33 @@
 """Deciding that a personal norm MEANS a target norm (semantic matching).
 
-Agents word the same norm in many ways ("Smoking is not permitted inside the
-cafe", "Adhere to no-smoking policies indoors"), so string equality would
-miss most adoptions. The rule, calibrated on the labelled set
-`matcher_labels.json` (see `calibration.py` and docs/metrics.md):
+Agents word the same norm in many ways, often as long policy sentences,
+compounds, hedged or conditional norms, so string equality would miss most
+adoptions and one cosine to one four-word sentence misses many. The rule
+(CHOSEN_RULE, a MatchRule; chosen on the calibration half of
+data/norm_labels.jsonl, see matcher_quality.py and docs/metrics.md):
 
-  A norm MEANS a target when the cosine similarity of their all-MiniLM-L6-v2
-  embeddings is at least MATCH_THRESHOLD (0.52). A norm may mean several
-  targets (a synthesised "keep the café smoke-free and quiet").
+  The norm is read in *units*: the whole text and each of its clauses, each
+  without the part it turns away from ("rather than ...") and also without
+  the reason it gives ("so that ..."); a unit that permits or dismisses
+  ("is fine", "optional", "no need to") is left out. A unit's score for a
+  target is its best cosine (all-MiniLM-L6-v2) with the target's text or
+  one of the scenario's `aliases` for it, less 0.05 where one of the two
+  refuses something and the other does not; a unit counts only for the
+  target it is nearest to. The norm MEANS a target when one unit's score
+  is at least 0.565. A compound norm may mean several targets.
 
 What counts as a match (the labels' standard): holding the norm commits the
-holder to the target's standard of behaviour in the café: same behaviour,
-same or wider scope; its type (descriptive or injunctive) does not matter.
-Narrower conditions ("don't smoke near children"), other behaviours ("pay
-before leaving"), permissions, opposites, and scopes that leave indoors open
-do not count. In particular "Smoke only in designated areas" does NOT mean
-"No smoking indoors": a designated area may be indoors, and the norm says
-nothing about the café's inside. The embedder cannot see that difference
-(cosine 0.69): embedding-only matching counts it, a documented false
-positive; the optional LLM judge applies the rule in words.
+holder to the target's standard of behaviour: same behaviour, same or wider
+scope; its type (descriptive or injunctive) does not matter. Narrower
+conditions, other behaviours, permissions, opposites, and scopes that leave
+the target's case open do not count. Embeddings cannot see most of that
+(a narrowed norm scores like a paraphrase): the measured error per target
+is in data/matcher_quality.json, shown beside the belief curves; the
+optional LLM judge applies the rule in words.
 
-With a judge, every pair at or above JUDGE_FLOOR (0.40, where embedding-only
-recall on the labelled set is 0.975) is put to the judge and its yes/no
-decides; a judge failure falls back to the embedding decision and is counted.
+With a judge, every pair whose score is at or above JUDGE_FLOOR (0.40) is
+put to the judge and its yes/no decides; a judge failure falls back to the
+rule's decision and is counted.
 
 A looser relation, ABOUT, tells whether a conflict, conversation or thought
 concerns a target at all: cosine >= RELATED_THRESHOLD (0.40) with the
@@ -32,6 +37,7 @@ never belief.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Sequence
@@ -39,10 +45,12 @@ from typing import Any
 
 import numpy as np
 
+from crsec_concordia.metrics import norm_clauses
 from crsec_concordia.metrics.rundir import TargetNorm
 
 _LOG = logging.getLogger(__name__)
 
+# The old single-cosine threshold; still the cut of emergent norms' clusters.
 MATCH_THRESHOLD = 0.52
 JUDGE_FLOOR = 0.40
 RELATED_THRESHOLD = 0.40
@@ -57,13 +65,12 @@ JUDGE_SCHEMA = {
 _JUDGE_PROMPT = """\
 You check whether a person's social norm means the same as a target norm.
 It does when holding the norm commits the person to the target's standard of
-behaviour in a café: the same behaviour, with the same or a wider scope.
-Descriptive and injunctive wording both count ("people tip after meals" means
-"tip after meals"). It does not when it only shares the topic: a narrower
-condition ("don't smoke near children"), a different behaviour ("pay before
-leaving"), a permission or the opposite ("tipping is optional"), or a scope
-that leaves the target's case open ("smoke only in designated areas" does not
-mean "no smoking indoors").
+behaviour: the same behaviour, with the same or a wider scope. What people
+usually do counts as much as a rule ("people usually do X" means "do X").
+It does not when it only shares the topic: a narrower condition (the target
+only at some times, in some places or towards some people), a different
+behaviour, a permission or the opposite ("X is optional", "X is fine"), or a
+scope that leaves the target's own case open.
 
 Target norm: {target}
 Person's norm: {norm}
@@ -105,11 +112,88 @@ class LLMJudge:
     return verdict
 
 
+@dataclasses.dataclass(frozen=True)
+class MatchRule:
+  """One way of deciding MEANS from cosine similarities.
+
+  A text's *units* are the text itself and, with `clauses`, each of its
+  clauses (norm_clauses.clauses), with `contrast` stripped of the part the
+  norm turns away from. A target's *references* are its text and, with
+  `aliases`, its scenario aliases. A unit's score for a target is its best
+  cosine with one of the target's references; with `permissions`, a unit
+  that permits or dismisses scores nothing; with `margin`, a unit scores
+  for a target only when no other target of the scenario is closer to it
+  by more than `margin`; with `opposites`, a unit without a word of refusal
+  (norm_clauses.has_negation) that is closer to the target's violating
+  behaviours than to its complying ones (the scenario's descriptions)
+  endorses the violation and scores nothing for that target. The text
+  MEANS the target when its best unit's
+  score reaches the target's threshold (`thresholds` by the target's text,
+  else
+  `threshold`).
+  """
+  name: str
+  threshold: float = MATCH_THRESHOLD
+  aliases: bool = False
+  clauses: bool = False
+  commas: bool = False
+  contrast: bool = False
+  permissions: bool = False
+  margin: float | None = None
+  opposites: bool = False
+  reasons: bool = False
+  polarity: float = 0.0
+  pool: int = 1
+  thresholds: tuple[tuple[str, float], ...] = ()
+
+  def threshold_for(self, target_text: str) -> float:
+    """Thresholds are set for a target's wording: a target of another
+    wording (another venue's) gets the one threshold calibrated for all."""
+    return dict(self.thresholds).get(target_text, self.threshold)
+
+  def units(self, text: str) -> list[str]:
+    """The parts of `text` that are scored, permissions left out."""
+    parts = [text]
+    if self.clauses:
+      # Tidied like its clauses, so that a one-clause norm is embedded once.
+      parts = [norm_clauses.tidy(text) or text,
+               *norm_clauses.clauses(text, commas=self.commas)]
+    if self.contrast:
+      parts = [norm_clauses.without_contrast(p) for p in parts]
+    if self.reasons:
+      parts += [norm_clauses.without_reason(p) for p in parts]
+    if self.permissions:
+      parts = [p for p in parts if not norm_clauses.is_permission(p)]
+    return list(dict.fromkeys(parts))
+
+  def describe(self) -> dict[str, Any]:
+    return dataclasses.asdict(self) | {"thresholds": dict(self.thresholds)}
+
+
+# The single-cosine rule this project used first (calibrated on short
+# paraphrases; kept for comparison in bench/matcher_quality.py).
+SINGLE_COSINE = MatchRule("single_cosine")
+# The rule chosen on the calibration half of data/norm_labels.jsonl (see
+# docs/metrics.md and crsec_concordia/metrics/matcher_quality.py).
+CHOSEN_RULE = MatchRule(
+    "nearest_target_polarity_per_target", threshold=0.525, aliases=True,
+    clauses=True, contrast=True, permissions=True, reasons=True, margin=0.0,
+    polarity=0.05, thresholds=(
+        # The shipped scenarios' targets, by text: each one's best F1 on the
+        # calibration half. Any other target gets `threshold`.
+        ("No smoking indoors.", 0.625),
+        ("Be quiet in public places.", 0.47),
+        ("Tip after meals.", 0.58),
+        ("Return shared tools to the shed after use.", 0.665),
+        ("Do not pick from other gardeners' plots.", 0.615),
+        ("People usually share their surplus harvest with neighbours.", 0.52)))
+
+
 class NormMatcher:
   """MEANS and ABOUT relations between texts and a scenario's target norms."""
 
   def __init__(self, targets: Sequence[TargetNorm], *,
-               threshold: float = MATCH_THRESHOLD,
+               rule: MatchRule = CHOSEN_RULE,
                related_threshold: float = RELATED_THRESHOLD,
                embedder: Any = None, judge: LLMJudge | None = None,
                judge_floor: float = JUDGE_FLOOR):
@@ -117,40 +201,115 @@ class NormMatcher:
       from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
       embedder = shared_embedder()
     self.targets = list(targets)
-    self.threshold = threshold
+    self.rule = rule
+    # The cosine at which two norms say the same (emergent norms' clusters).
+    self.threshold = MATCH_THRESHOLD
     self.related_threshold = related_threshold
     self.judge = judge
     self.judge_floor = judge_floor
     self._embedder = embedder
     self._means: dict[str, frozenset[str]] = {}
     self._about: dict[str, frozenset[str]] = {}
+    self._refs: list[str] = []
+    self._ref_owner: list[int] = []
+    for k, target in enumerate(self.targets):
+      wordings = (target.text, *(target.aliases if rule.aliases else ()))
+      for wording in dict.fromkeys(wordings):
+        self._refs.append(wording)
+        self._ref_owner.append(k)
 
   def describe(self) -> dict[str, Any]:
-    return {"rule": "cosine(all-MiniLM-L6-v2) >= threshold",
-            "threshold": self.threshold,
+    # Imported here: matcher_quality builds matchers itself.
+    from crsec_concordia.metrics import matcher_quality  # pylint: disable=import-outside-toplevel
+    measured = matcher_quality.load_measured()
+    return {"rule": self.rule.name,
+            "threshold": self.rule.threshold,
+            "settings": self.rule.describe(),
+            "thresholds": {t.id: self.rule.threshold_for(t.text)
+                           for t in self.targets},
+            "aliases": {t.id: len(t.aliases) if self.rule.aliases else 0
+                        for t in self.targets},
             "related_threshold": self.related_threshold,
             "judge": self.judge is not None,
             "judge_floor": self.judge_floor if self.judge else None,
-            "judge_failures": self.judge.failures if self.judge else 0}
+            "judge_failures": self.judge.failures if self.judge else 0,
+            # Precision and recall on the labelled test half, without the
+            # judge, where this rule and the target's wording were measured.
+            "measured_error": {
+                t.id: matcher_quality.measured_error(t, self.rule.name,
+                                                     measured)
+                for t in self.targets}}
 
   def similarity(self, texts: Sequence[str]) -> np.ndarray:
     """Cosine of each text with each target's text, (len(texts), targets)."""
     return self._embedder.similarity(list(texts),
                                      [t.text for t in self.targets])
 
+  def scores(self, texts: Sequence[str]) -> np.ndarray:
+    """The rule's score of each text for each target, (len(texts), targets).
+
+    -1 where every unit of the text was left out (a permission)."""
+    out = np.full((len(texts), len(self.targets)), -1.0)
+    if not texts or not self.targets:
+      return out
+    units = [self.rule.units(t) for t in texts]
+    flat = list(dict.fromkeys(u for us in units for u in us))
+    if not flat:
+      return out
+    sims = np.asarray(self._embedder.similarity(flat, self._refs))
+    if self.rule.polarity:
+      # A reference that refuses a behaviour ("do not leave tools out")
+      # and a unit that does not ("people leave tools out") are far apart
+      # in meaning however close their embeddings.
+      unit_neg = np.array([norm_clauses.has_negation(u) for u in flat])
+      ref_neg = np.array([norm_clauses.has_negation(r) for r in self._refs])
+      sims = sims - self.rule.polarity * (unit_neg[:, None] != ref_neg[None, :])
+    owner = np.asarray(self._ref_owner)
+    per_target = np.stack([self._pooled(sims[:, owner == k])
+                           for k in range(len(self.targets))], axis=1)
+    if self.rule.opposites:
+      per_target = np.where(self._endorses_violation(flat), -1.0, per_target)
+    if self.rule.margin is not None and len(self.targets) > 1:
+      best = per_target.max(axis=1, keepdims=True)
+      per_target = np.where(per_target >= best - self.rule.margin,
+                            per_target, -1.0)
+    row = {u: per_target[i] for i, u in enumerate(flat)}
+    for i, us in enumerate(units):
+      if us:
+        out[i] = np.max([row[u] for u in us], axis=0)
+    return out
+
+  def _pooled(self, sims: np.ndarray) -> np.ndarray:
+    """Each row's mean of its `pool` best references (1: the best one)."""
+    k = min(self.rule.pool, sims.shape[1])
+    return np.sort(sims, axis=1)[:, -k:].mean(axis=1)
+
+  def _endorses_violation(self, units: list[str]) -> np.ndarray:
+    """(units, targets): the unit names the target's violation unrefused."""
+    out = np.zeros((len(units), len(self.targets)), dtype=bool)
+    plain = np.array([not norm_clauses.has_negation(u) for u in units])
+    for k, target in enumerate(self.targets):
+      n = len(target.complies)
+      complies, violates = target.behaviour_texts[:n], target.behaviour_texts[n:]
+      if not complies or not violates or not plain.any():
+        continue
+      sims = np.asarray(self._embedder.similarity(units, [*complies, *violates]))
+      closer = sims[:, n:].max(axis=1) > sims[:, :n].max(axis=1)
+      out[:, k] = plain & closer
+    return out
+
   def means_many(self, texts: Sequence[str]) -> list[frozenset[str]]:
     """For each text, the ids of the targets it means."""
     todo = [t for t in dict.fromkeys(texts) if t not in self._means]
     if todo and self.targets:
-      sims = self.similarity(todo)
-      for text, row in zip(todo, sims):
+      scores = self.scores(todo)
+      for text, row in zip(todo, scores):
         ids = set()
-        for target, sim in zip(self.targets, row):
-          if self.judge is not None and sim >= self.judge_floor:
+        for target, score in zip(self.targets, row):
+          ok = score >= self.rule.threshold_for(target.text)
+          if self.judge is not None and score >= self.judge_floor:
             verdict = self.judge(text, target.text)
-            ok = sim >= self.threshold if verdict is None else verdict
-          else:
-            ok = sim >= self.threshold
+            ok = ok if verdict is None else verdict
           if ok:
             ids.add(target.id)
         self._means[text] = frozenset(ids)

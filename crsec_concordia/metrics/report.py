@@ -20,8 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from crsec_concordia.metrics import aggregate, figures, questionnaire
-from crsec_concordia.metrics import rundir, run_metrics
+from crsec_concordia.metrics import aggregate, figures, matcher_quality
+from crsec_concordia.metrics import questionnaire, rundir, run_metrics
 from crsec_concordia.metrics.matching import NormMatcher
 
 esc = html.escape
@@ -213,9 +213,12 @@ def _run_sections(page: _Page, m: run_metrics.RunMetrics) -> None:
            "with a relevant action; not violating = 1 - share whose latest "
            "relevant action violates. See docs/metrics.md.</p>"
            + (_holders(summary) if run.has_norms else ""))
-  page.figure("adoption", figures.adoption(m.per_step, targets, clock),
+  notes = matcher_quality.report_notes(summary["matcher"], targets)
+  page.figure("adoption", figures.adoption(m.per_step, targets, clock,
+                                           errors=notes),
               "Belief (holds), behaviour (complies) and plans per target norm "
               "over simulated time; dotted lines at 50% and 90%.")
+  page.add(_matcher_error_list(notes, targets))
   page.add("<h2>Social conflicts</h2>" + _table(
       ["conflicts", "conversations", "norm-related conversations",
        "thoughts", "norm-related thoughts", "actions", "failed operations",
@@ -248,6 +251,14 @@ def _run_sections(page: _Page, m: run_metrics.RunMetrics) -> None:
   page.add(f"<p class='note'>Matcher: {esc(matcher['rule'])}, threshold "
            f"{matcher['threshold']}, LLM judge "
            f"{'on' if matcher['judge'] else 'off'}.</p>")
+
+
+def _matcher_error_list(notes: dict[str, str], targets: Sequence[Any]) -> str:
+  return ("<p class='note'>Belief is counted by the norm matcher; its error "
+          "on labelled norms (the test half of "
+          "crsec_concordia/metrics/data/norm_labels.jsonl): "
+          + "; ".join(f"<i>{esc(t.text)}</i>: {esc(notes[t.id])}"
+                      for t in targets) + ".</p>")
 
 
 def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
@@ -359,9 +370,13 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
   page.add("<h2>Normative vs baseline</h2>" + _table(
       ["metric", "normative", "baseline", "effect (normative - baseline)"],
       rows))
+  notes = matcher_quality.report_notes(first.summary["matcher"],
+                                       targets)
   page.figure("compare_adoption", figures.compare_adoption(
-      cm.per_step, targets, clock), "Belief and behaviour per target norm: "
+      cm.per_step, targets, clock, errors=notes),
+              "Belief and behaviour per target norm: "
               "mean over seeds with 95% CI bands.")
+  page.add(_matcher_error_list(notes, targets))
   page.figure("compare_conflicts", figures.compare_conflicts(cm.per_step,
                                                              clock),
               "Conflicts per step, mean over seeds with 95% CI bands.")

@@ -34,6 +34,9 @@ class TargetNorm:
   # Descriptions of the complies/violates behaviours: what a conflict,
   # conversation or thought "about" this norm talks about.
   behaviour_texts: tuple[str, ...] = ()
+  # Other wordings of the target (the scenario's `aliases`): references for
+  # MEANS besides `text`.
+  aliases: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +74,24 @@ def parse_clock(text: str) -> int:
   """Minutes after midnight of "HH:MM"."""
   hours, minutes = str(text).strip().split(":")[:2]
   return int(hours) * 60 + int(minutes)
+
+
+def scenario_targets(scenario: dict[str, Any]) -> list[TargetNorm]:
+  """The target norms of a scenario's data (scenario.json, `to_dict`)."""
+  behaviours = {b["id"]: b.get("description", b["id"])
+                for b in scenario.get("behaviours", []) if "id" in b}
+  out = []
+  for t in scenario.get("target_norms", []):
+    complies = tuple(t.get("complies", ()))
+    violates = tuple(t.get("violates", ()))
+    out.append(TargetNorm(
+        id=str(t["id"]), text=str(t["text"]),
+        type=str(t.get("type", "injunctive")), complies=complies,
+        violates=violates,
+        behaviour_texts=tuple(behaviours.get(b, b.replace("_", " "))
+                              for b in complies + violates),
+        aliases=tuple(str(a) for a in t.get("aliases") or ())))
+  return out
 
 
 @dataclasses.dataclass
@@ -122,18 +143,7 @@ class RunData:
 
   @property
   def targets(self) -> list[TargetNorm]:
-    behaviours = self.behaviours
-    out = []
-    for t in self.scenario.get("target_norms", []):
-      complies = tuple(t.get("complies", ()))
-      violates = tuple(t.get("violates", ()))
-      out.append(TargetNorm(
-          id=str(t["id"]), text=str(t["text"]),
-          type=str(t.get("type", "injunctive")), complies=complies,
-          violates=violates,
-          behaviour_texts=tuple(behaviours.get(b, b.replace("_", " "))
-                                for b in complies + violates)))
-    return out
+    return scenario_targets(self.scenario)
 
   @property
   def clock(self) -> Clock:

@@ -1,0 +1,112 @@
+"""How well the norm matcher finds targets in agents' wording, per target.
+
+Every rule tried (crsec_concordia/metrics/matcher_quality.py, TRIED: the old
+single cosine at 0.52 first) has its threshold(s) set on the calibration
+half of crsec_concordia/metrics/data/norm_labels.jsonl, then is scored on
+both halves over (norm, target) pairs within a venue. Prints, per rule, the
+threshold(s) and precision, recall and F1 per target on the calibration and
+the test half, then the chosen rule (matching.CHOSEN_RULE) and whether its
+threshold is the one its calibration picks; with --errors, the chosen
+rule's misses on the calibration half (the test half's misses are not
+printed: that half is for the figures, not for tuning).
+No language model: only the sentence embedder (a few seconds on 2 cores).
+Usage: .venv/bin/python bench/matcher_quality.py [--errors]
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from crsec_concordia.embedding import shared_embedder  # noqa: E402
+from crsec_concordia.metrics import matcher_quality as mq  # noqa: E402
+from crsec_concordia.metrics.calibration import Score  # noqa: E402
+from crsec_concordia.metrics.matching import CHOSEN_RULE, MatchRule  # noqa: E402
+
+
+def _row(label: str, counts: dict[str, Score]) -> list[str]:
+  cells = [f"{s.precision:.2f} {s.recall:.2f} {s.f1:.2f}"
+           for s in counts.values()]
+  return [f"| {label} | " + " | ".join(cells) + f" | {mq.worst(counts):.2f} |"]
+
+
+def _thresholds(rule: MatchRule, targets: list) -> str:
+  if rule.thresholds:
+    return ", ".join(f"{t.id} {rule.threshold_for(t.text):.3f}"
+                     for t in targets) + f" (others {rule.threshold:.3f})"
+  return f"{rule.threshold:.3f}"
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--errors", action="store_true",
+                      help="print the chosen rule's calibration misses")
+  args = parser.parse_args()
+  embedder = shared_embedder()
+  items = mq.load_items()
+  targets = {v: mq.venue_targets(v) for v in mq.VENUES}
+  every = [t for ts in targets.values() for t in ts]
+  ids = [t.id for t in every]
+  print(f"{len(items)} labelled norms: "
+        + ", ".join(f"{s} {sum(i.split == s for i in items)}" for s in mq.SPLITS)
+        + "; cells are precision recall F1 over (norm, target) pairs; "
+        "'worst' is the lowest precision or recall of any target")
+  header = "| rule | " + " | ".join(ids) + " | worst |"
+  rule_line = "|---" * (len(ids) + 2) + "|"
+  results: dict[str, dict[str, dict[str, Score]]] = {s: {} for s in mq.SPLITS}
+  fitted: dict[str, MatchRule] = {}
+  started = time.perf_counter()
+  for tried in mq.TRIED:
+    calibration = mq.table(tried.rule, "calibration", embedder=embedder,
+                           items=items, targets=targets)
+    rule = tried.fitted(calibration)
+    fitted[tried.label] = rule
+    results["calibration"][tried.label] = calibration.counts(rule)
+    results["test"][tried.label] = mq.table(
+        rule, "test", embedder=embedder, items=items,
+        targets=targets).counts(rule)
+  print(f"({time.perf_counter() - started:.1f} s for {len(mq.TRIED)} rules, "
+        "both halves)\n")
+  print("Thresholds set on the calibration half:")
+  for label, rule in fitted.items():
+    print(f"- {label}: {_thresholds(rule, every)}")
+  for split in ("calibration", "test"):
+    print(f"\n{split} half:\n{header}\n{rule_line}")
+    for label, counts in results[split].items():
+      print("\n".join(_row(label, counts)))
+
+  best = mq.select(fitted, results["calibration"])
+  print(f"\nSelected on the calibration half (highest worst precision or "
+        f"recall): {best}")
+  chosen_test = mq.table(CHOSEN_RULE, "test", embedder=embedder, items=items,
+                         targets=targets).counts(CHOSEN_RULE)
+  print(f"\nChosen rule: {CHOSEN_RULE.name} (threshold "
+        f"{_thresholds(CHOSEN_RULE, every)}), test half:")
+  print("| target | precision | recall | F1 | TP | FP | FN |\n|---|---|---|---|---|---|---|")
+  for t, s in chosen_test.items():
+    print(f"| {t} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | "
+          f"{s.tp} | {s.fp} | {s.fn} |")
+  same = fitted[best] == CHOSEN_RULE
+  print(f"matching.CHOSEN_RULE is the selected rule as calibrated: "
+        f"{'yes' if same else 'NO'}")
+  measured = mq.load_measured()
+  if measured is not None and measured.get("test") != mq.figures(chosen_test):
+    print(f"{mq.QUALITY_PATH.name} is out of date: run "
+          "python -m crsec_concordia.metrics.matcher_quality --write")
+
+  if args.errors:
+    calibration = mq.table(CHOSEN_RULE, "calibration", embedder=embedder,
+                           items=items, targets=targets)
+    print("\nChosen rule's misses on the calibration half:")
+    for t, scores in calibration.scores.items():
+      threshold = CHOSEN_RULE.threshold_for(calibration.wording[t])
+      for text, score, pos in zip(calibration.texts[t], scores,
+                                  calibration.positive[t]):
+        if (score >= threshold) != pos:
+          print(f"  {'FP' if not pos else 'FN'} {score:.3f} {t}: {text}")
+
+
+if __name__ == "__main__":
+  main()
