@@ -108,3 +108,16 @@ def test_a_chaos_run_survives_bodies_that_are_not_json(embedder, tmp_path):
       timeout=1.0, base_url=None, model_name=None, api_key=None,
       embedder=embedder)
   assert figures["problems"] == []
+
+
+def test_an_act_that_failed_is_a_marker_with_its_failure_not_an_answer(
+    embedder, tmp_path):
+  # Every answer breaks its schema: every act fails and is the act's
+  # no-action marker, each with its Act failure record; none of it counts
+  # as an invented answer.
+  figures = chaos.chaos_run(
+      tmp_path, steps=1, seed=1, rate=1.0, kinds=["schema_break"],
+      timeout=1.0, base_url=None, model_name=None, api_key=None,
+      embedder=embedder)
+  assert figures["problems"] == [] and figures["invented"] == 0
+  assert figures["failure_records"] >= 4  # At least each agent's act.
