@@ -104,6 +104,12 @@ class ExactObservations(entity_component.ContextComponent,
       events, self._queue[name] = self._queue.get(name, []), []
     if not events:
       return ""
+    # The slot's actions before the talk: the adjudication and the talks
+    # are resolved side by side and queue what they produce when done, so
+    # the queue's order was whichever finished first (the talks, when the
+    # model answers at once).
+    events.sort(key=lambda text: isinstance(
+        observations.parse(text), observations.ConversationObservation))
     now = observations.format_clock(clock.current_stamp())
     return "\n".join([now, *events])
 
