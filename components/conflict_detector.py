@@ -24,7 +24,10 @@ when it resolves the slot do), so detection runs in its own thread from
 the moment the observation arrives, with the norms held at that moment,
 and is joined when the game master collects the requests (or the state is
 saved, or the next observation arrives). An error there is recorded as a
-failure, never raised into the game master.
+failure, never raised into the game master. The norms it will judge by are
+embedded ahead, in the background, as soon as they are held (see
+components/_embedding_warmer.py), so that fifty detections do not queue at
+the shared embedder's lock at the start of a slot.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from concordia.typing import entity_component
 from concordia.utils import concurrency
 
 from crsec_concordia import observations
+from crsec_concordia.components._embedding_warmer import warm
+from crsec_concordia.components._events import parse_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
@@ -106,12 +111,22 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       requests, self._requests = self._requests, []
     return requests
 
+  def _embedding(self):
+    if self._embedder is None:
+      self._embedder = shared_embedder()
+    return self._embedder
+
+  def warm_norms(self) -> None:
+    """Has the norms held now embedded in the background, ready for the
+    next detection (see components/_embedding_warmer.py)."""
+    warm(self._embedding(),
+         [n.content for n in self.norm_memory.database.qualified()])
+
   def related(self, events: list[observations.ActionObservation],
               norms: list[PersonalNorm]
               ) -> list[tuple[observations.ActionObservation, Observed]]:
     """Each event with its most related norm; unrelated events left out."""
-    if self._embedder is None:
-      self._embedder = shared_embedder()
+    self._embedding()
     scores = self._embedder.similarity([e.text for e in events],
                                        [n.content for n in norms])
     items = []
@@ -199,16 +214,23 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     return ((last is not None and step - last < self._cooldown)
             or any(r["partner"] == actor for r in self._requests))
 
+  def waits_on_model(self, hook: str) -> bool:
+    """Whether `hook` may wait on the model now: pre_observe joins a
+    detection still in progress (the game master has usually joined it)."""
+    with self._lock:
+      return hook == "pre_observe" and self._work is not None
+
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)
     me = self.get_entity().name
-    events = [e for e in observations.parse_all(observation)
+    events = [e for e in parse_events(observation)
               if isinstance(e, observations.ActionObservation)
               and e.actor != me and not observations.is_no_action(e.text)]
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     self.join()
     if not events:
+      self.warm_norms()  # Created just now, perhaps: judged next slot.
       return ""
     # What is held and when, fixed now: the detection runs on while the
     # agent's other components (and its act) change and read the database.
@@ -230,6 +252,12 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     with self._lock:
       self._work = thread
     thread.start()
+    return ""
+
+  def post_act(self, action_attempt: str) -> str:
+    del action_attempt
+    # The norms this slot qualified are judged with from the next one.
+    self.warm_norms()
     return ""
 
   def get_state(self) -> entity_component.ComponentState:

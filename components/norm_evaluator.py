@@ -140,6 +140,10 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
                     utility=abstract.utility, accepted=verdict.accepted)
     db.reset_counter()
 
+  def waits_on_model(self, hook: str) -> bool:
+    """post_observe may call ImmediateEvaluation and LongTermSynthesis."""
+    return hook == "post_observe"
+
   def post_observe(self) -> str:
     with self._lock:
       self.evaluate_pending()

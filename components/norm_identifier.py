@@ -22,6 +22,7 @@ from concordia.typing import entity_component
 from concordia.utils import concurrency
 
 from crsec_concordia import observations
+from crsec_concordia.components._events import parse_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.norms import Origin
@@ -95,11 +96,15 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
                           on_failure=memory.record_failure)
     return [(found, Origin.OBSERVATION, text, None)] if found else []
 
+  def waits_on_model(self, hook: str) -> bool:
+    """pre_observe may call IdentifyNorm and Reflect."""
+    return hook == "pre_observe"
+
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)
     me = self.get_entity().name
     tasks = {}
-    for i, event in enumerate(observations.parse_all(observation)):
+    for i, event in enumerate(parse_events(observation)):
       if isinstance(event, observations.ConversationObservation):
         if self._communication and me in event.participants:
           tasks[f"c{i:04d}"] = functools.partial(self._from_conversation,

@@ -17,6 +17,7 @@ from concordia.components.agent import action_spec_ignored
 from concordia.typing import entity_component
 
 from crsec_concordia import observations
+from crsec_concordia.components._events import parse_events
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
 from crsec_concordia.operations import create_norm
 from crsec_concordia.operations.immediate_evaluation import names_person
@@ -155,7 +156,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     components' hooks run in parallel threads, so none may rely on this
     component's pre_observe having run before it. Idempotent.
     """
-    events = observations.parse_all(observation)
+    events = parse_events(observation)
     with self._journal_lock:
       for event in events:
         if self.last_stamp is None or event.stamp.step >= self.last_stamp.step:
@@ -164,6 +165,10 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
           self._known_names.add(event.actor)
         elif isinstance(event, observations.ConversationObservation):
           self._known_names.update(event.participants)
+
+  def waits_on_model(self, hook: str) -> bool:
+    """Whether `hook` may call the model now: only CreateNorm, once."""
+    return hook in ("pre_observe", "pre_act") and not self._created
 
   def pre_observe(self, observation: str) -> str:
     self.note(observation)

@@ -102,6 +102,10 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
     held = {n.id for n in self.norm_memory.database.qualified()}
     return bool(held - set(plan.get("norm_ids", ())))
 
+  def waits_on_model(self, hook: str) -> bool:
+    """pre_act may call NormativePlan (once a day, or to revise)."""
+    return hook == "pre_act"
+
   def _make_pre_act_value(self) -> str:
     stamp = self.norm_memory.last_stamp
     plan = self.plan_for(stamp.day if stamp else 1,

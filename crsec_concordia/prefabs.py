@@ -4,20 +4,30 @@
 same persona, instructions, memory, observations and act component, so a
 comparison of the two isolates CRSEC. Components are built inside `build()`
 from plain JSON params, so configs can be reused and checkpoints restored.
+
+Both are built for a society that acts at once (every agent, every slot,
+in its own thread): an agent's hooks run in its own thread unless two of
+its components may wait on the model in the same hook (`SlotAgent`), and
+its memories live in a `ListMemoryBank` instead of Concordia's pandas bank.
+Neither changes what an agent sees or does; both take per-agent Python
+work, which holds the GIL, off the path to the agents' model calls.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Mapping
 from typing import Any
 
 from concordia.agents import entity_agent_with_logging
 from concordia.associative_memory import basic_associative_memory
 from concordia.components import agent as agent_components
+from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import components as crsec
+from crsec_concordia.components.list_memory_bank import ListMemoryBank
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models.base import as_structured
 
@@ -51,6 +61,53 @@ def _param(params: Mapping[str, Any], key: str) -> Any:
   return params.get(key, _DEFAULTS[key])
 
 
+def waits_on_model(component: Any, hook: str) -> bool:
+  """Whether `component`'s `hook` may wait on a model call this time.
+
+  CRSEC components say so (`waits_on_model(hook)`); Concordia's stock ones
+  in these prefabs (constants, observations, memory) never do.
+  """
+  ask = getattr(component, "waits_on_model", None)
+  return bool(ask(hook)) if callable(ask) else False
+
+
+class SlotAgent(entity_agent_with_logging.EntityAgentWithLogging):
+  """Concordia's entity agent, its hooks run in its own thread when they can.
+
+  Concordia runs every hook (pre_observe, post_observe, pre_act, post_act,
+  update) of every component in a thread pool made for that call: six pools
+  and dozens of threads per agent per slot, nearly all for hooks that
+  return at once. With fifty agents in a slot that was thousands of thread
+  starts and GIL hand-overs between the agents and their model calls. So a
+  hook runs its components in this thread, in order, unless two or more of
+  them may wait on the model this time (an entrepreneur's first observation:
+  CreateNorm beside IdentifyNorm); then Concordia's pool runs them as before,
+  so their calls still overlap. The components of one hook never depend on
+  each other's order (each says so; NormMemory.note is idempotent), so
+  either way gives the same contexts.
+  """
+
+  def _parallel_call_(self, method_name: str, *args, executor=None
+                      ) -> entity_component.ComponentContextMapping:
+    unique = list(dict.fromkeys(self._context_components.values()))
+    if sum(waits_on_model(c, method_name) for c in unique) > 1:
+      return super()._parallel_call_(method_name, *args, executor=executor)
+    results = {id(c): getattr(c, method_name)(*args) for c in unique}
+    return types.MappingProxyType({
+        name: results[id(c)] for name, c in self._context_components.items()})
+
+
+# What the prefabs build agents and memories with (tests swap in
+# Concordia's own to show that the results are the same).
+AGENT_CLASS: type[entity_agent_with_logging.EntityAgentWithLogging] = SlotAgent
+
+
+def memory_bank_for(memory_bank: Any) -> Any:
+  """The bank an agent keeps its memories in: a ListMemoryBank holding what
+  the given one holds (the Simulation passes Concordia's pandas bank)."""
+  return ListMemoryBank.like(memory_bank)
+
+
 def _base_components(params, memory_bank) -> dict[str, Any]:
   """What both arms share: instructions, persona, memory, observations."""
   name = _param(params, "name")
@@ -72,7 +129,8 @@ def _base_components(params, memory_bank) -> dict[str, Any]:
               history_length=int(_param(params, "observation_history")),
               pre_act_label="Recent events (oldest first)"),
       agent_components.memory.DEFAULT_MEMORY_COMPONENT_KEY:
-          agent_components.memory.AssociativeMemory(memory_bank=memory_bank),
+          agent_components.memory.AssociativeMemory(
+              memory_bank=memory_bank_for(memory_bank)),
   }
 
 
@@ -85,7 +143,7 @@ def _entity(name: str, context: dict[str, Any], order: list[str], model,
       crsec.NORMATIVE_PLANNER_KEY)]
   act = crsec.StructuredAct(as_structured(model).tagged("act"),
                             component_order=order, speech_components=speech)
-  return entity_agent_with_logging.EntityAgentWithLogging(
+  return AGENT_CLASS(
       agent_name=name, act_component=act, context_components=context,
       measurements=params.get("measurements"))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from concordia.components.game_master import event_resolution as resolution_lib
@@ -171,6 +171,7 @@ class Adjudication(entity_component.ContextComponent,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
       action_spec_key: str = action_spec_lib.ACTION_SPEC_KEY,
       similarity: check_lib.Similarity | None = None,
+      warm: Callable[[Sequence[str]], None] | None = None,
   ):
     """Creates the component.
 
@@ -188,6 +189,9 @@ class Adjudication(entity_component.ContextComponent,
         knows the occasion, if any, that prompted an action).
       similarity: (text, text) -> similarity of their embeddings; needed
         only for occasions that name behaviours (occasion_check.py).
+      warm: given the slot's behaviours as observers will read them, has
+        them embedded in the background: every normative observer's
+        ConflictDetector embeds them first thing in the next slot.
     """
     super().__init__()
     self._model = model
@@ -203,6 +207,7 @@ class Adjudication(entity_component.ContextComponent,
     self._observations_key = observations_key
     self._action_spec_key = action_spec_key
     self._similarity = similarity
+    self._warm = warm
     self._lock = threading.Lock()
     self._putative: str | None = None
     self._records: list[dict[str, Any]] = []
@@ -278,8 +283,11 @@ class Adjudication(entity_component.ContextComponent,
     if (occasion is not None and occasion.behaviours
         and not observations.is_no_action(action)):
       tasks["check"] = functools.partial(self._check, occasion, actor, action)
-    # The two calls are independent: they overlap.
-    results = concurrency.run_tasks(tasks)
+    # The two calls are independent: they overlap. One runs in this thread
+    # (already one of the slot's, one per action): a pool for it cost a
+    # thread start per action, under the GIL.
+    results = (concurrency.run_tasks(tasks) if len(tasks) > 1
+               else {key: task() for key, task in tasks.items()})
     event, failure = results["event"]
     failures = [failure] if failure is not None else []
     if "check" in results:
@@ -336,6 +344,10 @@ class Adjudication(entity_component.ContextComponent,
                             queue_lib.ExactObservations)
     for text in texts:
       queue.add(queue_lib.EVERYONE, text)
+    if self._warm is not None:
+      self._warm([event.text for text in texts
+                  for event in observations.parse_all(text)
+                  if isinstance(event, observations.ActionObservation)])
     with self._lock:
       self._records.extend(records)
       for record in records:

@@ -15,6 +15,7 @@ checkpoint.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
+from crsec_concordia.components._embedding_warmer import warm
+from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models.base import TaggedModel, as_structured
 
@@ -113,7 +116,12 @@ class CafeGameMaster(prefab_lib.Prefab):
                         for b in scenario.behaviours],
             player_names=names,
             similarity=shared_embedder().pair_similarity if any(
-                o.behaviours for o in scenario.occasions) else None),
+                o.behaviours for o in scenario.occasions) else None,
+            # Only observers with a ConflictDetector embed what they saw.
+            warm=functools.partial(warm, shared_embedder()) if any(
+                CONFLICT_DETECTOR_KEY in getattr(
+                    e, "get_all_context_components", dict)()
+                for e in entities) else None),
     }
     # SwitchAct only reaches its model when a reserved key has no component
     # (never here); its calls would be counted under GM.other.

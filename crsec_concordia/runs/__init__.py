@@ -3,6 +3,7 @@
 One concern per module:
   config.py       the Concordia `Config` of a scenario (agents, game master)
   slot_engine.py  Concordia's simultaneous engine, a slot at a time
+  simulation.py   Concordia's Simulation with a one-pass checkpoint
   rundir.py       the run directory's files, written atomically as it goes
   session.py      plays slots and keeps the run directory current
   episode.py      `run_episode` and `summarize`

@@ -18,6 +18,7 @@ from crsec_concordia.models.base import as_structured
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs import rundir
 from crsec_concordia.runs.session import Session
+from crsec_concordia.runs.simulation import SlotSimulation
 from crsec_concordia.runs.slot_engine import SlotEngine
 from crsec_concordia.scenarios import Scenario
 
@@ -60,8 +61,7 @@ def embedder_for(embedder):
 
 
 def simulation(config, model, embedder) -> simulation_lib.Simulation:
-  return simulation_lib.Simulation(config, model, embedder,
-                                   engine=SlotEngine())
+  return SlotSimulation(config, model, embedder, engine=SlotEngine())
 
 
 def run_episode(
