@@ -14,9 +14,13 @@ matcher can score each part on its own:
 - `without_contrast`: the part a norm turns away from ("... rather than X",
   "instead of X, ...", "better to A than B") removed, since it names the
   behaviour the norm rejects;
+- `without_reason`: the reason a policy sentence gives ("so that ...",
+  "out of respect for ...") removed, so that the norm itself is compared;
 - `is_permission`: the clause permits or dismisses a behaviour ("is fine",
   "optional", "no need to", "nobody minds", "doesn't matter"), so it commits
-  its holder to no standard and cannot MEAN an injunctive target.
+  its holder to no standard and cannot MEAN a target;
+- `has_negation`: the clause refuses or disapproves of something ("never",
+  "avoid", "careless"), which the embedding barely shows.
 
 Only English function words are used: nothing here knows a venue, so any
 scenario's targets are read the same way.
