@@ -144,10 +144,16 @@ def observed_text(actor: str, action: str, narration: str) -> str:
   became "leaves a tip" in a trial). Anything else (first person, bare
   speech) is delivered as the game master's narration.
   """
-  first = actor.split()[0]
-  if re.match(rf"(?:{re.escape(actor)}|{re.escape(first)})\b", action):
+  if tells_of_actor(actor, action):
     return action
   return narration or action
+
+
+def tells_of_actor(actor: str, action: str) -> bool:
+  """Whether the action opens with the actor's name (delivered as written)."""
+  first = actor.split()[0]
+  return bool(re.match(rf"(?:{re.escape(actor)}|{re.escape(first)})\b",
+                       action))
 
 
 class Adjudication(entity_component.ContextComponent,
@@ -189,9 +195,11 @@ class Adjudication(entity_component.ContextComponent,
         knows the occasion, if any, that prompted an action).
       similarity: (text, text) -> similarity of their embeddings; needed
         only for occasions that name behaviours (occasion_check.py).
-      warm: given the slot's behaviours as observers will read them, has
-        them embedded in the background: every normative observer's
-        ConflictDetector embeds them first thing in the next slot.
+      warm: given a behaviour as observers will read it, has it embedded
+        in the background (every normative observer's ConflictDetector
+        embeds the slot's behaviours first thing in the next slot): each
+        as soon as it is known, while the other adjudications are in
+        flight.
     """
     super().__init__()
     self._model = model
@@ -275,6 +283,9 @@ class Adjudication(entity_component.ContextComponent,
                      ) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     """(the action record, failure records, the observation) of one agent."""
     action = clean_action(raw_action, actor)
+    if (self._warm is not None and tells_of_actor(actor, action)
+        and not observations.is_no_action(action)):
+      self._warm([action.strip()])  # What observers will read: embed now.
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion(actor)
     situation = occasion.text_for(actor) if occasion else ""
@@ -297,9 +308,10 @@ class Adjudication(entity_component.ContextComponent,
         failures.append(check_failure)
       if check["accepted"] and check["behaviour"] not in event["behaviours"]:
         event["behaviours"] = [*event["behaviours"], check["behaviour"]]
-    text = observations.format_action(
-        stamp, actor, event["place"],
-        observed_text(actor, action, event["narration"]))
+    observed = observed_text(actor, action, event["narration"]).strip()
+    if self._warm is not None and not observations.is_no_action(observed):
+      self._warm([observed])
+    text = observations.format_action(stamp, actor, event["place"], observed)
     record = {"kind": "action", **clock_lib.stamp_fields(stamp),
               "actor": actor, "action": action, **event}
     if occasion is not None:
@@ -344,10 +356,6 @@ class Adjudication(entity_component.ContextComponent,
                             queue_lib.ExactObservations)
     for text in texts:
       queue.add(queue_lib.EVERYONE, text)
-    if self._warm is not None:
-      self._warm([event.text for text in texts
-                  for event in observations.parse_all(text)
-                  if isinstance(event, observations.ActionObservation)])
     with self._lock:
       self._records.extend(records)
       for record in records:
