@@ -12,6 +12,15 @@ model call is in flight). A run whose slots are played in parallel shows a
 slot time nearly flat in the size of the society; a sequential one grows
 linearly.
 
+A slot's time is its whole cycle, as a run lives through it: playing it
+(observe, act, resolve) and recording it (Concordia's checkpoint, the
+records, norm snapshots and usage). The fake server runs in a process of its
+own, as a real endpoint does: inside the bench's process its HTTP handling
+and answer generation held the GIL against the agents and counted as the
+framework's overhead. Each size's progress line gives the bench process's
+CPU seconds per slot (over the slot cycles): the figure to watch on a busy
+machine, where wall times are noisy.
+
   .venv/bin/python bench/society_scaling.py            # 1, 5, 10, 25, 50
   .venv/bin/python bench/society_scaling.py --quick    # 1 and 10, < 1 min
   .venv/bin/python bench/society_scaling.py --embedded # 1 and 4, real model
@@ -26,6 +35,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import socketserver
+import subprocess
 import sys
 import tempfile
 import threading
@@ -86,26 +97,49 @@ def society(size: int) -> Scenario:
 
 
 class SlotTimer:
-  """Times each slot and its agent phase (patched into the slot engine)."""
+  """Times each slot's cycle, its play and its agent phase (patched into
+  the slot engine), with the process's CPU time over the cycles.
+
+  A cycle runs from the start of a slot's play to the end of its step
+  callback (the run directory's records, snapshots and usage; Concordia's
+  checkpoint comes just before it): what a slot costs a run.
+  """
 
   def __init__(self):
     self.slots: list[tuple[float, float]] = []
+    self.plays: list[tuple[float, float]] = []
     self.agent_phases: list[tuple[float, float]] = []
+    self.cpu: list[float] = []
+    self._open: tuple[float, float] | None = None
     self._lock = threading.Lock()
+
+  def _start_cycle(self) -> None:
+    with self._lock:
+      if self._open is None:
+        self._open = (time.monotonic(), time.process_time())
+
+  def _end_cycle(self) -> None:
+    with self._lock:
+      if self._open is not None:
+        start, cpu = self._open
+        self.slots.append((start, time.monotonic()))
+        self.cpu.append(time.process_time() - cpu)
+        self._open = None
 
   @contextlib.contextmanager
   def installed(self):
     engine = slot_engine.SlotEngine
-    play, real = engine.play_slot, engine.run_agents
+    play, real, loop = engine.play_slot, engine.run_agents, engine.run_loop
     timer = self
 
     def play_slot(self, game_master, entities):
+      timer._start_cycle()  # pylint: disable=protected-access
       start = time.monotonic()
       try:
         return play(self, game_master, entities)
       finally:
         with timer._lock:  # pylint: disable=protected-access
-          timer.slots.append((start, time.monotonic()))
+          timer.plays.append((start, time.monotonic()))
 
     def run_agents(self, tasks):
       start = time.monotonic()
@@ -115,11 +149,21 @@ class SlotTimer:
         with timer._lock:  # pylint: disable=protected-access
           timer.agent_phases.append((start, time.monotonic()))
 
+    def run_loop(self, *args, step_callback=None, **kwargs):
+      def recorded(step_data):
+        try:
+          if step_callback is not None:
+            step_callback(step_data)
+        finally:
+          timer._end_cycle()  # pylint: disable=protected-access
+      return loop(self, *args, step_callback=recorded, **kwargs)
+
     engine.play_slot, engine.run_agents = play_slot, run_agents
+    engine.run_loop = run_loop
     try:
       yield self
     finally:
-      engine.play_slot, engine.run_agents = play, real
+      engine.play_slot, engine.run_agents, engine.run_loop = play, real, loop
 
 
 def busy_time(intervals: list[tuple[float, float]], lo: float, hi: float
@@ -178,7 +222,9 @@ def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
           tag: c["calls"] / (size * SLOTS) for tag, c in usage.items()},
       "missing": missing,
       "slots": [round(b - a, 2) for a, b in timer.slots],
+      "plays": [round(b - a, 2) for a, b in timer.plays],
       "agent_phases": [round(b - a, 2) for a, b in timer.agent_phases],
+      "cpu_per_slot": sum(timer.cpu) / SLOTS,
   }
 
 
@@ -226,6 +272,49 @@ def print_table(rows: list[dict]) -> None:
           f"{r['in_flight'] / r['agents']:>8.2f} {r['overhead']:>8.1%}  {ops}")
 
 
+def serve(latency: float) -> int:
+  """The fake server's process: prints its base URL, serves until stdin closes."""
+  from tests import fake_openai  # pylint: disable=import-outside-toplevel
+  # Unlimited parallelism: a burst of 50+ first connections must not meet
+  # a full listen backlog (the kernel retries those a second later).
+  fake_openai._Server.request_queue_size = 1024  # pylint: disable=protected-access
+  # A fixed latency: the handler writes headers and body apart, and with
+  # Nagle's algorithm the body waited for the client's delayed ACK.
+  socketserver.StreamRequestHandler.disable_nagle_algorithm = True
+  fake = FakeOpenAI().start()
+  fake.responder = schema_answers.responder(latency=latency)
+  print(fake.base_url, flush=True)
+  try:
+    sys.stdin.read()
+  finally:
+    fake.stop()
+  return 0
+
+
+def start_fake_server(latency: float) -> tuple[subprocess.Popen, str]:
+  """The fake server in a process of its own, and its base URL."""
+  server = subprocess.Popen(
+      [sys.executable, str(Path(__file__).resolve()), "--serve",
+       "--latency", str(latency)],
+      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+  assert server.stdout is not None
+  base_url = server.stdout.readline().strip()
+  if not base_url.startswith("http"):
+    server.kill()
+    raise RuntimeError("the fake server did not start")
+  return server, base_url
+
+
+def stop_fake_server(server: subprocess.Popen) -> None:
+  assert server.stdin is not None
+  server.stdin.close()
+  try:
+    server.wait(timeout=10)
+  except subprocess.TimeoutExpired:
+    server.kill()
+    server.wait()
+
+
 def main() -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   group = parser.add_mutually_exclusive_group()
@@ -235,7 +324,10 @@ def main() -> int:
                      help="1 and 4 agents on the embedded model")
   parser.add_argument("--latency", type=float, default=0.2,
                       help="the fake server's answer latency in seconds")
+  parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args()
+  if args.serve:
+    return serve(args.latency)
   sizes = (1, 10) if args.quick else (1, 4) if args.embedded else (
       1, 5, 10, 25, 50)
   embedder = shared_embedder()
@@ -243,26 +335,27 @@ def main() -> int:
   rows = []
   calls = CallTimer()
   with tempfile.TemporaryDirectory() as tmp, calls.installed():
-    fake = None
+    server = None
     if args.embedded:
       from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
-      server = embedded.shared_server(lambda m: print(f"bench: {m}"))
-      endpoint = EndpointConfig(base_url=server.base_url, api_key="local",
+      host = embedded.shared_server(lambda m: print(f"bench: {m}"))
+      endpoint = EndpointConfig(base_url=host.base_url, api_key="local",
                                 model="embedded", schema_mode="json_schema")
     else:
-      fake = FakeOpenAI().start()
-      fake.responder = schema_answers.responder(latency=args.latency)
-      endpoint = EndpointConfig(base_url=fake.base_url, api_key="bench",
+      server, base_url = start_fake_server(args.latency)
+      endpoint = EndpointConfig(base_url=base_url, api_key="bench",
                                 model="fake-model", schema_mode="json_schema")
     try:
       for size in sizes:
         rows.append(measure(size, endpoint, calls, Path(tmp), embedder))
-        print(f"bench: {size} agents: slots {rows[-1]['slots']} s, of "
-              f"which observing and acting {rows[-1]['agent_phases']} s",
-              flush=True)
+        r = rows[-1]
+        print(f"bench: {size} agents: slots {r['slots']} s (playing "
+              f"{r['plays']}, of which observing and acting "
+              f"{r['agent_phases']}), CPU {r['cpu_per_slot']:.2f} s/slot "
+              f"({r['cpu_per_slot'] / size:.3f} per agent)", flush=True)
     finally:
-      if fake is not None:
-        fake.stop()
+      if server is not None:
+        stop_fake_server(server)
   print_table(rows)
   missing = [(r["agents"], m) for r in rows for m in r["missing"]]
   for size, (step, name) in missing:
