@@ -35,6 +35,11 @@ EXACT_OBSERVATIONS_KEY = (
 EVERYONE = "all"
 
 
+def _is_talk(text: str) -> bool:
+  return isinstance(observations.parse(text),
+                    observations.ConversationObservation)
+
+
 class ExactObservations(entity_component.ContextComponent,
                         entity_component.ComponentWithLogging):
   """A per-agent queue of exact observation texts."""
@@ -64,11 +69,25 @@ class ExactObservations(entity_component.ContextComponent,
     self._premise_seen = False
 
   def add(self, who: str, text: str) -> None:
-    """Queues `text` for one agent, or for everyone with who="all"."""
+    """Queues `text` for one agent, or for everyone with who="all".
+
+    A talk's transcript goes after the slot's actions, whichever was
+    queued first: the adjudication and the talks are resolved side by side
+    and queue what they produce when done, so arrival order was whichever
+    finished first (the talks, when the model answers at once), in the
+    observation and in the checkpointed queue alike.
+    """
+    talk = _is_talk(text)
     with self._lock:
       targets = self._names if who == EVERYONE else (who,)
       for name in targets:
-        self._queue.setdefault(name, []).append(text)
+        queue = self._queue.setdefault(name, [])
+        if talk:
+          queue.append(text)
+        else:  # Before the first talk queued, after everything else.
+          at = next((i for i, t in enumerate(queue) if _is_talk(t)),
+                    len(queue))
+          queue.insert(at, text)
 
   def pending(self, name: str) -> list[str]:
     with self._lock:
@@ -104,12 +123,6 @@ class ExactObservations(entity_component.ContextComponent,
       events, self._queue[name] = self._queue.get(name, []), []
     if not events:
       return ""
-    # The slot's actions before the talk: the adjudication and the talks
-    # are resolved side by side and queue what they produce when done, so
-    # the queue's order was whichever finished first (the talks, when the
-    # model answers at once).
-    events.sort(key=lambda text: isinstance(
-        observations.parse(text), observations.ConversationObservation))
     now = observations.format_clock(clock.current_stamp())
     return "\n".join([now, *events])
 
