@@ -8,9 +8,13 @@ threshold(s) and precision, recall and F1 per target on the calibration and
 the test half, then the chosen rule (matching.CHOSEN_RULE) and whether its
 threshold is the one its calibration picks; with --errors, the chosen
 rule's misses on the calibration half (the test half's misses are not
-printed: that half is for the figures, not for tuning).
+printed: that half is for the figures, not for tuning); with --learned,
+the learned rules tried (bench/matcher_learned.py: kNN and logistic
+regression on the embeddings, per target), judged by 5-fold
+cross-validation on the calibration half, then scored on the test half
+(a few minutes; none is shipped).
 No language model: only the sentence embedder (a few seconds on 2 cores).
-Usage: .venv/bin/python bench/matcher_quality.py [--errors]
+Usage: .venv/bin/python bench/matcher_quality.py [--errors] [--learned]
 """
 
 import argparse
@@ -43,6 +47,8 @@ def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--errors", action="store_true",
                       help="print the chosen rule's calibration misses")
+  parser.add_argument("--learned", action="store_true",
+                      help="also cross-validate the learned rules tried")
   args = parser.parse_args()
   embedder = shared_embedder()
   items = mq.load_items()
@@ -106,6 +112,30 @@ def main() -> None:
                                   calibration.positive[t]):
         if (score >= threshold) != pos:
           print(f"  {'FP' if not pos else 'FN'} {score:.3f} {t}: {text}")
+
+  if args.learned:
+    _learned(embedder, items, ids)
+
+
+def _learned(embedder, items, ids) -> None:
+  import matcher_learned as ml  # pylint: disable=import-outside-toplevel
+  data = ml.venues(embedder, items)
+  print(f"\nLearned rules, per target, trained on the calibration half: "
+        f"{ml.FOLDS}-fold cross-validation on it ({ml.REPEATS} repeats; cells "
+        "precision recall, 'worst' the mean of each repeat's lowest "
+        "precision or recall), then fitted on all of it and scored on the "
+        "test half:")
+  print("| rule | CV worst | " + " | ".join(f"CV {t}" for t in ids)
+        + " | test worst | " + " | ".join(f"test {t}" for t in ids) + " |")
+  print("|---" * (2 * len(ids) + 3) + "|")
+  for label, fit in ml.RULES:
+    cv = ml.cross_validate(fit, data)
+    test = ml.test_half(fit, data)
+    print(f"| {label} | {cv['worst']:.2f} | "
+          + " | ".join(f"{p:.2f} {r:.2f}" for p, r in cv["targets"].values())
+          + f" | {mq.worst(test):.2f} | "
+          + " | ".join(f"{s.precision:.2f} {s.recall:.2f}"
+                       for s in test.values()) + " |", flush=True)
 
 
 if __name__ == "__main__":
