@@ -1,0 +1,286 @@
+"""What a scenario's values must be: the field types and the checks across
+fields.
+
+Each field check raises a PydanticCustomError whose type explain.py knows,
+so every message carries a fix written for this file format; `_cross_check`
+finds what no single field can know (duplicate names, unknown behaviour
+ids, times outside the clock) on raw data, so it runs even when some
+fields are wrong and one pass reports everything.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, Literal, get_args
+
+import pydantic
+from pydantic_core import PydanticCustomError
+
+from crsec_concordia.norms import MAX_UTILITY, MIN_UTILITY, NORM_TYPES
+from crsec_concordia.scenarios.problems import _Problem, _show
+
+
+Role = Literal["entrepreneur", "ordinary"]
+NormType = Literal["descriptive", "injunctive"]
+ROLES: tuple[str, ...] = get_args(Role)
+assert get_args(NormType) == NORM_TYPES
+
+
+_MAX_DIGITS = 30  # More is out of range for every number of the file.
+
+
+def _as_whole(value: Any, lo: int, hi: int | None = None) -> int:
+  """An int in [lo, hi]; YAML's 10, 10.0 and "10" all count, true does not."""
+  ctx = {"lo": lo} if hi is None else {"lo": lo, "hi": hi}
+  number = None
+  if isinstance(value, bool):
+    pass
+  elif isinstance(value, int):
+    number = value
+  elif isinstance(value, float) and value.is_integer():
+    number = int(value)
+  elif isinstance(value, str) and re.fullmatch(r"[-+]?\d+", value.strip()):
+    if len(value.strip().lstrip("+-")) > _MAX_DIGITS:  # int() refuses 4300.
+      raise PydanticCustomError("out_of_range", "is out of range", ctx)
+    number = int(value)
+  if number is None:
+    raise PydanticCustomError("whole_number", "is not a whole number", ctx)
+  if number < lo or (hi is not None and number > hi):
+    raise PydanticCustomError("out_of_range", "is out of range", ctx)
+  return number
+
+
+def _whole(lo: int, hi: int | None = None) -> Any:
+  return Annotated[int, pydantic.BeforeValidator(lambda v: _as_whole(v, lo, hi))]
+
+
+Utility = _whole(MIN_UTILITY, MAX_UTILITY)
+Positive = _whole(1)
+Minutes = _whole(1, 24 * 60)
+# Upper bounds, so that a slip of the keyboard (a few zeros too many) is a
+# line here, not a run that never ends or a request no server takes
+# (CreateNorm asks for 90 tokens per initial norm; a conversation of a
+# million rounds never ends).
+MAX_DAYS, MAX_ROUNDS, MAX_INITIAL_NORMS, MAX_THRESHOLD = 366, 20, 20, 100_000
+Days = _whole(1, MAX_DAYS)
+Rounds = _whole(1, MAX_ROUNDS)
+InitialNormCount = _whole(0, MAX_INITIAL_NORMS)
+Threshold = _whole(1, MAX_THRESHOLD)  # reflect_every, synthesis_threshold
+
+_TIME = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
+
+
+def _time(value: Any) -> str:
+  if isinstance(value, str) and (m := _TIME.fullmatch(value.strip())):
+    return f"{int(m[1]):02d}:{m[2]}"
+  raise PydanticCustomError("time_format", "is not a time")
+
+
+def _minutes(clock: str) -> int:
+  hours, minutes = clock.split(":")
+  return int(hours) * 60 + int(minutes)
+
+
+def _text(value: str) -> str:
+  if not value:
+    raise PydanticCustomError("empty", "is empty")
+  return value
+
+
+def _line(value: str) -> str:
+  if "\n" in _text(value):
+    raise PydanticCustomError("multi_line", "spans several lines")
+  return value
+
+
+# The observation format (`Carlos Gomez (indoors): ...`, `Conversation
+# between A and B about ...:`, `A: "..."`) must be parsable back into names.
+_NAME_BREAKERS = re.compile(r'[:()\[\]"|\n]| and ')
+
+
+def _name(value: str) -> str:
+  if m := _NAME_BREAKERS.search(_text(value)):
+    raise PydanticCustomError("bad_name", "breaks the observation format",
+                              {"found": "a line break" if m[0] == "\n" else m[0]})
+  return _short(value)
+
+
+# Names become parts of file names (run directories, questionnaire pages),
+# which few file systems allow past 255 bytes.
+MAX_NAME = 80
+
+
+def _short(value: str) -> str:
+  if len(value) > MAX_NAME:
+    raise PydanticCustomError("too_long", "is too long", {"hi": MAX_NAME})
+  return value
+
+
+def _scenario_name(value: str) -> str:
+  """The scenario's name starts the default run directory's name, so it
+  must not lead elsewhere (`../..`, `/tmp/x`) or be hidden (`.x`)."""
+  if m := re.search(r"[/\\]", _line(value)):
+    raise PydanticCustomError("path_name", "leads out of runs/",
+                              {"found": json.dumps(m[0])})
+  if value.startswith("."):
+    raise PydanticCustomError("path_name", "is hidden", {"found": "a leading dot"})
+  return _short(value)
+
+
+def _ident(value: str) -> str:
+  if not re.fullmatch(r"[a-z][a-z0-9_]*", value):
+    raise PydanticCustomError("ident", "is not a valid id")
+  return value
+
+
+ClockTime = Annotated[str, pydantic.BeforeValidator(_time)]
+Text = Annotated[str, pydantic.AfterValidator(_text)]
+Line = Annotated[str, pydantic.AfterValidator(_line)]
+Name = Annotated[str, pydantic.AfterValidator(_name)]
+ScenarioName = Annotated[str, pydantic.AfterValidator(_scenario_name)]
+Ident = Annotated[str, pydantic.AfterValidator(_ident)]
+
+
+def _cross_check(data: Any) -> list[_Problem]:
+  """What no single field can know, on raw data: it tolerates any shape,
+  so it can run even when some fields are wrong and report everything."""
+  if not isinstance(data, Mapping):
+    return []
+  problems: list[_Problem] = []
+
+  def entries(key: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    items = data.get(key)
+    if isinstance(items, list):
+      for i, item in enumerate(items):
+        if isinstance(item, Mapping):
+          yield i, item
+
+  def unique(key: str, field: str, what: str) -> list[str]:
+    seen: dict[str, int] = {}
+    for i, item in entries(key):
+      value = item.get(field)
+      if not isinstance(value, str) or not value.strip():
+        continue
+      folded = value.strip().casefold()
+      if folded in seen:
+        problems.append(_Problem(
+            (key, i, field), f"{_show(value)} is already used by {key}[{seen[folded]}]",
+            f"give every {what} a different {field}"))
+      else:
+        seen[folded] = i
+    return [v.strip() for v in
+            (item.get(field) for _, item in entries(key)) if isinstance(v, str)]
+
+  names = [n for n in unique("agents", "name", "agent") if n]
+  known = list(dict.fromkeys(b for b in unique("behaviours", "id", "behaviour") if b))
+  unique("target_norms", "id", "target norm")
+
+  for i, target in entries("target_norms"):
+    aliases = target.get("aliases")
+    wordings = [target.get("text"), *(aliases if isinstance(aliases, list) else [])]
+    said: set[str] = set()
+    for j, wording in enumerate(wordings):
+      if isinstance(wording, str) and wording.strip():
+        if wording.strip().casefold() in said:
+          problems.append(_Problem(
+              ("target_norms", i, "aliases", j - 1), f"{_show(wording)} is said twice",
+              "give each alias a wording of its own, different from text"))
+        said.add(wording.strip().casefold())
+    lists = {k: target.get(k) for k in ("complies", "violates")}
+    if all(v is None or v == [] for v in lists.values()):
+      example = f" (known ids: {', '.join(known)})" if known else ""
+      problems.append(_Problem(
+          ("target_norms", i), "names no behaviour that complies with or violates it",
+          f"add complies: [...] and/or violates: [...] with behaviour ids{example}"))
+      continue
+    if not known:
+      continue  # Missing behaviours are reported on their own.
+    complies = lists["complies"] if isinstance(lists["complies"], list) else []
+    for key, ids in lists.items():
+      if not isinstance(ids, list):
+        continue
+      for j, bid in enumerate(ids):
+        if not isinstance(bid, str):
+          continue  # Reported as a field error.
+        if bid.strip() not in known:
+          near = difflib.get_close_matches(bid, known, n=1)
+          guess = f" (did you mean {near[0]}?)" if near else ""
+          problems.append(_Problem(
+              ("target_norms", i, key, j), f"{_show(bid)} is not a behaviour id{guess}",
+              f"use an id defined under behaviours: {', '.join(known)}"))
+        elif key == "violates" and bid.strip() in complies:
+          problems.append(_Problem(
+              ("target_norms", i, key, j), f"{_show(bid)} is also listed under complies",
+              "a behaviour cannot both comply with and violate a norm, so "
+              "remove it from one of the lists"))
+
+  unique("occasions", "id", "occasion")
+  for i, occasion in entries("occasions"):
+    for key in ("situation", "question"):
+      value = occasion.get(key)
+      if not isinstance(value, str):
+        continue
+      for field in sorted(set(re.findall(r"\{[^{}]*\}", value)) - {"{actor}"}):
+        problems.append(_Problem(
+            ("occasions", i, key), f"{_show(field)} is not a field",
+            "write {actor} for the agent's name; no other braces"))
+    ids = occasion.get("behaviours")
+    for j, bid in enumerate(ids if isinstance(ids, list) and known else []):
+      if isinstance(bid, str) and bid.strip() not in known:
+        near = difflib.get_close_matches(bid.strip(), known, n=1)
+        guess = f" (did you mean {near[0]}?)" if near else ""
+        problems.append(_Problem(
+            ("occasions", i, "behaviours", j),
+            f"{_show(bid)} is not a behaviour id{guess}",
+            f"use an id defined under behaviours: {', '.join(known)}"))
+    agents = occasion.get("agents")
+    for j, name in enumerate(agents if isinstance(agents, list) else []):
+      if isinstance(name, str) and names and name.strip() not in names:
+        near = difflib.get_close_matches(name.strip(), names, n=1)
+        guess = f" (did you mean {near[0]}?)" if near else ""
+        problems.append(_Problem(
+            ("occasions", i, "agents", j), f"{_show(name)} is not an agent{guess}",
+            f"use names from agents: {', '.join(names)}"))
+
+  clock = data.get("clock")
+  if isinstance(clock, Mapping):
+    try:
+      start, end = _minutes(_time(clock.get("start"))), _minutes(_time(clock.get("end")))
+    except PydanticCustomError:
+      return problems  # Reported as a field error.
+    if end <= start:
+      problems.append(_Problem(
+          ("clock", "end"),
+          f"{_show(clock.get('end'))} is not after start {_show(clock.get('start'))}",
+          "set end later than start on the same day (a day cannot run past midnight)"))
+      return problems
+    for i, occasion in entries("occasions"):
+      try:
+        at = _minutes(_time(occasion.get("at")))
+      except PydanticCustomError:
+        continue  # Reported as a field error.
+      if not start <= at < end:
+        problems.append(_Problem(
+            ("occasions", i, "at"),
+            f"{_show(occasion.get('at'))} is outside the clock's "
+            f"{clock.get('start')}-{clock.get('end')}, so nobody would meet it",
+            "set a time from clock.start up to (not including) clock.end"))
+    try:
+      per_step = _as_whole(clock.get("minutes_per_step"), 1, 24 * 60)
+      days = _as_whole(clock.get("days", 1), 1, MAX_DAYS)
+      max_steps = data.get("max_steps")
+      max_steps = None if max_steps is None else _as_whole(max_steps, 1)
+    except PydanticCustomError:
+      return problems
+    covered = days * math.ceil((end - start) / per_step)
+    if max_steps is not None and max_steps > covered:
+      problems.append(_Problem(
+          ("max_steps",),
+          f"{max_steps} is more than the {covered} steps the clock covers "
+          f"({days} day(s) of {covered // days} steps)",
+          f"lower it to at most {covered}, or add days to clock"))
+  return problems

@@ -1,0 +1,207 @@
+"""A pydantic error on a scenario as a problem with a fix for this file
+format (`_explain`): what to add for a missing key, the allowed keys for
+an unknown one, the range of a number, an example for an empty text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+from collections.abc import Mapping
+from typing import Annotated, Any, Union, get_args, get_origin
+
+import pydantic
+
+from crsec_concordia.norms import NORM_TYPES
+from crsec_concordia.scenarios.checks import ROLES
+from crsec_concordia.scenarios.problems import _DESIGN, _Problem, _show
+
+
+def _scenario_model() -> type[pydantic.BaseModel]:
+  """The Scenario model, from loader.py (which imports this module)."""
+  from crsec_concordia.scenarios.loader import Scenario  # pylint: disable=import-outside-toplevel,cyclic-import
+  return Scenario
+
+
+def _unwrap(tp: Any) -> Any:
+  """Annotated[X, ...] -> X, X | None -> X."""
+  while True:
+    origin = get_origin(tp)
+    if origin is Annotated:
+      tp = get_args(tp)[0]
+    elif origin in (Union, types.UnionType):
+      rest = [a for a in get_args(tp) if a is not type(None)]
+      if len(rest) != 1:
+        return tp
+      tp = rest[0]
+    else:
+      return tp
+
+
+def _type_at(loc: tuple) -> Any:
+  """The declared type at `loc` inside a Scenario, or None if unknown."""
+  tp: Any = _scenario_model()
+  for part in loc:
+    tp = _unwrap(tp)
+    if isinstance(part, int):
+      if get_origin(tp) is not list:
+        return None
+      tp = get_args(tp)[0]
+    elif isinstance(tp, type) and issubclass(tp, pydantic.BaseModel):
+      field = tp.model_fields.get(part)
+      if field is None:
+        return None
+      tp = field.annotation
+    elif get_origin(tp) is dict:
+      tp = get_args(tp)[1]
+    else:
+      return None
+  return _unwrap(tp)
+
+
+def _model_at(loc: tuple) -> type[pydantic.BaseModel] | None:
+  tp = _type_at(loc)
+  return tp if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel) else None
+
+
+def _keys(model: type[pydantic.BaseModel]) -> str:
+  return ", ".join(model.model_fields)
+
+
+# What to add when a key is missing, keyed by (model, field).
+_ADD = {
+    ("Scenario", "name"): "name: my_cafe",
+    ("Scenario", "premise"): "premise: a few sentences everyone is told at the start",
+    ("Scenario", "setting"): "setting: Hobbs Cafe, a small café in Smallville",
+    ("Scenario", "clock"): 'clock: {start: "09:00", end: "16:00", minutes_per_step: 10, days: 1}',
+    ("Scenario", "agents"): "agents:` with items like `- {name: Abigail Chen, role: entrepreneur, persona: ...}",
+    ("Scenario", "behaviours"): "behaviours:` with items like `- {id: smoking_indoors, description: smokes inside the café}",
+    ("Clock", "start"): 'start: "09:00"',
+    ("Clock", "end"): 'end: "16:00"',
+    ("Clock", "minutes_per_step"): "minutes_per_step: 10",
+    ("InitialNorm", "content"): "content: No smoking indoors.",
+    ("InitialNorm", "type"): "type: injunctive (or descriptive)",
+    ("InitialNorm", "utility"): "utility: 80 (a whole number from 1 to 100)",
+    ("Agent", "name"): "name: Abigail Chen",
+    ("Agent", "role"): "role: ordinary (or entrepreneur)",
+    ("Agent", "persona"): "persona: two or three sentences about who they are",
+    ("Behaviour", "id"): "id: smoking_indoors",
+    ("Behaviour", "description"): "description: what the agent does, e.g. smokes inside the café",
+    ("TargetNorm", "id"): "id: no_smoking_indoors",
+    ("TargetNorm", "text"): "text: No smoking indoors.",
+    ("TargetNorm", "type"): "type: injunctive (or descriptive)",
+    ("TargetNorm", "aliases"): "aliases: [Do not smoke inside., Smokers go outside.]",
+    ("Occasion", "id"): "id: bill",
+    ("Occasion", "at"): 'at: "10:30"',
+    ("Occasion", "situation"): "situation: The server brings {actor} the bill.",
+}
+
+# One item of a list that must not be empty.
+_ITEM = {
+    "agents": "- {name: Abigail Chen, role: entrepreneur, persona: ...}",
+    "behaviours": "- {id: smoking_indoors, description: smokes inside the café}",
+}
+
+# What to write instead of an empty value, keyed by field name.
+_EXAMPLE = {
+    "name": "e.g. Abigail Chen",
+    "premise": "a few sentences everyone is told at the start",
+    "setting": "one line saying where everyone is, e.g. Hobbs Cafe in Smallville",
+    "persona": "two or three sentences about who the agent is",
+    "goal": "e.g. finish a poem before noon, or remove the key",
+    "content": "e.g. No smoking indoors.",
+    "description": "e.g. smokes inside the café",
+    "text": "e.g. No smoking indoors.",
+    "situation": "e.g. The server brings {actor} the bill.",
+}
+
+
+def _range(ctx: Mapping[str, Any]) -> str:
+  if "hi" in ctx:
+    return f"a whole number from {ctx['lo']} to {ctx['hi']}"
+  return f"a whole number of at least {ctx['lo']}"
+
+
+def _explain(error: Mapping[str, Any]) -> _Problem:
+  """A pydantic error as a problem with a fix for this file format."""
+  loc = tuple(p for p in error["loc"] if p != "[key]")
+  kind, value = error["type"], error.get("input")
+  ctx = error.get("ctx") or {}
+  field = next((p for p in reversed(loc) if isinstance(p, str)), "")
+  if kind == "missing":
+    parent = _model_at(loc[:-1])
+    hint = _ADD.get((parent.__name__ if parent else "", field))
+    return _Problem(loc, "required key is missing",
+                    f"add `{hint}`" if hint else f"add a `{field}:` key")
+  if kind == "extra_forbidden":
+    parent = _model_at(loc[:-1])
+    allowed = list(parent.model_fields) if parent else []
+    near = difflib.get_close_matches(str(field), allowed, n=1)
+    guess = f" (did you mean {near[0]}?)" if near else ""
+    return _Problem(loc, f"unknown key {field!r}{guess}",
+                    f"remove it or use one of the allowed keys: {', '.join(allowed)}")
+  if kind == "literal_error":
+    allowed = ROLES if field == "role" else NORM_TYPES
+    return _Problem(loc, f"{_show(value)} is not a valid {field}",
+                    f"use one of: {', '.join(allowed)}")
+  if kind == "out_of_range":
+    return _Problem(loc, f"{_show(value)} is out of range", f"use {_range(ctx)}")
+  if kind == "whole_number":
+    return _Problem(loc, f"{_show(value)} is not a whole number",
+                    f"use {_range(ctx)}")
+  if kind == "time_format":
+    return _Problem(loc, f"{_show(value)} is not a time of day",
+                    'write it as "HH:MM" on a 24-hour clock, in quotes, e.g. "09:00"')
+  if kind == "empty":
+    return _Problem(loc, "is empty",
+                    f"write {_EXAMPLE.get(field, 'some text')}")
+  if kind == "multi_line":
+    return _Problem(loc, "spans several lines",
+                    f"keep it to one line (use `{field}: ...` without `|` or `>`)")
+  if kind == "bad_name":
+    return _Problem(loc, f"{_show(value)} contains {_show(ctx['found'])}, which the "
+                    "observation format cannot carry",
+                    "use letters, spaces, dots, hyphens and apostrophes, "
+                    "e.g. Carlos Gomez")
+  if kind == "too_long":
+    return _Problem(loc, f"{_show(value)} has {len(value)} characters, more "
+                    "than a file name can carry",
+                    f"shorten it to at most {ctx['hi']} characters")
+  if kind == "path_name":
+    return _Problem(loc, f"{_show(value)} has {ctx['found']}, which would "
+                    "put the run directory somewhere else",
+                    "use letters, digits, spaces, underscores and hyphens, "
+                    "not starting with a dot, e.g. my_cafe")
+  if kind == "ident":
+    return _Problem(loc, f"{_show(value)} is not a valid id",
+                    "use lower-case letters, digits and underscores, "
+                    "starting with a letter, e.g. smoking_indoors")
+  if kind in ("bool_type", "bool_parsing"):
+    return _Problem(loc, f"{_show(value)} is not true or false",
+                    "write true or false")
+  if kind == "too_short" or (kind == "list_type" and value is None
+                             and field in _ITEM):
+    return _Problem(loc, "the list is empty",
+                    f"add at least one item like `{_ITEM.get(field, '- ...')}`")
+  if kind in ("string_type", "string_sub_type"):
+    return _Problem(loc, f"expected text but found {_show(value)}",
+                    "write text here, in quotes if YAML would read it as a "
+                    'number, date or true/false (e.g. "no")')
+  if kind in ("list_type", "tuple_type"):
+    item = "behaviour id" if field in ("complies", "violates") else "item"
+    return _Problem(loc, f"expected a list but found {_show(value)}",
+                    f"write one {item} per line starting with `- `, or "
+                    f"[a, b] on one line")
+  if kind in ("model_type", "model_attributes_type", "dict_type"):
+    model = _model_at(loc)
+    if model is None and loc:
+      shape = "key: value pairs, e.g. {smoking: against, noise: quiet}"
+    elif model is None or model is _scenario_model():
+      shape = f"the keys {_keys(_scenario_model())}"
+    else:
+      shape = f"the keys {_keys(model)}"
+    what = ("the file is not a mapping of keys" if not loc else
+            f"expected a mapping but found {_show(value)}")
+    return _Problem(loc, what, f"write {shape}")
+  message = str(error.get("msg", kind)).replace("\n", " ").replace(";", ",")
+  return _Problem(loc, f"{message} (found {_show(value)})", _DESIGN)
