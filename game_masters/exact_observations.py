@@ -18,6 +18,7 @@ serialise the society.
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Sequence
 
@@ -35,7 +36,12 @@ EXACT_OBSERVATIONS_KEY = (
 EVERYONE = "all"
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_talk(text: str) -> bool:
+  """Whether a queued text is a talk's transcript (remembered: `add` asks
+  it of every queued text for every agent, and a slot's actions are queued
+  one by one for all, so a fifty-agent slot parsed the same fifty texts
+  some sixty thousand times at the end of its resolution)."""
   return isinstance(observations.parse(text),
                     observations.ConversationObservation)
 
