@@ -143,6 +143,12 @@ class RayBackend:
       # in RAY_ADDRESS), with a small object store (runs pass little data).
       options.update(address="local", num_cpus=num_cpus,
                      object_store_memory=100 * 2**20)
+      # Ray starts its workers at nice 15, and the embedded model's host is
+      # one: beside any other work on the machine its llama.cpp threads
+      # (which spin-wait on each other) got a fraction of the cores, and a
+      # mini-café sweep made 29 calls in 8 minutes. A local instance is
+      # this machine's own job; its workers run at normal priority.
+      os.environ.setdefault("RAY_worker_niceness", "0")
     try:
       ray.init(**options)
     except ConnectionError as e:
