@@ -55,6 +55,11 @@ def _component(game_master, key: str, method: str):
 class SlotEngine(simultaneous.Simultaneous):
   """Every agent acts once per slot, concurrently; one resolution per slot."""
 
+  # Called after the agents have acted, before the game master resolves
+  # (the session waits there for the previous slot's files, written while
+  # the agents observed and acted).
+  before_resolve: Callable[[], None] | None = None
+
   def make_observation(self, game_master: entity_lib.Entity,
                        entity: entity_lib.Entity) -> str:
     """The agent's observation; directly from the queue when there is one.
@@ -126,6 +131,8 @@ class SlotEngine(simultaneous.Simultaneous):
         e.name: functools.partial(self._live_slot, game_master, e, spec)
         for e, spec in zip(acting, specs)})
     slot = SlotActions(actions=actions, failed=failed)
+    if self.before_resolve is not None:
+      self.before_resolve()
     self.resolve(game_master, slot.encode())
     return slot
 
