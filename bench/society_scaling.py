@@ -5,16 +5,19 @@ request with a schema-valid JSON answer after a fixed latency, with no limit
 on parallel requests, it plays 2 slots for societies of 1, 5, 10, 25 and 50
 agents (personas from a template; every third agent a norm entrepreneur)
 and prints for each size: wall time per slot and its ratio to 1 agent, mean
-requests in flight during the agent phase (observing and acting, the part
-of a slot where every agent works at once), LLM calls per agent per slot by
-operation, and the framework's overhead (the share of wall time when no
-model call is in flight). A run whose slots are played in parallel shows a
+requests in flight during the act phase (from the first agent's act to the
+last one's end, within the part of the slot where every agent observes and
+acts; the progress line also gives it over that whole agent phase), LLM
+calls per agent per slot by operation, and the framework's overhead (the
+share of wall time when no model call is in flight). A run whose slots are played in parallel shows a
 slot time nearly flat in the size of the society; a sequential one grows
 linearly.
 
 A slot's time is its whole cycle, as a run lives through it: playing it
 (observe, act, resolve) and recording it (Concordia's checkpoint, the
-records, norm snapshots and usage). The fake server runs in a process of its
+records, norm snapshots and usage). The session writes a slot's files in
+the background while the next slot's agents act, so the last slot's cycle
+ends when its files are on disk. The fake server runs in a process of its
 own, as a real endpoint does: inside the bench's process its HTTP handling
 and answer generation held the GIL against the agents and counted as the
 framework's overhead. Each size's progress line gives the bench process's
@@ -23,6 +26,7 @@ machine, where wall times are noisy.
 
   .venv/bin/python bench/society_scaling.py            # 1, 5, 10, 25, 50
   .venv/bin/python bench/society_scaling.py --quick    # 1 and 10, < 1 min
+  .venv/bin/python bench/society_scaling.py --sizes 50 # one size only
   .venv/bin/python bench/society_scaling.py --embedded # 1 and 4, real model
 
 `--quick` exits non-zero if any agent lacks an action record (or a recorded
@@ -45,9 +49,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crsec_concordia import runner  # noqa: E402
+from crsec_concordia import prefabs, runner  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.models import EndpointConfig  # noqa: E402
+from crsec_concordia.runs import session as session_lib  # noqa: E402
 from crsec_concordia.runs import slot_engine  # noqa: E402
 from crsec_concordia.scenarios import Scenario  # noqa: E402
 import openai.resources.chat.completions as openai_chat  # noqa: E402
@@ -109,8 +114,13 @@ class SlotTimer:
     self.slots: list[tuple[float, float]] = []
     self.plays: list[tuple[float, float]] = []
     self.agent_phases: list[tuple[float, float]] = []
+    # Each slot's act phase: its agents' first act start to last act end.
+    self.act_phases: list[tuple[float, float]] = []
     self.cpu: list[float] = []
     self._open: tuple[float, float] | None = None
+    self._last: tuple[float, float] | None = None
+    self._acts: list[tuple[float, float]] = []
+    self._in_slot = threading.local()
     self._lock = threading.Lock()
 
   def _start_cycle(self) -> None:
@@ -124,13 +134,48 @@ class SlotTimer:
         start, cpu = self._open
         self.slots.append((start, time.monotonic()))
         self.cpu.append(time.process_time() - cpu)
-        self._open = None
+        self._last, self._open = self._open, None
+
+  def _writes_done(self) -> None:
+    """The run's files are on disk: after the last slot, its cycle ends."""
+    with self._lock:
+      if self._open is None and self._last is not None:
+        start, cpu = self._last
+        self.slots[-1] = (start, time.monotonic())
+        self.cpu[-1] = time.process_time() - cpu
 
   @contextlib.contextmanager
   def installed(self):
     engine = slot_engine.SlotEngine
     play, real, loop = engine.play_slot, engine.run_agents, engine.run_loop
+    live = engine._live_slot  # pylint: disable=protected-access
+    agent_class = prefabs.AGENT_CLASS
+    act = agent_class.act
+    flush = session_lib.Session.flush
     timer = self
+
+    def live_slot(self, *args, **kwargs):
+      timer._in_slot.on = True  # pylint: disable=protected-access
+      try:
+        return live(self, *args, **kwargs)
+      finally:
+        timer._in_slot.on = False  # pylint: disable=protected-access
+
+    def timed_act(self, *args, **kwargs):
+      if not getattr(timer._in_slot, "on", False):  # pylint: disable=protected-access
+        return act(self, *args, **kwargs)  # A conversation's turn.
+      start = time.monotonic()
+      try:
+        return act(self, *args, **kwargs)
+      finally:
+        with timer._lock:  # pylint: disable=protected-access
+          timer._acts.append((start, time.monotonic()))  # pylint: disable=protected-access
+
+    def flushed(self):
+      try:
+        return flush(self)
+      finally:
+        timer._writes_done()  # pylint: disable=protected-access
 
     def play_slot(self, game_master, entities):
       timer._start_cycle()  # pylint: disable=protected-access
@@ -148,6 +193,10 @@ class SlotTimer:
       finally:
         with timer._lock:  # pylint: disable=protected-access
           timer.agent_phases.append((start, time.monotonic()))
+          acts, timer._acts = timer._acts, []  # pylint: disable=protected-access
+          if acts:
+            timer.act_phases.append((min(a for a, _ in acts),
+                                     max(b for _, b in acts)))
 
     def run_loop(self, *args, step_callback=None, **kwargs):
       def recorded(step_data):
@@ -160,10 +209,16 @@ class SlotTimer:
 
     engine.play_slot, engine.run_agents = play_slot, run_agents
     engine.run_loop = run_loop
+    engine._live_slot = live_slot  # pylint: disable=protected-access
+    agent_class.act = timed_act
+    session_lib.Session.flush = flushed
     try:
       yield self
     finally:
       engine.play_slot, engine.run_agents, engine.run_loop = play, real, loop
+      engine._live_slot = live  # pylint: disable=protected-access
+      agent_class.act = act
+      session_lib.Session.flush = flush
 
 
 def busy_time(intervals: list[tuple[float, float]], lo: float, hi: float
@@ -211,12 +266,15 @@ def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
   intervals = calls_of()
   lo, hi = timer.slots[0][0], timer.slots[-1][1]
   busy, _ = busy_time(intervals, lo, hi)
-  phase_time = sum(b - a for a, b in timer.agent_phases)
-  phase_area = sum(busy_time(intervals, a, b)[1]
-                   for a, b in timer.agent_phases)
+  def in_flight(phases):
+    length = sum(b - a for a, b in phases)
+    area = sum(busy_time(intervals, a, b)[1] for a, b in phases)
+    return area / length if length else 0.0
+
   return {
       "agents": size, "slot_seconds": wall / SLOTS,
-      "in_flight": phase_area / phase_time if phase_time else 0.0,
+      "in_flight": in_flight(timer.act_phases),
+      "in_flight_agent_phase": in_flight(timer.agent_phases),
       "overhead": (wall - busy) / wall if wall else 0.0,
       "calls_per_agent_slot": {
           tag: c["calls"] / (size * SLOTS) for tag, c in usage.items()},
@@ -224,6 +282,7 @@ def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
       "slots": [round(b - a, 2) for a, b in timer.slots],
       "plays": [round(b - a, 2) for a, b in timer.plays],
       "agent_phases": [round(b - a, 2) for a, b in timer.agent_phases],
+      "act_phases": [round(b - a, 2) for a, b in timer.act_phases],
       "cpu_per_slot": sum(timer.cpu) / SLOTS,
   }
 
@@ -324,12 +383,16 @@ def main() -> int:
                      help="1 and 4 agents on the embedded model")
   parser.add_argument("--latency", type=float, default=0.2,
                       help="the fake server's answer latency in seconds")
+  parser.add_argument("--sizes", type=int, nargs="+", metavar="N",
+                      help="these society sizes only (e.g. --sizes 50)")
   parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.serve:
     return serve(args.latency)
   sizes = (1, 10) if args.quick else (1, 4) if args.embedded else (
       1, 5, 10, 25, 50)
+  if args.sizes:
+    sizes = tuple(args.sizes)
   embedder = shared_embedder()
   embedder.encode(["warm-up"])
   rows = []
@@ -351,7 +414,9 @@ def main() -> int:
         r = rows[-1]
         print(f"bench: {size} agents: slots {r['slots']} s (playing "
               f"{r['plays']}, of which observing and acting "
-              f"{r['agent_phases']}), CPU {r['cpu_per_slot']:.2f} s/slot "
+              f"{r['agent_phases']}, acting {r['act_phases']}), in flight "
+              f"{r['in_flight_agent_phase']:.1f} observing and acting, CPU "
+              f"{r['cpu_per_slot']:.2f} s/slot "
               f"({r['cpu_per_slot'] / size:.3f} per agent)", flush=True)
     finally:
       if server is not None:
@@ -361,7 +426,7 @@ def main() -> int:
   for size, (step, name) in missing:
     print(f"MISSING: {size} agents, slot {step}: no action record and no "
           f"recorded failure for {name}")
-  if len(rows) > 1:
+  if len(rows) > 1 and any(r["agents"] == 1 for r in rows):
     by_size = {r["agents"]: r["slot_seconds"] for r in rows}
     top = max(by_size)
     print(f"slot time ratio {top}/1 agents: {by_size[top] / by_size[1]:.2f}")
