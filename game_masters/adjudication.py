@@ -35,6 +35,7 @@ from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import slot_actions
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.operations.base import has_evidence
+from crsec_concordia.threads import KeptThreads
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"
@@ -221,6 +222,8 @@ class Adjudication(entity_component.ContextComponent,
     self._records: list[dict[str, Any]] = []
     self._counts: dict[str, int] = {}
     self._events = 0
+    # Fifty adjudications a slot: their threads are kept between slots.
+    self._threads = KeptThreads("Adjudication")
 
   def _component(self, key: str, type_):
     return self.get_entity().get_component(key, type_=type_)
@@ -334,7 +337,7 @@ class Adjudication(entity_component.ContextComponent,
                             clock_lib.CafeClock).current_stamp()
     fields = clock_lib.stamp_fields(stamp)
     # Every agent's action at once; everything after in name order.
-    results = concurrency.run_tasks({
+    results = self._threads.run_tasks({
         actor: functools.partial(self.resolve_action, actor, action, stamp)
         for actor, action in slot.actions.items()})
     failed = dict(slot.failed)

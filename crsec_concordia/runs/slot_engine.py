@@ -32,12 +32,12 @@ from absl import logging
 from concordia.environment.engines import simultaneous
 from concordia.environment import step_controller as step_controller_lib
 from concordia.typing import entity as entity_lib
-from concordia.utils import concurrency
 
 from concordia.components.game_master import make_observation as make_observation_lib
 from concordia.components.game_master import next_acting as next_acting_lib
 
 from crsec_concordia.game_masters.slot_actions import SlotActions
+from crsec_concordia.threads import KeptThreads
 
 _OBSERVATIONS_KEY = make_observation_lib.DEFAULT_MAKE_OBSERVATION_COMPONENT_KEY
 _ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
@@ -101,6 +101,12 @@ class SlotEngine(simultaneous.Simultaneous):
       entity.observe(observation)
     return entity.act(action_spec)
 
+  def _threads(self) -> KeptThreads:
+    """The agents' threads, kept from slot to slot (see threads.py)."""
+    if getattr(self, "_agent_threads", None) is None:
+      self._agent_threads = KeptThreads("SlotAgent")
+    return self._agent_threads
+
   def run_agents(self, tasks: Mapping[str, Callable[[], str]]
                  ) -> tuple[dict[str, str], dict[str, str]]:
     """Runs every agent's slot at once: (actions, errors), by name.
@@ -115,7 +121,7 @@ class SlotEngine(simultaneous.Simultaneous):
       except Exception as e:  # pylint: disable=broad-except
         return False, f"{type(e).__name__}: {e}"
 
-    results = concurrency.run_tasks({
+    results = self._threads().run_tasks({
         name: functools.partial(guarded, task) for name, task in tasks.items()})
     actions = {n: r[1] for n, r in sorted(results.items()) if r[0]}
     failed = {n: r[1] for n, r in sorted(results.items()) if not r[0]}
@@ -155,6 +161,18 @@ class SlotEngine(simultaneous.Simultaneous):
     game_master = game_masters[0]
     if premise:
       game_master.observe(f"{simultaneous.EVENT_TAG} {premise}")
+    self._threads().start(len(entities))
+    try:
+      self._play_slots(game_master, game_masters, entities, max_steps, log,
+                       checkpoint_callback, step_controller, step_callback)
+    finally:
+      threads = getattr(self, "_agent_threads", None)
+      if threads is not None:
+        threads.close()
+
+  def _play_slots(self, game_master, game_masters, entities, max_steps, log,
+                  checkpoint_callback, step_controller, step_callback):
+    """run_loop's loop."""
     steps = 0
     while not self.terminate(game_master) and steps < max_steps:
       if (step_controller is not None
