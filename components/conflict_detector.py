@@ -184,10 +184,17 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     with self._lock:
       wanted = [(event, j) for event, j in conflicts
                 if not self._cooling_down(event.actor, event.stamp.step)]
-    decisions = concurrency.run_tasks({
-        f"{i:04d}": functools.partial(self._decide, j.observed, event,
-                                      on_failure)
-        for i, (event, j) in enumerate(wanted)})
+    tasks = {f"{i:04d}": functools.partial(self._decide, j.observed, event,
+                                           on_failure)
+             for i, (event, j) in enumerate(wanted)}
+    # An entrepreneur always talks (no call) and one decision is one call:
+    # in this thread, then, not in a pool started for them (the detections
+    # of a fifty-agent slot queued at the pools' shared start lock, and the
+    # game master's talks waited for the last of them).
+    if len(tasks) > 1 and memory.role != ENTREPRENEUR:
+      decisions = concurrency.run_tasks(tasks)
+    else:
+      decisions = {key: task() for key, task in tasks.items()}
     for i, (event, j) in enumerate(wanted):
       talk, item = decisions[f"{i:04d}"], j.observed
       if talk is None:
