@@ -321,6 +321,11 @@ class Adjudication(entity_component.ContextComponent,
       record["occasion"] = occasion.id
     return record, failures, text
 
+  def waits_on_model(self, hook: str) -> bool:
+    """pre_act adjudicates the slot's actions once they were observed."""
+    with self._lock:
+      return hook == "pre_act" and self._putative is not None
+
   def pre_observe(self, observation: str) -> str:
     if observation.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
       with self._lock:

@@ -332,6 +332,10 @@ class NormConversations(entity_component.ContextComponent,
     for name in (record["initiator"], record["partner"]):
       queue.add(name, text)
 
+  def waits_on_model(self, hook: str) -> bool:
+    """pre_act holds the talks when the slot is resolved."""
+    return hook == "pre_act"
+
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
     # Agents asked to talk while observing at the start of this slot; the
     # talks are held while the slot's actions are adjudicated.

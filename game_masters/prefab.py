@@ -127,7 +127,12 @@ class CafeGameMaster(prefab_lib.Prefab):
     # (never here); its calls would be counted under GM.other.
     act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),
                                entity_names=names)
-    return entity_agent_with_logging.EntityAgentWithLogging(
+    # The agents' class (prefabs.SlotAgent): the game master's hooks run
+    # in its own thread but for the resolution's, where the adjudication
+    # and the talks both wait on the model. Concordia's started a pool of
+    # six threads for each of the six or so hooks it runs every slot.
+    from crsec_concordia import prefabs  # pylint: disable=import-outside-toplevel
+    return prefabs.AGENT_CLASS(
         agent_name=name, act_component=act, context_components=components)
 
 
