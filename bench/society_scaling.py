@@ -275,6 +275,8 @@ def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
       "agents": size, "slot_seconds": wall / SLOTS,
       "in_flight": in_flight(timer.act_phases),
       "in_flight_agent_phase": in_flight(timer.agent_phases),
+      "in_flight_by_slot": [round(in_flight([p]), 1)
+                            for p in timer.act_phases],
       "overhead": (wall - busy) / wall if wall else 0.0,
       "calls_per_agent_slot": {
           tag: c["calls"] / (size * SLOTS) for tag, c in usage.items()},
@@ -415,6 +417,7 @@ def main() -> int:
         print(f"bench: {size} agents: slots {r['slots']} s (playing "
               f"{r['plays']}, of which observing and acting "
               f"{r['agent_phases']}, acting {r['act_phases']}), in flight "
+              f"{r['in_flight_by_slot']} acting, "
               f"{r['in_flight_agent_phase']:.1f} observing and acting, CPU "
               f"{r['cpu_per_slot']:.2f} s/slot "
               f"({r['cpu_per_slot'] / size:.3f} per agent)", flush=True)
