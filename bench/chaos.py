@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import observations, runner  # noqa: E402
+from game_masters.conversations import clean_utterance  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from tests import schema_answers  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
@@ -190,6 +191,19 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
         call["id"], []):
       invented.append(f"call {call['id']} ({call['tag']}) returned "
                       f"{json.dumps(call['answer'])[:120]}")
+  said_words = {" ".join(t.split()) for t in said}
+
+  def given(text: str, speaker: str | None = None) -> bool:
+    """Whether `text` is an answer the model gave: word for word (spacing
+    aside), or, for a conversation turn, the words the game master keeps of
+    one (quotes, a "Name:" prefix and stage directions removed; the fake
+    server's answers never have them, the embedded model's do)."""
+    text = " ".join(text.split())
+    if text in said_words:
+      return True
+    return speaker is not None and any(
+        clean_utterance(t, speaker) == text for t in said)
+
   for r in records:
     texts = []
     if r["kind"] == "action" and observations.is_no_action(r["action"]):
@@ -200,12 +214,12 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
         problems.append(f"slot {r['step']}: {r['actor']} has a no-action "
                         "marker and no Act failure record")
     elif r["kind"] == "action":
-      texts = [r["action"], r.get("narration") or ""]
+      texts = [(r["action"], None), (r.get("narration") or "", None)]
     elif r["kind"] == "conversation":
-      texts = [t["text"] for t in r["turns"]]
+      texts = [(t["text"], t["speaker"]) for t in r["turns"]]
     invented += [f"slot {r['step']}: {r['kind']} text {t[:80]!r} is no "
-                 "answer the model gave" for t in texts
-                 if t and t.strip() not in said]
+                 "answer the model gave" for t, speaker in texts
+                 if t and not given(t, speaker)]
   problems += invented
   requests = proxy.log()
   return {
