@@ -23,8 +23,7 @@ from collections.abc import Sequence
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations
-from crsec_concordia.components import _copy_check as copy_check
+from crsec_concordia import observations, repetition
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
@@ -165,7 +164,7 @@ class StructuredAct(entity_component.ActingComponent,
           seen.extend((speaker, "said", words) for speaker, words in event.turns
                       if speaker != name)
     names = {name, *(who for who, _, _ in seen)}
-    done = copy_check.copied_from(
+    done = repetition.copied_from(
         answer, (text for _, _, text in seen), names=names, ratio=COPY_RATIO,
         run=COPY_RUN, min_words=COPY_MIN_WORDS)
     return next((s for s in seen if s[2] == done), None)

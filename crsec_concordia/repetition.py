@@ -14,8 +14,10 @@ a book" are the same words about different people.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -47,6 +49,30 @@ def likeness(a: Sequence[str], b: Sequence[str]) -> Likeness:
   return Likeness(matcher.ratio(), run, run == len(a))
 
 
+@functools.lru_cache(maxsize=8192)
+def _words(text: str, names: frozenset[str]) -> tuple[str, ...]:
+  """`words`, once per text and set of names: in a slot of fifty agents
+  each act compares its answer with 49 actions in view, and turning them
+  into words is one regular-expression pass per name part."""
+  return tuple(words(text, names))
+
+
+def _may_copy(mine: collections.Counter, size: int, theirs: tuple[str, ...],
+              ratio: float, run: int | None) -> bool:
+  """False only if `theirs` cannot pass any of copied_from's tests.
+
+  Every test needs shared words: containment all of `mine`, a run of `run`
+  words that many, and difflib's ratio 2*M/(|a|+|b|) at least `ratio`,
+  where M (matched words) is at most the words the two have in common. So
+  the exact comparison (difflib) is skipped when the counts rule a copy out.
+  """
+  if not theirs:  # likeness() is all zeros then.
+    return 0.0 >= ratio or (run is not None and 0 >= run)
+  common = sum((mine & collections.Counter(theirs)).values())
+  return (common >= size or (run is not None and common >= run)
+          or 2.0 * common / (size + len(theirs)) >= ratio)
+
+
 def copied_from(text: str, earlier: Iterable[str], *, names: Iterable[str] = (),
                 ratio: float, run: int | None = None,
                 min_words: int = 1) -> str | None:
@@ -56,12 +82,16 @@ def copied_from(text: str, earlier: Iterable[str], *, names: Iterable[str] = (),
   text found inside an earlier one, or, with `run`, that many words in a row.
   Texts shorter than `min_words` (after names are removed) are never copies.
   """
-  names = tuple(names)
-  mine = words(text, names)
+  key = frozenset(names)
+  mine = _words(text, key)
   if len(mine) < min_words:
     return None
+  counts = collections.Counter(mine)
   for other in earlier:
-    like = likeness(mine, words(other, names))
+    theirs = _words(other, key)
+    if not _may_copy(counts, len(mine), theirs, ratio, run):
+      continue
+    like = likeness(mine, theirs)
     if (like.ratio >= ratio or like.contained
         or (run is not None and like.run >= run)):
       return other
