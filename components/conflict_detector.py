@@ -38,9 +38,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from concordia.typing import entity_component
-from concordia.utils import concurrency
 
-from crsec_concordia import observations
+from crsec_concordia import observations, threads
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components._shared import UsesNormMemory
@@ -191,10 +190,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     # in this thread, then, not in a pool started for them (the detections
     # of a fifty-agent slot queued at the pools' shared start lock, and the
     # game master's talks waited for the last of them).
-    if len(tasks) > 1 and memory.role != ENTREPRENEUR:
-      decisions = concurrency.run_tasks(tasks)
-    else:
-      decisions = {key: task() for key, task in tasks.items()}
+    decisions = threads.run_tasks(tasks,
+                                  parallel=memory.role != ENTREPRENEUR)
     for i, (event, j) in enumerate(wanted):
       talk, item = decisions[f"{i:04d}"], j.observed
       if talk is None:

@@ -20,6 +20,16 @@ from concordia.utils import concurrency
 _T = TypeVar("_T")
 
 
+def run_tasks(tasks: Mapping[str, Callable[[], _T]], parallel: bool = True
+              ) -> Mapping[str, _T]:
+  """`concurrency.run_tasks(tasks)`, but a single task (or any, with
+  `parallel` off) runs in this thread: a pool for one task costs a thread
+  start, under the GIL, on a path every agent takes every slot."""
+  if parallel and len(tasks) > 1:
+    return concurrency.run_tasks(tasks)
+  return {key: task() for key, task in tasks.items()}
+
+
 class KeptThreads:
   """A pool that grows to the largest batch it has run and keeps its threads."""
 

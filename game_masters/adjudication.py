@@ -24,9 +24,8 @@ from typing import Any
 from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
-from concordia.utils import concurrency
 
-from crsec_concordia import observations
+from crsec_concordia import observations, threads
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import occasion_check as check_lib
@@ -35,7 +34,6 @@ from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import slot_actions
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.operations.base import has_evidence
-from crsec_concordia.threads import KeptThreads
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"
@@ -223,7 +221,7 @@ class Adjudication(entity_component.ContextComponent,
     self._counts: dict[str, int] = {}
     self._events = 0
     # Fifty adjudications a slot: their threads are kept between slots.
-    self._threads = KeptThreads("Adjudication")
+    self._threads = threads.KeptThreads("Adjudication")
 
   def _component(self, key: str, type_):
     return self.get_entity().get_component(key, type_=type_)
@@ -300,8 +298,7 @@ class Adjudication(entity_component.ContextComponent,
     # The two calls are independent: they overlap. One runs in this thread
     # (already one of the slot's, one per action): a pool for it cost a
     # thread start per action, under the GIL.
-    results = (concurrency.run_tasks(tasks) if len(tasks) > 1
-               else {key: task() for key, task in tasks.items()})
+    results = threads.run_tasks(tasks)
     event, failure = results["event"]
     failures = [failure] if failure is not None else []
     if "check" in results:
