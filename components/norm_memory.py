@@ -116,18 +116,26 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   # -- creation ---------------------------------------------------------------
 
-  def ensure_created(self) -> None:
-    """CreateNorm, once, for an entrepreneur (idempotent and thread-safe)."""
+  def ensure_created(self, stamp: observations.Stamp | None = None) -> None:
+    """CreateNorm, once, for an entrepreneur (idempotent and thread-safe).
+
+    A run calls it for every entrepreneur at once before the first slot
+    (`stamp` is then that slot's time): the norms an entrepreneur starts
+    with exist before the episode does, and a first slot that had to wait
+    for them made the entrepreneurs' plans and acts a call later than
+    everyone else's. The hooks call it too, for agents used on their own.
+    """
     with self._create_lock:
       if self._created:
         return
       self._created = True
+      stamp = self.last_stamp or stamp
       norms = self._initial_norms or create_norm(
           self._model, name=self.agent_name, persona=self.persona,
           setting=self._setting, count=self._count,
-          on_failure=self.record_failure)
-      step = self.last_stamp.step if self.last_stamp else 0
-      time = self.last_stamp.time if self.last_stamp else None
+          on_failure=lambda f: self.record_failure(f, stamp))
+      step = stamp.step if stamp else 0
+      time = stamp.time if stamp else None
       for n in norms or ():
         # The model sometimes describes the person instead ("Abigail Chen
         # speaks up when ..."): kept, rejected as not a norm, as
@@ -141,7 +149,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
         if person is not None:
           self.database.reject(norm.id, RejectionReason.NOT_A_NORM,
                                f"names {person}", step=step, time=time)
-        self.record("created", norm_id=norm.id, content=norm.content,
+        self.record("created", stamp=stamp, norm_id=norm.id,
+                    content=norm.content,
                     type=norm.type, utility=norm.utility,
                     accepted=person is None,
                     **({"reason": str(RejectionReason.NOT_A_NORM)}

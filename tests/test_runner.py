@@ -147,6 +147,20 @@ def test_a_run_writes_its_directory(uninterrupted):
   assert (d / "run.log").exists()
 
 
+def test_entrepreneurs_create_their_norms_before_the_first_slot(
+    tmp_path, embedder):
+  """CreateNorm is setup: made before slot 1, every agent's first plan and
+  act start together; its records still carry slot 1's time."""
+  model = cafe()
+  d = run(tmp_path, embedder, model=model, steps=1)
+  tags = [c.tag for c in model.calls]
+  assert tags[0] == "CreateNorm" and tags.count("CreateNorm") == 1
+  created = [r for r in records(d) if r["kind"] == "created"]
+  assert created and {(r["agent"], r["step"], r["time"]) for r in created} == {
+      ("Abigail Chen", 1, "Day 1 09:00")}
+  assert norms(d, 1)["Abigail Chen"]
+
+
 class Crash(Exception):
   pass
 

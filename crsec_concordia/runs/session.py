@@ -28,6 +28,7 @@ import concurrent.futures
 import contextlib
 import copy
 import dataclasses
+import functools
 import json
 import logging
 import sys
@@ -39,6 +40,7 @@ from typing import Any
 from concordia.prefabs.simulation import generic as simulation_lib
 
 from crsec_concordia import game_masters
+from crsec_concordia import threads
 from crsec_concordia.runs import rundir
 from crsec_concordia.scenarios import Scenario
 
@@ -212,6 +214,22 @@ class Session:
           + (f" ({reused} prompt reused)" if reused else ""), refresh=False)
       self._bar.update(1)
 
+  def create_initial_norms(self) -> None:
+    """CreateNorm for every entrepreneur at once, before the first slot.
+
+    The norms an entrepreneur starts with belong to the episode's setup:
+    made inside slot 1 they put a CreateNorm call in front of the
+    entrepreneurs' plans and acts while everyone else was already acting.
+    Their records carry slot 1's time and are written with slot 1's.
+    """
+    stamp = self._clock.stamp_at(1)
+    if self._bar is not None:
+      self._bar.set_postfix_str("entrepreneurs' initial norms", refresh=True)
+    threads.run_tasks({
+        e.name: functools.partial(
+            e.get_component(NORM_MEMORY_KEY).ensure_created, stamp)
+        for e in self._normative()})
+
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""
     total = self.scenario.total_steps
@@ -229,6 +247,8 @@ class Session:
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
       with run_log(self.run_dir):
+        if done == 0:
+          self.create_initial_norms()
         if waits:
           engine.before_resolve = self.flush
         try:
