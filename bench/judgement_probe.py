@@ -113,25 +113,25 @@ def report(name: str, results: list[tuple[bool, str]]) -> None:
 
 
 def probe_referee(model, scenario: Scenario, cases: list[_Case]) -> None:
+  """The game master's own adjudication of each case (the run's code path:
+  its evidence rule and the scenario's default place included)."""
   from crsec_concordia.game_masters import adjudication  # pylint: disable=import-outside-toplevel
-  behaviours = [b.model_dump(mode="json") for b in scenario.behaviours]
-  ids = [b["id"] for b in behaviours]
+  referee = adjudication.Adjudication(
+      model, place=scenario.setting, default_place=scenario.default_place,
+      behaviours=[b.model_dump(mode="json") for b in scenario.behaviours])
   results, places = [], []
   for case in cases:
-    answer = model.sample_json(
-        adjudication.adjudication_prompt(
-            place=scenario.setting, behaviours=behaviours, actor=case.actor,
-            action=case.action),
-        adjudication.adjudication_schema(ids), max_tokens=160,
-        temperature=0.0)
-    want = set(case.behaviours)
-    got = (set(adjudication.behaviours_of(answer, ids))
-           if adjudication.has_evidence(answer["evidence"]) else set())
+    event, failure = referee.adjudicate(case.actor, case.action)
+    if failure is not None:
+      results.append((False, f"failed: {failure['error']} | {case.action}"))
+      continue
+    want, got = set(case.behaviours), set(event["behaviours"])
     results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
                     f"| {case.action}"))
     if case.place:
-      places.append((answer["place"] == case.place,
-                     f"want {case.place} got {answer['place']} | {case.action}"))
+      places.append((event["place"] == case.place,
+                     f"want {case.place} got {event['place']} | "
+                     f"{case.action}"))
   report("referee (general call)", results)
   if places:
     report("referee place", places)

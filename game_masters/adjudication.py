@@ -84,7 +84,8 @@ def behaviours_of(answer: Mapping[str, Any],
 
 
 def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
-                        actor: str, action: str, situation: str = "") -> str:
+                        actor: str, action: str, situation: str = "",
+                        default_place: str | None = None) -> str:
   """A short, concrete prompt: what a 1.5B model can follow.
 
   The fixed part (setting and behaviour list) comes first, so a server's
@@ -93,6 +94,9 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   is a refused tip only to a referee who knows a bill was brought.
   """
   none = _none_token([b["id"] for b in behaviours])
+  unsaid = (f"{default_place}, where the action does not say" if default_place
+            else "an action that does not say where happens where people "
+            "usually are in the setting above")
   listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
   # Nothing of a venue here: where people are by default is the setting's
   # (`place` is the scenario's setting line: a café's room, a garden's
@@ -105,8 +109,7 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
       "place: indoors if the action happens inside a building or a room, "
-      "outdoors if in the open air; an action that does not say where "
-      "happens where people usually are in the setting above.\n"
+      f"outdoors if in the open air; {unsaid}.\n"
       "evidence: quote the words that match a behaviour, or \"none\".\n"
       f"behaviour: the id the action plainly shows, or {none}. Most actions "
       f"show {none}.\n"
@@ -117,7 +120,15 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # place rule that named the café ("everyone is inside unless an action says
 # they go outside"; without any default the model said outdoors for all).
 # The rule now defers to the setting, for any venue; bench/judgement_probe.py
-# counts the places it gives on each scenario's labelled cases. Other
+# counts the places it gives on each scenario's labelled cases. Deferring to
+# the setting alone, the model said indoors for most actions in the open-air
+# garden (place 5 of 16 right); told the scenario's `default_place`, 12 of 16
+# (the café stays at 7 of 10: "steps out onto the terrace" is still indoors).
+# Tried and dropped: a `where` field before the place ("quote the words of
+# the action that say where it happens, or 'not said'") with the default
+# applied in code when the quote was not the action's words: the model
+# answered "not said" for nearly every action, even "steps out onto the
+# terrace", and the extra field cost behaviours (café 7 of 11, was 9). Other
 # wordings that fail there: a list of ids (see adjudication_schema);
 # narration without "with the same meaning" (a refused tip retold as a tip)
 # or asked last (invented details).
@@ -177,6 +188,7 @@ class Adjudication(entity_component.ContextComponent,
       action_spec_key: str = action_spec_lib.ACTION_SPEC_KEY,
       similarity: check_lib.Similarity | None = None,
       warm: Callable[[Sequence[str]], None] | None = None,
+      default_place: str | None = None,
   ):
     """Creates the component.
 
@@ -199,8 +211,16 @@ class Adjudication(entity_component.ContextComponent,
         embeds the slot's behaviours first thing in the next slot): each
         as soon as it is known, while the other adjudications are in
         flight.
+      default_place: where people are unless an action says otherwise
+        (the scenario's `default_place`, indoors or outdoors): the prompt
+        gives it as the place of an action that does not say (deferring to
+        the setting line alone, the 1.5B model put most actions in an
+        open-air garden indoors), and an action not adjudicated gets it.
     """
     super().__init__()
+    if default_place not in (None, *PLACES):
+      raise ValueError(f"default_place must be one of {PLACES} or None")
+    self._default_place = default_place
     self._model = model
     self._place = place
     self._behaviours = [{"id": str(b["id"]),
@@ -237,11 +257,13 @@ class Adjudication(entity_component.ContextComponent,
     """The event fields for an action, and a failure record if the call failed."""
     if observations.is_no_action(action):
       # The agent's act produced nothing of its own; nothing to adjudicate.
-      return ({"narration": action, "place": "indoors", "behaviours": [],
-               "evidence": NO_ACTION_EVIDENCE, "adjudicated": False}, None)
+      return ({"narration": action, "place": self._unsaid_place(),
+               "behaviours": [], "evidence": NO_ACTION_EVIDENCE,
+               "adjudicated": False}, None)
     prompt = adjudication_prompt(place=self._place, behaviours=self._behaviours,
                                  actor=actor, action=action,
-                                 situation=situation)
+                                 situation=situation,
+                                 default_place=self._default_place)
     try:
       answer = self._model.sample_json(prompt, self._schema,
                                        max_tokens=self._max_tokens,
@@ -251,8 +273,8 @@ class Adjudication(entity_component.ContextComponent,
       # adjudication, not the run.
       failure = {"op": ADJUDICATE_TAG, "error": str(e),
                  "raw": getattr(e, "raw", "")}
-      return ({"narration": action, "place": "indoors", "behaviours": [],
-               "evidence": FAILED_EVIDENCE.format(error=e),
+      return ({"narration": action, "place": self._unsaid_place(),
+               "behaviours": [], "evidence": FAILED_EVIDENCE.format(error=e),
                "adjudicated": False}, failure)
     ids = behaviours_of(answer, self._ids)
     evidence = str(answer["evidence"]).strip()
@@ -266,6 +288,10 @@ class Adjudication(entity_component.ContextComponent,
       fields["behaviours"] = []
       fields["unsupported"] = ids
     return fields, None
+
+  def _unsaid_place(self) -> str:
+    """The place of an action that was not adjudicated."""
+    return self._default_place or "indoors"
 
   def _check(self, occasion: occasions_lib.Occasion, actor: str, action: str
              ) -> tuple[dict[str, Any], dict[str, Any] | None]:

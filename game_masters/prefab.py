@@ -112,6 +112,7 @@ class CafeGameMaster(prefab_lib.Prefab):
         adjudication_lib.ADJUDICATION_KEY: adjudication_lib.Adjudication(
             _tagged(model, adjudication_lib.ADJUDICATE_TAG),
             place=scenario.setting,
+            default_place=scenario.default_place,
             behaviours=[b.model_dump(mode="json")
                         for b in scenario.behaviours],
             player_names=names,

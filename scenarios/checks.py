@@ -26,7 +26,9 @@ from crsec_concordia.scenarios.problems import _Problem, _show
 
 Role = Literal["entrepreneur", "ordinary"]
 NormType = Literal["descriptive", "injunctive"]
+Place = Literal["indoors", "outdoors"]
 ROLES: tuple[str, ...] = get_args(Role)
+PLACES: tuple[str, ...] = get_args(Place)
 assert get_args(NormType) == NORM_TYPES
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import pydantic
 
 from crsec_concordia.norms import NORM_TYPES
-from crsec_concordia.scenarios.checks import ROLES
+from crsec_concordia.scenarios.checks import PLACES, ROLES
 from crsec_concordia.scenarios.problems import _DESIGN, _Problem, _show
 
 
@@ -73,6 +73,7 @@ _ADD = {
     ("Scenario", "name"): "name: my_cafe",
     ("Scenario", "premise"): "premise: a few sentences everyone is told at the start",
     ("Scenario", "setting"): "setting: Hobbs Cafe, a small café in Smallville",
+    ("Scenario", "default_place"): "default_place: indoors (or outdoors)",
     ("Scenario", "clock"): 'clock: {start: "09:00", end: "16:00", minutes_per_step: 10, days: 1}',
     ("Scenario", "agents"): "agents:` with items like `- {name: Abigail Chen, role: entrepreneur, persona: ...}",
     ("Scenario", "behaviours"): "behaviours:` with items like `- {id: smoking_indoors, description: smokes inside the café}",
@@ -141,7 +142,7 @@ def _explain(error: Mapping[str, Any]) -> _Problem:
     return _Problem(loc, f"unknown key {field!r}{guess}",
                     f"remove it or use one of the allowed keys: {', '.join(allowed)}")
   if kind == "literal_error":
-    allowed = ROLES if field == "role" else NORM_TYPES
+    allowed = {"role": ROLES, "default_place": PLACES}.get(field, NORM_TYPES)
     return _Problem(loc, f"{_show(value)} is not a valid {field}",
                     f"use one of: {', '.join(allowed)}")
   if kind == "out_of_range":

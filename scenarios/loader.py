@@ -41,7 +41,7 @@ from crsec_concordia.scenarios.checks import (  # noqa: F401  pylint: disable=un
     _as_whole, ClockTime, _cross_check, Days, Ident, _ident,
     InitialNormCount, Line, _line, MAX_DAYS, _MAX_DIGITS, MAX_INITIAL_NORMS,
     MAX_NAME, MAX_ROUNDS, MAX_THRESHOLD, Minutes, _minutes, Name, _name,
-    _NAME_BREAKERS, NormType, Positive, Role, ROLES, Rounds, _scenario_name,
+    _NAME_BREAKERS, NormType, Place, Positive, Role, ROLES, Rounds, _scenario_name,
     ScenarioName, _short, Text, _text, Threshold, _TIME, _time, Utility,
     _whole)
 from crsec_concordia.scenarios.explain import (  # noqa: F401  pylint: disable=unused-import
@@ -151,6 +151,9 @@ class Scenario(_Model):
   name: ScenarioName
   premise: Text
   setting: Line
+  # Where people are unless an action says otherwise; the referee gives
+  # this place to an action that names none (game_masters/adjudication.py).
+  default_place: Place | None = None
   clock: Clock
   max_steps: Positive | None = None
   conversation: Conversation = pydantic.Field(default_factory=Conversation)

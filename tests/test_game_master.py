@@ -695,3 +695,35 @@ def test_a_turn_without_an_action_is_recorded_without_a_referee_call(monkeypatch
   assert tom["behaviours"] == [] and tom["adjudicated"] is False
   assert tom["evidence"] == adjudication.NO_ACTION_EVIDENCE
   assert model.calls_by_tag() == {"GM.adjudicate": 6}
+
+
+@pytest.mark.parametrize("default", ["outdoors", "indoors", None])
+def test_the_referee_is_told_the_scenarios_default_place(default):
+  """The place of an action that does not say where is the scenario's
+  `default_place` (told to the model; given outright when nothing was
+  adjudicated), else where people usually are in the setting."""
+  answer = {"narration": "Gus waters his bed.", "place": "indoors",
+            "evidence": "none", "behaviour": "none", "also": "none"}
+  model = ScriptedModel([(r"You are the referee", answer)])
+  referee = adjudication.Adjudication(
+      model, place="a garden", default_place=default,
+      behaviours=[{"id": "loud", "description": "shouts"}])
+  event, failure = referee.adjudicate("Gus Lindqvist",
+                                      "Gus Lindqvist waters his bed.")
+  assert failure is None and event["place"] == "indoors"  # The model's.
+  prompt = model.calls[0].prompt
+  if default:
+    assert f"{default}, where the action does not say" in prompt
+    assert "usually are in the setting" not in prompt
+  else:
+    assert "where people usually are in the setting above" in prompt
+  idle, _ = referee.adjudicate("Gus Lindqvist",
+                               f"Gus Lindqvist {obs.NO_ACTION_MARK}")
+  assert idle["place"] == (default or "indoors")
+  assert len(model.calls) == 1  # Nothing to adjudicate: no call.
+
+
+def test_the_default_place_is_validated():
+  with pytest.raises(ValueError, match="default_place"):
+    adjudication.Adjudication(ScriptedModel([]), place="x", behaviours=[],
+                              default_place="upstairs")
