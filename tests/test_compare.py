@@ -136,15 +136,17 @@ def test_compare_runs_both_arms_and_aggregates(fake, tmp_path, capsys):
   half = stats.t.ppf(0.975, 1)  # n = 2 seeds: 12.706
   conflicts = summary["arms"]["normative"]["metrics"]["conflicts_total"]
   assert conflicts["mean"] == pytest.approx(3.0)
-  assert conflicts["ci_low"] == pytest.approx(3.0 - half * 1.0)
+  # The t-interval, cut where a count cannot go (below 0 conflicts).
+  assert conflicts["ci_low"] == max(0.0, 3.0 - half * 1.0) == 0.0
   assert conflicts["ci_high"] == pytest.approx(3.0 + half * 1.0)
   assert summary["arms"]["baseline"]["metrics"]["conflicts_total"][
       "mean"] == 0.0
   effect = summary["effects"][f"behaviour_final.{SMOKE}"]
   assert effect["values"] == pytest.approx([0.75, 0.25])
   assert effect["mean"] == pytest.approx(0.5)
-  assert effect["ci_low"] == pytest.approx(0.5 - half * 0.25)
-  assert effect["ci_high"] == pytest.approx(0.5 + half * 0.25)
+  # A difference of shares lies in -1..1 (0.5 -+ 3.2 raw).
+  assert effect["ci_low"] == max(-1.0, 0.5 - half * 0.25) == -1.0
+  assert effect["ci_high"] == min(1.0, 0.5 + half * 0.25) == 1.0
   assert summary["effects"]["conflicts_total"]["mean"] == pytest.approx(3.0)
   # Baseline belief is not measured: no effect is claimed for it.
   assert summary["arms"]["baseline"]["metrics"][f"belief_final.{SMOKE}"][
@@ -244,3 +246,29 @@ def test_mean_ci_small_samples():
   three = aggregate.mean_ci([1.0, 2.0, 3.0])
   half = stats.t.ppf(0.975, 2) * 1.0 / 3 ** 0.5
   assert three["ci_low"] == pytest.approx(2.0 - half)
+
+
+@pytest.mark.parametrize("metric, difference, bounds", [
+    ("conflicts_total", False, (0.0, None)),
+    ("conflicts_total", True, (None, None)),
+    ("belief_final.no_smoking_indoors", False, (0.0, 1.0)),
+    ("behaviour_nonviolating.quiet_in_public", False, (0.0, 1.0)),
+    ("plan_observed_final.tip_after_meals", True, (-1.0, 1.0)),
+    ("gap_final.no_smoking_indoors", False, (-1.0, 1.0)),
+    ("minutes_to_50_belief.no_smoking_indoors", False, (0.0, None)),
+])
+def test_a_metrics_interval_is_cut_to_the_values_it_can_take(
+    metric, difference, bounds):
+  assert aggregate.metric_range(metric, difference) == bounds
+  # Two seeds, 0 and 5 conflicts (or shares 0 and 1): the t-interval
+  # (t = 12.7) runs far past both ends; the cut one does not.
+  values = [0.0, 1.0] if bounds[1] == 1.0 else [0.0, 5.0]
+  raw = aggregate.mean_ci(values)
+  cut = aggregate.mean_ci(values, bounds=bounds)
+  assert cut["mean"] == raw["mean"]
+  assert cut["ci_low"] == (raw["ci_low"] if bounds[0] is None
+                           else max(raw["ci_low"], bounds[0]))
+  assert cut["ci_high"] == (raw["ci_high"] if bounds[1] is None
+                            else min(raw["ci_high"], bounds[1]))
+  if bounds[0] is not None:
+    assert raw["ci_low"] < bounds[0] == cut["ci_low"]

@@ -34,9 +34,32 @@ ARMS = ("normative", "baseline")
 _TIME_COLUMNS = ("step", "day", "clock", "time", "elapsed_minutes", "hour")
 
 
-def mean_ci(values: Sequence[float | None], confidence: float = 0.95
+# Metrics that are shares of agents (0..1) and the belief-behaviour gap
+# (-1..1), by the part of their name before the target id; every other
+# metric is a count, a number of tokens or minutes (>= 0).
+_SHARES = ("belief", "behaviour", "plan")
+_GAPS = ("gap",)
+
+
+def metric_range(metric: str, difference: bool = False
+                 ) -> tuple[float | None, float | None]:
+  """The values `metric` can take (of a paired difference, with
+  `difference`): where a confidence interval is cut, since the mean cannot
+  lie outside. With 2 or 3 seeds a t-interval easily reaches below zero
+  conflicts or above every agent."""
+  head = metric.split(".", 1)[0]
+  if head.startswith(_SHARES):
+    return (-1.0, 1.0) if difference else (0.0, 1.0)
+  if head.startswith(_GAPS):
+    return (-2.0, 2.0) if difference else (-1.0, 1.0)
+  return (None, None) if difference else (0.0, None)
+
+
+def mean_ci(values: Sequence[float | None], confidence: float = 0.95,
+            bounds: tuple[float | None, float | None] = (None, None)
             ) -> dict[str, Any]:
-  """Mean and t-interval of the finite values."""
+  """Mean and t-interval of the finite values, cut to `bounds`
+  (`metric_range`)."""
   finite = [float(v) for v in values
             if v is not None and not math.isnan(float(v))]
   n = len(finite)
@@ -50,7 +73,12 @@ def mean_ci(values: Sequence[float | None], confidence: float = 0.95
     from scipy import stats  # pylint: disable=import-outside-toplevel
     sd = float(np.std(finite, ddof=1))
     half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
-    out.update(sd=sd, ci_low=mean - half, ci_high=mean + half)
+    low, high = mean - half, mean + half
+    if bounds[0] is not None:
+      low = max(low, bounds[0])
+    if bounds[1] is not None:
+      high = min(high, bounds[1])
+    out.update(sd=sd, ci_low=low, ci_high=high)
   return out
 
 
@@ -105,7 +133,7 @@ def _per_step(arm: str, metrics: list[run_metrics.RunMetrics]
   for step, group in data.groupby("step", sort=True):
     first = group.iloc[0]
     for column in value_columns:
-      stats = mean_ci(group[column].tolist())
+      stats = mean_ci(group[column].tolist(), bounds=metric_range(column))
       rows.append({"arm": arm, "step": int(step), "time": first["time"],
                    "elapsed_minutes": int(first["elapsed_minutes"]),
                    "metric": column, "n": stats["n"], "mean": stats["mean"],
@@ -150,7 +178,8 @@ def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
     arms_out[arm] = {
         "seeds": [m.run.seed for m in metrics],
         "runs": [str(m.run.path) for m in metrics],
-        "metrics": {name: {**mean_ci(list(v.values())),
+        "metrics": {name: {**mean_ci(list(v.values()),
+                                     bounds=metric_range(name)),
                            "values": list(v.values())}
                     for name, v in sorted(values.items())}}
   effects: dict[str, Any] = {}
@@ -167,7 +196,8 @@ def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
         diffs.append(float(value) - float(other))
         seeds.append(seed)
       if diffs:
-        effects[name] = {**mean_ci(diffs), "values": diffs, "seeds": seeds}
+        effects[name] = {**mean_ci(diffs, bounds=metric_range(name, True)),
+                         "values": diffs, "seeds": seeds}
   rows = []
   for arm in runs:
     rows.extend(_per_step(arm, runs[arm]))

@@ -67,8 +67,10 @@ def _finite(value: Any) -> bool:
                                     and math.isnan(value))
 
 
-def _stats(values: list[Any]) -> dict[str, Any]:
-  out = compare_aggregate.mean_ci(values)
+def _stats(values: list[Any], metric: str, difference: bool = False
+           ) -> dict[str, Any]:
+  out = compare_aggregate.mean_ci(
+      values, bounds=compare_aggregate.metric_range(metric, difference))
   return {k: out[k] for k in STATS}
 
 
@@ -91,7 +93,8 @@ def _paired(frame: pd.DataFrame, treated: dict[str, Any],
         diffs.append(float(x) - float(y))
         seeds.append(int(seed))
     if diffs:
-      out.append({"metric": metric, **_stats(diffs), "seeds": seeds})
+      out.append({"metric": metric, **_stats(diffs, metric, True),
+                  "seeds": seeds})
   return out
 
 
@@ -143,7 +146,7 @@ def aggregate(path: str | Path,
   summary = []
   for keys, group in runs_frame.groupby([*CELL, "arm", "metric"], sort=True):
     summary.append({**dict(zip([*CELL, "arm", "metric"], keys)),
-                    **_stats(group["value"].tolist())})
+                    **_stats(group["value"].tolist(), keys[-1])})
   reference = str(data.get("reference") or next(iter(
       data.get("spec", {}).get("conditions") or {"full": None})))
   effects = []
