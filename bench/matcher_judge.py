@@ -1,0 +1,124 @@
+"""What the LLM judge adds to the norm matcher, on the labelled test half.
+
+The metrics decide that a personal norm MEANS a target by the chosen
+embedding rule (crsec_concordia/metrics/matching.py, CHOSEN_RULE); with a
+judge (`crsec report --judge`), every (norm, target) pair whose rule score
+is at or above JUDGE_FLOOR goes to the language model, whose yes/no
+decides (a failed answer leaves the rule's decision). This bench puts the
+test half of crsec_concordia/metrics/data/norm_labels.jsonl through both
+and prints precision, recall and F1 per target for the rule alone and for
+the rule with the judge, how many pairs the judge saw, how often it turned
+the rule's decision (right and wrong) and its failed answers. Nothing is
+tuned on it: the test half is for the final figures only.
+
+The model is the run's default endpoint (the embedded model unless
+CRSEC_BASE_URL and friends say otherwise; `crsec doctor` shows which), one
+judge call at a time (two llama.cpp requests at once only share the 2
+cores). About 2 to 4 seconds a pair on the embedded model.
+
+  .venv/bin/python bench/matcher_judge.py             # the test half
+  .venv/bin/python bench/matcher_judge.py --limit 40  # a first look
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from crsec_concordia.embedding import shared_embedder  # noqa: E402
+from crsec_concordia.metrics import matcher_quality as mq  # noqa: E402
+from crsec_concordia.metrics.calibration import Score  # noqa: E402
+from crsec_concordia.metrics.matching import (  # noqa: E402
+    CHOSEN_RULE, JUDGE_FLOOR, LLMJudge, NormMatcher)
+
+
+def _counts(decided: list[tuple[str, bool, bool]]) -> dict[str, Score]:
+  """(target, decision, label) triples -> a Score per target."""
+  out: dict[str, Score] = {}
+  for target in dict.fromkeys(t for t, _, _ in decided):
+    mine = [(d, p) for t, d, p in decided if t == target]
+    out[target] = Score(threshold=0.0,
+                        tp=sum(d and p for d, p in mine),
+                        fp=sum(d and not p for d, p in mine),
+                        fn=sum(p and not d for d, p in mine))
+  return out
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--split", choices=mq.SPLITS, default="test")
+  parser.add_argument("--limit", type=int, default=None,
+                      help="judge at most this many pairs (a first look)")
+  args = parser.parse_args(argv)
+  from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
+  endpoint = EndpointConfig.resolve()
+  model = make_model(endpoint, seed=1)
+  judge = LLMJudge(model)
+  embedder = shared_embedder()
+  items = [i for i in mq.load_items() if i.split == args.split]
+
+  # (target, text, rule score, rule decision, label) of every pair.
+  pairs = []
+  for venue in mq.VENUES:
+    chosen = [i for i in items if i.venue == venue]
+    targets = mq.venue_targets(venue)
+    matcher = NormMatcher(targets, rule=CHOSEN_RULE, embedder=embedder)
+    scores = matcher.scores([i.text for i in chosen])
+    for row, item in zip(scores, chosen):
+      for target, score in zip(targets, row):
+        pairs.append((target, item.text, float(score),
+                      bool(score >= CHOSEN_RULE.threshold_for(target.text)),
+                      target.id in item.targets))
+  asked = [p for p in pairs if p[2] >= JUDGE_FLOOR]
+  if args.limit is not None:
+    asked = asked[:args.limit]
+  print(f"{len(items)} labelled norms ({args.split} half), {len(pairs)} "
+        f"(norm, target) pairs, {len(asked)} at or above the judge floor "
+        f"{JUDGE_FLOOR}; model {endpoint.describe()}", flush=True)
+
+  verdicts: dict[tuple[str, str], bool | None] = {}
+  started = time.perf_counter()
+  for n, (target, text, _, _, _) in enumerate(asked, 1):
+    verdicts[(target.id, text)] = judge(text, target.text)
+    if n % 20 == 0 or n == len(asked):
+      spent = time.perf_counter() - started
+      print(f"  judged {n}/{len(asked)} in {spent:.0f} s "
+            f"({spent / n:.1f} s a pair), {judge.failures} failed",
+            file=sys.stderr, flush=True)
+  spent = time.perf_counter() - started
+
+  judged = set(verdicts)
+  scope = [p for p in pairs if (p[0].id, p[1]) in judged] if args.limit \
+      else pairs
+  rule = _counts([(t.id, d, lab) for t, _, _, d, lab in scope])
+  with_judge, turned = [], {"right": 0, "wrong": 0}
+  for target, text, _, decision, label in scope:
+    verdict = verdicts.get((target.id, text))
+    final = decision if verdict is None else verdict
+    if final != decision:
+      turned["right" if final == label else "wrong"] += 1
+    with_judge.append((target.id, final, label))
+  both = _counts(with_judge)
+
+  print(f"\n{len(verdicts)} judge calls in {spent:.0f} s "
+        f"({spent / max(1, len(verdicts)):.1f} s each), {judge.failures} "
+        f"without a valid answer; the judge turned the rule's decision "
+        f"{turned['right']} times rightly, {turned['wrong']} times wrongly"
+        + (" (over the judged pairs only: --limit)" if args.limit else ""))
+  print("| target | rule P | rule R | rule F1 | +judge P | +judge R | "
+        "+judge F1 |\n|---|---|---|---|---|---|---|")
+  for t, s in rule.items():
+    j = both[t]
+    print(f"| {t} | {s.precision:.2f} | {s.recall:.2f} | {s.f1:.2f} | "
+          f"{j.precision:.2f} | {j.recall:.2f} | {j.f1:.2f} |")
+  print(f"worst precision or recall: rule {mq.worst(rule):.2f}, "
+        f"with the judge {mq.worst(both):.2f}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
