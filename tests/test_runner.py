@@ -302,6 +302,11 @@ def test_the_run_and_resume_commands(tmp_path, embedder, monkeypatch, capsys):
   assert "per agent and simulated hour:" in printed
   assert "prompt tokens the server reused" in printed
   assert "actions without one of the agent's own" in printed
+  # The scripted agents do the same thing every slot: the second slot's
+  # three actions repeat the first's.
+  assert summary["repeated"] == 3 and summary["actions"] == 6
+  assert ("actions that repeat the agent's previous one word for word: "
+          "3 of 6 (50%)") in printed
   assert info(out)["seed"] == 2
   assert cli.main(["resume", str(out), "--no-progress"]) == 2
   assert "already completed" in capsys.readouterr().err

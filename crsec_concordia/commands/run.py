@@ -71,6 +71,9 @@ def print_summary(run_dir: Path) -> None:
     print(f"  actions without one of the agent's own (copies, failed "
           f"answers): {s['no_action']} of {s['actions']} "
           f"({s['no_action'] / s['actions']:.0%})")
+    print(f"  actions that repeat the agent's previous one word for word: "
+          f"{s['repeated']} of {s['actions']} "
+          f"({s['repeated'] / s['actions']:.0%})")
 
 
 def run(args: argparse.Namespace) -> int:

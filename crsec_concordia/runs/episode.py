@@ -140,14 +140,22 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
            else {"by_tag": {}, "totals": rundir.totals({})})
   behaviours: dict[str, int] = {}
   kinds: dict[str, int] = {}
-  acted = no_action = 0
+  acted = no_action = repeated = 0
+  last: dict[str, str] = {}  # Each actor's previous action.
   with open(run_dir / rundir.EVENTS, encoding="utf-8") as f:
     for line in f:
       record = json.loads(line)
       kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
       if record["kind"] == "action":
         acted += 1
-        no_action += observations.is_no_action(record.get("action", ""))
+        action = record.get("action", "")
+        no_action += observations.is_no_action(action)
+        # A small model often writes its last action again, word for word
+        # (ordering the same breakfast five slots running): shown, since
+        # it bends every per-slot count.
+        repeated += (not observations.is_no_action(action)
+                     and last.get(record.get("actor")) == action)
+        last[record.get("actor")] = action
         for b in record.get("behaviours", []):
           behaviours[b] = behaviours.get(b, 0) + 1
   scenario = Scenario.from_dict(rundir.read_json(run_dir /
@@ -159,6 +167,6 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           "steps": info["completed_steps"], "max_steps": info["max_steps"],
           "wall_seconds": info.get("wall_seconds"), "usage": usage,
           "behaviours": dict(sorted(behaviours.items())), "records": kinds,
-          "actions": acted, "no_action": no_action,
+          "actions": acted, "no_action": no_action, "repeated": repeated,
           "agents": len(scenario.agents), "simulated_hours": hours,
           "per_agent_hour": costs if hours > 0 else {}}
