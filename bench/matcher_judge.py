@@ -33,7 +33,7 @@ from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.metrics import matcher_quality as mq  # noqa: E402
 from crsec_concordia.metrics.calibration import Score  # noqa: E402
 from crsec_concordia.metrics.matching import (  # noqa: E402
-    CHOSEN_RULE, JUDGE_FLOOR, LLMJudge, NormMatcher)
+    CHOSEN_RULE, JUDGE_FLOOR, LLMJudge)
 
 
 def _counts(decided: list[tuple[str, bool, bool]]) -> dict[str, Score]:
@@ -61,18 +61,14 @@ def main(argv: list[str] | None = None) -> int:
   embedder = shared_embedder()
   items = [i for i in mq.load_items() if i.split == args.split]
 
-  # (target, text, rule score, rule decision, label) of every pair.
-  pairs = []
-  for venue in mq.VENUES:
-    chosen = [i for i in items if i.venue == venue]
-    targets = mq.venue_targets(venue)
-    matcher = NormMatcher(targets, rule=CHOSEN_RULE, embedder=embedder)
-    scores = matcher.scores([i.text for i in chosen])
-    for row, item in zip(scores, chosen):
-      for target, score in zip(targets, row):
-        pairs.append((target, item.text, float(score),
-                      bool(score >= CHOSEN_RULE.threshold_for(target.text)),
-                      target.id in item.targets))
+  # (target id, norm text, rule score, rule decision, label) of every pair.
+  table = mq.table(CHOSEN_RULE, args.split, embedder=embedder)
+  pairs = [(t, text, float(score),
+            bool(score >= CHOSEN_RULE.threshold_for(table.wording[t])),
+            bool(label))
+           for t, scores in table.scores.items()
+           for text, score, label in zip(table.texts[t], scores,
+                                         table.positive[t])]
   asked = [p for p in pairs if p[2] >= JUDGE_FLOOR]
   if args.limit is not None:
     asked = asked[:args.limit]
@@ -83,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
   verdicts: dict[tuple[str, str], bool | None] = {}
   started = time.perf_counter()
   for n, (target, text, _, _, _) in enumerate(asked, 1):
-    verdicts[(target.id, text)] = judge(text, target.text)
+    verdicts[(target, text)] = judge(text, table.wording[target])
     if n % 20 == 0 or n == len(asked):
       spent = time.perf_counter() - started
       print(f"  judged {n}/{len(asked)} in {spent:.0f} s "
@@ -92,16 +88,16 @@ def main(argv: list[str] | None = None) -> int:
   spent = time.perf_counter() - started
 
   judged = set(verdicts)
-  scope = [p for p in pairs if (p[0].id, p[1]) in judged] if args.limit \
+  scope = [p for p in pairs if (p[0], p[1]) in judged] if args.limit \
       else pairs
-  rule = _counts([(t.id, d, lab) for t, _, _, d, lab in scope])
+  rule = _counts([(t, d, lab) for t, _, _, d, lab in scope])
   with_judge, turned = [], {"right": 0, "wrong": 0}
   for target, text, _, decision, label in scope:
-    verdict = verdicts.get((target.id, text))
+    verdict = verdicts.get((target, text))
     final = decision if verdict is None else verdict
     if final != decision:
       turned["right" if final == label else "wrong"] += 1
-    with_judge.append((target.id, final, label))
+    with_judge.append((target, final, label))
   both = _counts(with_judge)
 
   print(f"\n{len(verdicts)} judge calls in {spent:.0f} s "
