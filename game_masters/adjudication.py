@@ -310,9 +310,11 @@ class Adjudication(entity_component.ContextComponent,
                      ) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     """(the action record, failure records, the observation) of one agent."""
     action = clean_action(raw_action, actor)
+    warmed = None
     if (self._warm is not None and tells_of_actor(actor, action)
         and not observations.is_no_action(action)):
-      self._warm([action.strip()])  # What observers will read: embed now.
+      warmed = action.strip()
+      self._warm([warmed])  # What observers will read: embed now.
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion(actor)
     situation = occasion.text_for(actor) if occasion else ""
@@ -335,7 +337,8 @@ class Adjudication(entity_component.ContextComponent,
       if check["accepted"] and check["behaviour"] not in event["behaviours"]:
         event["behaviours"] = [*event["behaviours"], check["behaviour"]]
     observed = observed_text(actor, action, event["narration"]).strip()
-    if self._warm is not None and not observations.is_no_action(observed):
+    if (self._warm is not None and observed != warmed
+        and not observations.is_no_action(observed)):
       self._warm([observed])
     text = observations.format_action(stamp, actor, event["place"], observed)
     record = {"kind": "action", **clock_lib.stamp_fields(stamp),

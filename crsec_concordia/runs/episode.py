@@ -149,12 +149,12 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
       if record["kind"] == "action":
         acted += 1
         action = record.get("action", "")
-        no_action += observations.is_no_action(action)
+        missing = observations.is_no_action(action)
+        no_action += missing
         # A small model often writes its last action again, word for word
         # (ordering the same breakfast five slots running): shown, since
         # it bends every per-slot count.
-        repeated += (not observations.is_no_action(action)
-                     and last.get(record.get("actor")) == action)
+        repeated += not missing and last.get(record.get("actor")) == action
         last[record.get("actor")] = action
         for b in record.get("behaviours", []):
           behaviours[b] = behaviours.get(b, 0) + 1

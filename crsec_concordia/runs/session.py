@@ -247,11 +247,11 @@ class Session:
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
       with run_log(self.run_dir):
-        if done == 0:
-          self.create_initial_norms()
         if waits:
           engine.before_resolve = self.flush
         try:
+          if done == 0:
+            self.create_initial_norms()
           log = self.simulation.play(
               premise=premise, max_steps=total - done,
               get_state_callback=self._save_checkpoint,

@@ -9,9 +9,10 @@ was the largest piece of work between two slots, all under the GIL.
 
 This one builds the same dictionary, key for key and value for value
 (tests/test_slot_speed.py compares the two), asking each component once,
-and hands the raw log itself instead of a copy: the session's callback
-writes the checkpoint to disk before the next slot adds to the log, and
-nothing keeps the dictionary after that.
+and hands the raw log itself instead of a deep copy: its entries are not
+changed once logged, so the session's callback takes a shallow copy of the
+list (the next slot appends to it while the checkpoint is written in the
+background), and nothing else keeps the dictionary.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class SlotSimulation(simulation_lib.Simulation):
   def make_checkpoint_data(self) -> dict[str, Any]:
     data: dict[str, Any] = {
         "entities": {}, "game_masters": {},
-        # Not a copy: written to disk by the callback before it can change.
+        # Not a copy: the callback copies the list (Session._save_checkpoint).
         "raw_log": self._raw_log,
         "checkpoint_counter": self._checkpoint_counter,
     }
