@@ -11,7 +11,8 @@ the returned text says plainly that no valid action was produced: nothing is
 invented on the agent's behalf. The same holds for an action that copies
 another agent's action in view, asked once more naming the copy: a small
 model's commonest failure, and one that would put Carlos's cigarette on
-Abigail's record.
+Abigail's record. An action that repeats the agent's own last one is asked
+once more too, saying it is done; the second answer stands.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _log = logging.getLogger(__name__)
 NO_VALID_ACTION = (f"{observations.NO_ACTION_MARK}: the model's answer failed "
                    "its schema)")
 NO_OWN_ACTION = (f"{observations.NO_ACTION_MARK}: the model copied another "
-                 "agent's action twice)")
+                 "agent's action when asked once more)")
 # What makes an action a copy of another agent's (words, names removed).
 COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
 _OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
@@ -117,17 +118,33 @@ class StructuredAct(entity_component.ActingComponent,
                  and not speech)
     try:
       answer = self._sample(prompt, schema)
-      copy = self._copied(answer, contexts) if is_action else None
-      if copy is not None:
-        # Once more, naming the copy; a second copy is no action of theirs.
-        who, verb, done = copy
-        prompt += (f"\n\"{done}\" is what {who} {verb}, not {name}. Write "
-                   f"what {name} does now, in {name}'s own way.")
-        answer = self._sample(prompt, schema)
-        if self._copied(answer, contexts) is not None:
-          self._report_failure(
-              f"copied another agent's action twice ({who}'s)", answer)
-          answer = f"{name} {NO_OWN_ACTION}"
+      if is_action:
+        others, own = self._in_view(contexts)
+        copy = self._copied(answer, others)
+        repeat = None if copy is not None else self._copied(answer, own)
+        if copy is not None:
+          # Once more, naming the copy; a second copy is no action of theirs.
+          who, verb, done = copy
+          prompt += (f"\n\"{done}\" is what {who} {verb}, not {name}. Write "
+                     f"what {name} does now, in {name}'s own way.")
+        elif repeat is not None:
+          # The agent's own last action, written again word for word: the
+          # 1.5B model did so in a quarter of its acts (a guest "takes a
+          # seat at the counter and orders a breakfast" in all five slots,
+          # even when asked about the bill). Once more, saying it is done;
+          # the second answer stands, a repeat or not: going on with what
+          # one is doing is a choice an agent may make.
+          _, _, done = repeat
+          prompt += (f"\n\"{done}\" is what {name} already did. Write what "
+                     f"{name} does now, going on from there.")
+        if copy is not None or repeat is not None:
+          answer = self._sample(prompt, schema)
+          again = self._copied(answer, others)
+          if again is not None:
+            self._report_failure(
+                f"copied another agent's action ({again[0]}'s) when asked "
+                "once more", answer)
+            answer = f"{name} {NO_OWN_ACTION}"
     except StructuredOutputError as e:
       self._report_failure(str(e), e.raw)
       if action_spec.output_type != entity_lib.OutputType.FREE:
@@ -143,27 +160,34 @@ class StructuredAct(entity_component.ActingComponent,
         prompt, schema, max_tokens=self._max_tokens,
         temperature=self._temperature)["answer"])
 
-  def _copied(self, answer: str, contexts: entity_component.ComponentContextMapping
+  def _in_view(self, contexts: entity_component.ComponentContextMapping
+               ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """(who, "did" or "said", what) of every action or spoken line in view:
+    other agents' first, the agent's own actions second."""
+    name = self.get_entity().name
+    others: list[tuple[str, str, str]] = []
+    own: list[tuple[str, str, str]] = []
+    for context in contexts.values():
+      for event in parse_events(_OBSERVATION_TAG.sub("", context)):
+        if isinstance(event, observations.ActionObservation):
+          (own if event.actor == name else others).append(
+              (event.actor, "did", event.text))
+        elif isinstance(event, observations.ConversationObservation):
+          others.extend((speaker, "said", words)
+                        for speaker, words in event.turns if speaker != name)
+    return others, own
+
+  def _copied(self, answer: str, seen: Sequence[tuple[str, str, str]]
               ) -> tuple[str, str, str] | None:
-    """(who, "did" or "said", what) of another agent's action or words in
-    view that `answer` copies, or None.
+    """The entry of `seen` (who, "did" or "said", what) that `answer`
+    copies, or None.
 
     The 1.5B model wrote other agents' latest actions as its own, and the
     other side's lines of a talk as its next action (see
     crsec_concordia/repetition.py); six words in a row or most of the words
     make a copy, names aside. Short answers ("Tom reads a book.") never do.
     """
-    name = self.get_entity().name
-    seen: list[tuple[str, str, str]] = []
-    for context in contexts.values():
-      for event in parse_events(_OBSERVATION_TAG.sub("", context)):
-        if isinstance(event, observations.ActionObservation):
-          if event.actor != name:
-            seen.append((event.actor, "did", event.text))
-        elif isinstance(event, observations.ConversationObservation):
-          seen.extend((speaker, "said", words) for speaker, words in event.turns
-                      if speaker != name)
-    names = {name, *(who for who, _, _ in seen)}
+    names = {self.get_entity().name, *(who for who, _, _ in seen)}
     done = repetition.copied_from(
         answer, (text for _, _, text in seen), names=names, ratio=COPY_RATIO,
         run=COPY_RUN, min_words=COPY_MIN_WORDS)

@@ -115,8 +115,7 @@ def _base_components(params, memory_bank) -> dict[str, Any]:
   instructions = (
       f"You play {name} in a simulation of everyday life"
       + (f" at {setting}" if setting else "") +
-      f". Stay in character: {name} keeps the habits and manner described "
-      "below.")
+      ". Stay in character, true to the description below.")
   return {
       "Instructions": agent_components.constant.Constant(
           state=instructions, pre_act_label="Instructions"),

@@ -484,7 +484,52 @@ def test_a_second_copy_is_no_action_and_is_recorded_as_a_failure():
   [failure] = [r for r in memory(agent).drain_records()
                if r["kind"] == "failure" and r["op"] == "Act"]
   assert failure["op"] == "Act" and failure["raw"] == copy
-  assert "copied another agent's action twice (Carlos Gomez's)" in failure["error"]
+  assert ("copied another agent's action (Carlos Gomez's) when asked once more"
+          in failure["error"])
+
+
+ABIGAIL_READS = obs.format_action(
+    obs.Stamp(1, "09:30", 4), "Abigail Chen", "indoors",
+    "Abigail Chen sits by the window with a book on community gardens.")
+
+
+def test_an_action_repeating_the_agents_own_is_asked_for_once_more():
+  model = _acting([
+      "Abigail Chen sits by the window with a book on community gardens.",
+      "Abigail Chen sits by the window with a book on community gardens."])
+  agent = cs.build_agent("baseline", model, name="Abigail Chen")
+  agent.observe(ABIGAIL_READS)
+  # The second answer stands, the same or not: she may go on reading.
+  assert _act(agent) == ("Abigail Chen sits by the window with a book on "
+                         "community gardens.")
+  first, second = [c.prompt for c in model.calls if c.tag == "act"]
+  assert second.startswith(first)
+  assert second.rstrip().endswith(
+      '"Abigail Chen sits by the window with a book on community gardens." is '
+      "what Abigail Chen already did. Write what Abigail Chen does now, going "
+      "on from there.")
+
+
+def test_a_copy_after_a_repeat_is_no_action():
+  model = _acting([
+      "Abigail Chen sits by the window with a book on community gardens.",
+      "Abigail lights one cigarette after another, right there at her table."])
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="ordinary")
+  agent.observe(f"{CARLOS_SMOKES} {ABIGAIL_READS}")  # One slot's actions.
+  assert _act(agent) == f"Abigail Chen {structured_act.NO_OWN_ACTION}"
+  [failure] = [r for r in memory(agent).drain_records()
+               if r["kind"] == "failure" and r["op"] == "Act"]
+  assert "(Carlos Gomez's)" in failure["error"]
+
+
+def test_a_new_action_is_asked_for_once():
+  model = _acting(["Abigail Chen closes her book and orders a second coffee."])
+  agent = cs.build_agent("baseline", model, name="Abigail Chen")
+  agent.observe(ABIGAIL_READS)
+  assert _act(agent) == ("Abigail Chen closes her book and orders a second "
+                         "coffee.")
+  assert len([c for c in model.calls if c.tag == "act"]) == 1
 
 
 @pytest.mark.parametrize("answer", [
