@@ -126,8 +126,12 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case]) -> None:
       results.append((False, f"failed: {failure['error']} | {case.action}"))
       continue
     want, got = set(case.behaviours), set(event["behaviours"])
-    results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
-                    f"| {case.action}"))
+    # A claim without the action's words as evidence is not counted; shown
+    # on a miss with the evidence given, to tell the two failures apart.
+    claimed = (f" (claimed {event['unsupported']}, evidence "
+               f"{event['evidence']!r})" if event.get("unsupported") else "")
+    results.append((got == want, f"want {sorted(want)} got {sorted(got)}"
+                    f"{claimed} | {case.action}"))
     if case.place:
       places.append((event["place"] == case.place,
                      f"want {case.place} got {event['place']} | "

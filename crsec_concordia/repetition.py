@@ -96,3 +96,21 @@ def copied_from(text: str, earlier: Iterable[str], *, names: Iterable[str] = (),
         or (run is not None and like.run >= run)):
       return other
   return None
+
+
+def quotes(evidence: str, text: str, *, names: Iterable[str] = (),
+           share: float = 0.6) -> bool:
+  """Whether `evidence` is words of `text`: at least `share` of its words
+  (names aside) occur in `text`.
+
+  Asked to quote before it judges, the 1.5B referee sometimes "quoted" a
+  behaviour's id or its own claim instead ("smoking_indoors" for a man
+  reading on his phone): evidence that is not the action's words supports
+  nothing. Loose enough for a quote that drops or changes a word.
+  """
+  key = frozenset(names)
+  quoted = _words(evidence, key)
+  if not quoted:
+    return False
+  present = set(_words(text, key))
+  return sum(w in present for w in quoted) >= share * len(quoted)

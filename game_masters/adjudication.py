@@ -25,7 +25,7 @@ from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations, threads
+from crsec_concordia import observations, repetition, threads
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import occasion_check as check_lib
@@ -64,8 +64,9 @@ def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
       "type": "object",
       "additionalProperties": False,
       # In this order: the narration first keeps it faithful to the action;
-      # the place before the behaviours decides smoking inside or out.
-      "required": ["narration", "place", "evidence", "behaviour", "also"],
+      # the place before the behaviours decides smoking inside or out; the
+      # quote after the ids, checked in code (see adjudication_prompt).
+      "required": ["narration", "place", "behaviour", "also", "evidence"],
       "properties": {
           "narration": {"type": "string", "maxLength": 300},
           "place": {"type": "string", "enum": list(PLACES)},
@@ -110,10 +111,11 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
       "the same meaning.\n"
       "place: indoors if the action happens inside a building or a room, "
       f"outdoors if in the open air; {unsaid}.\n"
-      "evidence: quote the words that match a behaviour, or \"none\".\n"
       f"behaviour: the id the action plainly shows, or {none}. Most actions "
       f"show {none}.\n"
-      f"also: a second id the action plainly shows too, or {none}.")
+      f"also: a second id the action plainly shows too, or {none}.\n"
+      "evidence: quote the words of the action that show the ids you chose, "
+      f"or \"none\" if you chose {none}.")
 # Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours, on 11
 # clean actions and 10 taken from a live run (echoes of the premise, smoke
 # only mentioned, outdoor chores): 19 of 21 behaviour sets right, with a
@@ -124,6 +126,12 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # the setting alone, the model said indoors for most actions in the open-air
 # garden (place 5 of 16 right); told the scenario's `default_place`, 12 of 16
 # (the café stays at 7 of 10: "steps out onto the terrace" is still indoors).
+# The quote comes after the ids and is checked in code (it must be words of
+# the action, repetition.quotes). Asked for the quote first, the model wrote
+# "none" and then named a behaviour anyway, often the right one: in the
+# garden 8 of 18 probe cases right, the café 9 of 11 (7 true claims of the
+# garden without a quote; "smoking_indoors" given as the quote of a man
+# reading). Quote after the ids: garden 14 of 18, café 10 of 11.
 # Tried and dropped: a `where` field before the place ("quote the words of
 # the action that say where it happens, or 'not said'") with the default
 # applied in code when the quote was not the action's words: the model
@@ -281,10 +289,13 @@ class Adjudication(entity_component.ContextComponent,
     narration = " ".join(str(answer["narration"]).split()) or action
     fields = {"narration": narration, "place": answer["place"],
               "behaviours": ids, "evidence": evidence, "adjudicated": True}
-    if ids and not has_evidence(evidence):
+    if ids and not (has_evidence(evidence)
+                    and repetition.quotes(evidence, action, names=[actor])):
       # The answer contradicts itself: a behaviour, but no words of the
       # action showing it (the 1.5B model tagged "prepares food boxes" as
-      # a tip with evidence "none"). The claim is kept, visibly, apart.
+      # a tip with evidence "none", and "reads a book on his phone in a
+      # quiet corner" as smoking with evidence "smoking_indoors"). The
+      # claim is kept, visibly, apart.
       fields["behaviours"] = []
       fields["unsupported"] = ids
     return fields, None

@@ -408,7 +408,8 @@ def test_a_behaviour_added_to_the_scenario_needs_no_python():
       {"id": "phone_call", "description": "makes a phone call in the reading room"}])
   model = ScriptedModel([(r"You are the referee", lambda p: {
       "narration": "Tom calls his mother.", "place": "indoors",
-      "evidence": "calls", "behaviour": "phone_call", "also": "none"})])
+      "evidence": _ACTION_LINE.search(p)["action"],
+      "behaviour": "phone_call", "also": "none"})])
   sim = simulation(model, s=s, detector=())
   sim.play(max_steps=1)
   assert "- phone_call: makes a phone call in the reading room" in (
@@ -593,6 +594,31 @@ def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
   assert record["behaviours"] == [] and record["unsupported"] == ["tipped"]
   assert adjudication.has_evidence('"leaves a tip"')
   assert not adjudication.has_evidence(" None. ")
+
+
+@pytest.mark.parametrize("evidence", [
+    "smoking_indoors",  # A behaviour's id, not the action's words.
+    "She lights a cigarette by the window."])  # Words of no action here.
+def test_evidence_that_is_not_the_actions_words_supports_nothing(evidence):
+  model = ScriptedModel([(r"You are the referee", lambda p: {
+      "narration": "Someone reads.", "place": "indoors",
+      "evidence": evidence, "behaviour": "smoking_indoors", "also": "none"})])
+  sim = simulation(model, detector=())
+  sim.play(max_steps=1)
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  actions = [r for r in records if r["kind"] == "action"]
+  assert actions and all(r["behaviours"] == [] for r in actions)
+  assert all(r["unsupported"] == ["smoking_indoors"] for r in actions)
+
+
+def test_a_quote_may_drop_or_change_a_word():
+  from crsec_concordia import repetition  # pylint: disable=import-outside-toplevel
+  action = "Carlos Gomez lights one cigarette after another at the table."
+  assert repetition.quotes("lights one cigarette after another", action)
+  assert repetition.quotes("Carlos lit one cigarette after another", action,
+                           names=["Carlos Gomez"])
+  assert not repetition.quotes("smokes indoors", action)
+  assert not repetition.quotes("Carlos Gomez", action, names=["Carlos Gomez"])
 
 
 # -- occasions -------------------------------------------------------------------
