@@ -4,7 +4,7 @@ One component per module, each under the reserved key Concordia's
 `SwitchAct` consults, so the game master never asks a model whether to stop,
 who acts, or in what format (played by crsec_concordia.runs.slot_engine):
 
-  __terminate__        clock.CafeClock              simulated time, episode end
+  __terminate__        clock.SlotClock              simulated time, episode end
   __next_acting__      acting.EveryoneActs          every agent, every slot
   __next_action_spec__ action_spec.FixedActionSpec  "It is Day 1 09:10 at ..."
                        (with the situation of a scenario occasion, occasions.py)
@@ -14,25 +14,25 @@ who acts, or in what format (played by crsec_concordia.runs.slot_engine):
                        (held when a slot is resolved)
   slot_actions.SlotActions: how the engine hands a slot's actions over.
 
-`PREFABS` registers `cafe__GameMaster` for a Concordia `Config`.
+`PREFABS` registers `venue__GameMaster` for a Concordia `Config`.
 """
 
 from crsec_concordia.game_masters.acting import EveryoneActs
 from crsec_concordia.game_masters.action_spec import FixedActionSpec
 from crsec_concordia.game_masters.adjudication import ADJUDICATE_TAG, Adjudication
-from crsec_concordia.game_masters.clock import CafeClock, stamp_fields
+from crsec_concordia.game_masters.clock import SlotClock, stamp_fields
 from crsec_concordia.game_masters.conversations import NormConversations
 from crsec_concordia.game_masters.exact_observations import ExactObservations
 from crsec_concordia.game_masters.occasions import Occasion, occasion_at
 from crsec_concordia.game_masters.prefab import (
     PREFABS,
-    CafeGameMaster,
+    VenueGameMaster,
     drain_records,
 )
 from crsec_concordia.game_masters.slot_actions import SlotActions
 
 __all__ = [
-    "ADJUDICATE_TAG", "Adjudication", "CafeClock", "CafeGameMaster",
+    "ADJUDICATE_TAG", "Adjudication", "SlotClock", "VenueGameMaster",
     "EveryoneActs", "ExactObservations", "FixedActionSpec",
     "NormConversations", "Occasion", "PREFABS", "SlotActions",
     "drain_records", "occasion_at", "stamp_fields",

@@ -59,7 +59,7 @@ class FixedActionSpec(entity_component.ContextComponent,
       call_to_action: a template with `{time}`, `{place}`, `{situation}`,
         `{question}` and `{actor}`; the actor's full name is filled in here,
         so the agent's own act component needs no formatting.
-      clock_key: the key of the game master's CafeClock.
+      clock_key: the key of the game master's SlotClock.
       call_to_next_action_spec: the engine's question, with `{name}`: the
         agent asked about is read from it.
     """
@@ -75,7 +75,7 @@ class FixedActionSpec(entity_component.ContextComponent,
     if not self._occasions:
       return None
     clock = self.get_entity().get_component(self._clock_key,
-                                            type_=clock_lib.CafeClock)
+                                            type_=clock_lib.SlotClock)
     return occasions_lib.occasion_at(
         self._occasions, actor=actor, step=clock.current_stamp().step,
         stamp_for=clock.stamp_at)
@@ -83,7 +83,7 @@ class FixedActionSpec(entity_component.ContextComponent,
   def call_to_action(self, actor: str) -> str:
     """The question for `actor` at the current simulated time."""
     stamp = self.get_entity().get_component(
-        self._clock_key, type_=clock_lib.CafeClock).current_stamp()
+        self._clock_key, type_=clock_lib.SlotClock).current_stamp()
     occasion = self.occasion(actor)
     situation = f"{occasion.text_for(actor)} " if occasion else ""
     question = ((occasion.question_for(actor) if occasion else "")

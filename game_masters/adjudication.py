@@ -1,7 +1,7 @@
 """Adjudication: one schema-constrained call turns an action into an event.
 
 The stock game master resolves an action with free-text chains of thought
-and lets the text speak for itself. The café needs more and less: more,
+and lets the text speak for itself. A run needs more and less: more,
 because the metrics need to know which of the scenario's behaviours each
 action shows (smoking indoors, tipping, ...), decided once, by the game
 master, in a structured record; less, because a small model must do it fast.
@@ -208,7 +208,7 @@ class Adjudication(entity_component.ContextComponent,
       player_names: the agents expected to act every slot; one who neither
         acted nor failed gets a failure record all the same.
       max_tokens: the answer's budget (a narration and a few ids).
-      clock_key: the key of the game master's CafeClock.
+      clock_key: the key of the game master's SlotClock.
       observations_key: the key of the game master's ExactObservations.
       action_spec_key: the key of the game master's FixedActionSpec (which
         knows the occasion, if any, that prompted an action).
@@ -376,7 +376,7 @@ class Adjudication(entity_component.ContextComponent,
       putative, self._putative = self._putative or "", None
     slot = slot_actions.SlotActions.decode(putative)
     stamp = self._component(self._clock_key,
-                            clock_lib.CafeClock).current_stamp()
+                            clock_lib.SlotClock).current_stamp()
     fields = clock_lib.stamp_fields(stamp)
     # Every agent's action at once; everything after in name order.
     results = self._threads.run_tasks({

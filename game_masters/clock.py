@@ -1,4 +1,4 @@
-"""CafeClock: the simulated clock, and the only judge of when an episode ends.
+"""SlotClock: the simulated clock, and the only judge of when an episode ends.
 
 Concordia's engine asks the game master before every step whether the
 simulation is finished. Without an answer under `__terminate__` the stock
@@ -29,7 +29,7 @@ def stamp_fields(stamp: observations.Stamp) -> dict[str, Any]:
           "clock": stamp.clock}
 
 
-class CafeClock(entity_component.ContextComponent,
+class SlotClock(entity_component.ContextComponent,
                 entity_component.ComponentWithLogging):
   """Counts completed steps and answers the engine's termination question.
 

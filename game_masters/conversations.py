@@ -220,7 +220,7 @@ class NormConversations(entity_component.ContextComponent,
       place: the short name of the setting.
       max_rounds: rounds of two utterances (initiator, then partner).
       conflict_detector_key: where a normative agent keeps its requests.
-      clock_key: the key of the game master's CafeClock.
+      clock_key: the key of the game master's SlotClock.
       observations_key: the key of the game master's ExactObservations
         (transcripts reach the participants with the next slot).
     """
@@ -345,7 +345,7 @@ class NormConversations(entity_component.ContextComponent,
     if not requests:
       return ""
     stamp = self.get_entity().get_component(
-        self._clock_key, type_=clock_lib.CafeClock).current_stamp()
+        self._clock_key, type_=clock_lib.SlotClock).current_stamp()
     held, dropped = schedule(requests)
     results = concurrency.run_tasks({
         f"{i:04d}": functools.partial(self.run_conversation, r, stamp)

@@ -63,7 +63,7 @@ class ExactObservations(entity_component.ContextComponent,
     Args:
       player_names: who is present (an event for "all" goes to all of them).
       call_to_make_observation: the engine's request template, with {name}.
-      clock_key: the key of the game master's CafeClock (the premise is
+      clock_key: the key of the game master's SlotClock (the premise is
         recognised as the event observed before the first slot).
     """
     super().__init__()
@@ -105,7 +105,7 @@ class ExactObservations(entity_component.ContextComponent,
     tag = resolution_lib.EVENT_TAG
     if observation.startswith(tag):
       clock = self.get_entity().get_component(self._clock_key,
-                                              type_=clock_lib.CafeClock)
+                                              type_=clock_lib.SlotClock)
       with self._lock:
         first = not self._premise_seen and clock.completed_steps == 0
         self._premise_seen = self._premise_seen or first
@@ -124,7 +124,7 @@ class ExactObservations(entity_component.ContextComponent,
     components).
     """
     clock = self.get_entity().get_component(self._clock_key,
-                                            type_=clock_lib.CafeClock)
+                                            type_=clock_lib.SlotClock)
     with self._lock:
       events, self._queue[name] = self._queue.get(name, []), []
     if not events:

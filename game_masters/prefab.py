@@ -1,8 +1,8 @@
-"""The `cafe__GameMaster` prefab: the café's game master from plain params.
+"""The `venue__GameMaster` prefab: a scenario's game master from plain params.
 
 Concordia's generic game master asks the LLM to summarise its memories on
 every act, to decide whether to stop, who acts, in what format, and to
-reword every observation. The café replaces each of those under Concordia's
+reword every observation. This one replaces each of those under Concordia's
 reserved keys with a deterministic component, and keeps one model call per
 action: its adjudication (plus a focused check for answers to occasions).
 It is played by the slot engine (crsec_concordia.runs.slot_engine): every
@@ -64,7 +64,7 @@ def drain_records(game_master) -> list[dict[str, Any]]:
 
 
 @dataclasses.dataclass
-class CafeGameMaster(prefab_lib.Prefab):
+class VenueGameMaster(prefab_lib.Prefab):
   """The venue's game master: exact observations, slots, adjudication."""
 
   description: str = ("The game master of crsec-concordia: a fixed clock, "
@@ -87,7 +87,7 @@ class CafeGameMaster(prefab_lib.Prefab):
       memory_bank: basic_associative_memory.AssociativeMemoryBank,
   ) -> entity_agent_with_logging.EntityAgentWithLogging:
     """Builds the game master for the simulation's agents (`self.entities`)."""
-    del memory_bank  # The café game master keeps no memories to summarise.
+    del memory_bank  # This game master keeps no memories to summarise.
     from crsec_concordia.scenarios import Scenario  # pylint: disable=import-outside-toplevel
     scenario = Scenario.from_dict(dict(self.params["scenario"]))
     name = str(self.params.get("name", DEFAULT_NAME))
@@ -96,7 +96,7 @@ class CafeGameMaster(prefab_lib.Prefab):
     place = short_place(scenario.setting)
 
     components = {
-        clock_lib.CLOCK_KEY: clock_lib.CafeClock(
+        clock_lib.CLOCK_KEY: clock_lib.SlotClock(
             total_steps=scenario.total_steps, stamp_for=scenario.stamp_for),
         acting_lib.ACTING_KEY: acting_lib.EveryoneActs(player_names=names),
         action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
@@ -137,4 +137,7 @@ class CafeGameMaster(prefab_lib.Prefab):
         agent_name=name, act_component=act, context_components=components)
 
 
-PREFABS: dict[str, prefab_lib.Prefab] = {"cafe__GameMaster": CafeGameMaster()}
+# `cafe__GameMaster` is the name run directories written before 2026-11-23
+# carry in their checkpoints: kept so that they still resume.
+PREFABS: dict[str, prefab_lib.Prefab] = {"venue__GameMaster": VenueGameMaster(),
+                                         "cafe__GameMaster": VenueGameMaster()}

@@ -213,7 +213,7 @@ def simulation(model, s=None, detector=("Abigail Chen",)):
       params={"name": a.name, "detector": a.name in detector})
                for a in s.agents]
   instances.append(prefab_lib.InstanceConfig(
-      prefab="cafe__GameMaster", role=prefab_lib.Role.GAME_MASTER,
+      prefab="venue__GameMaster", role=prefab_lib.Role.GAME_MASTER,
       params={"name": "GM", "scenario": s.to_dict(), "seed": 3}))
   config = prefab_lib.Config(
       prefabs={"fake__Entity": FakeAgent(), **game_masters.PREFABS},

@@ -252,7 +252,7 @@ def test_llm_usage_per_step_and_per_module(tmp_path):
             "prompt_tokens": 30, "completion_tokens": 3}
   b.usage = {"by_tag": {"NormEvaluator": counts, "ConflictDetector": counts,
                         "NormIdentifier": counts, "NormativePlanner": counts,
-                        "CreateNorm": counts, "cafe__GameMaster": counts,
+                        "CreateNorm": counts, "venue__GameMaster": counts,
                         "mystery": counts}, "totals": {}}
   m = compute(b)
   assert column(m, "llm_calls") == [7, 0, 3]

@@ -119,7 +119,7 @@ def test_a_run_writes_its_directory(uninterrupted):
   assert json.loads((d / "scenario.json").read_text())["name"] == "tiny_cafe"
   config = json.loads((d / "config.json").read_text())
   assert [i["prefab"] for i in config["instances"]] == [
-      "normative__Entity"] * 3 + ["cafe__GameMaster"]
+      "normative__Entity"] * 3 + ["venue__GameMaster"]
   recs = records(d)
   steps = [r for r in recs if r["kind"] == "step"]
   assert [r["step"] for r in steps] == [1, 2, 3, 4, 5]
@@ -192,6 +192,35 @@ def test_a_crashed_run_resumes_to_the_same_end(tmp_path, embedder,
   meta = info(d)
   assert meta["status"] == "completed" and meta["completed_steps"] == 5
   assert meta["resumed"][0]["from_step"] == 3
+  same_run(d, uninterrupted)
+
+
+def test_a_run_written_under_the_old_game_master_name_still_resumes(
+    tmp_path, embedder, uninterrupted, monkeypatch):
+  """The game master prefab was `cafe__GameMaster` (its clock `CafeClock`)
+  until 2026-11-23; run directories checkpointed then still resume."""
+  real = adjudication.Adjudication.adjudicate
+  calls = []
+
+  def crash_in_slot_4(self, actor, action, situation=""):
+    calls.append(actor)
+    if len(calls) == 10:
+      raise Crash("the machine went down")
+    return real(self, actor, action, situation)
+
+  monkeypatch.setattr(adjudication.Adjudication, "adjudicate", crash_in_slot_4)
+  with pytest.raises(Crash):
+    run(tmp_path, embedder)
+  monkeypatch.undo()
+  d = tmp_path / "run"
+  for checkpoint in (d / "checkpoints").iterdir():
+    text = checkpoint.read_text()
+    assert '"venue__GameMaster"' in text and '"SlotClock"' in text
+    checkpoint.write_text(text.replace('"venue__GameMaster"',
+                                       '"cafe__GameMaster"').replace(
+                                           '"SlotClock"', '"CafeClock"'))
+  runner.resume_episode(d, model=cafe(), embedder=embedder, progress=False)
+  assert info(d)["status"] == "completed"
   same_run(d, uninterrupted)
 
 

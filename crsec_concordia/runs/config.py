@@ -18,7 +18,7 @@ from crsec_concordia.scenarios import Scenario, load_scenario
 
 ARMS = ("normative", "baseline")
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
-GM_PREFAB = "cafe__GameMaster"
+GM_PREFAB = "venue__GameMaster"
 GM_NAME = "Game Master"
 
 
