@@ -46,6 +46,12 @@ MAX_ACTION_CHARS = 600
 ACT_OP = "Act"
 
 
+def _failure(error: Exception) -> dict[str, Any]:
+  """The failure record of an adjudication call."""
+  return {"op": ADJUDICATE_TAG, "error": str(error),
+          "raw": getattr(error, "raw", "")}
+
+
 def _none_token(behaviour_ids: Sequence[str]) -> str:
   return NONE if NONE not in behaviour_ids else "no_behaviour"
 
@@ -67,12 +73,13 @@ def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
       # the place before the behaviours decides smoking inside or out; the
       # quote after the ids, checked in code (see adjudication_prompt).
       "required": ["narration", "place", "behaviour", "also", "evidence"],
+      # The grammar follows the order of `properties`, not of `required`.
       "properties": {
           "narration": {"type": "string", "maxLength": 300},
           "place": {"type": "string", "enum": list(PLACES)},
-          "evidence": {"type": "string", "maxLength": 300},
           "behaviour": {"type": "string", "enum": choices},
           "also": {"type": "string", "enum": choices},
+          "evidence": {"type": "string", "maxLength": 300},
       },
   }
 
@@ -127,11 +134,17 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # garden (place 5 of 16 right); told the scenario's `default_place`, 12 of 16
 # (the café stays at 7 of 10: "steps out onto the terrace" is still indoors).
 # The quote comes after the ids and is checked in code (it must be words of
-# the action, repetition.quotes). Asked for the quote first, the model wrote
-# "none" and then named a behaviour anyway, often the right one: in the
-# garden 8 of 18 probe cases right, the café 9 of 11 (7 true claims of the
-# garden without a quote; "smoking_indoors" given as the quote of a man
-# reading). Quote after the ids: garden 14 of 18, café 10 of 11.
+# the action, repetition.quotes; if not, the answer is asked for once more,
+# saying why). Asked for the quote first, the model wrote "none" and then
+# named a behaviour anyway, often the right one: garden 8 of 18 probe cases
+# right, café 9 of 11. With the prompt asking for a quote "of the ids you
+# chose" but the grammar still putting the quote first (the grammar follows
+# `properties`, not `required`), garden 14 of 18 and café 10 of 11, but the
+# model then "quoted" the id it was about to choose ("smoking_indoors" for
+# a man chain-smoking at his table: 3 smokings of a full-café run lost).
+# With the ids truly first: garden 13 of 18, café 10 of 11, and those
+# smokings counted (the quote is then often the whole action, so the check
+# mostly catches a quote of something else).
 # Tried and dropped: a `where` field before the place ("quote the words of
 # the action that say where it happens, or 'not said'") with the default
 # applied in code when the quote was not the action's words: the model
@@ -273,32 +286,53 @@ class Adjudication(entity_component.ContextComponent,
                                  situation=situation,
                                  default_place=self._default_place)
     try:
-      answer = self._model.sample_json(prompt, self._schema,
-                                       max_tokens=self._max_tokens,
-                                       temperature=0.0)
+      answer = self._ask(prompt)
     except (StructuredOutputError, EndpointError) as e:
       # An endpoint that stays down past its retries fails this action's
       # adjudication, not the run.
-      failure = {"op": ADJUDICATE_TAG, "error": str(e),
-                 "raw": getattr(e, "raw", "")}
       return ({"narration": action, "place": self._unsaid_place(),
                "behaviours": [], "evidence": FAILED_EVIDENCE.format(error=e),
-               "adjudicated": False}, failure)
+               "adjudicated": False}, _failure(e))
+    failure = None
+    if not self._supported(answer, actor, action):
+      # A behaviour named with evidence that is not the action's words (the
+      # 1.5B model wrote the id, "smoking_indoors", as the quote of a man
+      # chain-smoking at his table, and of one reading on his phone): an
+      # invalid answer, asked for once more, saying why.
+      none = _none_token(self._ids)
+      retry = (f"{prompt}\nYour evidence \"{str(answer['evidence']).strip()}\" "
+               f"is not words of {actor}'s action. Answer again: the evidence "
+               f"copies words of the action, or is \"none\" if you choose "
+               f"{none}.")
+      try:
+        answer = self._ask(retry)
+      except (StructuredOutputError, EndpointError) as e:
+        failure = _failure(e)  # The first answer stands, its claim apart.
     ids = behaviours_of(answer, self._ids)
     evidence = str(answer["evidence"]).strip()
     narration = " ".join(str(answer["narration"]).split()) or action
     fields = {"narration": narration, "place": answer["place"],
               "behaviours": ids, "evidence": evidence, "adjudicated": True}
-    if ids and not (has_evidence(evidence)
-                    and repetition.quotes(evidence, action, names=[actor])):
-      # The answer contradicts itself: a behaviour, but no words of the
-      # action showing it (the 1.5B model tagged "prepares food boxes" as
-      # a tip with evidence "none", and "reads a book on his phone in a
-      # quiet corner" as smoking with evidence "smoking_indoors"). The
-      # claim is kept, visibly, apart.
+    if not self._supported(answer, actor, action):
+      # Still no words of the action showing it (or "none" beside a
+      # behaviour: "prepares food boxes" tagged as a tip). The claim is
+      # kept, visibly, apart.
       fields["behaviours"] = []
       fields["unsupported"] = ids
-    return fields, None
+    return fields, failure
+
+  def _ask(self, prompt: str) -> Mapping[str, Any]:
+    return self._model.sample_json(prompt, self._schema,
+                                   max_tokens=self._max_tokens,
+                                   temperature=0.0)
+
+  def _supported(self, answer: Mapping[str, Any], actor: str,
+                 action: str) -> bool:
+    """No behaviour named, or one quoted in the action's own words."""
+    evidence = str(answer["evidence"]).strip()
+    return not behaviours_of(answer, self._ids) or (
+        has_evidence(evidence)
+        and repetition.quotes(evidence, action, names=[actor]))
 
   def _unsaid_place(self) -> str:
     """The place of an action that was not adjudicated."""

@@ -609,6 +609,27 @@ def test_evidence_that_is_not_the_actions_words_supports_nothing(evidence):
   actions = [r for r in records if r["kind"] == "action"]
   assert actions and all(r["behaviours"] == [] for r in actions)
   assert all(r["unsupported"] == ["smoking_indoors"] for r in actions)
+  # Each was asked for once more, saying why; the answer stayed unsupported.
+  referee_calls = [c.prompt for c in model.calls]
+  assert len(referee_calls) == 2 * len(actions)
+  assert sum(f'Your evidence "{evidence}" is not words of' in p
+             for p in referee_calls) == len(actions)
+
+
+def test_an_answer_quoting_the_action_when_asked_again_counts():
+  def referee_answer(prompt):
+    action = _ACTION_LINE.search(prompt)["action"]
+    quoted = "is not words of" in prompt
+    return {"narration": action, "place": "indoors",
+            "evidence": action if quoted else "smoking_indoors",
+            "behaviour": "smoking_indoors", "also": "none"}
+  model = ScriptedModel([(r"You are the referee", referee_answer)])
+  sim = simulation(model, detector=())
+  sim.play(max_steps=1)
+  actions = [r for r in game_masters.drain_records(sim.get_game_masters()[0])
+             if r["kind"] == "action"]
+  assert actions and all(r["behaviours"] == ["smoking_indoors"]
+                         and "unsupported" not in r for r in actions)
 
 
 def test_a_quote_may_drop_or_change_a_word():
