@@ -459,6 +459,13 @@ def _act(agent):
       output_type=entity_lib.OutputType.FREE, tag="action"))
 
 
+def _second_ask(model) -> str:
+  """The act's second prompt, which is its first with one line added."""
+  first, second = [c.prompt for c in model.calls if c.tag == "act"]
+  assert second.startswith(first)
+  return second.rstrip()
+
+
 def test_an_action_copied_from_another_agent_is_asked_for_again():
   model = _acting([
       "Abigail Chen lights one cigarette after another right there at the table.",
@@ -466,9 +473,7 @@ def test_an_action_copied_from_another_agent_is_asked_for_again():
   agent = cs.build_agent("baseline", model, name="Abigail Chen")
   agent.observe(CARLOS_SMOKES)
   assert _act(agent) == "Abigail Chen opens her laptop to plan the food drive."
-  first, second = [c.prompt for c in model.calls if c.tag == "act"]
-  assert second.startswith(first)
-  assert second.rstrip().endswith(
+  assert _second_ask(model).endswith(
       '"Carlos Gomez lights one cigarette after another right there at the '
       'table." is what Carlos Gomez did, not Abigail Chen. Write what Abigail '
       "Chen does now, in Abigail Chen's own way.")
@@ -502,9 +507,7 @@ def test_an_action_repeating_the_agents_own_is_asked_for_once_more():
   # The second answer stands, the same or not: she may go on reading.
   assert _act(agent) == ("Abigail Chen sits by the window with a book on "
                          "community gardens.")
-  first, second = [c.prompt for c in model.calls if c.tag == "act"]
-  assert second.startswith(first)
-  assert second.rstrip().endswith(
+  assert _second_ask(model).endswith(
       '"Abigail Chen sits by the window with a book on community gardens." is '
       "what Abigail Chen already did. Write what Abigail Chen does now, going "
       "on from there.")

@@ -165,8 +165,8 @@ class Crash(Exception):
   pass
 
 
-def test_a_crashed_run_resumes_to_the_same_end(tmp_path, embedder,
-                                                uninterrupted, monkeypatch):
+def _crashed_in_slot_4(tmp_path, embedder, monkeypatch):
+  """A run whose machine went down in slot 4; its run directory."""
   real = adjudication.Adjudication.adjudicate
   calls = []
 
@@ -178,14 +178,19 @@ def test_a_crashed_run_resumes_to_the_same_end(tmp_path, embedder,
       raise Crash("the machine went down")
     return real(self, actor, action, situation)
 
-  monkeypatch.setattr(adjudication.Adjudication, "adjudicate", crash_in_slot_4)
-  with pytest.raises(Crash):
-    run(tmp_path, embedder)
-  d = tmp_path / "run"
+  with monkeypatch.context() as patch:
+    patch.setattr(adjudication.Adjudication, "adjudicate", crash_in_slot_4)
+    with pytest.raises(Crash):
+      run(tmp_path, embedder)
+  return tmp_path / "run"
+
+
+def test_a_crashed_run_resumes_to_the_same_end(tmp_path, embedder,
+                                                uninterrupted, monkeypatch):
+  d = _crashed_in_slot_4(tmp_path, embedder, monkeypatch)
   meta = info(d)
   assert meta["status"] == "interrupted" and meta["completed_steps"] == 3
   assert [r["step"] for r in records(d) if r["kind"] == "step"] == [1, 2, 3]
-  monkeypatch.undo()
 
   assert runner.resume_episode(d, model=cafe(), embedder=embedder,
                                progress=False) == d
@@ -199,20 +204,7 @@ def test_a_run_written_under_the_old_game_master_name_still_resumes(
     tmp_path, embedder, uninterrupted, monkeypatch):
   """The game master prefab was `cafe__GameMaster` (its clock `CafeClock`)
   until 2026-11-23; run directories checkpointed then still resume."""
-  real = adjudication.Adjudication.adjudicate
-  calls = []
-
-  def crash_in_slot_4(self, actor, action, situation=""):
-    calls.append(actor)
-    if len(calls) == 10:
-      raise Crash("the machine went down")
-    return real(self, actor, action, situation)
-
-  monkeypatch.setattr(adjudication.Adjudication, "adjudicate", crash_in_slot_4)
-  with pytest.raises(Crash):
-    run(tmp_path, embedder)
-  monkeypatch.undo()
-  d = tmp_path / "run"
+  d = _crashed_in_slot_4(tmp_path, embedder, monkeypatch)
   for checkpoint in (d / "checkpoints").iterdir():
     text = checkpoint.read_text()
     assert '"venue__GameMaster"' in text and '"SlotClock"' in text
