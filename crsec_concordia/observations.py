@@ -7,6 +7,7 @@ components; other observations are simply not treated as behaviour.
 
   [Day 1 09:20 | step 8] It is Day 1 09:20.
   [Day 1 09:10 | step 7] Carlos Gomez (indoors): Carlos lights a cigarette.
+  [Day 1 09:20 | step 8] Carlos Gomez (indoors, continuing): Carlos lights a cigarette.
   [Day 1 09:10 | step 7] Conversation between A and B about smoking indoors:
   A: "..."
   B: "..."
@@ -23,7 +24,7 @@ import dataclasses
 import re
 
 _HEADER = re.compile(r"^\[Day (?P<day>\d+) (?P<clock>\d\d:\d\d) \| step (?P<step>\d+)\] ")
-_ACTION = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>indoors|outdoors)\): (?P<text>.*)$", re.S)
+_ACTION = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>indoors|outdoors)(?P<continuing>, continuing)?\): (?P<text>.*)$", re.S)
 # The body's turns are one per line as delivered; Concordia's observation
 # component joins lines with spaces when it shows them, so a turn is found
 # by its shape (`Name: "words"`; words never hold a double quote) anywhere.
@@ -41,6 +42,25 @@ NO_ACTION_MARK = "(no valid action"
 
 def is_no_action(text: str) -> bool:
   return NO_ACTION_MARK in text
+
+
+# How an agent's act says that it goes on with what it was doing, with no
+# new decision (no model call): the mark, then the action it continues, word
+# for word. The game master carries that action's adjudication forward
+# instead of adjudicating it again (docs/design.md, "Acting").
+CONTINUE_MARK = "(continuing) "
+
+
+def continuing(action: str) -> str:
+  """The action text an agent's act returns when it goes on with `action`."""
+  return f"{CONTINUE_MARK}{action.strip()}"
+
+
+def continued_action(text: str) -> str | None:
+  """The action `text` continues, or None if it is a new action."""
+  text = text.strip()
+  return text[len(CONTINUE_MARK):].strip() if text.startswith(
+      CONTINUE_MARK) else None
 
 
 # The tag of the action spec for one conversation turn: the agent answers
@@ -67,10 +87,13 @@ class ClockObservation:
 
 @dataclasses.dataclass(frozen=True)
 class ActionObservation:
+  """One agent's action in one slot. `continued`: the actor goes on with
+  the action it began in an earlier slot (the same text), nothing new."""
   stamp: Stamp
   actor: str
   place: str
   text: str
+  continued: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,8 +116,11 @@ def format_clock(stamp: Stamp) -> str:
   return f"{header(stamp)}It is {stamp.time}."
 
 
-def format_action(stamp: Stamp, actor: str, place: str, text: str) -> str:
-  return f"{header(stamp)}{actor} ({place}): {text.strip()}"
+def format_action(stamp: Stamp, actor: str, place: str, text: str,
+                  continued: bool = False) -> str:
+  """One action event; a continued one says so plainly in its header."""
+  where = f"{place}, continuing" if continued else place
+  return f"{header(stamp)}{actor} ({where}): {text.strip()}"
 
 
 def format_conversation(stamp: Stamp, a: str, b: str, topic: str,
@@ -151,5 +177,6 @@ def parse(text: str) -> Event | None:
     return ConversationObservation(stamp, (c["a"], c["b"]), c["topic"],
                                    tuple(turns))
   if a := _ACTION.match(rest):
-    return ActionObservation(stamp, a["actor"].strip(), a["place"], a["text"].strip())
+    return ActionObservation(stamp, a["actor"].strip(), a["place"],
+                             a["text"].strip(), bool(a["continuing"]))
   return None
