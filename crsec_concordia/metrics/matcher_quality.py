@@ -31,6 +31,7 @@ import numpy as np
 
 from crsec_concordia.metrics import rundir
 from crsec_concordia.metrics.calibration import Score
+from crsec_concordia.metrics.correction import Rates
 from crsec_concordia.metrics.matching import CHOSEN_RULE, MatchRule, NormMatcher
 
 DATA = Path(__file__).with_name("data")
@@ -235,6 +236,41 @@ def measured_error(target: rundir.TargetNorm, rule_name: str,
       wording["aliases"]) != tuple(target.aliases):
     return None
   return measured["test"].get(target.id)
+
+
+def venue_norms(split: str, path: Path = LABELS_PATH) -> dict[str, int]:
+  """Labelled norms per venue in `split`: every one is scored against every
+  target of its venue, so a target's negatives are the venue's norms that
+  do not mean it."""
+  counts = {v: 0 for v in VENUES}
+  for item in load_items(path):
+    if item.split == split:
+      counts[item.venue] = counts.get(item.venue, 0) + 1
+  return counts
+
+
+def rates(target: rundir.TargetNorm, rule_name: str, split: str = "calibration",
+          measured: dict[str, Any] | None = None) -> Rates | None:
+  """The matcher's confusion counts for `target` on a labelled half, with
+  its true negatives (the venue's norms of that half that are not the
+  target's, minus false positives), for misclassification-corrected belief;
+  None where the rule or the target's wording were not measured.
+
+  The calibration half is the default: the test half is kept to check, by
+  simulation (tests/test_correction.py), that intervals built from the
+  calibration figures cover the truth on norms they were not fitted on."""
+  measured = load_measured() if measured is None else measured
+  if measured_error(target, rule_name, measured) is None:
+    return None
+  entry = measured.get(split, {}).get(target.id)
+  venue = measured["targets"][target.id]["venue"]
+  if not entry:
+    return None
+  total = venue_norms(split)[venue]
+  tn = total - entry["tp"] - entry["fp"] - entry["fn"]
+  return Rates(tp=entry["tp"], fp=entry["fp"], fn=entry["fn"], tn=tn,
+               source=f"norm matcher, {split} half of "
+               f"data/norm_labels.jsonl ({total} {venue} norms)")
 
 
 def error_note(entry: dict[str, Any] | None) -> str:
