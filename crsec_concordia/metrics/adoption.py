@@ -46,7 +46,10 @@ def belief(run: rundir.RunData, steps: Sequence[int],
            matcher: NormMatcher) -> dict[str, Any]:
   """{target id: [share per step]} and who held what at the end.
 
-  Returns {"share": {id: [...]}, "holders": {id: {agent: [contents]}}}.
+  Returns {"share": {id: [...]}, "holders": {id: {agent: [contents]}},
+  "flags": {id: [per step: [bool per agent] or None before a snapshot]},
+  "norms": [per step: [qualified norms per agent] or None]}; flags and
+  norms feed the misclassification correction (correction.py).
   """
   agents = run.agents
   ids = [t.id for t in matcher.targets]
@@ -55,30 +58,41 @@ def belief(run: rundir.RunData, steps: Sequence[int],
   means = dict(zip(contents, matcher.means_many(contents)))
   share: dict[str, list[float]] = {i: [] for i in ids}
   holders: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
+  flags: dict[str, list[list[bool] | None]] = {i: [] for i in ids}
+  norms: list[list[int] | None] = []
   for step in steps:
     snapshot = rundir.snapshot_at(run.snapshots, step)
     if snapshot is None:
       for i in ids:
         share[i].append(NAN)
+        flags[i].append(None)
+      norms.append(None)
       continue
     held: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
+    counts = []
     for agent in agents:
-      for norm in rundir.qualified(snapshot.get(agent)):
+      mine = rundir.qualified(snapshot.get(agent))
+      counts.append(len(mine))
+      for norm in mine:
         for i in means.get(norm["content"], ()):
           held[i].setdefault(agent, []).append(norm["content"])
     for i in ids:
       share[i].append(len(held[i]) / len(agents) if agents else NAN)
+      flags[i].append([a in held[i] for a in agents])
+    norms.append(counts)
     holders = held
-  return {"share": share, "holders": holders}
+  return {"share": share, "holders": holders, "flags": flags, "norms": norms}
 
 
 def behaviour(run: rundir.RunData, steps: Sequence[int],
-              matcher: NormMatcher) -> dict[str, dict[str, list[float]]]:
+              matcher: NormMatcher, flags: bool = False
+              ) -> dict[str, dict[str, list[Any]]]:
   """{measure: {target id: [value per step]}} from `action` records.
 
   Measures: behaviour, behaviour_observed, behaviour_nonviolating, observed
   (count of observed agents), violations and compliances (action counts at
-  that step).
+  that step). With `flags`, also "flags": {id: [per step: [complies? per
+  agent, in run.agents order]]} for the correction (correction.py).
   """
   agents = set(run.agents)
   n = len(agents)
@@ -116,6 +130,9 @@ def behaviour(run: rundir.RunData, steps: Sequence[int],
       out["observed"][t.id].append(float(len(values)))
       out["violations"][t.id].append(float(counts[t.id][0]))
       out["compliances"][t.id].append(float(counts[t.id][1]))
+      if flags:
+        out.setdefault("flags", {i.id: [] for i in targets})[t.id].append(
+            [state[t.id].get(a) == "complies" for a in run.agents])
   return out
 
 

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from crsec_concordia.metrics import activity, adoption, diffusion, emergent
+from crsec_concordia.metrics import activity, adoption, corrected, diffusion
+from crsec_concordia.metrics import emergent
 from crsec_concordia.metrics import rundir, timeline, usage
 from crsec_concordia.metrics.csv_cells import safe_frame
 from crsec_concordia.metrics.matching import NormMatcher
@@ -41,6 +42,10 @@ class RunMetrics:
   per_step: pd.DataFrame
   per_hour: pd.DataFrame
   summary: dict[str, Any]
+  # Per-agent states for pooling corrected shares over runs (corrected.py):
+  # {"belief": {id: [per step]}, "behaviour": {...}, "norms": [per step]}.
+  agent_flags: dict[str, Any] = dataclasses.field(default_factory=dict)
+  rates: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _level_key(level: float) -> str:
@@ -81,11 +86,13 @@ def compute(run: rundir.RunData, matcher: NormMatcher | None = None
   columns.update(totals)
   columns.update(activity.llm_per_step(run, steps))
   beliefs = adoption.belief(run, steps, matcher)
-  behaviours = adoption.behaviour(run, steps, matcher)
+  behaviours = adoption.behaviour(run, steps, matcher, flags=True)
   plans = adoption.plans(run, steps, matcher)
   for t in matcher.targets:
     columns[f"belief.{t.id}"] = beliefs["share"][t.id]
     for measure, values in behaviours.items():
+      if measure == "flags":
+        continue
       columns[f"{measure}.{t.id}"] = values[t.id]
     for measure, values in plans.items():
       columns[f"{measure}.{t.id}"] = values[t.id]
@@ -94,6 +101,8 @@ def compute(run: rundir.RunData, matcher: NormMatcher | None = None
         - np.array(behaviours["behaviour"][t.id], dtype=float))
     for measure, values in per_target.items():
       columns[f"{measure}.{t.id}"] = values[t.id]
+  rates = corrected.measured_rates(run, matcher)
+  columns.update(corrected.per_step_columns(beliefs, behaviours, rates))
   per_step = pd.DataFrame(columns)
   per_hour = _per_hour(per_step)
 
@@ -153,12 +162,16 @@ def compute(run: rundir.RunData, matcher: NormMatcher | None = None
       "diffusion": diffusion.edges(run, matcher),
       "usage": usage.summarize(run.usage),
       "matcher": matcher.describe(),
+      "correction": corrected.summary_block(rates, beliefs, behaviours),
   }
   if all(math.isnan(v) for v in columns["llm_calls"]):
     for c in ("llm_calls", "prompt_tokens", "completion_tokens"):
       summary["totals"][c] = None
   return RunMetrics(run=run, per_step=per_step, per_hour=per_hour,
-                    summary=summary)
+                    summary=summary, rates=rates, agent_flags={
+                        "belief": beliefs["flags"],
+                        "behaviour": behaviours.get("flags", {}),
+                        "norms": beliefs["norms"]})
 
 
 def _per_hour(per_step: pd.DataFrame) -> pd.DataFrame:

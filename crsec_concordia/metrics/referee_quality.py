@@ -1,0 +1,115 @@
+"""The referee's measured error per target, for corrected behaviour shares.
+
+Behaviour adoption counts an agent as complying when the game master's
+referee tagged its latest relevant action with one of the target's
+`complies` behaviours (and none of its `violates`). The referee's labelled
+set is the probe cases of bench/probes/<scenario>.yaml (`referee:` and the
+occasion's `answers:`: an action and the behaviour ids a fair referee sees).
+A probe file holds only the labels; what the referee answered on them is
+a measurement of one model and one prompt, written by a probe run as
+
+  crsec_concordia/metrics/data/referee_decisions/<scenario>.json
+  {"scenario": ..., "model": ..., "behaviours": {id: description},
+   "cases": [{"action": ..., "truth": [ids], "given": [ids]}]}
+
+For a target, a case is positive when its true ids comply (some `complies`
+id, no `violates` id), and the referee flags it when its given ids do. The
+counts hold for a run only when every complies/violates behaviour of the
+target has the same description in the run's scenario as when measured (a
+referee measured on other words says nothing about these). Where no such
+measurement exists, `rates` returns None with the reason, and the report
+says "not measured" rather than correcting by a guess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crsec_concordia.metrics import rundir
+from crsec_concordia.metrics.correction import Rates
+
+DECISIONS = Path(__file__).with_name("data") / "referee_decisions"
+# bench/probes/ of a source checkout (not installed with the package).
+PROBES = Path(__file__).resolve().parents[2] / "bench" / "probes"
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+  """A target's referee figures, or why there are none."""
+  rates: Rates | None
+  note: str
+
+
+def probe_cases(scenario: str, probes: Path = PROBES) -> int | None:
+  """How many labelled referee cases the probe file holds (None: no file)."""
+  path = probes / f"{scenario}.yaml"
+  try:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+  except (OSError, yaml.YAMLError):
+    return None
+  occasion = data.get("occasion") or {}
+  return len(data.get("referee") or []) + len(occasion.get("answers") or [])
+
+
+def _complies(ids: Iterable[str], target: rundir.TargetNorm) -> bool:
+  ids = set(ids)
+  return bool(ids & set(target.complies)) and not ids & set(target.violates)
+
+
+def confusion(cases: Iterable[dict[str, Any]], target: rundir.TargetNorm,
+              source: str = "") -> Rates:
+  """Counts of "complies with the target" over labelled cases."""
+  tp = fp = fn = tn = 0
+  for case in cases:
+    truth, given = (_complies(case.get(k) or (), target)
+                    for k in ("truth", "given"))
+    tp += truth and given
+    fn += truth and not given
+    fp += given and not truth
+    tn += not truth and not given
+  return Rates(tp=tp, fp=fp, fn=fn, tn=tn, source=source)
+
+
+def _load(directory: Path) -> list[dict[str, Any]]:
+  out = []
+  for path in sorted(directory.glob("*.json")) if directory.is_dir() else ():
+    try:
+      out.append(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+      continue
+  return out
+
+
+def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
+          decisions: Path | None = None, probes: Path | None = None
+          ) -> Measured:
+  """The referee's counts for `target` in a run of `scenario` (its dict)."""
+  decisions = DECISIONS if decisions is None else decisions
+  probes = PROBES if probes is None else probes
+  described = {b.get("id"): b.get("description")
+               for b in scenario.get("behaviours") or ()}
+  wanted = {i: described.get(i) for i in (*target.complies, *target.violates)}
+  for measured in _load(decisions):
+    behaviours = measured.get("behaviours") or {}
+    if all(behaviours.get(i) == d for i, d in wanted.items()):
+      source = (f"referee on {len(measured.get('cases') or [])} probe cases "
+                f"of {measured.get('scenario')} "
+                f"({measured.get('model', 'model not recorded')})")
+      counts = confusion(measured.get("cases") or (), target, source)
+      if counts.tp + counts.fn == 0:
+        return Measured(None, source + ": no case complies with it")
+      return Measured(counts, source)
+  name = scenario.get("name", "")
+  cases = probe_cases(name, probes)
+  if cases is None:
+    return Measured(None, "referee error not measured: no labelled probe "
+                    f"cases for {name}")
+  return Measured(None, f"referee error not measured: bench/probes/{name}."
+                  f"yaml holds {cases} labelled cases, but no referee answers "
+                  "on them are recorded (metrics/data/referee_decisions/)")

@@ -1,0 +1,114 @@
+"""Corrected belief and behaviour in a run's metrics (metrics/corrected.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.metrics import matcher_quality, referee_quality, rundir
+from crsec_concordia.metrics import run_metrics
+
+sys.path.insert(0, str(Path(__file__).parent))
+from metrics_fixtures import (ABIGAIL, CARLOS, ISABELLA, SAM, SCENARIO,  # pylint: disable=wrong-import-position
+                              RunBuilder)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def embedder():
+  return shared_embedder()
+
+
+def shipped_wording() -> dict:
+  """The fixture café with the shipped targets' ids, texts and aliases, so
+  that the matcher's measured error holds for them."""
+  scenario = copy.deepcopy(SCENARIO)
+  shipped = matcher_quality.load_measured()["targets"]
+  ids = {"no_smoking_indoors": "no_smoking_indoors",
+         "be_quiet": "quiet_in_public", "tip_after_meals": "tip_after_meals"}
+  for t in scenario["target_norms"]:
+    t["id"] = ids[t["id"]]
+    t["text"] = shipped[t["id"]]["text"]
+    t["aliases"] = shipped[t["id"]]["aliases"]
+  return scenario
+
+
+def build(tmp_path: Path) -> Path:
+  b = RunBuilder(tmp_path / "run", steps=4, scenario=shipped_wording())
+  b.hold(1, ABIGAIL, "No smoking indoors.", origin="created")
+  b.hold(2, CARLOS, "Smoking is not permitted inside the cafe.",
+         source_agent=ABIGAIL)
+  b.hold(3, ISABELLA, "Do not smoke inside.", source_agent=ABIGAIL)
+  b.action(1, CARLOS, ["smoking_indoors"])
+  b.action(3, CARLOS, ["smoking_outside"])
+  b.action(3, SAM, ["smoking_outside"])
+  return b.write()
+
+
+def test_belief_is_corrected_with_the_matchers_test_half(tmp_path):
+  m = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  block = m.summary["correction"]["targets"]["no_smoking_indoors"]
+  assert (block["belief"]["rates"]["tp"], block["belief"]["rates"]["fp"],
+          block["belief"]["rates"]["fn"]) == (21, 7, 2)
+  final = block["belief"]["final"]
+  assert final["raw"] == pytest.approx(0.75)
+  assert final["low"] <= final["corrected"] <= final["high"]
+  column = m.per_step["belief_corrected.no_smoking_indoors"].tolist()
+  low = m.per_step["belief_corrected_low.no_smoking_indoors"].tolist()
+  high = m.per_step["belief_corrected_high.no_smoking_indoors"].tolist()
+  assert all(lo <= c <= hi for lo, c, hi in zip(low, column, high))
+  assert column[-1] == pytest.approx(final["corrected"])
+  # Recall 0.91 and a false-positive rate near 0.08: three of four flagged
+  # agents (one norm each) is corrected upwards.
+  assert final["corrected"] > 0.75
+
+
+def test_behaviour_is_not_corrected_without_a_referee_measurement(tmp_path):
+  m = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  block = m.summary["correction"]["targets"]["no_smoking_indoors"]
+  assert block["behaviour"]["rates"] is None
+  assert "not measured" in block["behaviour"]["note"]
+  assert block["behaviour"]["final"]["corrected"] is None
+  assert block["behaviour"]["final"]["raw"] == pytest.approx(0.5)
+  assert all(math.isnan(v) for v in
+             m.per_step["behaviour_corrected.no_smoking_indoors"])
+
+
+def test_behaviour_is_corrected_with_recorded_referee_answers(tmp_path,
+                                                              monkeypatch):
+  scenario = shipped_wording()
+  described = {b["id"]: b["description"] for b in scenario["behaviours"]}
+  cases = ([{"action": "a", "truth": ["smoking_outside"],
+             "given": ["smoking_outside"]}] * 9
+           + [{"action": "b", "truth": ["smoking_outside"], "given": []}]
+           + [{"action": "c", "truth": [], "given": []}] * 9
+           + [{"action": "d", "truth": ["smoking_indoors"],
+               "given": ["smoking_outside"]}])
+  decisions = tmp_path / "decisions"
+  decisions.mkdir()
+  (decisions / "cafe.json").write_text(json.dumps(
+      {"scenario": "hobbs_cafe_test", "model": "test", "behaviours": described,
+       "cases": cases}))
+  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  m = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  block = m.summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
+  assert {k: block["rates"][k] for k in ("tp", "fp", "fn", "tn")} == {
+      "tp": 9, "fp": 1, "fn": 1, "tn": 9}
+  assert block["final"]["corrected"] is not None
+  # Another wording of a behaviour: the measurement does not hold.
+  changed = dict(described, smoking_outside="steps out for a smoke")
+  (decisions / "cafe.json").write_text(json.dumps(
+      {"scenario": "x", "behaviours": changed, "cases": cases}))
+  m = run_metrics.compute(rundir.load_run(build(tmp_path / "again")))
+  assert m.summary["correction"]["targets"]["no_smoking_indoors"][
+      "behaviour"]["rates"] is None
+
+
+def test_probe_files_are_counted_not_invented():
+  assert referee_quality.probe_cases("hobbs_cafe_mini") >= 11
+  assert referee_quality.probe_cases("no_such_scenario") is None
