@@ -12,6 +12,8 @@ interval. Outputs, in the compare directory:
                         and effects {metric: {...}}
   compare_summary.csv   the same, one row per (arm or "effect", metric)
   compare_per_step.csv  per arm, step and per-step column: n, mean, CI
+  compare_per_seed.{csv,parquet}, compare_long.{csv,parquet}  tidy tables
+                        of every run (tables.py)
 """
 
 from __future__ import annotations
@@ -237,4 +239,10 @@ def write(metrics: CompareMetrics, out_dir: str | Path | None = None) -> Path:
   safe_frame(pd.DataFrame(rows, columns=[
       "group", "metric", "n", "mean", "ci_low", "ci_high"])).to_csv(
           out / "compare_summary.csv", index=False)
+  from crsec_concordia.metrics import tables  # pylint: disable=import-outside-toplevel
+  runs = [m for ms in metrics.runs.values() for m in ms]
+  tables.write(tables.per_seed(runs), out, "compare_per_seed")
+  tables.write(pd.concat([tables.long_form(m) for m in runs],
+                         ignore_index=True) if runs
+               else pd.DataFrame(columns=tables.LONG), out, "compare_long")
   return out

@@ -4,6 +4,7 @@
   metrics/per_step.csv   one row per step (quiet steps included)
   metrics/per_hour.csv   one row per simulated hour: counts summed, shares
                          as at the hour's last step
+  metrics/long.{csv,parquet}  the per-step numbers long (tables.py)
   metrics/summary.json   totals, final shares, time to 50/90/100%, the
                          belief-behaviour lag, emergent norms, diffusion
                          edges, LLM usage per module, the matcher used
@@ -213,6 +214,8 @@ def write(metrics: RunMetrics, out_dir: str | Path | None = None) -> Path:
   out.mkdir(parents=True, exist_ok=True)
   safe_frame(metrics.per_step).to_csv(out / "per_step.csv", index=False)
   safe_frame(metrics.per_hour).to_csv(out / "per_hour.csv", index=False)
+  from crsec_concordia.metrics import tables  # pylint: disable=import-outside-toplevel
+  tables.write(tables.long_form(metrics), out, "long")
   (out / "summary.json").write_text(
       json.dumps(_json_safe(metrics.summary), indent=2, ensure_ascii=False),
       encoding="utf-8")
