@@ -42,6 +42,7 @@ from concordia.typing import entity_component
 from crsec_concordia import observations, threads
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._events import parse_events
+from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
@@ -95,6 +96,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._requests: list[dict[str, Any]] = []
     self._last_raised: dict[str, int] = {}
     self._work: threading.Thread | None = None
+    # What the agent last perceived each person doing (see `new_events`).
+    self._perceived: dict[str, str] = {}
 
   def join(self) -> None:
     """Waits for the detection in progress, if any."""
@@ -227,9 +230,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)
     me = self.get_entity().name
-    events = [e for e in parse_events(observation)
-              if isinstance(e, observations.ActionObservation)
-              and e.actor != me and not observations.is_no_action(e.text)]
+    with self._lock:
+      events = new_events(parse_events(observation), me, self._perceived)
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     self.join()
@@ -268,10 +270,13 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self.join()
     with self._lock:
       return {"requests": [dict(r) for r in self._requests],
-              "last_raised": dict(self._last_raised)}
+              "last_raised": dict(self._last_raised),
+              "perceived": dict(self._perceived)}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
       self._requests = [dict(r) for r in state.get("requests", [])]
       self._last_raised = {k: int(v) for k, v in
                            dict(state.get("last_raised", {})).items()}
+      self._perceived = {str(k): str(v) for k, v in
+                         dict(state.get("perceived", {})).items()}

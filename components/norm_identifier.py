@@ -24,6 +24,7 @@ from concordia.utils import concurrency
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components._shared import UsesNormMemory
+from crsec_concordia.components._perception import new_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.norms import Origin
 from crsec_concordia.operations import identify_norm, reflect
@@ -57,6 +58,8 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
     self._buffer: list[str] = []
+    # Each person's last perceived action: going on, it is not new.
+    self._perceived: dict[str, str] = {}
 
   def _add_candidate(self, found: dict, origin: Origin, source_text: str,
                      source_agent: str | None) -> None:
@@ -104,17 +107,18 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     self.norm_memory.note(observation)
     me = self.get_entity().name
     tasks = {}
-    for i, event in enumerate(parse_events(observation)):
+    events = parse_events(observation)
+    for i, event in enumerate(events):
       if isinstance(event, observations.ConversationObservation):
         if self._communication and me in event.participants:
           tasks[f"c{i:04d}"] = functools.partial(self._from_conversation,
                                                  event)
-      elif (self._observation
-            and isinstance(event, observations.ActionObservation)
-            and event.actor != me
-            and not observations.is_no_action(event.text)):
-        with self._lock:
-          self._buffer.append(f"{event.actor} ({event.place}): {event.text}")
+    if self._observation:
+      with self._lock:
+        # Only what is new is reflected on (an action going on is not).
+        self._buffer.extend(
+            f"{e.actor} ({e.place}): {e.text}"
+            for e in new_events(events, me, self._perceived))
     with self._lock:
       if len(self._buffer) >= self._reflect_every:
         observed, self._buffer = self._buffer, []
@@ -127,8 +131,11 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:
-      return {"buffer": list(self._buffer)}
+      return {"buffer": list(self._buffer),
+              "perceived": dict(self._perceived)}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
       self._buffer = [str(s) for s in state.get("buffer", [])]
+      self._perceived = {str(k): str(v) for k, v in
+                         dict(state.get("perceived", {})).items()}

@@ -26,6 +26,27 @@ NORM_MEMORY_KEY = "NormMemory"
 ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
 
 
+# The records that are news to the agent's act: something its CRSEC
+# components found in this slot's observations (see `news_of`).
+NEWS = {"conflict": "a conflict noticed", "candidate": "a norm identified",
+        "verdict": "a norm qualified", "synthesis": "a norm qualified",
+        "plan": "the plan revised"}
+
+
+def news_of(record: Mapping[str, Any]) -> str | None:
+  """The reason to act anew a record gives, or None.
+
+  A verdict or synthesis counts when accepted, a plan when revised (the
+  day's first plan is the start of a task, which is a reason already).
+  """
+  kind = record.get("kind")
+  if kind in ("verdict", "synthesis") and not record.get("accepted"):
+    return None
+  if kind == "plan" and not record.get("revised"):
+    return None
+  return NEWS.get(str(kind))
+
+
 class NormMemory(action_spec_ignored.ActionSpecIgnored,
                  entity_component.ComponentWithLogging):
   """The agent's personal norms, their creation, and the CRSEC journal."""
@@ -75,6 +96,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     self._created = role != ENTREPRENEUR
     self.last_stamp: observations.Stamp | None = None
     self._known_names: set[str] = {agent_name}
+    self._news: list[str] = []
 
   # -- journal ----------------------------------------------------------------
 
@@ -92,8 +114,11 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
            "time": stamp.time if stamp else None,
            "day": stamp.day if stamp else None,
            "clock": stamp.clock if stamp else None, **fields}
+    news = news_of(rec)
     with self._journal_lock:
       self._records.append(rec)
+      if news and news not in self._news:
+        self._news.append(news)
     if publish:
       self._logging_channel({"Key": kind, "Summary": kind, "Value": rec})
     return rec
@@ -175,6 +200,14 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
         elif isinstance(event, observations.ConversationObservation):
           self._known_names.update(event.participants)
 
+  def pop_news(self) -> list[str]:
+    """What the agent's CRSEC components found new since the last call
+    (a conflict noticed, a norm identified or qualified, a plan revised):
+    reasons for a plan-driven act to ask the model (structured_act.py)."""
+    with self._journal_lock:
+      news, self._news = self._news, []
+    return news
+
   def waits_on_model(self, hook: str) -> bool:
     """Whether `hook` may call the model now: only CreateNorm, once."""
     return hook in ("pre_observe", "pre_act") and not self._created
@@ -209,7 +242,12 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
         "last_stamp": [stamp.day, stamp.clock, stamp.step] if stamp else None,
         "known_names": sorted(self._known_names),
         "records": records,
+        "news": self._news_snapshot(),
     }
+
+  def _news_snapshot(self) -> list[str]:
+    with self._journal_lock:
+      return list(self._news)
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     self.database.load_json(dict(state["database"]))
@@ -220,3 +258,4 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     self._known_names = set(state.get("known_names", [self.agent_name]))
     with self._journal_lock:
       self._records = [dict(r) for r in state.get("records", [])]
+      self._news = [str(n) for n in state.get("news", [])]

@@ -1,30 +1,50 @@
-"""NormativePlanner: CRSEC's Compliance module as a Concordia component.
+"""NormativePlanner: CRSEC's Compliance module, and the plan agents act from.
 
-Once per simulated day it makes a plan with the agent's qualified norms and
-their utilities in view (NormativePlan), and before each action it puts the
-plan block for the current time into the act context, with the reminder to
-weigh the norms. The act component then writes the action: the paper's
-Act(plan item, norms, description). Compliance is chosen, never forced.
+Once per simulated day it makes a plan of 2 to 4 blocks with the agent's
+qualified norms and their utilities in view (NormativePlan); when a block
+begins it decomposes it into tasks of 10 to 60 minutes (DecomposePlan), as
+Generative Agents does with the hour it is about to live. The act component
+follows the current task and asks the model only when something new
+happens (structured_act.py): a task that begins is one such thing.
+
+The day plan goes into the act context (it is stable all day, so a server's
+prompt cache reuses it); the current task is the act's to show, beside the
+slot's news. Compliance is chosen, never forced: the norms are in the plan's
+prompt and in the act's, and the agent weighs them.
 
 A norm qualified during the day revises the rest of that day's plan (one
 more NormativePlan call, from the current time on): otherwise a smoker who
 accepts "No smoking indoors" at 09:40 would follow his morning plan of
 smoking at his table until the next day, and compliance could only ever
 show a day late. `replan_on_new_norms=False` restores the once-a-day plan.
+
+Baseline agents plan with the same component and the same operations,
+norms absent (`norm_memory_key=None`, or `use_norms=False` for the
+compliance ablation): a comparison of the arms isolates CRSEC, not a
+planner. Without a NormMemory the component keeps its own small journal
+(plans, failures) for the run to drain.
 """
 
 from __future__ import annotations
 
+import re
 import threading
+from collections.abc import Mapping
+from typing import Any
 
-from concordia.components.agent import action_spec_ignored
+from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia.components._shared import UsesNormMemory
-from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia import observations
+from crsec_concordia.components._events import parse_events
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
 from crsec_concordia.operations import normative_plan
+from crsec_concordia.operations.decompose_plan import (block_as_tasks,
+                                                       decompose_plan)
 
 NORMATIVE_PLANNER_KEY = "NormativePlanner"
+# The simulated time in a call to action ("It is Day 1 09:10 at ...").
+_TIME_IN_CALL = re.compile(r"\bDay (?P<day>\d+),? (?P<clock>\d\d:\d\d)\b")
 
 
 def _current_block(items: list[dict], clock: str) -> dict | None:
@@ -33,9 +53,8 @@ def _current_block(items: list[dict], clock: str) -> dict | None:
 
   The plan was asked to cover the day, but the 1.5B model leaves gaps
   ("10:00-10:15" in a day from 09:00) and empty blocks ("10:15-10:15");
-  with no "Now" line its acts drifted from the plan to a paraphrase of the
-  instructions. So a gap belongs to the block before it, and the time
-  before the first block to the first.
+  so a gap belongs to the block before it, and the time before the first
+  block to the first.
   """
   if not items:
     return None
@@ -47,24 +66,131 @@ def _current_block(items: list[dict], clock: str) -> dict | None:
           else min(items, key=lambda i: i["start"]))
 
 
-class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
+def time_of(action_spec: entity_lib.ActionSpec | None
+            ) -> tuple[int, str] | None:
+  """(day, "HH:MM") named in a call to action, if it names one."""
+  if action_spec is None:
+    return None
+  m = _TIME_IN_CALL.search(action_spec.call_to_action or "")
+  return (int(m["day"]), m["clock"]) if m else None
+
+
+class NormativePlanner(entity_component.ContextComponent,
                        entity_component.ComponentWithLogging):
-  """Plans each day with the agent's norms in view."""
+  """Plans each day (with the agent's norms in view) and its tasks."""
 
   def __init__(self, model, *, goal: str = "", setting: str = "",
                day_start: str = "09:00", day_end: str = "16:00",
                replan_on_new_norms: bool = True,
-               norm_memory_key: str = NORM_MEMORY_KEY,
+               norm_memory_key: str | None = NORM_MEMORY_KEY,
+               use_norms: bool = True,
+               agent_name: str = "", persona: str = "",
                pre_act_label: str = "Plan for today"):
-    super().__init__(pre_act_label)
-    self._replan = replan_on_new_norms
+    """Creates the planner.
+
+    Args:
+      model: the model for NormativePlan and DecomposePlan.
+      goal, setting: what the plan is for, and where.
+      day_start, day_end: the part of each day the agent is present.
+      replan_on_new_norms: revise the rest of the day when a norm is
+        qualified.
+      norm_memory_key: the entity's NormMemory, or None (a baseline agent:
+        name and persona from the arguments, its own journal).
+      use_norms: whether the plan weighs the held norms (False: the
+        compliance ablation plans as the baseline does).
+      agent_name, persona: used when there is no NormMemory.
+      pre_act_label: label of the plan in the act context.
+    """
+    super().__init__()
+    self._replan = replan_on_new_norms and use_norms
     self._model = model
+    # DecomposePlan's calls counted apart from the day plan's.
+    tagged = getattr(model, "tagged", None)
+    self._decompose_model = tagged("DecomposePlan") if callable(tagged) else model
     self._goal = goal
     self._setting = setting
     self._day_start, self._day_end = day_start, day_end
     self._norm_memory_key = norm_memory_key
+    self._use_norms = use_norms and norm_memory_key is not None
+    self._name, self._persona = agent_name, persona
+    self._label = pre_act_label
     self._plan_lock = threading.Lock()
     self._plans: dict[str, dict] = {}
+    self._now: tuple[int, str] | None = None
+    self._task: dict | None = None
+    # Without a NormMemory: the journal, the news and the time seen.
+    self._journal: list[dict[str, Any]] = []
+    self._news: list[str] = []
+    self._stamp: observations.Stamp | None = None
+    # The partners of conversations the agent took part in since it last
+    # acted (a conversation that ended is a reason to decide anew).
+    self._talks: list[str] = []
+
+  # -- the agent's NormMemory, if it has one ------------------------------------
+
+  @property
+  def norm_memory(self) -> NormMemory | None:
+    if self._norm_memory_key is None:
+      return None
+    return self.get_entity().get_component(self._norm_memory_key,
+                                           type_=NormMemory)
+
+  def _who(self) -> tuple[str, str]:
+    memory = self.norm_memory
+    if memory is not None:
+      return memory.agent_name, memory.persona
+    return self._name or self.get_entity().name, self._persona
+
+  def _norms(self) -> list | None:
+    """The norms the plan weighs, or None (planned without norms)."""
+    if not self._use_norms:
+      return None
+    memory = self.norm_memory
+    memory.ensure_created()
+    return memory.database.qualified()
+
+  def record_failure(self, failure: Mapping[str, Any]) -> None:
+    memory = self.norm_memory
+    if memory is not None:
+      memory.record_failure(failure)
+    else:
+      self._note_record({**failure, "kind": "failure"})
+
+  def _note_record(self, record: dict[str, Any]) -> None:
+    stamp = self._stamp
+    self._journal.append({
+        "kind": record["kind"], "agent": self._who()[0],
+        "step": stamp.step if stamp else 0,
+        "time": stamp.time if stamp else None,
+        "day": stamp.day if stamp else None,
+        "clock": stamp.clock if stamp else None,
+        **{k: v for k, v in record.items() if k != "kind"}})
+
+  def _record(self, kind: str, **fields) -> None:
+    memory = self.norm_memory
+    if memory is not None:
+      record = memory.record(kind, publish=False, **fields)
+    else:
+      self._note_record({"kind": kind, **fields})
+      record = self._journal[-1]
+      if kind == "plan" and fields.get("revised"):
+        self._news.append("the plan revised")
+    self._logging_channel({"Key": kind, "Summary": kind, "Value": record})
+
+  def drain_records(self) -> list[dict[str, Any]]:
+    """Records of an agent without NormMemory (with one, they are there)."""
+    with self._plan_lock:
+      records, self._journal = self._journal, []
+    return records
+
+  def pop_news(self) -> list[str]:
+    """The plan revised since the last call (an agent without NormMemory;
+    with one, NormMemory gives the news)."""
+    with self._plan_lock:
+      news, self._news = self._news, []
+    return news
+
+  # -- plans and tasks ----------------------------------------------------------
 
   def plan_for(self, day: int, clock: str | None = None) -> dict | None:
     """The day's plan, made on first need (one NormativePlan call a day).
@@ -73,28 +199,31 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
     a norm was qualified is revised from `clock` to the end of the day.
     """
     with self._plan_lock:
-      memory = self.norm_memory
-      plan = self._plans.get(str(day))
-      if plan is not None and not self._needs_revision(plan, clock):
-        return plan if plan.get("items") else None
-      memory.ensure_created()
-      norms = memory.database.qualified()
-      start = clock if plan is not None and clock else self._day_start
-      new = normative_plan(
-          self._model, name=memory.agent_name, persona=memory.persona,
-          goal=self._goal, setting=self._setting, day=day,
-          start=start, end=self._day_end, norms=norms,
-          on_failure=memory.record_failure)
-      revised = plan is not None
-      # A failed plan is recorded once and the day goes on with the plan it
-      # had (or none); the norms it missed are not retried all day.
-      kept = dict(new or plan or {})
-      kept["norm_ids"] = sorted(n.id for n in norms)
-      self._plans[str(day)] = kept
-      if new:
-        self._record("plan", day=day, items=new["items"],
-                     norms_observed=new["norms_observed"], revised=revised)
-      return kept if kept.get("items") else None
+      return self._plan_for(day, clock)
+
+  def _plan_for(self, day: int, clock: str | None) -> dict | None:
+    plan = self._plans.get(str(day))
+    if plan is not None and not self._needs_revision(plan, clock):
+      return plan if plan.get("items") else None
+    norms = self._norms()
+    name, persona = self._who()
+    start = clock if plan is not None and clock else self._day_start
+    new = normative_plan(
+        self._model, name=name, persona=persona, goal=self._goal,
+        setting=self._setting, day=day, start=start, end=self._day_end,
+        norms=norms, on_failure=self.record_failure)
+    revised = plan is not None
+    # A failed plan is recorded once and the day goes on with the plan it
+    # had (or none); the norms it missed are not retried all day.
+    kept = dict(new or plan or {})
+    if new:
+      kept["tasks"] = {}
+    kept["norm_ids"] = sorted(n.id for n in norms or ())
+    self._plans[str(day)] = kept
+    if new:
+      self._record("plan", day=day, items=new["items"],
+                   norms_observed=new["norms_observed"], revised=revised)
+    return kept if kept.get("items") else None
 
   def _needs_revision(self, plan: dict, clock: str | None) -> bool:
     if not self._replan or clock is None or clock >= self._day_end:
@@ -102,33 +231,100 @@ class NormativePlanner(UsesNormMemory, action_spec_ignored.ActionSpecIgnored,
     held = {n.id for n in self.norm_memory.database.qualified()}
     return bool(held - set(plan.get("norm_ids", ())))
 
+  def task_at(self, day: int, clock: str) -> dict | None:
+    """The task running at `clock` of `day`, decomposing its block (one
+    DecomposePlan call) the first time the block is reached."""
+    with self._plan_lock:
+      plan = self._plan_for(day, clock)
+      if not plan:
+        return None
+      block = _current_block(plan["items"], clock)
+      tasks = plan.setdefault("tasks", {})
+      key = f"{block['start']}-{block['end']}"
+      if key not in tasks:
+        name, persona = self._who()
+        found = decompose_plan(
+            self._decompose_model, name=name, persona=persona, goal=self._goal,
+            setting=self._setting, norms=self._norms(), plan=plan["items"],
+            block=block, on_failure=self.record_failure)
+        tasks[key] = found if found is not None else block_as_tasks(block)
+        self._record("tasks", day=day, block=dict(block), tasks=tasks[key],
+                     decomposed=found is not None)
+      task = _current_block(tasks[key], clock)
+      return dict(task, day=day, block=key) if task else None
+
+  def current_task(self) -> dict | None:
+    """The task found at the last pre_act (None: no time or no plan)."""
+    with self._plan_lock:
+      return dict(self._task) if self._task else None
+
+  # -- hooks --------------------------------------------------------------------
+
   def waits_on_model(self, hook: str) -> bool:
-    """pre_act may call NormativePlan (once a day, or to revise)."""
+    """pre_act may call NormativePlan or DecomposePlan."""
     return hook == "pre_act"
 
-  def _make_pre_act_value(self) -> str:
-    stamp = self.norm_memory.last_stamp
-    plan = self.plan_for(stamp.day if stamp else 1,
-                         stamp.clock if stamp else None)
-    name = self.get_entity().name
-    reminder = (f"When acting, {name} weighs the personal norms above by "
-                "their importance." if self.norm_memory.database.qualified()
-                else "")
-    if not plan:
-      return reminder
-    lines = [f"{i['start']}-{i['end']}: {i['activity']}" for i in plan["items"]]
-    now = ""
-    current = _current_block(plan["items"], stamp.clock) if stamp else None
-    if current:
-      now = f"\nNow ({stamp.clock}): {current['activity']}"
-    return "\n".join(lines) + now + (
-        f"\n{reminder}" if reminder else "")
+  def pop_talks(self) -> list[str]:
+    """Who the agent talked with since the last call (ended conversations)."""
+    with self._plan_lock:
+      talks, self._talks = self._talks, []
+    return talks
+
+  def pre_observe(self, observation: str) -> str:
+    events = parse_events(observation)
+    me = self._who()[0]
+    with self._plan_lock:
+      for event in events:
+        if self._stamp is None or event.stamp.step >= self._stamp.step:
+          self._stamp = event.stamp
+        if (isinstance(event, observations.ConversationObservation)
+            and me in event.participants):
+          self._talks.extend(p for p in event.participants if p != me)
+    return ""
+
+  def _time_now(self, action_spec: entity_lib.ActionSpec | None
+                ) -> tuple[int, str]:
+    named = time_of(action_spec)
+    if named is not None:
+      return named
+    memory = self.norm_memory
+    stamp = memory.last_stamp if memory is not None else self._stamp
+    # Nothing told yet (a game master that names no time, before its
+    # first observation): the start of the first day.
+    return (stamp.day, stamp.clock) if stamp else (1, self._day_start)
+
+  def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
+    if action_spec.tag == observations.SPEECH_TAG:
+      return ""  # A conversation turn: neither plan nor task in its prompt.
+    now = self._time_now(action_spec)
+    task = self.task_at(*now)
+    with self._plan_lock:
+      self._now, self._task = now, task
+      plan = self._plans.get(str(now[0])) if now else None
+    if not plan or not plan.get("items"):
+      return ""
+    lines = "\n".join(f"{i['start']}-{i['end']}: {i['activity']}"
+                      for i in plan["items"])
+    return f"{self._label}:\n{lines}"
 
   def get_state(self) -> entity_component.ComponentState:
     with self._plan_lock:
-      return {"plans": {k: dict(v) for k, v in self._plans.items()}}
+      stamp = self._stamp
+      return {"plans": {k: dict(v) for k, v in self._plans.items()},
+              "task": dict(self._task) if self._task else None,
+              "journal": [dict(r) for r in self._journal],
+              "news": list(self._news), "talks": list(self._talks),
+              "stamp": [stamp.day, stamp.clock, stamp.step] if stamp else None}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._plan_lock:
       self._plans = {str(k): dict(v) for k, v in
                      dict(state.get("plans", {})).items()}
+      task = state.get("task")
+      self._task = dict(task) if task else None
+      self._journal = [dict(r) for r in state.get("journal", [])]
+      self._news = [str(n) for n in state.get("news", [])]
+      self._talks = [str(n) for n in state.get("talks", [])]
+      stamp = state.get("stamp")
+      self._stamp = (observations.Stamp(int(stamp[0]), str(stamp[1]),
+                                        int(stamp[2])) if stamp else None)

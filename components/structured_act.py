@@ -13,18 +13,28 @@ another agent's action in view, asked once more naming the copy: a small
 model's commonest failure, and one that would put Carlos's cigarette on
 Abigail's record. An action that repeats the agent's own last one is asked
 once more too, saying it is done; the second answer stands.
+
+Plan-driven (with a planner, the default in both prefabs): in a slot the
+agent asks the model for an action only when there is a reason (a task
+begins, an occasion, a conversation ended, something its components found
+new, a failed last turn: components/_acting_reasons.py), and the reason is
+kept (`last_reasons`). Otherwise it goes on with its current action, with
+no call: the text `observations.continuing(action)`, which the game master
+carries forward without adjudicating it again.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Sequence
 
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
 from crsec_concordia import observations, repetition
+from crsec_concordia.components import _acting_reasons as reasons_lib
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
@@ -49,7 +59,19 @@ class StructuredAct(entity_component.ActingComponent,
   def __init__(self, model, *, component_order: Sequence[str] | None = None,
                speech_components: Sequence[str] | None = None,
                max_tokens: int = 120, temperature: float = 0.7,
-               norm_memory_key: str = NORM_MEMORY_KEY):
+               norm_memory_key: str = NORM_MEMORY_KEY,
+               plan_key: str | None = None):
+    """Creates the act component.
+
+    Args:
+      model: a structured model view (the prefabs tag it "act").
+      component_order: the order of the context components in the prompt.
+      speech_components: the components a conversation turn sees.
+      max_tokens, temperature: the answer's budget and sampling.
+      norm_memory_key: where failures are recorded, if the agent has one.
+      plan_key: the planner (NormativePlanner) to follow: with one, the
+        agent acts from its plan and asks the model only for a reason.
+    """
     super().__init__()
     self._model = model
     self._order = tuple(component_order) if component_order else None
@@ -62,6 +84,9 @@ class StructuredAct(entity_component.ActingComponent,
     self._max_tokens = max_tokens
     self._temperature = temperature
     self._norm_memory_key = norm_memory_key
+    self._plan_key = plan_key
+    self._follow_lock = threading.Lock()
+    self._follow = reasons_lib.FollowState()
 
   def _context(self, contexts: entity_component.ComponentContextMapping,
                speech: bool = False) -> str:
@@ -78,10 +103,50 @@ class StructuredAct(entity_component.ActingComponent,
 
   def _report_failure(self, error: str, raw: str) -> None:
     entity = self.get_entity()
-    if self._norm_memory_key in entity.get_all_context_components():  # type: ignore[attr-defined]
-      entity.get_component(self._norm_memory_key).record_failure(
-          {"op": "Act", "error": error, "raw": raw[:2000]})
+    components = entity.get_all_context_components()  # type: ignore[attr-defined]
+    failure = {"op": "Act", "error": error, "raw": raw[:2000]}
+    if self._norm_memory_key in components:
+      entity.get_component(self._norm_memory_key).record_failure(failure)
+    elif self._plan_key in components:  # A baseline agent's journal.
+      entity.get_component(self._plan_key).record_failure(failure)
     _log.warning("%s: act failed: %s", entity.name, error)
+
+  @property
+  def last_reasons(self) -> tuple[str, ...]:
+    """Why the agent last acted (("continued",): it went on, no call)."""
+    with self._follow_lock:
+      return self._follow.reasons
+
+  def _planner(self):
+    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
+    return components.get(self._plan_key) if self._plan_key else None
+
+  def _news(self) -> list[str]:
+    """What the agent's components found new this slot (a detection still
+    running is waited for first: a conflict it finds is a reason)."""
+    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
+    for key in sorted(components):
+      join = getattr(components[key], "join", None)
+      if callable(join):
+        join()
+    news = []
+    for key in sorted(components):
+      pop = getattr(components[key], "pop_news", None)
+      if callable(pop):
+        news.extend(pop())
+    return news
+
+  def _reasons(self, planner, action_spec, task
+               ) -> tuple[list[str], list[str]]:
+    """(the reasons to ask the model now, the partners of ended talks)."""
+    with self._follow_lock:
+      state = self._follow
+    partners = planner.pop_talks()
+    reasons = reasons_lib.reasons_to_act(
+        state, task=task,
+        occasion=action_spec.tag == reasons_lib.OCCASION_TAG,
+        talked=bool(partners), news=self._news())
+    return reasons, partners
 
   def get_action_attempt(
       self,
@@ -91,7 +156,23 @@ class StructuredAct(entity_component.ActingComponent,
     name = self.get_entity().name
     call = action_spec.call_to_action.format(name=name)
     speech = action_spec.tag == observations.SPEECH_TAG
-    prompt = f"{self._context(contexts, speech)}\n\n{call}\n"
+    is_action = (action_spec.output_type == entity_lib.OutputType.FREE
+                 and not speech)
+    planner = self._planner() if is_action else None
+    news = ""
+    if planner is not None:
+      task = planner.current_task()
+      reasons, partners = self._reasons(planner, action_spec, task)
+      if not reasons:
+        return self._go_on()
+      news = reasons_lib.why_now(name, reasons, task, partners)
+      with self._follow_lock:
+        self._follow.reasons = tuple(reasons)
+        # Until an action of its own is written: a turn that raises is a
+        # failed one, and a reason to ask again next slot.
+        self._follow.failed = True
+    prompt = (f"{self._context(contexts, speech)}\n\n"
+              + (f"{news}\n" if news else "") + f"{call}\n")
     if action_spec.output_type == entity_lib.OutputType.CHOICE:
       schema = obj({"answer": {"type": "string",
                                "enum": list(action_spec.options)}})
@@ -114,8 +195,6 @@ class StructuredAct(entity_component.ActingComponent,
                  f"saying what {name} does or says, true to {name}'s own "
                  "habits and plan.")
       schema = _TEXT_SCHEMA
-    is_action = (action_spec.output_type == entity_lib.OutputType.FREE
-                 and not speech)
     try:
       answer = self._sample(prompt, schema)
       if is_action:
@@ -151,8 +230,29 @@ class StructuredAct(entity_component.ActingComponent,
         raise  # No option or number may be made up for the agent.
       answer = f"{name} {NO_VALID_ACTION}"
     output = str(answer).strip()
+    if planner is not None:
+      with self._follow_lock:
+        self._follow.failed = observations.is_no_action(output)
+        if not self._follow.failed and action_spec.tag != reasons_lib.OCCASION_TAG:
+          # An answer to an occasion is a deed of the moment: afterwards
+          # the agent goes on with what it was doing before.
+          self._follow.action = output
+          self._follow.task = reasons_lib.task_key(task)
+        elif self._follow.action is None:
+          self._follow.task = None
     self._logging_channel({"Key": "act", "Summary": output, "Value": output,
-                           "Prompt": prompt.splitlines()})
+                           "Prompt": prompt.splitlines(),
+                           "Reasons": list(self.last_reasons)})
+    return output
+
+  def _go_on(self) -> str:
+    """The agent's current action, going on: no call."""
+    with self._follow_lock:
+      self._follow.reasons = (reasons_lib.CONTINUED,)
+      action = self._follow.action or ""
+    output = observations.continuing(action)
+    self._logging_channel({"Key": "act", "Summary": output, "Value": output,
+                           "Reasons": [reasons_lib.CONTINUED]})
     return output
 
   def _sample(self, prompt: str, schema) -> str:
@@ -194,7 +294,9 @@ class StructuredAct(entity_component.ActingComponent,
     return next((s for s in seen if s[2] == done), None)
 
   def get_state(self) -> entity_component.ComponentState:
-    return {}
+    with self._follow_lock:
+      return {"follow": self._follow.to_json()}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
-    del state
+    with self._follow_lock:
+      self._follow = reasons_lib.FollowState.from_json(state.get("follow"))

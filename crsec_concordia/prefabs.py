@@ -108,6 +108,18 @@ def memory_bank_for(memory_bank: Any) -> Any:
   return ListMemoryBank.like(memory_bank)
 
 
+def _planner(model, params, *, norm_memory_key: str | None,
+             use_norms: bool) -> crsec.NormativePlanner:
+  """The day plan and its tasks, which both arms act from (norms weighed
+  only by a normative agent with its compliance module on)."""
+  return crsec.NormativePlanner(
+      as_structured(model).tagged("NormativePlan"), goal=_param(params, "goal"),
+      setting=_param(params, "setting"), day_start=_param(params, "day_start"),
+      day_end=_param(params, "day_end"), norm_memory_key=norm_memory_key,
+      use_norms=use_norms, agent_name=_param(params, "name"),
+      persona=_param(params, "persona"))
+
+
 def _base_components(params, memory_bank) -> dict[str, Any]:
   """What both arms share: instructions, persona, memory, observations."""
   name = _param(params, "name")
@@ -133,6 +145,15 @@ def _base_components(params, memory_bank) -> dict[str, Any]:
   }
 
 
+# The act prompt's order: the stable parts first (instructions, persona,
+# norms, the day's plan), so a server's prompt cache reuses them from one
+# slot to the next; the slot's news last (the recent events, then, in the
+# act's own lines, the current task and what is new).
+_ORDER = ["Instructions", "Persona", crsec.NORM_MEMORY_KEY,
+          crsec.NORMATIVE_PLANNER_KEY,
+          agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY]
+
+
 def _entity(name: str, context: dict[str, Any], order: list[str], model,
             params) -> entity_agent_with_logging.EntityAgentWithLogging:
   # Conversation turns see who the speaker is and what they hold, not the
@@ -140,8 +161,12 @@ def _entity(name: str, context: dict[str, Any], order: list[str], model,
   speech = [k for k in order if k not in (
       agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY,
       crsec.NORMATIVE_PLANNER_KEY)]
-  act = crsec.StructuredAct(as_structured(model).tagged("act"),
-                            component_order=order, speech_components=speech)
+  # Both arms act from their plan: the model is asked only for a reason.
+  act = crsec.StructuredAct(
+      as_structured(model).tagged("act"), component_order=order,
+      speech_components=speech,
+      plan_key=(crsec.NORMATIVE_PLANNER_KEY
+                if crsec.NORMATIVE_PLANNER_KEY in context else None))
   return AGENT_CLASS(
       agent_name=name, act_component=act, context_components=context,
       measurements=params.get("measurements"))
@@ -197,19 +222,12 @@ class NormativeEntity(prefab_lib.Prefab):
         synthesis_threshold=int(_param(p, "synthesis_threshold")),
         immediate_evaluation=modules["immediate_evaluation"],
         synthesis=modules["synthesis"])
-    if modules["compliance"]:
-      context[crsec.NORMATIVE_PLANNER_KEY] = crsec.NormativePlanner(
-          structured.tagged("NormativePlan"), goal=_param(p, "goal"),
-          setting=_param(p, "setting"), day_start=_param(p, "day_start"),
-          day_end=_param(p, "day_end"))
-    # The stable parts first (instructions, persona, norms), so a server's
-    # prompt cache reuses them from one slot to the next; then the recent
-    # events; the plan (with its "Now:" line) last: with the events last
-    # the 1.5B model copied the latest one instead of acting, and whatever
-    # stands last it tends to echo.
-    order = ["Instructions", "Persona", crsec.NORM_MEMORY_KEY,
-             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY,
-             crsec.NORMATIVE_PLANNER_KEY]
+    # Without the compliance module the plan is made as the baseline's,
+    # norms absent.
+    context[crsec.NORMATIVE_PLANNER_KEY] = _planner(
+        model, p, norm_memory_key=crsec.NORM_MEMORY_KEY,
+        use_norms=modules["compliance"])
+    order = _ORDER
     return _entity(name, context, [k for k in order if k in context],
                    model, p)
 
@@ -228,10 +246,10 @@ class BaselineEntity(prefab_lib.Prefab):
   def build(self, model, memory_bank: basic_associative_memory.AssociativeMemoryBank
             ) -> entity_agent_with_logging.EntityAgentWithLogging:
     context = _base_components(self.params, memory_bank)
-    order = ["Instructions", "Persona",
-             agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY]
-    return _entity(_param(self.params, "name"), context, order, model,
-                   self.params)
+    context[crsec.NORMATIVE_PLANNER_KEY] = _planner(
+        model, self.params, norm_memory_key=None, use_norms=False)
+    return _entity(_param(self.params, "name"), context,
+                   [k for k in _ORDER if k in context], model, self.params)
 
 
 PREFABS: dict[str, prefab_lib.Prefab] = {

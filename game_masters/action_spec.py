@@ -29,6 +29,8 @@ ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
 DEFAULT_CALL_TO_ACTION = ("It is {time} at {place}. {situation}{question} "
                           "Describe one action in one sentence.")
 DEFAULT_QUESTION = "What does {actor} do next?"
+# The action spec tag of a slot in which an occasion is put to the agent.
+OCCASION_TAG = "occasion"
 
 
 def name_from_request(request: str, template: str) -> str:
@@ -99,9 +101,12 @@ class FixedActionSpec(entity_component.ContextComponent,
     The slot engine calls it for every agent at once instead of asking the
     game master's `act` one agent at a time.
     """
+    # The tag tells a plan-driven agent that the game master put something
+    # to it (components/_acting_reasons.py): a reason to decide anew.
     return entity_lib.ActionSpec(
         call_to_action=self.call_to_action(actor),
-        output_type=entity_lib.OutputType.FREE, tag="action")
+        output_type=entity_lib.OutputType.FREE,
+        tag=OCCASION_TAG if self.occasion(actor) else "action")
 
   def pre_act(self, action_spec: entity_lib.ActionSpec) -> str:
     if action_spec.output_type != entity_lib.OutputType.NEXT_ACTION_SPEC:

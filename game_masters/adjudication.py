@@ -261,6 +261,9 @@ class Adjudication(entity_component.ContextComponent,
     self._records: list[dict[str, Any]] = []
     self._counts: dict[str, int] = {}
     self._events = 0
+    # Each agent's latest adjudicated action, which a continued action
+    # carries forward (the action record's fields and what observers read).
+    self._going_on: dict[str, dict[str, Any]] = {}
     # Fifty adjudications a slot: their threads are kept between slots.
     self._threads = threads.KeptThreads("Adjudication")
 
@@ -350,10 +353,59 @@ class Adjudication(entity_component.ContextComponent,
         actor=actor, action=action, behaviours=wanted,
         similarity=self._similarity)
 
+  def _carry_forward(self, actor: str, action: str,
+                     stamp: observations.Stamp
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]], str] | None:
+    """A continued action's record and observation, with no call: the
+    adjudication of the action it continues, carried forward (None if
+    this game master has not adjudicated that action, e.g. the agent's
+    memory of it is older than this one's: then it is adjudicated anew).
+
+    The metrics count a behaviour in every slot it goes on, so the
+    behaviours are carried, marked `continued`; observers are told plainly
+    that the activity goes on (the event's header says so).
+    """
+    with self._lock:
+      last = self._going_on.get(actor)
+    if last is None or last["action"] != action:
+      return None
+    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
+              "actor": actor, "action": action,
+              **{k: last[k] for k in ("narration", "place", "behaviours",
+                                      "evidence")},
+              "adjudicated": False, "continued": True,
+              "continues_step": last["step"]}
+    text = observations.format_action(stamp, actor, last["place"],
+                                      last["observed"], continued=True)
+    return record, [], text
+
+  def _remember(self, record: Mapping[str, Any], observed: str) -> None:
+    """Keeps an agent's newly adjudicated action for its continuations.
+
+    An answer to an occasion is not kept: the agent goes on afterwards
+    with what it did before (components/structured_act.py).
+    """
+    if (record.get("occasion") or not record.get("adjudicated")
+        or observations.is_no_action(record["action"])):
+      return
+    with self._lock:
+      self._going_on[record["actor"]] = {
+          "action": record["action"], "observed": observed,
+          "step": record["step"],
+          **{k: record[k] for k in ("narration", "place", "behaviours",
+                                    "evidence")}}
+
   def resolve_action(self, actor: str, raw_action: str,
                      stamp: observations.Stamp
                      ) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     """(the action record, failure records, the observation) of one agent."""
+    going_on = observations.continued_action(raw_action)
+    if going_on is not None:
+      carried = self._carry_forward(actor, clean_action(going_on, actor),
+                                    stamp)
+      if carried is not None:
+        return carried
+      raw_action = going_on  # Not known here: adjudicated as new.
     action = clean_action(raw_action, actor)
     warmed = None
     if (self._warm is not None and tells_of_actor(actor, action)
@@ -390,6 +442,7 @@ class Adjudication(entity_component.ContextComponent,
               "actor": actor, "action": action, **event}
     if occasion is not None:
       record["occasion"] = occasion.id
+    self._remember(record, observed)
     return record, failures, text
 
   def waits_on_model(self, hook: str) -> bool:
@@ -429,6 +482,8 @@ class Adjudication(entity_component.ContextComponent,
       record, failures, text = results[actor]
       records.extend({"kind": "failure", **fields,
                       "agent": self.get_entity().name, **f} for f in failures)
+      if actor in slot.reasons:
+        record = {**record, "act_reasons": list(slot.reasons[actor])}
       records.append(record)
       texts.append(text)
     queue = self._component(self._observations_key,
@@ -449,11 +504,14 @@ class Adjudication(entity_component.ContextComponent,
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:
-      return {"events": self._events, "behaviour_counts": dict(self._counts)}
+      return {"events": self._events, "behaviour_counts": dict(self._counts),
+              "going_on": {k: dict(v) for k, v in self._going_on.items()}}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
       self._events = int(state.get("events", 0))
       self._counts = {k: int(v) for k, v in
                       dict(state.get("behaviour_counts", {})).items()}
+      self._going_on = {str(k): dict(v) for k, v in
+                        dict(state.get("going_on", {})).items()}
       self._putative = None

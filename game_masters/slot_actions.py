@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from concordia.components.game_master import event_resolution as resolution_lib
 
@@ -25,11 +25,18 @@ class SlotActions:
   """What the agents did in one slot (actions and failures, by name)."""
   actions: Mapping[str, str]
   failed: Mapping[str, str] = dataclasses.field(default_factory=dict)
+  # Why each agent asked the model for its action (a plan-driven act's
+  # reasons; ["continued"] when it went on with no call); none for an
+  # agent whose act gives none.
+  reasons: Mapping[str, Sequence[str]] = dataclasses.field(
+      default_factory=dict)
 
   def encode(self) -> str:
     return json.dumps({"kind": _KIND,
                        "actions": dict(sorted(self.actions.items())),
-                       "failed": dict(sorted(self.failed.items()))},
+                       "failed": dict(sorted(self.failed.items())),
+                       "reasons": {k: list(v) for k, v in
+                                   sorted(self.reasons.items())}},
                       ensure_ascii=False)
 
   @classmethod
@@ -52,4 +59,6 @@ class SlotActions:
                        "(crsec_concordia.runs.slot_engine.SlotEngine), got "
                        f"{text[:120]!r}")
     return cls(actions={str(k): str(v) for k, v in data["actions"].items()},
-               failed={str(k): str(v) for k, v in data["failed"].items()})
+               failed={str(k): str(v) for k, v in data["failed"].items()},
+               reasons={str(k): [str(r) for r in v] for k, v in
+                        dict(data.get("reasons", {})).items()})

@@ -7,6 +7,7 @@ single operations with `model.add_rule(pattern, answer, first=True)`.
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 from concordia.associative_memory import basic_associative_memory
@@ -24,7 +25,8 @@ EVALUATE = r"supported: does the source support"
 PAIR = r"same_meaning:"
 CLASSIFY = r"themes: a list"
 SYNTHESIZE = r"weights: for each"
-PLAN = r"norms_observed:"
+PLAN = r"Plan that time in 2 to 4 blocks"
+DECOMPOSE = r"Break that time into tasks"
 ACT = r"Reply as .*, in character"
 
 
@@ -37,6 +39,60 @@ def each(answer):
   def respond(prompt, schema):
     del prompt
     return {key: dict(answer) for key in schema["properties"]}
+  return respond
+
+
+_SPAN = re.compile(r"from (\d\d:\d\d) to (\d\d:\d\d)")
+
+
+def _clock(t: int) -> str:
+  return f"{t // 60:02d}:{t % 60:02d}"
+
+
+def _minutes(clock: str) -> int:
+  return int(clock[:2]) * 60 + int(clock[3:])
+
+
+def halves(first: str, second: str):
+  """The plan's time (as its prompt gives it) in two blocks."""
+  def items(prompt):
+    start, end = (_minutes(t) for t in _SPAN.search(prompt).groups())
+    mid = start + (end - start) // 20 * 10
+    return [{"start": _clock(start), "end": _clock(mid), "activity": first},
+            {"start": _clock(mid), "end": _clock(end), "activity": second}]
+  return items
+
+
+def plan_answer(items, norms_observed=(1,)):
+  """A day plan (`items`, or a function of the prompt giving them);
+  `norms_observed` only where the schema asks for it (a plan made without
+  norms has none)."""
+  def respond(prompt, schema):
+    given = items(prompt) if callable(items) else items
+    answer = {"items": [dict(i) for i in given]}
+    if "norms_observed" in schema["properties"]:
+      field = schema["properties"]["norms_observed"]
+      answer["norms_observed"] = [
+          n for n in norms_observed
+          if n <= field["items"]["maximum"]][:field["maxItems"]]
+    return answer
+  return respond
+
+
+_BLOCK = re.compile(r"is about to begin (\d\d:\d\d)-(\d\d:\d\d): (.*?)\. Break")
+
+
+def tasks_of(minutes: int = 60):
+  """DecomposePlan's answer: the block in tasks of `minutes` (the last
+  one shorter), each named after the block and its number."""
+  def respond(prompt, schema):
+    del schema
+    start, end, activity = _BLOCK.search(prompt).groups()
+    lo, hi = _minutes(start), _minutes(end)
+    return {"tasks": [
+        {"start": _clock(t), "end": _clock(min(hi, t + minutes)),
+         "activity": f"{activity} ({i + 1})"}
+        for i, t in enumerate(range(lo, hi, minutes))]}
   return respond
 
 
@@ -61,11 +117,8 @@ def cafe_model(**answers) -> ScriptedModel:
       CLASSIFY: {"themes": [{"theme": "smoking", "norms": [1, 2]}]},
       SYNTHESIZE: {"content": "Keep the air clean for everyone.",
                    "type": "injunctive", "weights": [3, 1]},
-      PLAN: {"items": [{"start": "09:00", "end": "12:00",
-                        "activity": "write poems"},
-                       {"start": "12:00", "end": "16:00",
-                        "activity": "lunch and reading"}],
-             "norms_observed": [1]},
+      PLAN: plan_answer(halves("write poems", "lunch and reading")),
+      DECOMPOSE: tasks_of(60),
       ACT: {"answer": "sips a coffee."},
   }
   defaults.update(answers)

@@ -16,6 +16,13 @@ from tests import crsec_script as cs
 S = obs.Stamp(1, "09:10", 2)
 SMOKE = obs.format_action(S, "Tom Gomez", "indoors",
                           "Tom lights a cigarette at the counter.")
+
+
+def smoke_at(step: int) -> str:
+  """Tom smoking again at `step`, a new deed each time (the same text
+  going on would be nothing new to an observer: components/_perception.py)."""
+  return SMOKE.replace("step 2", f"step {step}").replace(
+      "at the counter.", f"at the counter, cigarette number {step}.")
 TALK = obs.format_conversation(
     obs.Stamp(1, "09:20", 3), "Abigail Chen", "Carlos Gomez", "smoking",
     [("Abigail Chen", "Smoking isn't allowed inside, please go outside."),
@@ -48,14 +55,17 @@ def test_entrepreneur_creates_norms_detects_and_asks_to_talk():
   kinds = [r["kind"] for r in memory(agent).drain_records()]
   assert kinds.count("created") == 5 and "conflict" in kinds
   assert "talk_decision" in kinds
-  # Nor is the same person talked to again at once, about any norm; the
-  # conflicts are still detected.
+  # Nor is the same person talked to again at once, about any norm; a new
+  # deed's conflict is still detected. The same deed going on is not new
+  # (already perceived): no DetectConflict call for it.
+  calls = model.calls_by_tag()["DetectConflict"]
   agent.observe(SMOKE.replace("step 2", "step 3"))
+  assert model.calls_by_tag()["DetectConflict"] == calls
   agent.observe(obs.format_action(obs.Stamp(1, "09:30", 4), "Tom Gomez",
                                   "indoors", "Tom shouts across the room."))
   assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
   kinds = [r["kind"] for r in memory(agent).drain_records()]
-  assert kinds.count("conflict") == 2
+  assert kinds.count("conflict") == 1
 
 
 def test_an_ordinary_agent_may_decide_not_to_talk():
@@ -99,7 +109,7 @@ def test_observation_path_reflects_every_n_behaviours():
   model = cs.cafe_model()
   agent = cs.build_agent("normative", model, role="ordinary", reflect_every=3)
   for step in range(2, 5):
-    agent.observe(SMOKE.replace("step 2", f"step {step}"))
+    agent.observe(smoke_at(step))
   assert model.calls_by_tag()["Reflect"] == 1
   [norm] = memory(agent).database.all()
   assert norm.origin == "observation" and norm.source_agent is None
@@ -231,7 +241,7 @@ def _episode(agent):
   agent.observe(SMOKE)
   agent.observe(TALK)
   for step in range(4, 10):
-    agent.observe(SMOKE.replace("step 2", f"step {step}"))
+    agent.observe(smoke_at(step))
   agent.act()
 
 
@@ -264,7 +274,9 @@ MODULE_TAGS = {
     "observation": {"Reflect"},
     "immediate_evaluation": {"ImmediateEvaluation"},
     "synthesis": {"LongTermSynthesis"},
-    "compliance": {"NormativePlan"},
+    # Without compliance the agent still plans (as the baseline does), with
+    # no norms in the plan's prompt: no call of its own is removed.
+    "compliance": set(),
 }
 
 
@@ -284,13 +296,29 @@ def test_each_ablation_removes_exactly_its_modules_calls(module):
   assert _tags({module: False}) == everything - MODULE_TAGS[module]
 
 
-def test_baseline_has_no_crsec_components_and_only_acts():
+def test_without_compliance_the_plan_weighs_no_norms():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, role="entrepreneur",
+                         modules={"compliance": False})
+  _episode(agent)
+  [plan] = [c for c in model.calls if c.tag == "NormativePlan"]
+  assert "Norms" not in plan.prompt and "norms_observed" not in plan.prompt
+  assert "No smoking indoors." not in [c for c in model.calls
+                                       if c.tag == "act"][0].prompt
+
+
+def test_baseline_has_no_crsec_components_and_plans_without_norms():
   model = cs.cafe_model()
   agent = cs.build_agent("baseline", model)
   _episode(agent)
   assert NORM_MEMORY_KEY not in agent.get_all_context_components()
   assert NORM_EVALUATOR_KEY not in agent.get_all_context_components()
-  assert model.calls_by_tag() == {"act": 1}
+  # The same planner as a normative agent's, norms absent; the morning's
+  # three-hour block decomposed into tasks; one act.
+  assert model.calls_by_tag() == {"NormativePlan": 1, "DecomposePlan": 1,
+                                  "act": 1}
+  [plan] = [c for c in model.calls if c.tag == "NormativePlan"]
+  assert "Norms" not in plan.prompt and "norms_observed" not in plan.prompt
 
 
 def test_each_component_logs_its_records_on_its_own_channel():
@@ -380,7 +408,8 @@ def test_a_conversation_turn_asks_for_spoken_words_not_narration():
     agent.act(entity_lib.ActionSpec(call_to_action="What does Carlos say?",
                                     output_type=entity_lib.OutputType.FREE,
                                     tag=tag))
-  speech, action = [c.prompt.rstrip().splitlines()[-1] for c in model.calls]
+  speech, action = [c.prompt.rstrip().splitlines()[-1] for c in model.calls
+                    if c.tag == "act"]
   assert "says aloud" in speech and "third person" not in speech
   assert "third person" in action and "says aloud" not in action
 
@@ -437,7 +466,7 @@ def test_no_talk_decision_is_asked_for_while_a_talk_is_cooling_down():
   memory(agent).database.add("No smoking indoors.", "injunctive", 80,
                              origin=Origin.CREATED, qualified=True)
   agent.observe(SMOKE)
-  agent.observe(SMOKE.replace("step 2", "step 3"))
+  agent.observe(smoke_at(3))
   assert model.calls_by_tag() == {"DetectConflict": 2, "DecideToTalk": 1}
 
 

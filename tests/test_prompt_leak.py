@@ -143,9 +143,10 @@ def scripted_model(scenario: Scenario) -> tuple[ScriptedModel, list[str]]:
       (cs.SYNTHESIZE, lambda p, s: {
           "content": "Rules apply to everyone.", "type": "injunctive",
           "weights": [1] * s["properties"]["weights"]["minItems"]}),
-      (cs.PLAN, {"items": [{"start": clock.start, "end": clock.end,
-                            "activity": "carry on with the day"}] * 2,
-                 "norms_observed": []}),
+      (cs.PLAN, cs.plan_answer([{"start": clock.start, "end": clock.end,
+                                 "activity": "carry on with the day"}] * 2,
+                               norms_observed=())),
+      (cs.DECOMPOSE, cs.tasks_of(60)),
       (cs.ACT, act),
       # The occasion check first: both referee prompts open alike.
       (r"Which of these does", {"evidence": "none", "behaviour": "none"}),
@@ -240,6 +241,13 @@ def capture_operations(v: Venue) -> None:
           model, name=entre.name, persona=entre.persona, goal=entre.goal or "",
           setting=s.setting, day=1, start=s.clock.start, end=s.clock.end,
           norms=[norm(0)], on_failure=fail))
+  day = [{"start": s.clock.start, "end": s.clock.end,
+          "activity": "carry on with the day"}]
+  run("DecomposePlan", (*v.names, entre.persona, entre.goal or "", s.setting),
+      lambda: ops.decompose_plan(
+          model, name=entre.name, persona=entre.persona, goal=entre.goal or "",
+          setting=s.setting, norms=[norm(0)], plan=day, block=day[0],
+          on_failure=fail))
 
 
 def capture_acts(v: Venue, arm: str, agent) -> None:
@@ -251,9 +259,14 @@ def capture_acts(v: Venue, arm: str, agent) -> None:
          v.stamp.time, v.seen, v.talk, v.deed)
   label = f"{arm} {agent.role}"
 
-  def act(call: str, tag: str = "action"):
-    return lambda: entity.act(entity_lib.ActionSpec(
-        call_to_action=call, output_type=entity_lib.OutputType.FREE, tag=tag))
+  def act(call: str, tag: str = "action", anew: bool = False):
+    def acting():
+      if anew:  # Forget the current action: the plan-driven act decides anew.
+        entity.get_act_component().set_state({})
+      return entity.act(entity_lib.ActionSpec(
+          call_to_action=call, output_type=entity_lib.OutputType.FREE,
+          tag=tag))
+    return acting
 
   v.cap.run(f"{label}: observe", own, lambda: entity.observe(
       "\n".join([obs.format_clock(v.stamp), v.seen, v.talk])),
@@ -262,10 +275,11 @@ def capture_acts(v: Venue, arm: str, agent) -> None:
   for occasion in v.occasions:
     text, question = occasion.text_for(agent.name), occasion.question_for(agent.name)
     v.cap.run(f"{label}: act on {occasion.id}", (*own, text, question),
-              act(v.ask(agent.name, text, question)))
+              act(v.ask(agent.name, text, question), tag="occasion"))
   if agent is v.entre:
     v.copies.append(v.deed)  # The act asks again, naming the copy.
-    v.cap.run(f"{label}: act after a copy", own, act(v.ask(agent.name)))
+    v.cap.run(f"{label}: act after a copy", own,
+              act(v.ask(agent.name), anew=True))
   for turns in ([], [(v.entre.name, SPOKEN[0])]):
     call = conversations.turn_call_to_action(
         stamp=v.stamp, place=v.place, initiator=v.entre.name,
@@ -361,7 +375,7 @@ def test_every_part_sends_prompts(prompts, name):
   for label in ("CreateNorm", "DecideToTalk", "DetectConflict", "Reflect",
                 "IdentifyNorm (conversation)", "IdentifyNorm (thoughts)",
                 "ImmediateEvaluation", "ClassifySpecificNorms",
-                "SynthesizeNorm", "NormativePlan", "referee",
+                "SynthesizeNorm", "NormativePlan", "DecomposePlan", "referee",
                 f"referee on {occasion}", f"occasion check on {occasion}",
                 "normative entrepreneur: act after a copy",
                 "baseline ordinary: speech, turn 2",
@@ -404,7 +418,8 @@ def test_crsec_script_patterns_name_one_operation_each(prompts, name):
   patterns = {"CreateNorm": cs.CREATE, "DecideToTalk": cs.TALK,
               "DetectConflict": cs.DETECT, "Reflect": cs.REFLECT,
               "ClassifySpecificNorms": cs.CLASSIFY,
-              "SynthesizeNorm": cs.SYNTHESIZE, "NormativePlan": cs.PLAN}
+              "SynthesizeNorm": cs.SYNTHESIZE, "NormativePlan": cs.PLAN,
+              "DecomposePlan": cs.DECOMPOSE}
   for p in prompts[name]:
     matching = {op for op, rx in {**patterns, "IdentifyNorm": cs.IDENTIFY,
                                   "Evaluate": cs.EVALUATE, "Pair": cs.PAIR,
@@ -429,7 +444,8 @@ def test_an_agent_built_without_a_setting_is_of_no_venue():
       sentence_embedder=cs.constant_embedder))
   agent.act(entity_lib.ActionSpec(call_to_action="What does Sam Lee do next?",
                                   output_type=entity_lib.OutputType.FREE))
-  assert {c.tag for c in model.calls} == {"CreateNorm", "NormativePlan", "act"}
+  assert {c.tag for c in model.calls} == {"CreateNorm", "NormativePlan",
+                                          "DecomposePlan", "act"}
   for call in model.calls:
     assert not words(call.prompt) & set().union(*DISTINCTIVE.values()), call.tag
     assert "Setting:" not in call.prompt and " at ." not in call.prompt

@@ -142,7 +142,11 @@ def test_a_run_writes_its_directory(uninterrupted):
   assert sorted(p.name for p in (d / "checkpoints").iterdir()) == [
       "step_4_checkpoint.json", "step_5_checkpoint.json"]
   usage = json.loads((d / "usage.json").read_text())
-  assert usage["by_tag"]["GM.adjudicate"]["calls"] == 15
+  # A continued action is carried forward, not adjudicated again.
+  continued = [a for a in actions if a.get("continued")]
+  assert continued and all(a["act_reasons"] == ["continued"]
+                           for a in continued)
+  assert usage["by_tag"]["GM.adjudicate"]["calls"] == 15 - len(continued)
   assert "<html" in (d / "log.html").read_text().lower()
   assert (d / "run.log").exists()
 
@@ -165,16 +169,21 @@ class Crash(Exception):
   pass
 
 
+def slot_of(adjudication_component) -> int:
+  """The slot an adjudication is made in (continued actions make none, so
+  the calls of a slot are not a fixed count)."""
+  from crsec_concordia.game_masters import clock  # pylint: disable=import-outside-toplevel
+  return adjudication_component.get_entity().get_component(
+      clock.CLOCK_KEY).current_stamp().step
+
+
 def _crashed_in_slot_4(tmp_path, embedder, monkeypatch):
   """A run whose machine went down in slot 4; its run directory."""
   real = adjudication.Adjudication.adjudicate
-  calls = []
 
   def crash_in_slot_4(self, actor, action, situation=""):
-    # Three agents a slot: the 10th adjudication is in slot 4, while the
-    # slot's other two are in flight.
-    calls.append(actor)
-    if len(calls) == 10:
+    # Slot 4's first adjudication.
+    if slot_of(self) == 4:
       raise Crash("the machine went down")
     return real(self, actor, action, situation)
 
@@ -250,7 +259,10 @@ def test_the_baseline_arm_has_no_norms(tmp_path, embedder):
   d = run(tmp_path, embedder, arm="baseline", steps=3)
   assert info(d)["max_steps"] == 3 and info(d)["status"] == "completed"
   kinds = {r["kind"] for r in records(d)}
-  assert kinds == {"action", "step"}
+  # Its plans (made without norms) and actions; nothing of CRSEC.
+  assert kinds == {"action", "plan", "tasks", "step"}
+  assert all(r["norms_observed"] == [] for r in records(d)
+             if r["kind"] == "plan")
   assert not list((d / "norms").iterdir())
 
 
@@ -388,8 +400,9 @@ from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.game_masters import adjudication
 real, calls = adjudication.Adjudication.adjudicate, []
 def kill_in_slot_3(self, actor, action, situation=""):
-  calls.append(actor)
-  if len(calls) == 8:  # Slot 3's second adjudication.
+  if tr.slot_of(self) == 3:
+    calls.append(actor)
+  if len(calls) == 2:  # Slot 3's second adjudication.
     os.kill(os.getpid(), signal.SIGKILL)
   return real(self, actor, action, situation)
 adjudication.Adjudication.adjudicate = kill_in_slot_3

@@ -5,6 +5,7 @@ answer or None after reporting a failure: never a default answer.
 """
 
 from crsec_concordia.operations.create_norm import create_norm
+from crsec_concordia.operations.decompose_plan import decompose_plan
 from crsec_concordia.operations.decide_to_talk import decide_to_talk
 from crsec_concordia.operations.detect_conflict import (Observed,
                                                         detect_conflict,
@@ -19,7 +20,7 @@ from crsec_concordia.operations.reflect import reflect
 
 __all__ = [
     "AbstractNorm", "Verdict", "classify_specific_norms", "create_norm",
-    "Observed", "decide_to_talk", "detect_conflict", "detect_conflicts",
+    "Observed", "decide_to_talk", "decompose_plan", "detect_conflict", "detect_conflicts",
     "identify_norm",
     "immediate_evaluation", "normative_plan", "reflect", "synthesize_norm",
 ]

@@ -4,6 +4,10 @@ The norms go into the prompt with their utilities and the agent weighs them
 (100 = must follow, 1 = may disregard); compliance is chosen, not forced.
 `norms_observed` lists the norms the plan deliberately respects: the plan
 side of the compliance metric.
+
+Baseline agents (and the compliance ablation) plan with the same operation,
+norms absent (`norms=None`): no norm section, no `norms_observed`, so a
+comparison of the arms isolates CRSEC and not a planner.
 """
 
 from __future__ import annotations
@@ -47,43 +51,70 @@ def clock_pattern(start: str, end: str) -> str:
   return "^(" + "|".join(times) + ")$"
 
 
-def schema(n_norms: int, start: str = "00:00", end: str = "23:59") -> dict:
+def items_schema(start: str, end: str, lo: int, hi: int,
+                 activity_chars: int = 60) -> dict:
+  """A list of lo..hi timed items ("HH:MM" from `start` to `end`)."""
   clock = {"type": "string", "pattern": clock_pattern(start, end)}
-  item = obj({"start": clock, "end": clock, "activity": text(60)})
-  return obj({
-      "items": {"type": "array", "items": item, "minItems": 2, "maxItems": 4},
-      "norms_observed": {"type": "array", "items": integer(1, max(1, n_norms)),
-                         "maxItems": max(0, n_norms)},
-  })
+  item = obj({"start": clock, "end": clock, "activity": text(activity_chars)})
+  return {"type": "array", "items": item, "minItems": lo, "maxItems": hi}
 
 
-def prompt(name: str, persona: str, goal: str, setting: str, day: int,
-           start: str, end: str, norms: list[PersonalNorm]) -> str:
+def schema(n_norms: int | None, start: str = "00:00",
+           end: str = "23:59") -> dict:
+  """The day plan's shape; `n_norms=None`: planned without norms."""
+  fields = {"items": items_schema(start, end, 2, 4)}
+  if n_norms is not None:
+    fields["norms_observed"] = {
+        "type": "array", "items": integer(1, max(1, n_norms)),
+        "maxItems": max(0, n_norms)}
+  return obj(fields)
+
+
+def persona_lines(name: str, persona: str, goal: str, setting: str,
+                  norms: list[PersonalNorm] | None) -> str:
+  """Who plans, and the norms they weigh (none for a plan without norms).
+
+  The same opening for the day plan and its decomposition, so a server's
+  prompt cache reuses it.
+  """
+  head = (f"{name}: {persona}\n" + (f"Goal: {goal}\n" if goal else "") +
+          (f"Setting: {setting}\n" if setting else ""))
+  if norms is None:
+    return head
   norm_lines = "\n".join(
       f"{i}. {n.content} (importance {n.utility}/100)"
       for i, n in enumerate(norms, 1)) or "(none)"
+  return (head + "\n"
+          f"Norms {name} holds (importance 100 = must follow, 1 = may "
+          f"disregard):\n{norm_lines}\n")
+
+
+def prompt(name: str, persona: str, goal: str, setting: str, day: int,
+           start: str, end: str, norms: list[PersonalNorm] | None) -> str:
+  weigh = ("" if norms is None else
+           f" Weigh the norms as {name} would. norms_observed: numbers of "
+           "the norms the plan respects.")
   return (
-      f"{name}: {persona}\n" + (f"Goal: {goal}\n" if goal else "") +
-      (f"Setting: {setting}\n" if setting else "") + "\n"
-      f"Norms {name} holds (importance 100 = must follow, 1 = may "
-      f"disregard):\n{norm_lines}\n\n"
+      persona_lines(name, persona, goal, setting, norms) + "\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
       "Plan that time in 2 to 4 blocks: start and end as HH:MM, and the "
       f"activity in a few words (at most 8), as {name} would really spend "
-      "it, habits included. Weigh the norms as "
-      f"{name} would. norms_observed: numbers of the norms the plan respects.")
+      "it, habits included." + weigh)
 
 
 def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
-                   day: int, start: str, end: str, norms: list[PersonalNorm],
+                   day: int, start: str, end: str,
+                   norms: list[PersonalNorm] | None,
                    on_failure: FailureSink | None) -> dict | None:
+  """The day plan; `norms=None` plans without norms (the baseline's)."""
   answer = structured_call(
       model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
-      schema(len(norms), start, end), on_failure=on_failure, max_tokens=256,
-      temperature=0.5)
+      schema(None if norms is None else len(norms), start, end),
+      on_failure=on_failure, max_tokens=256, temperature=0.5)
   if answer is None:
     return None
-  answer["norms_observed"] = [norms[i - 1].id for i in
-                              dict.fromkeys(answer["norms_observed"])
-                              if i <= len(norms)]
+  held = norms or []
+  answer["norms_observed"] = [held[i - 1].id for i in
+                              dict.fromkeys(answer.get("norms_observed", ()))
+                              if i <= len(held)]
   return answer

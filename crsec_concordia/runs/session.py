@@ -50,7 +50,9 @@ NORM_MEMORY_KEY = "NormMemory"
 # Within one slot of one agent: what happened first comes first.
 KIND_ORDER = {kind: i for i, kind in enumerate((
     "created", "conflict", "talk_decision", "thought", "candidate",
-    "verdict", "synthesis", "plan", "failure"))}
+    "verdict", "synthesis", "plan", "tasks", "failure"))}
+# Where an agent without NormMemory (a baseline agent) keeps its records.
+PLANNER_KEY = "NormativePlanner"
 
 
 def record_order(record: Mapping[str, Any]) -> tuple:
@@ -110,9 +112,12 @@ class Session:
   def drain(self) -> list[dict[str, Any]]:
     """The records since the last drain, in their fixed order."""
     records = game_masters.drain_records(self._gm)
-    for entity in self._normative():
-      mine = entity.get_component(NORM_MEMORY_KEY).drain_records()
-      records.extend(sorted(mine, key=record_order))
+    for entity in sorted(self.simulation.get_entities(), key=lambda e: e.name):
+      components = entity.get_all_context_components()
+      journal = next((components[k] for k in (NORM_MEMORY_KEY, PLANNER_KEY)
+                      if k in components), None)
+      if journal is not None:
+        records.extend(sorted(journal.drain_records(), key=record_order))
     return records
 
   def usage(self) -> dict[str, dict[str, int]]:

@@ -52,6 +52,21 @@ def _component(game_master, key: str, method: str):
   return component if callable(getattr(component, method, None)) else None
 
 
+def act_reasons(entities: Sequence[entity_lib.Entity],
+                actions: Mapping[str, str]) -> dict[str, list[str]]:
+  """Why each agent that acted asked the model (a plan-driven act keeps its
+  reasons, components/structured_act.py); agents whose act keeps none are
+  left out."""
+  reasons = {}
+  for entity in entities:
+    getter = getattr(entity, "get_act_component", None)
+    act = getter() if callable(getter) else None
+    kept = getattr(act, "last_reasons", None)
+    if entity.name in actions and kept:
+      reasons[entity.name] = list(kept)
+  return reasons
+
+
 class SlotEngine(simultaneous.Simultaneous):
   """Every agent acts once per slot, concurrently; one resolution per slot."""
 
@@ -136,7 +151,8 @@ class SlotEngine(simultaneous.Simultaneous):
     actions, failed = self.run_agents({
         e.name: functools.partial(self._live_slot, game_master, e, spec)
         for e, spec in zip(acting, specs)})
-    slot = SlotActions(actions=actions, failed=failed)
+    slot = SlotActions(actions=actions, failed=failed,
+                       reasons=act_reasons(acting, actions))
     if self.before_resolve is not None:
       self.before_resolve()
     self.resolve(game_master, slot.encode())
