@@ -1,0 +1,114 @@
+"""Why a plan-driven agent asks the model for an action in a slot.
+
+CRSEC, like Generative Agents, acts from a decomposed plan: an agent goes on
+with its current task and asks the model only when something new happens.
+Writing a fresh action every slot cost most of a run's calls and gave the
+small model's worst artefacts (an agent writing its last action again word
+for word; an occasion's answer given three slots running). The reasons,
+in the order they are recorded:
+
+  - `task begins`: the plan's current task is not the one the agent last
+    acted on (the first slot of a day included);
+  - `occasion`: the game master put an occasion to the agent (the action
+    spec's tag says so);
+  - `conversation ended`: a conversation the agent took part in ended since
+    it last acted;
+  - what its components found new in this slot's observations (a conflict
+    noticed, a norm identified or qualified, the plan revised: `pop_news()`
+    of any component that has it);
+  - `previous action failed`: the agent's last turn produced no action of
+    its own.
+
+With none of them, the action is the agent's current action going on,
+recorded as such, with no model call (`observations.continuing`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+TASK_BEGINS = "task begins"
+OCCASION = "occasion"
+CONVERSATION_ENDED = "conversation ended"
+PREVIOUS_FAILED = "previous action failed"
+# The action spec tag of an occasion's question (game_masters/action_spec.py).
+OCCASION_TAG = "occasion"
+CONTINUED = "continued"
+# What a NormMemory (or a planner without one) reports as news, in the
+# order reasons are recorded.
+NEWS_ORDER = ("a conflict noticed", "a norm identified", "a norm qualified",
+              "the plan revised")
+
+
+@dataclasses.dataclass
+class FollowState:
+  """What a plan-driven act remembers between slots (checkpointed)."""
+  task: tuple | None = None       # (day, start, activity) last acted on
+  action: str | None = None       # the action it goes on with
+  failed: bool = False            # the last turn produced no action
+  reasons: tuple[str, ...] = ()   # why it acted last (CONTINUED: it did not)
+
+  def to_json(self) -> dict[str, Any]:
+    return {"task": list(self.task) if self.task else None,
+            "action": self.action, "failed": self.failed, "reasons": list(self.reasons)}
+
+  @classmethod
+  def from_json(cls, data: Mapping[str, Any] | None) -> "FollowState":
+    data = dict(data or {})
+    task = data.get("task")
+    return cls(task=tuple(task) if task else None, action=data.get("action"),
+               failed=bool(data.get("failed", False)),
+               reasons=tuple(data.get("reasons", ())))
+
+
+def task_key(task: Mapping[str, Any] | None) -> tuple | None:
+  if not task:
+    return None
+  return (task.get("day"), task["start"], task["activity"])
+
+
+def reasons_to_act(state: FollowState, *, task: Mapping[str, Any] | None,
+                   occasion: bool, talked: bool, news: Iterable[str]
+                   ) -> list[str]:
+  """Every reason to ask the model this slot, in a fixed order."""
+  reasons = []
+  if state.action is None or task is None or task_key(task) != state.task:
+    reasons.append(TASK_BEGINS)
+  if occasion:
+    reasons.append(OCCASION)
+  if talked:
+    reasons.append(CONVERSATION_ENDED)
+  # In a fixed order, whichever component's thread recorded first.
+  reasons.extend(sorted(set(news), key=lambda n: (
+      NEWS_ORDER.index(n) if n in NEWS_ORDER else len(NEWS_ORDER), n)))
+  if state.failed:
+    reasons.append(PREVIOUS_FAILED)
+  return reasons
+
+
+def why_now(name: str, reasons: Iterable[str], task: Mapping[str, Any] | None,
+            partners: Iterable[str]) -> str:
+  """The lines of the act prompt that say what is new, after the events.
+
+  Plain statements of fact about the agent, no instruction: the 1.5B model
+  recited an instruction line as its action ("weighs the personal norms
+  above by their importance").
+  """
+  partners = list(dict.fromkeys(partners))
+  told = {
+      CONVERSATION_ENDED: (f"{name} has just finished talking with "
+                           f"{' and '.join(partners)}." if partners else ""),
+      "a conflict noticed": (f"{name} has just seen someone go against one "
+                             f"of {name}'s norms."),
+      "a norm identified": f"{name} has just come across a new norm.",
+      "a norm qualified": f"{name} now holds a new norm.",
+      "the plan revised": f"{name} has just changed the plan for the day.",
+  }
+  lines = []
+  if task:
+    lines.append(f"{name}'s task now ({task['start']}-{task['end']}): "
+                 f"{task['activity']}.")
+  lines.extend(dict.fromkeys(t for r in reasons if (t := told.get(r))))
+  return "\n".join(lines)

@@ -1,0 +1,123 @@
+"""DecomposePlan: one block of the day plan as tasks of 10 to 60 minutes.
+
+Generative Agents plans a day in broad strokes, then decomposes the hour it
+is about to live into tasks; CRSEC's Act works from such a plan item. An
+agent then acts from its task and the model is asked again only when
+something new happens (components/structured_act.py): a task that begins is
+one such thing, so the length of tasks sets most of a run's cost.
+
+Called once per block, when the block begins (not for the whole day at
+once: a plan revised after a norm was qualified would throw the rest away).
+The grammar keeps the times inside the block; the lengths are checked in
+code, and an answer whose tasks are not 10 to 60 minutes long, or leave
+the block's start uncovered, is asked for once more, saying why, then
+recorded as a failure. Nothing is made up for the agent: the caller then
+follows the block itself (see `block_as_tasks`), in hour-long stretches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from crsec_concordia.norms import PersonalNorm
+from crsec_concordia.operations.base import FailureSink, obj, structured_call
+from crsec_concordia.operations.normative_plan import items_schema, persona_lines
+
+OP = "DecomposePlan"
+MIN_TASK, MAX_TASK = 10, 60
+
+
+def minutes(clock: str) -> int:
+  h, m = clock.split(":")
+  return int(h) * 60 + int(m)
+
+
+def clock_of(total: int) -> str:
+  return f"{total // 60:02d}:{total % 60:02d}"
+
+
+def task_bounds(start: str, end: str) -> tuple[int, int]:
+  """(fewest, most) tasks a block from `start` to `end` may hold."""
+  length = max(0, minutes(end) - minutes(start))
+  fewest = max(1, -(-length // MAX_TASK))
+  return fewest, max(fewest, min(8, length // MIN_TASK))
+
+
+def schema(start: str, end: str) -> dict:
+  lo, hi = task_bounds(start, end)
+  return obj({"tasks": items_schema(start, end, lo, hi)})
+
+
+def prompt(*, name: str, persona: str, goal: str, setting: str,
+           norms: list[PersonalNorm] | None, plan: Sequence[Mapping[str, str]],
+           block: Mapping[str, str]) -> str:
+  day = "\n".join(f"{i['start']}-{i['end']}: {i['activity']}" for i in plan)
+  return (
+      persona_lines(name, persona, goal, setting, norms) + "\n"
+      f"{name}'s plan for today:\n{day}\n\n"
+      f"{name} is about to begin {block['start']}-{block['end']}: "
+      f"{block['activity']}. Break that time into tasks of 10 to 60 minutes "
+      f"each, in order, from {block['start']} to {block['end']}: start and "
+      "end as HH:MM, and each task in a few words (at most 8), concrete "
+      f"things {name} would really do.")
+
+
+def problem(tasks: Sequence[Mapping[str, str]], start: str, end: str
+            ) -> str | None:
+  """Why `tasks` do not decompose the block, or None if they do."""
+  ordered = sorted(tasks, key=lambda t: t["start"])
+  if not ordered or ordered[0]["start"] != start:
+    return f"the first task must start at {start}"
+  for t in ordered:
+    length = minutes(t["end"]) - minutes(t["start"])
+    if not MIN_TASK <= length <= MAX_TASK:
+      return (f"\"{t['activity']}\" runs {t['start']}-{t['end']}; every task "
+              f"lasts {MIN_TASK} to {MAX_TASK} minutes")
+  for a, b in zip(ordered, ordered[1:]):
+    if b["start"] < a["end"]:
+      return f"tasks overlap at {b['start']}"
+  return None
+
+
+def block_as_tasks(block: Mapping[str, str]) -> list[dict[str, Any]]:
+  """The block itself in stretches of at most an hour (no decomposition).
+
+  What an agent follows when DecomposePlan failed: its own plan's activity,
+  with a new stretch (and so a new decision) at least every hour.
+  """
+  lo, hi = minutes(block["start"]), minutes(block["end"])
+  return [{"start": clock_of(t), "end": clock_of(min(hi, t + MAX_TASK)),
+           "activity": block["activity"], "decomposed": False}
+          for t in range(lo, hi, MAX_TASK)]
+
+
+def decompose_plan(model, *, name: str, persona: str, goal: str, setting: str,
+                   norms: list[PersonalNorm] | None,
+                   plan: Sequence[Mapping[str, str]],
+                   block: Mapping[str, str],
+                   on_failure: FailureSink | None) -> list[dict] | None:
+  """The block's tasks, in order, or None (the failure recorded)."""
+  start, end = block["start"], block["end"]
+  if minutes(end) - minutes(start) <= MAX_TASK:
+    # Already a task: nothing to decompose, no call.
+    return [{"start": start, "end": end, "activity": block["activity"]}]
+  text = prompt(name=name, persona=persona, goal=goal, setting=setting,
+                norms=norms, plan=plan, block=block)
+  shape = schema(start, end)
+  wrong = None
+  for attempt in range(2):
+    asked = text if attempt == 0 else (
+        f"{text}\nYour answer did not work: {wrong}. Answer again.")
+    answer = structured_call(model, OP, asked, shape, on_failure=on_failure,
+                             max_tokens=320, temperature=0.3)
+    if answer is None:
+      return None
+    tasks = sorted(answer["tasks"], key=lambda t: t["start"])
+    wrong = problem(tasks, start, end)
+    if wrong is None:
+      return [dict(t) for t in tasks]
+  if on_failure is not None:
+    on_failure({"kind": "failure", "op": OP, "error": wrong,
+                "raw": str(answer)[:2000]})
+  return None
