@@ -7,6 +7,8 @@ runs over seeds first (compare_summary.json and CSVs) and draws normative
 vs baseline with confidence bands. Given a sweep directory, aggregates
 per condition (crsec_concordia/sweeps/aggregate.py: CSV and Parquet
 tables) and draws one figure per metric, conditions side by side.
+With --publish DIR and any number of those directories, writes results a
+reader needs nothing to run for (metrics/publish.py).
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ def add_parser(sub) -> None:
   p = sub.add_parser("report", help="metrics, figures, an HTML report and a "
                      "human-evaluation kit for a run, compare or sweep "
                      "directory")
-  p.add_argument("path", metavar="RUN_COMPARE_OR_SWEEP_DIR", type=Path)
+  p.add_argument("path", metavar="RUN_COMPARE_OR_SWEEP_DIR", type=Path,
+                 nargs="+", help="one directory; with --publish, several")
+  p.add_argument("--publish", type=Path, metavar="DIR",
+                 help="write DIR/README.md, DIR/results.json and "
+                 "DIR/figures/ (results readable without running anything) "
+                 "from all the directories given")
   p.add_argument("--out", type=Path,
                  help="report directory (default DIR/report)")
   p.add_argument("--samples", type=int, default=20,
@@ -51,7 +58,11 @@ def _matcher_factory(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
   from crsec_concordia.metrics import report, rundir  # pylint: disable=import-outside-toplevel
-  path: Path = args.path
+  if args.publish is not None:
+    return _publish(args)
+  if len(args.path) != 1:
+    raise UserError("give one directory (several only with --publish DIR)")
+  path: Path = args.path[0]
   if args.samples < 1:
     raise UserError("--samples must be at least 1")
   if not path.is_dir():
@@ -82,4 +93,16 @@ def run(args: argparse.Namespace) -> int:
                     "run`, `crsec compare` or `crsec sweep`")
   print(f"report: {result.index} ({len(result.figures)} figures; "
         f"questionnaire in {result.questionnaire})")
+  return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+  from crsec_concordia.metrics import publish  # pylint: disable=import-outside-toplevel
+  for path in args.path:
+    if not path.is_dir():
+      raise UserError(f"{path} is not a directory; pass run, compare or "
+                      "sweep directories")
+  readme = publish.publish(args.path, args.publish,
+                           matcher_factory=_matcher_factory(args))
+  print(f"published: {readme} (results.json and figures/ beside it)")
   return 0

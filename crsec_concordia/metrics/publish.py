@@ -1,0 +1,205 @@
+"""`crsec report --publish DIR RUN_OR_SWEEP...`: results readable without
+running anything.
+
+From any mix of run, compare and sweep directories, writes DIR/README.md
+(per group of runs: the Figure 2 analog per target norm with corrected
+estimates, conflicts per hour, the paper's findings each decided by a
+stated rule, cost, and what the model can and cannot show), DIR/results.json
+(the runs, their cost, the findings with their numbers) and DIR/figures/
+(small PNGs). Run directories are read, never copied: DIR gets no events,
+norms or logs.
+
+A group is the runs of one scenario (and, in a sweep, one condition and
+endpoint); its findings are decided on its normative runs against its
+baseline runs (findings.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.errors import UserError
+from crsec_concordia.metrics import findings, publish_figures, rundir
+from crsec_concordia.metrics import run_metrics
+
+
+@dataclasses.dataclass
+class Group:
+  """Runs that are seeds of one experiment, by arm."""
+  key: tuple[str, str, str]  # scenario, condition, endpoint
+  runs: dict[str, list[run_metrics.RunMetrics]]
+
+  @property
+  def label(self) -> str:
+    scenario, condition, endpoint = self.key
+    extra = ", ".join(x for x in (condition, endpoint) if x)
+    return f"{scenario} ({extra})" if extra else scenario
+
+  @property
+  def slug(self) -> str:
+    return "__".join(x for x in self.key if x).replace("/", "_")
+
+
+def _run_dirs(path: Path) -> list[tuple[Path, str, str]]:
+  """(run directory, condition, endpoint) for a run, compare or sweep."""
+  from crsec_concordia.sweeps import grid  # pylint: disable=import-outside-toplevel
+  if grid.is_sweep_dir(path):
+    data = grid.read_manifest(path) or {}
+    out = [(path / r.run_dir, r.condition, r.endpoint)
+           for r in grid.runs_of(data)]
+    return [o for o in out if rundir.is_run_dir(o[0])]
+  if rundir.is_compare_dir(path):
+    compare = rundir.load_compare(path)
+    return [(d, "", "") for dirs in compare.runs.values() for d in dirs]
+  if rundir.is_run_dir(path):
+    return [(path, "", "")]
+  raise UserError(f"{path} is neither a run, a compare nor a sweep "
+                  "directory; pass directories written by `crsec run`, "
+                  "`crsec compare` or `crsec sweep`")
+
+
+def collect(paths: Sequence[Path], matcher_factory=None) -> list[Group]:
+  groups: dict[tuple[str, str, str], Group] = {}
+  seen: set[Path] = set()
+  for path in paths:
+    for d, condition, endpoint in _run_dirs(Path(path)):
+      if d.resolve() in seen:
+        continue
+      seen.add(d.resolve())
+      run = rundir.load_run(d)
+      m = run_metrics.compute(run, matcher_factory(run) if matcher_factory
+                              else None)
+      key = (str(run.scenario.get("name")), condition, endpoint)
+      group = groups.setdefault(key, Group(key, {}))
+      group.runs.setdefault(run.arm, []).append(m)
+  if not groups:
+    raise UserError("no completed or interrupted run directory found in "
+                    + ", ".join(str(p) for p in paths))
+  for g in groups.values():
+    for ms in g.runs.values():
+      ms.sort(key=lambda m: (m.run.seed is None, m.run.seed))
+  return [groups[k] for k in sorted(groups)]
+
+
+def cost(m: run_metrics.RunMetrics) -> dict[str, Any]:
+  """The run's row of results.json: steps, wall time, calls, per agent-hour."""
+  info, summary = m.run.run, m.summary
+  totals = (summary.get("usage") or {}).get("totals") or {}
+  calls = totals.get("calls", summary["totals"].get("llm_calls"))
+  prompt = totals.get("prompt_tokens", summary["totals"].get("prompt_tokens"))
+  completion = totals.get("completion_tokens",
+                          summary["totals"].get("completion_tokens"))
+  tokens = None if prompt is None or completion is None else prompt + completion
+  steps = info.get("completed_steps")
+  agent_hours = (len(m.run.agents) * steps * m.run.clock.minutes_per_step
+                 / 60 if steps else None)
+  per = (lambda v: None if v is None or not agent_hours
+         else round(v / agent_hours, 2))
+  return {"scenario": summary["run"]["scenario"], "arm": m.run.arm,
+          "seed": m.run.seed, "status": info.get("status"),
+          "steps_completed": steps, "steps_total": info.get("max_steps"),
+          "wall_seconds": info.get("wall_seconds"), "agents": len(m.run.agents),
+          "agent_hours": agent_hours, "calls": calls, "tokens": tokens,
+          "calls_per_agent_hour": per(calls),
+          "tokens_per_agent_hour": per(tokens),
+          "model": (info.get("model") or {}).get("model")
+          or (info.get("model") or {}).get("endpoint")}
+
+
+def _fmt(value: Any, digits: int = 0) -> str:
+  if value is None:
+    return "–"
+  if isinstance(value, float):
+    return f"{value:,.{digits}f}"
+  return str(value)
+
+
+def _md_escape(text: Any) -> str:
+  """Agent-written or scenario text in a Markdown table cell."""
+  return (str(text).replace("\\", "\\\\").replace("|", "\\|")
+          .replace("<", "&lt;").replace(">", "&gt;").replace("\n", " "))
+
+
+CAN_CANNOT = """\
+**What a 1.5B model can and cannot show.** On the embedded
+Qwen2.5-Coder-1.5B every operation runs and the records are complete, so
+these results show that the pipeline works end to end: conflicts are
+detected, norms are passed on in talk and by observation, evaluated,
+planned with and measured. They cannot show that a society *of capable
+agents* forms norms: the small model copies others' actions, repeats its
+own, inverts norms it hears, flags conflicts liberally and acts against its
+persona (README, "What the embedded 1.5B model can and cannot do"), and the
+referee's and matcher's errors are of the same order as the effects. Read
+"holds" on such a model as "the numbers are consistent with the paper's
+finding", not as a replication; for that, run examples/sweeps/paper.yaml on
+a 7B+ model.
+"""
+
+
+def _group_markdown(g: Group, decided: list[dict[str, Any]],
+                    pictures: list[tuple[str, str]], rows: list[dict[str, Any]]
+                    ) -> str:
+  lines = [f"## {_md_escape(g.label)}", ""]
+  arms = ", ".join(f"{arm}: {len(ms)} run{'s' if len(ms) != 1 else ''} "
+                   f"(seeds {', '.join(str(m.run.seed) for m in ms)})"
+                   for arm, ms in sorted(g.runs.items()))
+  lines += [arms, ""]
+  for path, caption in pictures:
+    lines += [f"![{_md_escape(caption)}]({path})", "", f"*{caption}*", ""]
+  lines += ["### The paper's findings", "",
+            "| finding | verdict | numbers | rule |", "|---|---|---|---|"]
+  for f in decided:
+    lines.append(f"| {_md_escape(f['finding'])} | **{f['verdict']}** | "
+                 f"{_md_escape(f['numbers'])} | {_md_escape(f['rule'])} |")
+  lines += ["", "### Cost", "",
+            "| arm | seed | steps | wall time (s) | calls | tokens | calls / agent-hour | tokens / agent-hour | model |",
+            "|---|---|---|---|---|---|---|---|---|"]
+  for r in rows:
+    lines.append(
+        f"| {r['arm']} | {r['seed']} | {r['steps_completed']}/"
+        f"{r['steps_total']} | {_fmt(r['wall_seconds'])} | {_fmt(r['calls'])}"
+        f" | {_fmt(r['tokens'])} | {_fmt(r['calls_per_agent_hour'], 1)} | "
+        f"{_fmt(r['tokens_per_agent_hour'], 0)} | {_md_escape(r['model'])} |")
+  return "\n".join(lines) + "\n"
+
+
+def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
+  """Writes out/README.md, out/results.json and out/figures/; returns the
+  README's path."""
+  groups = collect(paths, matcher_factory)
+  out.mkdir(parents=True, exist_ok=True)
+  (out / "figures").mkdir(exist_ok=True)
+  runs_json, groups_json, parts = [], [], []
+  for g in groups:
+    rows = [cost(m) for ms in g.runs.values() for m in ms]
+    runs_json.extend(dict(r, condition=g.key[1], endpoint=g.key[2])
+                     for r in rows)
+    decided = findings.decide(g.runs)
+    pictures = publish_figures.draw(g.runs, out / "figures", g.slug)
+    groups_json.append({
+        "scenario": g.key[0], "condition": g.key[1], "endpoint": g.key[2],
+        "findings": decided,
+        "corrected": findings.final_estimates(g.runs),
+        "figures": [p for p, _ in pictures]})
+    parts.append(_group_markdown(g, decided, pictures, rows))
+  (out / "results.json").write_text(json.dumps(run_metrics.json_safe(
+      {"runs": runs_json, "groups": groups_json}), indent=1,
+      ensure_ascii=False) + "\n", encoding="utf-8")
+  header = ["# Results", "",
+            "Written by `crsec report --publish` from "
+            + ", ".join(f"`{_md_escape(Path(p).name)}`" for p in paths)
+            + ". Shares are of all agents; *corrected* estimates undo the "
+            "matcher's (belief) and the referee's (behaviour) measured error "
+            "(Rogan-Gladen, 95% interval carrying that error and the runs; "
+            "docs/metrics.md). Each finding is decided by the rule beside "
+            "it; **cannot tell** when runs are incomplete, too few, or the "
+            "interval straddles the line. `results.json` holds every "
+            "number.", "", CAN_CANNOT]
+  readme = out / "README.md"
+  readme.write_text("\n".join(header) + "\n" + "\n".join(parts),
+                    encoding="utf-8")
+  return readme

@@ -1,0 +1,136 @@
+"""Figures for docs/results/: the paper's Figure 2 analog, small PNGs.
+
+Per target norm, over simulated time: the normative arm's belief and
+behaviour (raw mean over runs as lines; corrected pooled estimates with
+their 95% interval as a band where the classifier's error was measured)
+and the baseline's behaviour; and conflicts per simulated hour, normative
+against baseline. 100 dpi and a few colours keep each PNG far below 300 KB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from crsec_concordia.metrics import corrected, figures, run_metrics
+
+Runs = dict[str, list[run_metrics.RunMetrics]]
+
+
+def _mean(ms: Sequence[run_metrics.RunMetrics], column: str, width: int
+          ) -> np.ndarray:
+  rows = [m.per_step[column].to_numpy(float)[:width] for m in ms
+          if column in m.per_step]
+  if not rows:
+    return np.full(width, np.nan)
+  with np.errstate(all="ignore"):
+    import warnings  # pylint: disable=import-outside-toplevel
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore", RuntimeWarning)
+      return np.nanmean(rows, axis=0)
+
+
+def _band(ms: Sequence[run_metrics.RunMetrics], measure: str, tid: str,
+          width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Pooled corrected estimate per step (runs as clusters)."""
+  rates = ms[0].rates.get(tid, {}).get(measure, (None, ""))[0]
+  if rates is None:
+    nan = np.full(width, np.nan)
+    return nan, nan, nan
+  values, cache = [], {}
+  for i in range(width):
+    flags = [m.agent_flags.get(measure, {}).get(tid, [None] * width)[i]
+             for m in ms]
+    norms = ([m.agent_flags["norms"][i] for m in ms]
+             if measure == "belief" else None)
+    key = repr((flags, norms))
+    if key not in cache:
+      cache[key] = corrected.pooled(flags, norms, rates)
+    values.append(cache[key])
+  return (np.array([e.corrected for e in values], float),
+          np.array([e.low for e in values], float),
+          np.array([e.high for e in values], float))
+
+
+def adoption(runs: Runs, target, index: int) -> bytes | None:
+  normative, baseline = runs.get("normative", []), runs.get("baseline", [])
+  base = normative or baseline
+  if not base:
+    return None
+  width = min(len(m.per_step) for ms in runs.values() for m in ms)
+  x = base[0].per_step["elapsed_minutes"].to_numpy()[:width]
+  fig = figures._figure(8.0, 3.4)  # pylint: disable=protected-access
+  ax = fig.add_subplot()
+  norm, other = figures.ARM_COLOURS["normative"], figures.ARM_COLOURS["baseline"]
+  if normative:
+    for measure, style, colour in (("belief", "-", norm),
+                                   ("behaviour", "--", "#2ca02c")):
+      raw = _mean(normative, f"{measure}.{target.id}", width)
+      if np.isfinite(raw).any():
+        ax.plot(x, raw, ls=style, color=colour, lw=1.2, alpha=0.6,
+                label=f"normative {measure}, raw (mean of runs)")
+      value, low, high = _band(normative, measure, target.id, width)
+      if np.isfinite(value).any():
+        ax.plot(x, value, ls=style, color=colour, lw=2,
+                label=f"normative {measure}, corrected (95% interval)")
+        ax.fill_between(x, low, high, color=colour, alpha=0.15, lw=0)
+  if baseline:
+    raw = _mean(baseline, f"behaviour.{target.id}", width)
+    ax.plot(x, raw, ls=":", color=other, lw=1.5,
+            label="baseline behaviour, raw")
+  ax.set_title(f"{target.text} ({target.type})", fontsize=10)
+  ax.set_ylabel("share of agents")
+  figures._share_axis(ax)  # pylint: disable=protected-access
+  figures._time_axis(ax, base[0].run.clock)  # pylint: disable=protected-access
+  ax.legend(fontsize=7, loc="lower right")
+  return figures.png(fig)
+
+
+def conflicts(runs: Runs) -> bytes | None:
+  fig = figures._figure(8.0, 3.0)  # pylint: disable=protected-access
+  ax = fig.add_subplot()
+  drawn = False
+  for offset, (arm, colour) in zip((-0.2, 0.2), figures.ARM_COLOURS.items()):
+    ms = runs.get(arm, [])
+    rows = [m.per_hour["conflicts"].to_numpy(float) for m in ms
+            if "conflicts" in m.per_hour and len(m.per_hour)]
+    if not rows:
+      continue
+    width = min(len(r) for r in rows)
+    data = np.array([r[:width] for r in rows])
+    mean = data.mean(axis=0)
+    spread = data.std(axis=0, ddof=1) if len(rows) > 1 else None
+    hours = np.arange(1, width + 1)
+    ax.bar(hours + offset, mean, width=0.4, color=colour, yerr=spread,
+           capsize=2, label=f"{arm} (mean of {len(rows)} runs, ± sd)")
+    drawn = True
+  if not drawn:
+    return None
+  ax.set_xlabel("simulated hour of the run")
+  ax.set_ylabel("conflicts per hour")
+  ax.set_title("Social conflicts per hour")
+  ax.legend(fontsize=8)
+  return figures.png(fig)
+
+
+def draw(runs: Runs, out: Path, slug: str) -> list[tuple[str, str]]:
+  """Writes the group's PNGs; returns (path relative to out's parent,
+  caption) pairs."""
+  first = next(ms[0] for ms in runs.values() if ms)
+  pictures = []
+  for i, target in enumerate(first.run.targets):
+    data = adoption(runs, target, i)
+    if data:
+      name = f"{slug}__{target.id}.png"
+      (out / name).write_bytes(data)
+      pictures.append((f"figures/{name}",
+                       f"{target.text}: belief and behaviour adoption"))
+  data = conflicts(runs)
+  if data:
+    name = f"{slug}__conflicts.png"
+    (out / name).write_bytes(data)
+    pictures.append((f"figures/{name}",
+                     "Conflicts per simulated hour, normative vs baseline"))
+  return pictures

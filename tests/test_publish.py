@@ -1,0 +1,82 @@
+"""`crsec report --publish DIR RUN_OR_COMPARE...` (metrics/publish.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from crsec_concordia import cli
+from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.metrics import findings
+
+sys.path.insert(0, str(Path(__file__).parent))
+from metrics_fixtures import synthetic_run  # pylint: disable=wrong-import-position
+
+RUN_FIELDS = {"scenario", "arm", "seed", "steps_completed", "steps_total",
+              "wall_seconds", "calls", "calls_per_agent_hour",
+              "tokens_per_agent_hour"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def embedder():
+  return shared_embedder()
+
+
+def compare_dir(root: Path, seeds=(1, 2, 3), steps=12) -> Path:
+  arms = {arm: [str(synthetic_run(root / arm / f"seed_{s}", arm=arm, seed=s,
+                                  steps=steps).relative_to(root))
+                for s in seeds] for arm in ("normative", "baseline")}
+  (root / "compare.json").write_text(json.dumps(
+      {"scenario": "hobbs_cafe_synthetic", "seeds": list(seeds),
+       "arms": arms, "failed": [], "status": "completed"}))
+  return root
+
+
+def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
+  cmp = compare_dir(tmp_path / "cmp")
+  out = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(out), str(cmp)]) == 0
+  assert "published" in capsys.readouterr().out
+  results = json.loads((out / "results.json").read_text())
+  assert len(results["runs"]) == 6
+  for run in results["runs"]:
+    assert RUN_FIELDS <= set(run)
+    assert run["steps_completed"] == run["steps_total"] == 12
+    # 10 agents x 12 steps x 10 min = 20 agent-hours.
+    assert run["calls_per_agent_hour"] == pytest.approx(run["calls"] / 20,
+                                                        abs=0.01)
+  group = results["groups"][0]
+  assert [f["finding"] for f in group["findings"]][0].startswith(
+      "Target norms emerge")
+  assert len(group["findings"]) == 6
+  for f in group["findings"]:
+    assert f["verdict"] in (findings.HOLDS, findings.FAILS, findings.UNSURE)
+    assert f["rule"] and f["numbers"]
+  # One day only: the day-2 finding cannot be told.
+  assert group["findings"][1]["verdict"] == findings.UNSURE
+  readme = (out / "README.md").read_text()
+  assert "1.5B" in readme and "| finding | verdict |" in readme
+  pngs = sorted((out / "figures").glob("*.png"))
+  assert len(pngs) == 4  # three targets and the conflicts
+  for png in pngs:
+    assert png.stat().st_size < 300_000
+    assert f"figures/{png.name}" in readme
+  # Nothing of a run directory is copied.
+  assert not list(out.rglob("events.jsonl")) and not list(out.rglob("norms"))
+
+
+def test_too_few_or_incomplete_runs_cannot_tell(tmp_path):
+  cmp = compare_dir(tmp_path / "cmp", seeds=(1, 2), steps=6)
+  out = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(out), str(cmp)]) == 0
+  group = json.loads((out / "results.json").read_text())["groups"][0]
+  assert {f["verdict"] for f in group["findings"]} == {findings.UNSURE}
+  assert all("fewer than 3" in f["numbers"] for f in group["findings"])
+
+
+def test_one_directory_without_publish(tmp_path, capsys):
+  assert cli.main(["report", str(tmp_path), str(tmp_path)]) == 2
+  assert "only with --publish" in capsys.readouterr().err
