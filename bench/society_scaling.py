@@ -30,7 +30,11 @@ machine, where wall times are noisy.
   .venv/bin/python bench/society_scaling.py --embedded # 1 and 4, real model
 
 `--quick` exits non-zero if any agent lacks an action record (or a recorded
-failure) in any slot, and ends with `slot time ratio 10/1 agents: X.XX`.
+failure) in any slot, and ends with `slot time ratio 10/1 agents: X.XX` and
+`calls per agent per slot, quiet slots: X.XX`: a 10-agent society whose
+fake answers bring nothing new (no conflict, no talk, hour-long tasks)
+played for 6 slots, its calls from slot 3 on (bench/quiet_society.py): what
+plan-driven acting costs when nothing happens.
 `--embedded` plays the same on the embedded model (slow: minutes).
 """
 
@@ -56,7 +60,7 @@ from crsec_concordia.runs import session as session_lib  # noqa: E402
 from crsec_concordia.runs import slot_engine  # noqa: E402
 from crsec_concordia.scenarios import Scenario  # noqa: E402
 import openai.resources.chat.completions as openai_chat  # noqa: E402
-from tests import schema_answers  # noqa: E402
+import quiet_society  # noqa: E402  (bench/, beside this file)
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
 FIRST = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hal", "Ines",
@@ -65,8 +69,9 @@ LAST = ("Abbott", "Baker", "Cole", "Dunn", "Ellis")
 SLOTS = 2
 
 
-def society(size: int) -> Scenario:
-  """A venue of `size` agents, one habit each, no venue-specific wording."""
+def society(size: int, slots: int = SLOTS) -> Scenario:
+  """A venue of `size` agents, one habit each, no venue-specific wording,
+  played for `slots` slots of 10 minutes (a day running to 11:00)."""
   habits = ("talks loudly on the phone", "leaves cups on the tables",
             "keeps to a quiet corner", "tidies up after others")
   agents = []
@@ -82,8 +87,9 @@ def society(size: int) -> Scenario:
       "name": f"society_{size}",
       "premise": "A morning in a shared reading room.",
       "setting": "The Reading Room, a shared room with a small courtyard",
-      "clock": {"start": "09:00", "end": "09:20", "minutes_per_step": 10,
+      "clock": {"start": "09:00", "end": "11:00", "minutes_per_step": 10,
                 "days": 1},
+      "max_steps": slots,
       "conversation": {"max_rounds": 1},
       # One reflection per three slots' worth of others' behaviour, as in
       # the shipped scenarios: the bench measures the engine at a fixed
@@ -333,8 +339,9 @@ def print_table(rows: list[dict]) -> None:
           f"{r['in_flight'] / r['agents']:>8.2f} {r['overhead']:>8.1%}  {ops}")
 
 
-def serve(latency: float) -> int:
-  """The fake server's process: prints its base URL, serves until stdin closes."""
+def serve(latency: float, quiet: bool = False) -> int:
+  """The fake server's process: prints its base URL, serves until stdin
+  closes (`quiet`: answers that bring nothing new, quiet_society.py)."""
   from tests import fake_openai  # pylint: disable=import-outside-toplevel
   # Unlimited parallelism: a burst of 50+ first connections must not meet
   # a full listen backlog (the kernel retries those a second later).
@@ -343,7 +350,9 @@ def serve(latency: float) -> int:
   # Nagle's algorithm the body waited for the client's delayed ACK.
   socketserver.StreamRequestHandler.disable_nagle_algorithm = True
   fake = FakeOpenAI().start()
-  fake.responder = schema_answers.responder(latency=latency)
+  # Every agent begins a 10-minute task, and so acts, in every slot (the
+  # load whose scaling is measured); quiet: nothing new happens.
+  fake.responder = quiet_society.responder(latency, quiet=quiet)
   print(fake.base_url, flush=True)
   try:
     sys.stdin.read()
@@ -352,11 +361,12 @@ def serve(latency: float) -> int:
   return 0
 
 
-def start_fake_server(latency: float) -> tuple[subprocess.Popen, str]:
+def start_fake_server(latency: float, quiet: bool = False
+                      ) -> tuple[subprocess.Popen, str]:
   """The fake server in a process of its own, and its base URL."""
   server = subprocess.Popen(
       [sys.executable, str(Path(__file__).resolve()), "--serve",
-       "--latency", str(latency)],
+       "--latency", str(latency)] + (["--quiet"] if quiet else []),
       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
   assert server.stdout is not None
   base_url = server.stdout.readline().strip()
@@ -388,9 +398,10 @@ def main() -> int:
   parser.add_argument("--sizes", type=int, nargs="+", metavar="N",
                       help="these society sizes only (e.g. --sizes 50)")
   parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+  parser.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.serve:
-    return serve(args.latency)
+    return serve(args.latency, args.quiet)
   sizes = (1, 10) if args.quick else (1, 4) if args.embedded else (
       1, 5, 10, 25, 50)
   if args.sizes:
@@ -433,7 +444,31 @@ def main() -> int:
     by_size = {r["agents"]: r["slot_seconds"] for r in rows}
     top = max(by_size)
     print(f"slot time ratio {top}/1 agents: {by_size[top] / by_size[1]:.2f}")
+  if args.quick:
+    quiet = measure_quiet(args.latency, embedder)
+    print(f"calls per agent per slot, quiet slots: {quiet:.2f}")
   return 1 if missing else 0
+
+
+def measure_quiet(latency: float, embedder, size: int = 10) -> float:
+  """Calls per agent per slot from slot 3 on, in a society where nothing
+  new happens (quiet_society.py)."""
+  server, base_url = start_fake_server(latency, quiet=True)
+  endpoint = EndpointConfig(base_url=base_url, api_key="bench",
+                            model="fake-model", schema_mode="json_schema")
+  try:
+    with tempfile.TemporaryDirectory() as tmp:
+      run_dir = runner.run_episode(
+          society(size, quiet_society.QUIET_SLOTS), arm="normative", seed=1,
+          out_dir=Path(tmp) / "quiet", endpoint=endpoint, cache=False,
+          progress=False, embedder=embedder)
+      usage = json.loads((run_dir / runner.USAGE_JSON).read_text())["by_tag"]
+      print("bench: quiet society, calls per agent over "
+            f"{quiet_society.QUIET_SLOTS} slots: " + ", ".join(
+                f"{t} {c['calls'] / size:.1f}" for t, c in sorted(usage.items())))
+      return quiet_society.quiet_calls_per_agent_slot(run_dir, size)
+  finally:
+    stop_fake_server(server)
 
 
 if __name__ == "__main__":
