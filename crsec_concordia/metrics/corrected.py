@@ -9,7 +9,7 @@ matcher's counts on the TEST half of data/norm_labels.jsonl: the
 calibration half is where the thresholds were set, and its figures are
 optimistic (the simulation of tests/test_correction.py, run with
 calibration counts against test-half errors, covered the truth in only
-0.71-0.87 of draws for two targets; docs/metrics.md). Behaviour uses the
+0.77-0.89 of draws for five of the six targets; docs/metrics.md). Behaviour uses the
 referee's counts on the probe cases where they were recorded
 (referee_quality.py); elsewhere its corrected columns are NaN and the
 summary says so.
