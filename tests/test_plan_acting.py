@@ -1,0 +1,185 @@
+"""Plan-driven acting: an agent asks the model only when something new happens.
+
+An agent follows its plan's current task; each reason (a task begins, an
+occasion, a conversation ended, a conflict noticed, a norm identified or
+qualified, the plan revised, a failed last turn) costs exactly one act
+call, and with none the action goes on with no call at all, carried
+forward by the game master with the behaviours of the action it continues.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from concordia.typing import entity as entity_lib
+
+from crsec_concordia import observations as obs
+from crsec_concordia.components import CONFLICT_DETECTOR_KEY, NORM_MEMORY_KEY
+from crsec_concordia.norms import Origin
+from tests import crsec_script as cs
+from tests import test_runner as tr
+
+NAME = "Carlos Gomez"
+
+
+def spec(clock: str, tag: str = "action") -> entity_lib.ActionSpec:
+  return entity_lib.ActionSpec(
+      call_to_action=(f"It is Day 1 {clock} at Hobbs Cafe. What does {NAME} "
+                      "do next? Describe one action in one sentence."),
+      output_type=entity_lib.OutputType.FREE, tag=tag)
+
+
+def numbered_acts():
+  """Each act call a different action (none a repeat of the one before)."""
+  counter = itertools.count(1)
+  return lambda prompt: {
+      "answer": f"{NAME} writes line {next(counter)} of a long new poem."}
+
+
+def agent_and_model(arm: str = "normative", **answers):
+  model = cs.cafe_model(**{cs.ACT: numbered_acts(), **answers})
+  agent = cs.build_agent(arm, model, role="ordinary")
+  return agent, model
+
+
+def acts(model) -> int:
+  return model.calls_by_tag().get("act", 0)
+
+
+def last_act_prompt(model) -> str:
+  return [c for c in model.calls if c.tag == "act"][-1].prompt
+
+
+@pytest.mark.parametrize("arm", ["normative", "baseline"])
+def test_nothing_new_no_call_the_action_goes_on(arm):
+  agent, model = agent_and_model(arm)
+  first = agent.act(spec("09:00"))
+  assert acts(model) == 1
+  calls = len(model.calls)
+  # The slot's observation: the agent's own action, nothing else.
+  agent.observe(obs.format_action(obs.Stamp(1, "09:00", 1), NAME, "indoors",
+                                  first))
+  going_on = agent.act(spec("09:10"))
+  assert len(model.calls) == calls  # No call of any kind.
+  assert going_on == obs.continuing(first)
+  assert obs.continued_action(going_on) == first
+  assert agent.get_act_component().last_reasons == ("continued",)
+
+
+def test_a_task_that_begins_is_one_act_call():
+  agent, model = agent_and_model()
+  agent.act(spec("09:00"))
+  agent.act(spec("09:50"))
+  assert acts(model) == 1
+  agent.act(spec("10:00"))  # Tasks of an hour (tests/crsec_script.py).
+  assert acts(model) == 2
+  assert agent.get_act_component().last_reasons == ("task begins",)
+  assert "task now (10:00-11:00): write poems (2)" in last_act_prompt(model)
+
+
+def test_an_occasion_is_one_act_call_and_then_the_task_goes_on():
+  agent, model = agent_and_model()
+  before = agent.act(spec("09:00"))
+  agent.act(spec("09:10", tag="occasion"))
+  assert acts(model) == 2
+  assert agent.get_act_component().last_reasons == ("occasion",)
+  # Done with the occasion: not asked again; the task's action goes on.
+  assert agent.act(spec("09:20")) == obs.continuing(before)
+  assert acts(model) == 2
+
+
+def test_a_conversation_that_ended_is_one_act_call():
+  agent, model = agent_and_model("baseline")
+  agent.act(spec("09:00"))
+  talk = obs.format_conversation(
+      obs.Stamp(1, "09:00", 1), "Abigail Chen", NAME, "the weather",
+      [("Abigail Chen", "Lovely morning."), (NAME, "It is.")])
+  agent.observe(talk)
+  agent.act(spec("09:10"))
+  assert acts(model) == 2
+  assert agent.get_act_component().last_reasons == ("conversation ended",)
+  assert f"{NAME} has just finished talking with Abigail Chen." in (
+      last_act_prompt(model))
+  agent.act(spec("09:20"))
+  assert acts(model) == 2
+
+
+def test_a_conflict_noticed_is_one_act_call():
+  agent, model = agent_and_model()
+  agent.get_component(NORM_MEMORY_KEY).database.add(
+      "No smoking indoors.", "injunctive", 80, origin=Origin.CREATED,
+      qualified=True)
+  agent.act(spec("09:00"))
+  agent.observe(obs.format_action(obs.Stamp(1, "09:00", 1), "Tom Gomez",
+                                  "indoors", "Tom lights a cigarette inside."))
+  agent.act(spec("09:10"))
+  assert acts(model) == 2
+  assert agent.get_act_component().last_reasons == ("a conflict noticed",)
+  assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
+
+
+def test_a_norm_taken_in_is_one_act_call_and_the_next_action_follows_the_revised_plan():
+  def plan(prompt, schema):
+    # The plan weighs the norm once it is held.
+    smoke = ("smoke on the terrace" if "not allowed inside" in prompt
+             else "smoke at the table")
+    return cs.plan_answer(cs.halves(smoke, "read"))(prompt, schema)
+
+  agent, model = agent_and_model(**{cs.PLAN: plan})
+  agent.act(spec("09:00"))
+  assert "task now (09:00-10:00): smoke at the table (1)" in (
+      last_act_prompt(model))
+  agent.observe(tr_talk())  # Abigail asks Carlos to smoke outside.
+  agent.act(spec("09:20"))
+  assert acts(model) == 2
+  assert agent.get_act_component().last_reasons == (
+      "task begins", "conversation ended", "a norm identified",
+      "a norm qualified", "the plan revised")
+  # The revised plan from 09:20; the next action follows its task.
+  assert "task now (09:20-10:20): smoke on the terrace (1)" in (
+      last_act_prompt(model))
+  plans = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+           if r["kind"] == "plan"]
+  assert [p["revised"] for p in plans] == [False, True]
+
+
+def tr_talk() -> str:
+  return obs.format_conversation(
+      obs.Stamp(1, "09:10", 2), "Abigail Chen", NAME, "smoking",
+      [("Abigail Chen", "Smoking isn't allowed inside, please go outside."),
+       (NAME, "Sorry, I will.")])
+
+
+def test_a_failed_turn_is_asked_again_next_slot():
+  good = numbered_acts()
+
+  def act(prompt):  # Every answer of the 09:10 turn fails its schema.
+    return "this is not json" if "Day 1 09:10" in prompt else good(prompt)
+
+  agent, model = agent_and_model(**{cs.ACT: act})
+  agent.act(spec("09:00"))
+  failed = agent.act(spec("09:10", tag="occasion"))
+  assert obs.is_no_action(failed)
+  again = agent.act(spec("09:20"))
+  assert not obs.is_no_action(again)
+  assert agent.get_act_component().last_reasons == ("previous action failed",)
+
+
+def test_the_game_master_carries_a_continued_action_forward(tmp_path,
+                                                           embedder):
+  model = tr.cafe()
+  d = tr.run(tmp_path, embedder, model=model)
+  actions = [r for r in tr.records(d) if r["kind"] == "action"]
+  by_slot = {(a["actor"], a["step"]): a for a in actions}
+  continued = [a for a in actions if a.get("continued")]
+  assert continued
+  for a in continued:
+    origin = by_slot[(a["actor"], a["continues_step"])]
+    assert not origin.get("continued") and origin["action"] == a["action"]
+    assert (a["behaviours"], a["place"]) == (origin["behaviours"],
+                                            origin["place"])
+    assert a["act_reasons"] == ["continued"]
+  # One referee call per new action, none for a continued one.
+  referee = [c for c in model.calls if c.tag == "GM.adjudicate"]
+  assert len(referee) == len(actions) - len(continued)
