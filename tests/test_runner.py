@@ -334,12 +334,19 @@ def test_the_run_and_resume_commands(tmp_path, embedder, monkeypatch, capsys):
   assert costs["total"]["calls"] == pytest.approx(calls / (3 * 20 / 60))
   assert "per agent and simulated hour:" in printed
   assert "prompt tokens the server reused" in printed
-  assert "actions without one of the agent's own" in printed
-  # The scripted agents do the same thing every slot: the second slot's
-  # three actions repeat the first's.
-  assert summary["repeated"] == 3 and summary["actions"] == 6
-  assert ("actions that repeat the agent's previous one word for word: "
-          "3 of 6 (50%)") in printed
+  assert "new actions without one of the agent's own" in printed
+  # The scripted agents write the same thing every time: in slot 2 the
+  # entrepreneur, who noticed conflicts, wrote her action again; the other
+  # two went on with theirs, with no call (not counted as repeats).
+  assert (summary["actions"], summary["continued"], summary["repeated"]) == (
+      6, 2, 1)
+  assert summary["act_reasons"] == {"a conflict noticed": 1, "continued": 2,
+                                    "task begins": 3}
+  assert "actions: 6, of them 2 going on from an earlier slot" in printed
+  assert "why act calls were made: a conflict noticed 1, task begins 3" in (
+      printed)
+  assert ("new actions that repeat the agent's previous one word for word: "
+          "1 of 4 (25%)") in printed
   assert info(out)["seed"] == 2
   assert cli.main(["resume", str(out), "--no-progress"]) == 2
   assert "already completed" in capsys.readouterr().err

@@ -68,12 +68,20 @@ def print_summary(run_dir: Path) -> None:
   print(f"  conversations: {records.get('conversation', 0)}; conflicts: "
         f"{records.get('conflict', 0)}; failures: {records.get('failure', 0)}")
   if s["actions"]:
-    print(f"  actions without one of the agent's own (copies, failed "
-          f"answers): {s['no_action']} of {s['actions']} "
-          f"({s['no_action'] / s['actions']:.0%})")
-    print(f"  actions that repeat the agent's previous one word for word: "
-          f"{s['repeated']} of {s['actions']} "
-          f"({s['repeated'] / s['actions']:.0%})")
+    written = s["actions"] - s["continued"]
+    print(f"  actions: {s['actions']}, of them {s['continued']} going on from "
+          f"an earlier slot with no model call, {written} newly written")
+    if s["act_reasons"]:
+      print("  why act calls were made: " + ", ".join(
+          f"{r} {n}" for r, n in s["act_reasons"].items()
+          if r != "continued"))
+    if written:
+      print(f"  new actions without one of the agent's own (copies, failed "
+            f"answers): {s['no_action']} of {written} "
+            f"({s['no_action'] / written:.0%})")
+      print(f"  new actions that repeat the agent's previous one word for "
+            f"word: {s['repeated']} of {written} "
+            f"({s['repeated'] / written:.0%})")
 
 
 def run(args: argparse.Namespace) -> int:

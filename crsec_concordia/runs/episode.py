@@ -140,7 +140,8 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
            else {"by_tag": {}, "totals": rundir.totals({})})
   behaviours: dict[str, int] = {}
   kinds: dict[str, int] = {}
-  acted = no_action = repeated = 0
+  acted = no_action = repeated = continued = 0
+  reasons: dict[str, int] = {}  # Why act calls were made (plan-driven acts).
   last: dict[str, str] = {}  # Each actor's previous action.
   with open(run_dir / rundir.EVENTS, encoding="utf-8") as f:
     for line in f:
@@ -149,13 +150,18 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
       if record["kind"] == "action":
         acted += 1
         action = record.get("action", "")
-        missing = observations.is_no_action(action)
-        no_action += missing
-        # A small model often writes its last action again, word for word
-        # (ordering the same breakfast five slots running): shown, since
-        # it bends every per-slot count.
-        repeated += not missing and last.get(record.get("actor")) == action
-        last[record.get("actor")] = action
+        for reason in record.get("act_reasons", ()):
+          reasons[reason] = reasons.get(reason, 0) + 1
+        if record.get("continued"):
+          continued += 1  # Going on with an action: no new one written.
+        else:
+          missing = observations.is_no_action(action)
+          no_action += missing
+          # A small model often writes its last action again, word for word
+          # (ordering the same breakfast five slots running): shown, since
+          # it bends every per-slot count.
+          repeated += not missing and last.get(record.get("actor")) == action
+          last[record.get("actor")] = action
         for b in record.get("behaviours", []):
           behaviours[b] = behaviours.get(b, 0) + 1
   scenario = Scenario.from_dict(rundir.read_json(run_dir /
@@ -168,5 +174,6 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           "wall_seconds": info.get("wall_seconds"), "usage": usage,
           "behaviours": dict(sorted(behaviours.items())), "records": kinds,
           "actions": acted, "no_action": no_action, "repeated": repeated,
+          "continued": continued, "act_reasons": dict(sorted(reasons.items())),
           "agents": len(scenario.agents), "simulated_hours": hours,
           "per_agent_hour": costs if hours > 0 else {}}
