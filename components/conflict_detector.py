@@ -96,8 +96,10 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._requests: list[dict[str, Any]] = []
     self._last_raised: dict[str, int] = {}
     self._work: threading.Thread | None = None
-    # What the agent last perceived each person doing (see `new_events`).
+    # What the agent last perceived each person doing (see `new_events`),
+    # and the norms it held when it last judged each person's deed.
     self._perceived: dict[str, str] = {}
+    self._judged: dict[str, list[str]] = {}
 
   def join(self) -> None:
     """Waits for the detection in progress, if any."""
@@ -230,17 +232,18 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
   def pre_observe(self, observation: str) -> str:
     self.norm_memory.note(observation)
     me = self.get_entity().name
-    with self._lock:
-      events = new_events(parse_events(observation), me, self._perceived)
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     self.join()
-    if not events:
-      self.warm_norms()  # Created just now, perhaps: judged next slot.
-      return ""
     # What is held and when, fixed now: the detection runs on while the
     # agent's other components (and its act) change and read the database.
     norms = self.norm_memory.database.qualified()
+    with self._lock:
+      events = self._to_judge(parse_events(observation), me,
+                              [n.id for n in norms])
+    if not events:
+      self.warm_norms()  # Created just now, perhaps: judged next slot.
+      return ""
     stamp = self.norm_memory.last_stamp  # The slot it was observed in.
     ordered = sorted(events, key=lambda e: (e.stamp.step, e.actor))
     memory = self.norm_memory
@@ -260,6 +263,25 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     thread.start()
     return ""
 
+  def _to_judge(self, events, me: str, held: list[str]
+                ) -> list[observations.ActionObservation]:
+    """The deeds of others to judge: the new ones (components/_perception.py),
+    and a deed going on that was last judged before a norm held now was
+    (a smoker's hour-long cigarette, seen again by someone who has just
+    come to hold "no smoking indoors"). The caller holds the lock."""
+    fresh = new_events(events, me, self._perceived)
+    seen = {e.actor for e in fresh}
+    for e in events:
+      if (isinstance(e, observations.ActionObservation)
+          and e.actor not in seen and e.actor != me
+          and self._perceived.get(e.actor) == e.text
+          and not set(held) <= set(self._judged.get(e.actor, ()))):
+        fresh.append(e)
+        seen.add(e.actor)
+    for e in fresh:
+      self._judged[e.actor] = list(held)
+    return fresh
+
   def post_act(self, action_attempt: str) -> str:
     del action_attempt
     # The norms this slot qualified are judged with from the next one.
@@ -271,7 +293,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     with self._lock:
       return {"requests": [dict(r) for r in self._requests],
               "last_raised": dict(self._last_raised),
-              "perceived": dict(self._perceived)}
+              "perceived": dict(self._perceived),
+              "judged": {k: list(v) for k, v in self._judged.items()}}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
@@ -280,3 +303,5 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                            dict(state.get("last_raised", {})).items()}
       self._perceived = {str(k): str(v) for k, v in
                          dict(state.get("perceived", {})).items()}
+      self._judged = {str(k): [str(i) for i in v] for k, v in
+                      dict(state.get("judged", {})).items()}

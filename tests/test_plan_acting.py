@@ -183,3 +183,24 @@ def test_the_game_master_carries_a_continued_action_forward(tmp_path,
   # One referee call per new action, none for a continued one.
   referee = [c for c in model.calls if c.tag == "GM.adjudicate"]
   assert len(referee) == len(actions) - len(continued)
+
+
+def test_a_deed_going_on_is_judged_again_only_under_a_newly_held_norm():
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Tamara Rodriguez",
+                         role="ordinary")
+  smoking = "Tom lights a cigarette inside."
+  db = agent.get_component(NORM_MEMORY_KEY).database
+  db.add("No cigarettes near the counter.", "injunctive", 80,
+         origin=Origin.CREATED, qualified=True)
+  agent.observe(obs.format_action(obs.Stamp(1, "09:00", 1), "Tom Gomez",
+                                  "indoors", smoking))
+  assert model.calls_by_tag()["DetectConflict"] == 1
+  agent.observe(obs.format_action(obs.Stamp(1, "09:10", 2), "Tom Gomez",
+                                  "indoors", smoking, continued=True))
+  assert model.calls_by_tag()["DetectConflict"] == 1  # Nothing new.
+  db.add("No smoking indoors.", "injunctive", 90, origin=Origin.CREATED,
+         qualified=True)
+  agent.observe(obs.format_action(obs.Stamp(1, "09:20", 3), "Tom Gomez",
+                                  "indoors", smoking, continued=True))
+  assert model.calls_by_tag()["DetectConflict"] == 2  # A norm held now.
