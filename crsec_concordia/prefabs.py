@@ -1,8 +1,9 @@
 """Entity prefabs: a normative CRSEC agent and its non-normative twin.
 
 `baseline__Entity` is `normative__Entity` without the CRSEC components: the
-same persona, instructions, memory, observations and act component, so a
-comparison of the two isolates CRSEC. Components are built inside `build()`
+same persona, instructions, memory, observations, planner (its day plan and
+tasks made by the same operations, norms absent) and plan-driven act
+component, so a comparison of the two isolates CRSEC. Components are built inside `build()`
 from plain JSON params, so configs can be reused and checkpoints restored.
 
 Both are built for a society that acts at once (every agent, every slot,
@@ -238,8 +239,9 @@ class BaselineEntity(prefab_lib.Prefab):
 
   description: str = (
       "A non-normative baseline agent: the normative agent's persona, "
-      "instructions, memory, observations and act component, without the "
-      "CRSEC components. Accepts (and ignores) the normative params.")
+      "instructions, memory, observations, planner (its plan made without "
+      "norms) and plan-driven act component, without the CRSEC "
+      "components. Accepts (and ignores) the normative params.")
   params: Mapping[str, Any] = dataclasses.field(
       default_factory=lambda: dict(_DEFAULTS))
 
