@@ -98,8 +98,11 @@ def resume_episode(
     if int(usage.get("completed_steps", done)) == done:
       committed = usage.get("by_tag", {})
   session.base_usage = dict(committed or {})
+  code = rundir.provenance()
   info.setdefault("resumed", []).append(
-      {"at": rundir.now(), "from_step": done, "model": described})
+      {"at": rundir.now(), "from_step": done, "model": described,
+       "version": code["version"], "commit": code["commit"],
+       "commit_dirty": code["commit_dirty"]})
   if done >= scenario.total_steps:
     # Every slot was flushed; only the end of the run was lost.
     info.update(status="completed", finished=rundir.now())
@@ -107,6 +110,7 @@ def resume_episode(
     log = structured_logging.SimulationLog.from_raw_log(
         simulation.get_raw_log())
     (run_dir / rundir.LOG_HTML).write_text(log.to_html(), encoding="utf-8")
+    rundir.write_log_json(run_dir, log)
     return run_dir
   session.play(premise="")
   return run_dir

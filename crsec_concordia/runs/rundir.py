@@ -14,6 +14,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ CONFIG_JSON = "config.json"
 EVENTS = "events.jsonl"
 USAGE_JSON = "usage.json"
 LOG_HTML = "log.html"
+# Concordia's `SimulationLog.to_json`: the file `concordia-log overview|actions
+# |context|... RUN_DIR/log.json` reads.
+LOG_JSON = "log.json"
 RUN_LOG = "run.log"
 CHECKPOINTS = "checkpoints"
 NORMS = "norms"
@@ -69,6 +73,81 @@ def versions() -> dict[str, str]:
     except importlib.metadata.PackageNotFoundError:
       pass
   return found
+
+
+# The checkout this module belongs to, when it is one: crsec_concordia/runs/
+# -> crsec_concordia/ -> the repository root.
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _git(*args: str) -> str | None:
+  """`git -C <source root> ARGS` output, or None: no git, no checkout, an error.
+
+  Quiet by design: stderr is discarded (a run outside a checkout must not
+  print `fatal: not a git repository`), and a slow or hung git is cut off.
+  `--no-optional-locks`: `git status` would otherwise refresh the index
+  under index.lock and make a concurrent `git commit` in the same checkout
+  fail.
+  """
+  try:
+    done = subprocess.run(["git", "--no-optional-locks", "-C",
+                           str(_SOURCE_ROOT), *args],
+                          capture_output=True, text=True, timeout=10,
+                          check=False, stdin=subprocess.DEVNULL)
+  except (OSError, subprocess.SubprocessError):
+    return None
+  return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_commit() -> dict[str, Any] | None:
+  """The commit of the checkout the code runs from, or None outside one.
+
+  Only this project's own checkout counts: an installed copy that happens
+  to live inside some other repository (a virtualenv in a user's project)
+  must not record that repository's commit. `dirty` says whether tracked
+  files differ from the commit, so a run of uncommitted code says so.
+  """
+  top = _git("rev-parse", "--show-toplevel")
+  if top is None or Path(top).resolve() != _SOURCE_ROOT:
+    return None
+  commit = _git("rev-parse", "HEAD")
+  if commit is None:
+    return None
+  status = _git("status", "--porcelain", "--untracked-files=no")
+  return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def provenance() -> dict[str, Any]:
+  """run.json's `version` (of crsec-concordia) and `commit` (or null).
+
+  A run's figures are only comparable with those of the same code: the
+  version says which release, the commit (in a git checkout) which exact
+  source, and `commit_dirty` whether uncommitted edits were in it.
+  """
+  try:
+    version = importlib.metadata.version("crsec-concordia")
+  except importlib.metadata.PackageNotFoundError:
+    version = None
+  git = git_commit()
+  return {"version": version,
+          "commit": git["commit"] if git else None,
+          "commit_dirty": git["dirty"] if git else None}
+
+
+def write_log_json(run_dir: Path, log: Any) -> None:
+  """Writes Concordia's structured log (`SimulationLog.to_json`) as log.json.
+
+  It is the file Concordia's own `concordia-log` command reads
+  (`concordia-log overview RUN_DIR/log.json`, `... actions RUN_DIR/log.json
+  NAME`), next to log.html, which renders the same log for a browser.
+  Written whole through a temporary file, like the run's JSON files.
+  """
+  text = log.to_json(indent=None)
+  path = run_dir / LOG_JSON
+  tmp = path.with_name(f".{path.name}.tmp")
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+  os.replace(tmp, path)
 
 
 def checkpoint_path(run_dir: Path, step: int) -> Path:

@@ -101,6 +101,10 @@ class Session:
     self._writer: concurrent.futures.ThreadPoolExecutor | None = None
     self._writes: list[concurrent.futures.Future] = []
     self._write_failed = False
+    if "version" not in self.info:
+      # Which code made the run (a resume keeps the original's and adds its
+      # own to `resumed`); run.json is rewritten when play starts.
+      self.info.update(rundir.provenance())
     (self.run_dir / rundir.CHECKPOINTS).mkdir(exist_ok=True)
     (self.run_dir / rundir.NORMS).mkdir(exist_ok=True)
 
@@ -170,10 +174,19 @@ class Session:
     simulation's own list, which the next slot appends to, so it is
     copied (its entries are not changed once logged).
     """
+    step = self._clock.completed_steps
     if "raw_log" in data:
-      data = {**data, "raw_log": list(data["raw_log"])}
-    self._write(rundir.save_checkpoint, self.run_dir,
-                self._clock.completed_steps, data)
+      raw_log = data["raw_log"]
+      # The engine numbers slots from 1 in every `play`, so after a resume
+      # its log entry for slot 5 says "Step 1": log.html, log.json and
+      # `concordia-log` would mix two slots under one number. The entry it
+      # has just appended is given the episode's slot number (replaced,
+      # not changed: earlier checkpoints' copies share the old one).
+      last = raw_log[-1] if raw_log else None
+      if isinstance(last, dict) and last.get("Step") not in (None, step):
+        raw_log[-1] = {**last, "Step": step, "Summary": f"Slot {step}"}
+      data = {**data, "raw_log": list(raw_log)}
+    self._write(rundir.save_checkpoint, self.run_dir, step, data)
 
   def write_records(self, records: list[dict[str, Any]]) -> None:
     self._write(self._append_records, records)
@@ -275,6 +288,7 @@ class Session:
         html = log.to_html(title=f"{self.scenario.name} "
                            f"({self.info['arm']}, seed {self.info['seed']})")
         (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
+        rundir.write_log_json(self.run_dir, log)
     except BaseException:
       self.info.update(status="interrupted", wall_seconds=self.wall_seconds())
       rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
