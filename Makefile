@@ -1,5 +1,6 @@
 # The README's two commands: `make demo` (set up, then run the mini café on
-# the embedded model) and `make test`.
+# the embedded model) and `make test` (set up, then the test suite). Both
+# work first thing on a fresh clone; `make setup` takes seconds once done.
 .PHONY: setup demo test bench
 
 setup:
@@ -8,9 +9,9 @@ setup:
 demo: setup
 	.venv/bin/crsec run
 
-test:
+test: setup
 	.venv/bin/python -m pytest -q
 
-bench:
+bench: setup
 	.venv/bin/python bench/llm_throughput.py
 	.venv/bin/python bench/agent_step_cost.py
