@@ -102,6 +102,22 @@ def test_a_resumed_run_writes_the_whole_log_and_its_own_commit(mini_run):
   assert resumed[0]["commit"] == info["commit"]
 
 
+def test_a_resume_after_the_last_slot_writes_the_log_it_lost(mini_run):
+  # Killed after the last slot's files, before the end of the run: resume
+  # plays nothing and only writes what the end would have.
+  info = json.loads((mini_run / rundir.RUN_JSON).read_text())
+  info.update(status="interrupted", finished=None)
+  rundir.write_json(mini_run / rundir.RUN_JSON, info)
+  (mini_run / rundir.LOG_JSON).unlink()
+  assert cli.main(["resume", str(mini_run), "--no-progress",
+                   "--base-url", SERVER_URL, "--model", "fake-model"]) == 0
+  actions = concordia_log("actions", str(mini_run / rundir.LOG_JSON),
+                          "Abigail Chen")
+  assert actions.returncode == 0, actions.stderr
+  steps = [l.split(":")[0] for l in actions.stdout.splitlines()]
+  assert steps == ["Step 1", "Step 2"], actions.stdout
+
+
 def test_run_json_names_the_version_and_the_commit(mini_run):
   info = json.loads((mini_run / rundir.RUN_JSON).read_text())
   assert info["version"] == rundir.importlib.metadata.version("crsec-concordia")
