@@ -267,6 +267,10 @@ class StructuredAct(entity_component.ActingComponent,
     name = self.get_entity().name
     others: list[tuple[str, str, str]] = []
     own: list[tuple[str, str, str]] = []
+    with self._follow_lock:
+      going_on = self._follow.action
+    if going_on:  # Named, not retold, in the recent events (RecentEvents).
+      own.append((name, "did", going_on))
     for context in contexts.values():
       for event in parse_events(_OBSERVATION_TAG.sub("", context)):
         if isinstance(event, observations.ActionObservation):

@@ -29,6 +29,7 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import components as crsec
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
+from crsec_concordia.components.recent_events import RecentEvents
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models.base import as_structured
 
@@ -136,8 +137,9 @@ def _base_components(params, memory_bank) -> dict[str, Any]:
           state=_param(params, "persona"), pre_act_label=f"About {name}"),
       "observation_to_memory":
           agent_components.observation.ObservationToMemory(),
+      # What goes on from the slot before is named, not retold.
       agent_components.observation.DEFAULT_OBSERVATION_COMPONENT_KEY:
-          agent_components.observation.LastNObservations(
+          RecentEvents(
               history_length=int(_param(params, "observation_history")),
               pre_act_label="Recent events (oldest first)"),
       agent_components.memory.DEFAULT_MEMORY_COMPONENT_KEY:

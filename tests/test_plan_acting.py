@@ -30,11 +30,19 @@ def spec(clock: str, tag: str = "action") -> entity_lib.ActionSpec:
       output_type=entity_lib.OutputType.FREE, tag=tag)
 
 
+ACTIONS = ("orders a black coffee at the counter.",
+           "opens his notebook and drafts a stanza.",
+           "stretches his legs by the window.",
+           "reads yesterday's newspaper slowly.",
+           "chats with the server about the weather.",
+           "sharpens a pencil and hums.")
+
+
 def numbered_acts():
   """Each act call a different action (none a repeat of the one before)."""
-  counter = itertools.count(1)
+  counter = itertools.count()
   return lambda prompt: {
-      "answer": f"{NAME} writes line {next(counter)} of a long new poem."}
+      "answer": f"{NAME} {ACTIONS[next(counter) % len(ACTIONS)]}"}
 
 
 def agent_and_model(arm: str = "normative", **answers):
@@ -204,3 +212,20 @@ def test_a_deed_going_on_is_judged_again_only_under_a_newly_held_norm():
   agent.observe(obs.format_action(obs.Stamp(1, "09:20", 3), "Tom Gomez",
                                   "indoors", smoking, continued=True))
   assert model.calls_by_tag()["DetectConflict"] == 2  # A norm held now.
+
+
+def test_the_act_prompt_names_what_goes_on_and_retells_what_is_new():
+  agent, model = agent_and_model("baseline")
+  agent.act(spec("09:00"))
+  stamp = obs.Stamp(1, "09:10", 2)
+  agent.observe("\n".join([
+      obs.format_clock(stamp),
+      obs.format_action(stamp, "Tom Gomez", "indoors",
+                        "Tom reads a long novel in the corner.", continued=True),
+      obs.format_action(stamp, "Abigail Chen", "indoors",
+                        "Abigail waters the plants by the door.")]))
+  agent.act(spec("09:10", tag="occasion"))
+  prompt = last_act_prompt(model)
+  assert "Abigail waters the plants by the door." in prompt
+  assert "Tom reads a long novel" not in prompt
+  assert "Going on as before: Tom Gomez." in prompt
