@@ -107,7 +107,7 @@ def why_now(name: str, reasons: Iterable[str], task: Mapping[str, Any] | None,
       "the plan revised": f"{name} has just changed the plan for the day.",
   }
   lines = []
-  if task:
+  if task and task.get("activity"):
     lines.append(f"{name}'s task now ({task['start']}-{task['end']}): "
                  f"{task['activity']}.")
   lines.extend(dict.fromkeys(t for r in reasons if (t := told.get(r))))

@@ -197,6 +197,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     # game master's talks waited for the last of them).
     decisions = threads.run_tasks(tasks,
                                   parallel=memory.role != ENTREPRENEUR)
+    raised: set[str] = set()
     for i, (event, j) in enumerate(wanted):
       talk, item = decisions[f"{i:04d}"], j.observed
       if talk is None:
@@ -208,11 +209,16 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
           if self._cooling_down(item.actor, event.stamp.step):
             continue  # Two conflicts with one person in one observation.
           self._last_raised[item.actor] = event.stamp.step
+          raised.add(item.actor)
           self._requests.append({
               "initiator": memory.agent_name, "partner": item.actor,
               "topic": item.norm.content, "norm": item.norm.content,
               "norm_id": item.norm.id, "behaviour": item.behaviour,
               "step": event.stamp.step})
+    if any(event.actor not in raised for event, _ in conflicts):
+      # A conflict the agent does not raise in a talk: a reason for its act
+      # to decide anew (one it raises has its reaction in the talk).
+      memory.add_news("a conflict noticed")
 
   def _cooling_down(self, actor: str, step: int) -> bool:
     """Whether a talk with `actor` is pending or was asked for recently.

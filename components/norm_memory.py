@@ -28,7 +28,10 @@ ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
 
 # The records that are news to the agent's act: something its CRSEC
 # components found in this slot's observations (see `news_of`).
-NEWS = {"conflict": "a conflict noticed", "candidate": "a norm identified",
+# A conflict is news only if the agent does not raise it in a talk (the
+# ConflictDetector says so with `add_news`): a conflict it raises has its
+# reaction in the conversation, whose end is a reason of its own.
+NEWS = {"candidate": "a norm identified",
         "verdict": "a norm qualified", "synthesis": "a norm qualified",
         "plan": "the plan revised"}
 
@@ -199,6 +202,12 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
           self._known_names.add(event.actor)
         elif isinstance(event, observations.ConversationObservation):
           self._known_names.update(event.participants)
+
+  def add_news(self, news: str) -> None:
+    """Something new a component found that no record says by itself."""
+    with self._journal_lock:
+      if news not in self._news:
+        self._news.append(news)
 
   def pop_news(self) -> list[str]:
     """What the agent's CRSEC components found new since the last call

@@ -237,7 +237,15 @@ class NormativePlanner(entity_component.ContextComponent,
     with self._plan_lock:
       plan = self._plan_for(day, clock)
       if not plan:
-        return None
+        # No plan (NormativePlan failed, recorded): the day in hour-long
+        # stretches with no activity of its own, so the agent decides
+        # anew each hour rather than every slot.
+        plan = self._plans.setdefault(str(day), {})
+        plan.setdefault("unplanned", block_as_tasks(
+            {"start": self._day_start, "end": self._day_end,
+             "activity": ""}))
+        task = _current_block(plan["unplanned"], clock)
+        return dict(task, day=day, block="unplanned") if task else None
       block = _current_block(plan["items"], clock)
       tasks = plan.setdefault("tasks", {})
       key = f"{block['start']}-{block['end']}"

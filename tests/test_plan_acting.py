@@ -113,8 +113,9 @@ def test_a_conversation_that_ended_is_one_act_call():
   assert acts(model) == 2
 
 
-def test_a_conflict_noticed_is_one_act_call():
-  agent, model = agent_and_model()
+@pytest.mark.parametrize("talks", [False, True])
+def test_a_conflict_noticed_is_one_act_call_unless_raised_in_a_talk(talks):
+  agent, model = agent_and_model(**{cs.TALK: {"talk": talks}})
   agent.get_component(NORM_MEMORY_KEY).database.add(
       "No smoking indoors.", "injunctive", 80, origin=Origin.CREATED,
       qualified=True)
@@ -122,9 +123,15 @@ def test_a_conflict_noticed_is_one_act_call():
   agent.observe(obs.format_action(obs.Stamp(1, "09:00", 1), "Tom Gomez",
                                   "indoors", "Tom lights a cigarette inside."))
   agent.act(spec("09:10"))
-  assert acts(model) == 2
-  assert agent.get_act_component().last_reasons == ("a conflict noticed",)
-  assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
+  requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
+  if talks:
+    # The talk is the reaction (its end is a reason of its own): the act
+    # goes on with no call this slot.
+    assert acts(model) == 1 and len(requests) == 1
+    assert agent.get_act_component().last_reasons == ("continued",)
+  else:
+    assert acts(model) == 2 and not requests
+    assert agent.get_act_component().last_reasons == ("a conflict noticed",)
 
 
 def test_a_norm_taken_in_is_one_act_call_and_the_next_action_follows_the_revised_plan():
@@ -229,3 +236,23 @@ def test_the_act_prompt_names_what_goes_on_and_retells_what_is_new():
   assert "Abigail waters the plants by the door." in prompt
   assert "Tom reads a long novel" not in prompt
   assert "Going on as before: Tom Gomez." in prompt
+
+
+def test_a_day_plan_that_does_not_cover_the_day_is_asked_again_then_recorded():
+  short = [{"start": "09:00", "end": "09:15", "activity": "wait"},
+           {"start": "09:15", "end": "09:30", "activity": "listen"}]
+  agent, model = agent_and_model(**{cs.PLAN: cs.plan_answer(short)})
+  agent.act(spec("09:00"))
+  plans = [c for c in model.calls if c.tag == "NormativePlan"]
+  assert len(plans) == 2  # Asked once more, saying why.
+  assert "the last block must end at 16:00" in plans[1].prompt
+  [failure] = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+               if r["kind"] == "failure"]
+  assert failure["op"] == "NormativePlan"
+  # No plan: the day in hour-long stretches, a new decision each hour.
+  agent.act(spec("09:50"))
+  assert acts(model) == 1
+  agent.act(spec("10:00"))
+  assert acts(model) == 2
+  assert "task now" not in last_act_prompt(model)
+  assert len([c for c in model.calls if c.tag == "NormativePlan"]) == 2

@@ -127,7 +127,6 @@ def scripted_model(scenario: Scenario) -> tuple[ScriptedModel, list[str]]:
       return {"answer": copies.pop()}
     return {"answer": f"{name} carries on with the plan."}
 
-  clock = scenario.clock
   model = ScriptedModel([
       (cs.CREATE, lambda p, s: {"norms": [
           {"content": NORMS[i % 3], "type": "injunctive", "utility": 60}
@@ -143,8 +142,8 @@ def scripted_model(scenario: Scenario) -> tuple[ScriptedModel, list[str]]:
       (cs.SYNTHESIZE, lambda p, s: {
           "content": "Rules apply to everyone.", "type": "injunctive",
           "weights": [1] * s["properties"]["weights"]["minItems"]}),
-      (cs.PLAN, cs.plan_answer([{"start": clock.start, "end": clock.end,
-                                 "activity": "carry on with the day"}] * 2,
+      (cs.PLAN, cs.plan_answer(cs.halves("carry on with the day",
+                                         "carry on after a break"),
                                norms_observed=())),
       (cs.DECOMPOSE, cs.tasks_of(60)),
       (cs.ACT, act),

@@ -102,16 +102,62 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
       "it, habits included." + weigh)
 
 
+MIN_BLOCK = 30
+
+
+def _minutes(clock: str) -> int:
+  return int(clock[:2]) * 60 + int(clock[3:])
+
+
+def problem(items: list[dict], start: str, end: str) -> str | None:
+  """Why `items` do not plan the time from `start` to `end`, or None.
+
+  Checked in code, not by the grammar: the 1.5B model planned three
+  quarter-hour blocks from 09:00 for a day to 16:00, or began at 11:00, and
+  an agent whose plan covers a quarter of its day begins a "task" (and
+  asks the model) every slot, or follows the wrong block all morning.
+  """
+  ordered = sorted(items, key=lambda i: i["start"])
+  if ordered[0]["start"] != start:
+    return f"the first block must start at {start}"
+  if ordered[-1]["end"] != end:
+    return f"the last block must end at {end}"
+  for i in ordered:
+    if _minutes(i["end"]) - _minutes(i["start"]) < MIN_BLOCK:
+      return (f"\"{i['activity']}\" runs {i['start']}-{i['end']}; every "
+              f"block lasts at least {MIN_BLOCK} minutes")
+  for a, b in zip(ordered, ordered[1:]):
+    if b["start"] < a["end"]:
+      return f"blocks overlap at {b['start']}"
+  return None
+
+
 def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
                    day: int, start: str, end: str,
                    norms: list[PersonalNorm] | None,
                    on_failure: FailureSink | None) -> dict | None:
-  """The day plan; `norms=None` plans without norms (the baseline's)."""
-  answer = structured_call(
-      model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
-      schema(None if norms is None else len(norms), start, end),
-      on_failure=on_failure, max_tokens=256, temperature=0.5)
-  if answer is None:
+  """The day plan; `norms=None` plans without norms (the baseline's).
+
+  A plan that does not cover the time (see `problem`) is asked for once
+  more, saying why, then recorded as a failure: None, never a plan made up.
+  """
+  text = prompt(name, persona, goal, setting, day, start, end, norms)
+  shape = schema(None if norms is None else len(norms), start, end)
+  wrong = None
+  for attempt in range(2):
+    asked = text if attempt == 0 else (
+        f"{text}\nYour answer did not work: {wrong}. Answer again.")
+    answer = structured_call(model, OP, asked, shape, on_failure=on_failure,
+                             max_tokens=256, temperature=0.5)
+    if answer is None:
+      return None
+    wrong = problem(answer["items"], start, end)
+    if wrong is None:
+      break
+  if wrong is not None:
+    if on_failure is not None:
+      on_failure({"kind": "failure", "op": OP, "error": wrong,
+                  "raw": str(answer)[:2000]})
     return None
   held = norms or []
   answer["norms_observed"] = [held[i - 1].id for i in
