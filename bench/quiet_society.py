@@ -21,7 +21,6 @@ from tests.fake_openai import Reply, Request
 
 QUIET_SLOTS = 6
 FIRST_QUIET_SLOT = 3
-_SPAN = re.compile(r"from (\d\d:\d\d) to (\d\d:\d\d)")
 _BLOCK = re.compile(r"is about to begin (\d\d:\d\d)-(\d\d:\d\d)")
 # Answers that bring nothing new, by field name (any schema that has them).
 _NOTHING_NEW: dict[str, Callable[[Mapping[str, Any]], Any]] = {
@@ -50,12 +49,12 @@ def _shaped(value: Any, schema: Mapping[str, Any], prompt: str,
   for key, sub in schema.get("properties", {}).items():
     if quiet and key in _NOTHING_NEW:
       value[key] = _NOTHING_NEW[key](sub)
-    elif key == "items" and (span := _SPAN.search(prompt)):
-      # Busy: one block over the whole day, so that it is decomposed.
-      block = 60 if quiet else 24 * 60
-      value[key] = _stretches(*span.groups(), block)[:sub.get("maxItems", 4)]
-      while len(value[key]) < sub.get("minItems", 0):
-        value[key].append(dict(value[key][-1]))
+    elif key == "hours":
+      # The hourly schedule. Quiet: an activity of its own each hour (hour
+      # long blocks, no decomposition); busy: the same all day (one block,
+      # decomposed into 10-minute tasks).
+      value[key] = [f"read at the table, hour {i + 1}" if quiet else
+                    "read at the table" for i in range(sub["minItems"])]
     elif key == "tasks" and (block := _BLOCK.search(prompt)):
       value[key] = _stretches(*block.groups(), task_minutes)[
           :sub.get("maxItems", 8)]

@@ -25,7 +25,7 @@ EVALUATE = r"supported: does the source support"
 PAIR = r"same_meaning:"
 CLASSIFY = r"themes: a list"
 SYNTHESIZE = r"weights: for each"
-PLAN = r"Plan that time in 2 to 4 blocks"
+PLAN = r"Plan that time hour by hour"
 DECOMPOSE = r"Break that time into tasks"
 ACT = r"Reply as .*, in character"
 
@@ -63,13 +63,23 @@ def halves(first: str, second: str):
   return items
 
 
+_HOURS = re.compile(r"hour by hour \(([^)]*)\)")
+
+
 def plan_answer(items, norms_observed=(1,)):
-  """A day plan (`items`, or a function of the prompt giving them);
-  `norms_observed` only where the schema asks for it (a plan made without
-  norms has none)."""
+  """A day plan: `items` (timed blocks, or a function of the prompt giving
+  them) as the hourly schedule NormativePlan asks for, each hour the
+  activity of the block it starts in; `norms_observed` only where the
+  schema asks for it (a plan made without norms has none)."""
   def respond(prompt, schema):
     given = items(prompt) if callable(items) else items
-    answer = {"items": [dict(i) for i in given]}
+    hours = [h.split("-")[0] for h in
+             _HOURS.search(prompt).group(1).split(", ") if h]
+    def activity(hour):
+      covering = [i for i in given if i["start"] <= hour < i["end"]]
+      begun = [i for i in given if i["start"] <= hour]
+      return (covering or begun or given)[0 if covering else -1]["activity"]
+    answer = {"hours": [activity(h) for h in hours]}
     if "norms_observed" in schema["properties"]:
       field = schema["properties"]["norms_observed"]
       answer["norms_observed"] = [

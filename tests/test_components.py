@@ -418,13 +418,12 @@ def test_a_conversation_turn_asks_for_spoken_words_not_narration():
 def test_a_norm_qualified_mid_day_revises_the_rest_of_the_plan(replan):
   from concordia.typing import entity as entity_lib  # pylint: disable=import-outside-toplevel
   from crsec_concordia.components import NORMATIVE_PLANNER_KEY  # pylint: disable=import-outside-toplevel
-  def plan(prompt: str) -> dict:
+  def plan(prompt: str) -> list[dict]:
     start, end = re.search(r"from (\d\d:\d\d) to (\d\d:\d\d)", prompt).groups()
-    return {"items": [{"start": start, "end": "12:00", "activity": "write"},
-                      {"start": "12:00", "end": end, "activity": "read"}],
-            "norms_observed": [] if "(none)" in prompt else [1]}
+    return [{"start": start, "end": "12:00", "activity": "write"},
+            {"start": "12:00", "end": end, "activity": "read"}]
 
-  model = cs.cafe_model(**{cs.PLAN: plan})
+  model = cs.cafe_model(**{cs.PLAN: cs.plan_answer(plan)})
   agent = cs.build_agent("normative", model, role="ordinary")
   planner = agent.get_component(NORMATIVE_PLANNER_KEY)
   planner._replan = replan  # pylint: disable=protected-access

@@ -9,6 +9,7 @@ forward by the game master with the behaviours of the action it continues.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 
 import pytest
@@ -238,21 +239,28 @@ def test_the_act_prompt_names_what_goes_on_and_retells_what_is_new():
   assert "Going on as before: Tom Gomez." in prompt
 
 
-def test_a_day_plan_that_does_not_cover_the_day_is_asked_again_then_recorded():
-  short = [{"start": "09:00", "end": "09:15", "activity": "wait"},
-           {"start": "09:15", "end": "09:30", "activity": "listen"}]
-  agent, model = agent_and_model(**{cs.PLAN: cs.plan_answer(short)})
+def test_without_a_plan_the_agent_decides_anew_each_hour():
+  agent, model = agent_and_model(**{cs.PLAN: "this is not json"})
   agent.act(spec("09:00"))
-  plans = [c for c in model.calls if c.tag == "NormativePlan"]
-  assert len(plans) == 2  # Asked once more, saying why.
-  assert "the last block must end at 16:00" in plans[1].prompt
   [failure] = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
                if r["kind"] == "failure"]
-  assert failure["op"] == "NormativePlan"
+  assert failure["op"] == "NormativePlan"  # Recorded; no plan made up.
   # No plan: the day in hour-long stretches, a new decision each hour.
   agent.act(spec("09:50"))
   assert acts(model) == 1
   agent.act(spec("10:00"))
   assert acts(model) == 2
   assert "task now" not in last_act_prompt(model)
-  assert len([c for c in model.calls if c.tag == "NormativePlan"]) == 2
+  # The failed plan is not asked for again all day.
+  assert len({c.prompt for c in model.calls if c.tag == "NormativePlan"}) == 1
+
+
+def test_the_day_plan_is_an_hourly_schedule_that_covers_the_day():
+  plan_op = importlib.import_module("crsec_concordia.operations.normative_plan")
+  shape = plan_op.schema(2, "09:20", "12:00")
+  assert shape["properties"]["hours"]["minItems"] == 3 == (
+      shape["properties"]["hours"]["maxItems"])
+  assert plan_op.blocks(plan_op.hours_of("09:20", "12:00"),
+                        ["Read", "read ", "write"]) == [
+      {"start": "09:20", "end": "11:00", "activity": "Read"},
+      {"start": "11:00", "end": "12:00", "activity": "write"}]

@@ -59,15 +59,48 @@ def items_schema(start: str, end: str, lo: int, hi: int,
   return {"type": "array", "items": item, "minItems": lo, "maxItems": hi}
 
 
+def hours_of(start: str, end: str) -> list[tuple[str, str]]:
+  """The hours of the time from `start` to `end`: (from, to) pairs cut at
+  the full hours ("09:20"-"10:00", "10:00"-"11:00", ...)."""
+  lo, hi = _minutes(start), _minutes(end)
+  cuts = [lo] + [h * 60 for h in range(lo // 60 + 1, -(-hi // 60))] + [hi]
+  cuts = sorted(set(c for c in cuts if lo <= c <= hi))
+  return [(_clock(a), _clock(b)) for a, b in zip(cuts, cuts[1:])]
+
+
 def schema(n_norms: int | None, start: str = "00:00",
            end: str = "23:59") -> dict:
-  """The day plan's shape; `n_norms=None`: planned without norms."""
-  fields = {"items": items_schema(start, end, 2, 4)}
+  """The day plan's shape: one activity per hour of the time planned (an
+  hourly schedule, as in Generative Agents), and with norms, the numbers
+  of those the plan respects; `n_norms=None`: planned without norms.
+
+  One entry per hour, by the grammar: asked for 2 to 4 timed blocks, the
+  1.5B model planned a morning (three quarter-hours from 09:00, or blocks
+  from 11:00) for 9 of 10 agents of a day to 16:00, and an agent whose
+  plan covers a part of its day follows the wrong block the rest of it.
+  """
+  n = len(hours_of(start, end))
+  fields = {"hours": {"type": "array", "items": text(60),
+                      "minItems": n, "maxItems": n}}
   if n_norms is not None:
     fields["norms_observed"] = {
         "type": "array", "items": integer(1, max(1, n_norms)),
         "maxItems": max(0, n_norms)}
   return obj(fields)
+
+
+def blocks(hours: list[tuple[str, str]], activities: list[str]
+           ) -> list[dict[str, str]]:
+  """An hourly schedule as blocks: the same activity in hours in a row is
+  one block (decomposed into tasks as one, DecomposePlan)."""
+  items: list[dict[str, str]] = []
+  for (a, b), activity in zip(hours, activities):
+    activity = " ".join(str(activity).split())
+    if items and items[-1]["activity"].lower() == activity.lower():
+      items[-1]["end"] = b
+    else:
+      items.append({"start": a, "end": b, "activity": activity})
+  return items
 
 
 def persona_lines(name: str, persona: str, goal: str, setting: str,
@@ -94,73 +127,39 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
   weigh = ("" if norms is None else
            f" Weigh the norms as {name} would. norms_observed: numbers of "
            "the norms the plan respects.")
+  hours = ", ".join(f"{a}-{b}" for a, b in hours_of(start, end))
   return (
       persona_lines(name, persona, goal, setting, norms) + "\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
-      "Plan that time in 2 to 4 blocks: start and end as HH:MM, and the "
+      f"Plan that time hour by hour ({hours}): for each, in order, the "
       f"activity in a few words (at most 8), as {name} would really spend "
-      "it, habits included." + weigh)
-
-
-MIN_BLOCK = 30
+      "it, habits included; the same words for an activity that goes on." +
+      weigh)
 
 
 def _minutes(clock: str) -> int:
   return int(clock[:2]) * 60 + int(clock[3:])
 
 
-def problem(items: list[dict], start: str, end: str) -> str | None:
-  """Why `items` do not plan the time from `start` to `end`, or None.
-
-  Checked in code, not by the grammar: the 1.5B model planned three
-  quarter-hour blocks from 09:00 for a day to 16:00, or began at 11:00, and
-  an agent whose plan covers a quarter of its day begins a "task" (and
-  asks the model) every slot, or follows the wrong block all morning.
-  """
-  ordered = sorted(items, key=lambda i: i["start"])
-  if ordered[0]["start"] != start:
-    return f"the first block must start at {start}"
-  if ordered[-1]["end"] != end:
-    return f"the last block must end at {end}"
-  for i in ordered:
-    if _minutes(i["end"]) - _minutes(i["start"]) < MIN_BLOCK:
-      return (f"\"{i['activity']}\" runs {i['start']}-{i['end']}; every "
-              f"block lasts at least {MIN_BLOCK} minutes")
-  for a, b in zip(ordered, ordered[1:]):
-    if b["start"] < a["end"]:
-      return f"blocks overlap at {b['start']}"
-  return None
+def _clock(total: int) -> str:
+  return f"{total // 60:02d}:{total % 60:02d}"
 
 
 def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
                    day: int, start: str, end: str,
                    norms: list[PersonalNorm] | None,
                    on_failure: FailureSink | None) -> dict | None:
-  """The day plan; `norms=None` plans without norms (the baseline's).
-
-  A plan that does not cover the time (see `problem`) is asked for once
-  more, saying why, then recorded as a failure: None, never a plan made up.
-  """
-  text = prompt(name, persona, goal, setting, day, start, end, norms)
-  shape = schema(None if norms is None else len(norms), start, end)
-  wrong = None
-  for attempt in range(2):
-    asked = text if attempt == 0 else (
-        f"{text}\nYour answer did not work: {wrong}. Answer again.")
-    answer = structured_call(model, OP, asked, shape, on_failure=on_failure,
-                             max_tokens=256, temperature=0.5)
-    if answer is None:
-      return None
-    wrong = problem(answer["items"], start, end)
-    if wrong is None:
-      break
-  if wrong is not None:
-    if on_failure is not None:
-      on_failure({"kind": "failure", "op": OP, "error": wrong,
-                  "raw": str(answer)[:2000]})
+  """The day plan as blocks of the hourly schedule (`items`), or None
+  (the failure recorded); `norms=None` plans without norms (the
+  baseline's)."""
+  answer = structured_call(
+      model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
+      schema(None if norms is None else len(norms), start, end),
+      on_failure=on_failure, max_tokens=320, temperature=0.5)
+  if answer is None:
     return None
   held = norms or []
-  answer["norms_observed"] = [held[i - 1].id for i in
-                              dict.fromkeys(answer.get("norms_observed", ()))
-                              if i <= len(held)]
-  return answer
+  return {"items": blocks(hours_of(start, end), answer["hours"]),
+          "norms_observed": [held[i - 1].id for i in
+                             dict.fromkeys(answer.get("norms_observed", ()))
+                             if i <= len(held)]}
