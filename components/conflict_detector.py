@@ -39,6 +39,7 @@ from typing import Any
 
 from concordia.typing import entity_component
 
+from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations, threads
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._events import parse_events
@@ -86,8 +87,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       norm_memory_key: the key of the entity's NormMemory.
     """
     super().__init__()
-    self._model = model
-    self._talk_model = talk_model or model
+    self._model = structured_view(model)
+    self._talk_model = structured_view(talk_model or model)
     self._embedder = embedder
     self._relevance = relevance
     self._cooldown = cooldown_steps

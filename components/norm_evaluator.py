@@ -13,6 +13,7 @@ import threading
 
 from concordia.typing import entity_component
 
+from crsec_concordia.models.base import structured_view
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.norms import Origin, PersonalNorm
@@ -47,9 +48,9 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       norm_memory_key: the key of the entity's NormMemory.
     """
     super().__init__()
-    self._model = model
+    self._model = structured_view(model)
     self._embedder = embedder
-    self._synthesis_model = synthesis_model or model
+    self._synthesis_model = structured_view(synthesis_model or model)
     self._threshold = synthesis_threshold
     self._evaluate = immediate_evaluation
     self._synthesis = synthesis

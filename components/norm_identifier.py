@@ -21,6 +21,7 @@ import threading
 from concordia.typing import entity_component
 from concordia.utils import concurrency
 
+from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components._shared import UsesNormMemory
@@ -50,8 +51,8 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
       norm_memory_key: the key of the entity's NormMemory.
     """
     super().__init__()
-    self._model = model
-    self._reflect_model = reflect_model or model
+    self._model = structured_view(model)
+    self._reflect_model = structured_view(reflect_model or model)
     self._reflect_every = reflect_every
     self._communication = communication
     self._observation = observation

@@ -16,6 +16,7 @@ from typing import Any
 from concordia.components.agent import action_spec_ignored
 from concordia.typing import entity_component
 
+from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
@@ -84,7 +85,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     super().__init__(pre_act_label)
     if role not in (ENTREPRENEUR, ORDINARY):
       raise ValueError(f"role must be {ENTREPRENEUR} or {ORDINARY}")
-    self._model = model
+    self._model = structured_view(model)
     self.agent_name = agent_name
     self.persona = persona
     self.role = role

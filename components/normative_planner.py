@@ -35,6 +35,7 @@ from typing import Any
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
+from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
@@ -103,10 +104,11 @@ class NormativePlanner(entity_component.ContextComponent,
     """
     super().__init__()
     self._replan = replan_on_new_norms and use_norms
-    self._model = model
+    self._model = structured_view(model)
     # DecomposePlan's calls counted apart from the day plan's.
-    tagged = getattr(model, "tagged", None)
-    self._decompose_model = tagged("DecomposePlan") if callable(tagged) else model
+    tagged = getattr(self._model, "tagged", None)
+    self._decompose_model = (tagged("DecomposePlan") if callable(tagged)
+                             else self._model)
     self._goal = goal
     self._setting = setting
     self._day_start, self._day_end = day_start, day_end

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
+from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations, repetition
 from crsec_concordia.components import _acting_reasons as reasons_lib
 from crsec_concordia.components._events import parse_events
@@ -73,7 +74,7 @@ class StructuredAct(entity_component.ActingComponent,
         agent acts from its plan and asks the model only for a reason.
     """
     super().__init__()
-    self._model = model
+    self._model = structured_view(model)
     self._order = tuple(component_order) if component_order else None
     # A conversation turn carries its transcript in the call; with the
     # recent events and the plan in view too, the 1.5B model answered with

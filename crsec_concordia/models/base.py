@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import threading
+import weakref
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any, override
@@ -294,13 +295,38 @@ class TaggedModel(language_model.LanguageModel):
     return TaggedModel(self._base, tag)
 
 
+_ADAPTERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ADAPTERS_LOCK = threading.Lock()
+
+
 def as_structured(model: language_model.LanguageModel) -> StructuredLanguageModel:
-  """Returns the structured model behind `model` or explains why there is none."""
+  """The structured model behind `model`.
+
+  Any other Concordia LanguageModel (one of Concordia's own wrappers, a
+  user's) is served through a ConcordiaModelAdapter: the schema stated in
+  the prompt, the answer validated and asked for again. One adapter per
+  model, so that every component of a simulation counts its calls in one
+  place.
+  """
   if isinstance(model, TaggedModel):
     return model.base
   if isinstance(model, StructuredLanguageModel):
     return model
-  raise TypeError(
-      f"{type(model).__name__} has no schema-constrained output; CRSEC "
-      "components need a crsec_concordia.models.StructuredLanguageModel "
-      "(OpenAICompatibleModel, or ScriptedModel in tests).")
+  if not isinstance(model, language_model.LanguageModel):
+    raise TypeError(f"{type(model).__name__} is not a Concordia "
+                    "LanguageModel; CRSEC components need one")
+  from crsec_concordia.models.concordia_adapter import ConcordiaModelAdapter  # pylint: disable=import-outside-toplevel
+  with _ADAPTERS_LOCK:
+    adapter = _ADAPTERS.get(model)
+    if adapter is None:
+      adapter = _ADAPTERS[model] = ConcordiaModelAdapter(model)
+  return adapter
+
+
+def structured_view(model: Any) -> Any:
+  """`model` if it answers `sample_json` (a structured model or a tagged
+  view of one), else the adapter for it (`as_structured`): what the CRSEC
+  components keep, so that any Concordia LanguageModel serves them."""
+  if callable(getattr(model, "sample_json", None)):
+    return model
+  return as_structured(model)

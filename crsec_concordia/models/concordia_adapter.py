@@ -1,0 +1,116 @@
+"""Any Concordia LanguageModel as the structured model CRSEC operations need.
+
+Every CRSEC operation asks for a JSON answer valid for a schema
+(`sample_json`). The project's own OpenAI-compatible model has the server
+enforce the schema; a Concordia `LanguageModel` (one of Concordia's own
+wrappers, a user's) only samples text. So the schema is stated in the
+prompt, the answer's JSON object is taken from the text (code fences and
+talk around it aside), validated with jsonschema, and an invalid answer is
+asked for again, saying what was wrong. After the retries the call raises
+StructuredOutputError with the raw text, which the operations record as a
+failure: no default answer is ever made up.
+
+Calls are counted per tag, as with every model of the project; tokens are
+counted only where the wrapped model reports them (a Concordia
+LanguageModel does not, so they stay 0 and the usage says calls only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jsonschema
+from concordia.language_model import language_model
+
+from crsec_concordia.models import base
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def json_object_in(text: str) -> Any:
+  """The first JSON value in `text` that decodes, fences aside.
+
+  Raises:
+    ValueError: there is none.
+  """
+  candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+  decoder = json.JSONDecoder()
+  for candidate in candidates:
+    for start in (i for i, c in enumerate(candidate) if c in "{["):
+      try:
+        value, _ = decoder.raw_decode(candidate[start:])
+        return value
+      except json.JSONDecodeError:
+        continue
+  raise ValueError("the answer holds no JSON object")
+
+
+class ConcordiaModelAdapter(base.StructuredLanguageModel):
+  """Serves CRSEC's structured calls with any Concordia LanguageModel."""
+
+  def __init__(self, model: language_model.LanguageModel, *,
+               retries: int = 2, seed: int | None = None):
+    """Wraps `model`.
+
+    Args:
+      model: any Concordia LanguageModel (only `sample_text` and
+        `sample_choice` are used).
+      retries: how many more times an invalid answer is asked for.
+      seed: the run seed; each call's seed derives from it and the prompt
+        (passed on to the model, which may or may not honour it).
+    """
+    self.usage = base.UsageMeter()
+    self._model = model
+    self._retries = retries
+    self._seed = seed
+
+  @property
+  def wrapped(self) -> language_model.LanguageModel:
+    return self._model
+
+  def _seed_for(self, prompt: str, seed: int | None) -> int | None:
+    if seed is not None:
+      return seed
+    return None if self._seed is None else base.stable_seed(self._seed,
+                                                             prompt)
+
+  def sample_json(self, prompt: str, schema: base.JsonSchema, *,
+                  max_tokens: int = 512, temperature: float = 0.2,
+                  seed: int | None = None,
+                  tag: str = base.DEFAULT_TAG) -> dict[str, Any]:
+    stated = (f"{prompt}\n\nAnswer with one JSON object and nothing else, "
+              f"valid for this JSON schema:\n{json.dumps(schema)}")
+    asked, raw = stated, ""
+    for attempt in range(1 + self._retries):
+      raw = self._model.sample_text(
+          asked, max_tokens=max_tokens, temperature=temperature,
+          seed=self._seed_for(asked, seed))
+      try:
+        answer = json_object_in(raw)
+        jsonschema.validate(answer, schema)
+      except (ValueError, jsonschema.ValidationError) as e:
+        why = e.message if isinstance(e, jsonschema.ValidationError) else str(e)
+        asked = (f"{stated}\n\nYour answer was not valid ({why}). Answer "
+                 "again with the JSON object only.")
+        continue
+      self.usage.record(tag)
+      return answer
+    self.usage.record(tag, failed=True)
+    raise base.StructuredOutputError(
+        f"no answer valid for the schema after {1 + self._retries} tries",
+        raw=raw, attempts=1 + self._retries)
+
+  def _sample_text(self, prompt: str, *, tag: str, **kwargs) -> str:
+    text = self._model.sample_text(prompt, **kwargs)
+    self.usage.record(tag)
+    return text
+
+  def _sample_choice(self, prompt: str, responses: Sequence[str], *,
+                     tag: str, seed: int | None = None
+                     ) -> tuple[int, str, Mapping[str, Any]]:
+    result = self._model.sample_choice(prompt, responses, seed=seed)
+    self.usage.record(tag)
+    return result
