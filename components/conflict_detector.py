@@ -33,6 +33,7 @@ the shared embedder's lock at the start of a slot.
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -42,7 +43,7 @@ from concordia.typing import entity_component
 from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations, threads
 from crsec_concordia.components._embedding_warmer import warm
-from crsec_concordia.components._events import parse_events
+from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
@@ -60,6 +61,9 @@ CONFLICT_DETECTOR_KEY = "ConflictDetector"
 # (0.15 drops 2 of 12 harmless actions and none of the 5 breaches); the
 # model's judgement does the rest.
 DEFAULT_RELEVANCE = 0.15
+# Observations in a row with no readable behaviour before the log says so.
+UNUSABLE_WARNING = 5
+_log = logging.getLogger(__name__)
 
 
 def behaviour_text(event: observations.ActionObservation) -> str:
@@ -101,6 +105,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     # and the norms it held when it last judged each person's deed.
     self._perceived: dict[str, str] = {}
     self._judged: dict[str, list[str]] = {}
+    self._unusable, self._warned = 0, False
 
   def join(self) -> None:
     """Waits for the detection in progress, if any."""
@@ -245,9 +250,10 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     # What is held and when, fixed now: the detection runs on while the
     # agent's other components (and its act) change and read the database.
     norms = self.norm_memory.database.qualified()
+    seen = events_in(observation, self._model, self.norm_memory)
+    self._note_usable(seen, observation)
     with self._lock:
-      events = self._to_judge(parse_events(observation), me,
-                              [n.id for n in norms])
+      events = self._to_judge(seen, me, [n.id for n in norms])
     if not events:
       self.warm_norms()  # Created just now, perhaps: judged next slot.
       return ""
@@ -288,6 +294,21 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     for e in fresh:
       self._judged[e.actor] = list(held)
     return fresh
+
+  def _note_usable(self, events, observation: str) -> None:
+    """Says once in the log when several observations in a row held no
+    behaviour it could read (a game master whose text it cannot use)."""
+    if not observation.strip():
+      return
+    with self._lock:
+      self._unusable = 0 if events else self._unusable + 1
+      if self._unusable == UNUSABLE_WARNING and not self._warned:
+        self._warned = True
+        _log.warning(
+            "%s: %d observations in a row held no behaviour this agent "
+            "could read; its CRSEC components are idle (is the game master's "
+            "text readable? see crsec_concordia.observations)",
+            self.norm_memory.agent_name, UNUSABLE_WARNING)
 
   def post_act(self, action_attempt: str) -> str:
     del action_attempt

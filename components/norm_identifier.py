@@ -23,7 +23,7 @@ from concordia.utils import concurrency
 
 from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations
-from crsec_concordia.components._events import parse_events
+from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
@@ -108,7 +108,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     self.norm_memory.note(observation)
     me = self.get_entity().name
     tasks = {}
-    events = parse_events(observation)
+    events = events_in(observation, self._model, self.norm_memory)
     for i, event in enumerate(events):
       if isinstance(event, observations.ConversationObservation):
         if self._communication and me in event.participants:

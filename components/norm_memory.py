@@ -101,6 +101,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     self.last_stamp: observations.Stamp | None = None
     self._known_names: set[str] = {agent_name}
     self._news: list[str] = []
+    self._free_text = ""
 
   # -- journal ----------------------------------------------------------------
 
@@ -196,6 +197,15 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     """
     events = parse_events(observation)
     with self._journal_lock:
+      text = observation.strip()
+      if not events and text and text != self._free_text:
+        # Another game master's free text carries no stamp: each new text
+        # is a step of its own (cooldowns and records count steps).
+        self._free_text = text
+        step = (self.last_stamp.step + 1) if self.last_stamp else 1
+        self.last_stamp = observations.Stamp(
+            self.last_stamp.day if self.last_stamp else 1,
+            self.last_stamp.clock if self.last_stamp else "00:00", step)
       for event in events:
         if self.last_stamp is None or event.stamp.step >= self.last_stamp.step:
           self.last_stamp = event.stamp

@@ -27,6 +27,7 @@ CLASSIFY = r"themes: a list"
 SYNTHESIZE = r"weights: for each"
 PLAN = r"Plan that time hour by hour"
 DECOMPOSE = r"Break that time into tasks"
+READ = r"events: each thing a person did"
 ACT = r"Reply as .*, in character"
 
 
@@ -129,6 +130,8 @@ def cafe_model(**answers) -> ScriptedModel:
                    "type": "injunctive", "weights": [3, 1]},
       PLAN: plan_answer(halves("write poems", "lunch and reading")),
       DECOMPOSE: tasks_of(60),
+      # Free text (not the exact observation format) holds no event here.
+      READ: {"events": []},
       ACT: {"answer": "sips a coffee."},
   }
   defaults.update(answers)

@@ -148,3 +148,40 @@ def test_concordias_own_openai_wrapper_serves_crsec_end_to_end():
     assert fake.chat_requests()
   finally:
     fake.stop()
+
+
+def test_a_conflict_is_detected_from_another_game_masters_free_text():
+  """Under a game master that narrates in free text (Concordia's stock one
+  does), ReadEvents reads who did what, once per text, and the observer's
+  CRSEC components judge it as they judge the exact format."""
+  model = cs.cafe_model()
+  model.add_rule(r"events: each thing a person did", lambda prompt: {
+      "events": [{"actor": "Tom Gomez", "deed": "lit a cigarette at the bar",
+                  "place": "indoors"},
+                 {"actor": "Nobody Here", "deed": "invented",
+                  "place": "not said"}]}, first=True)
+  agent = cs.build_agent("normative", model, name="Tamara Rodriguez",
+                         role="ordinary")
+  agent.get_component(NORM_MEMORY_KEY).database.add(
+      "No smoking indoors.", "injunctive", 80, origin="created",
+      qualified=True)
+  agent.observe("The morning drags on. Tom Gomez lit a cigarette at the bar "
+                "while the radio played.")
+  calls = model.calls_by_tag()
+  assert calls["ReadEvents"] == 1  # One read, shared by both components.
+  conflicts = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+               if r["kind"] == "conflict"]
+  assert [(c["actor"], c["behaviour"]) for c in conflicts] == [
+      ("Tom Gomez", "lit a cigarette at the bar")]
+
+
+def test_the_log_says_once_when_nothing_readable_arrives(caplog):
+  model = cs.cafe_model()
+  model.add_rule(r"events: each thing a person did",
+                 {"events": []}, first=True)
+  agent = cs.build_agent("normative", model, role="ordinary")
+  for i in range(8):
+    agent.observe(f"The weather is fine, hour {i}.")
+  warnings = [r for r in caplog.records
+              if "held no behaviour this agent could read" in r.getMessage()]
+  assert len(warnings) == 1
