@@ -32,13 +32,15 @@ from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import slot_actions
+# The referee's question (its names stay importable from here).
+from crsec_concordia.game_masters.referee_question import (  # noqa: F401
+    NONE, PLACES, _none_token, adjudication_prompt, adjudication_schema,
+    behaviours_of)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.operations.base import has_evidence
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"
-PLACES = ("indoors", "outdoors")
-NONE = "none"
 FAILED_EVIDENCE = "adjudication failed: {error}"
 NO_ACTION_EVIDENCE = "no action: the agent produced none of its own"
 MAX_ACTION_CHARS = 600
@@ -50,109 +52,6 @@ def _failure(error: Exception) -> dict[str, Any]:
   """The failure record of an adjudication call."""
   return {"op": ADJUDICATE_TAG, "error": str(error),
           "raw": getattr(error, "raw", "")}
-
-
-def _none_token(behaviour_ids: Sequence[str]) -> str:
-  return NONE if NONE not in behaviour_ids else "no_behaviour"
-
-
-def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
-  """The answer's shape: the main behaviour and a second one, or none.
-
-  Two single choices rather than a list: asked for a list, the 1.5B model
-  lists several ids for any action that mentions the terrace or smoke
-  (13 of 21 realistic actions right); asked for one id or none, and one
-  more or none, it got 19 of 21. An action showing more than two of the
-  scenario's behaviours at once is rare.
-  """
-  choices = list(behaviour_ids) + [_none_token(behaviour_ids)]
-  return {
-      "type": "object",
-      "additionalProperties": False,
-      # In this order: the narration first keeps it faithful to the action;
-      # the place before the behaviours decides smoking inside or out; the
-      # quote after the ids, checked in code (see adjudication_prompt).
-      "required": ["narration", "place", "behaviour", "also", "evidence"],
-      # The grammar follows the order of `properties`, not of `required`.
-      "properties": {
-          "narration": {"type": "string", "maxLength": 300},
-          "place": {"type": "string", "enum": list(PLACES)},
-          "behaviour": {"type": "string", "enum": choices},
-          "also": {"type": "string", "enum": choices},
-          "evidence": {"type": "string", "maxLength": 300},
-      },
-  }
-
-
-def behaviours_of(answer: Mapping[str, Any],
-                  behaviour_ids: Sequence[str]) -> list[str]:
-  """The behaviour ids an answer names, in order, without "none"."""
-  named = (answer.get("behaviour"), answer.get("also"))
-  return [b for b in dict.fromkeys(named) if b in behaviour_ids]
-
-
-def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
-                        actor: str, action: str, situation: str = "",
-                        default_place: str | None = None) -> str:
-  """A short, concrete prompt: what a 1.5B model can follow.
-
-  The fixed part (setting and behaviour list) comes first, so a server's
-  prompt cache reuses it from one step to the next. The situation of an
-  occasion comes just before the action it prompted: "pays and leaves"
-  is a refused tip only to a referee who knows a bill was brought.
-  """
-  none = _none_token([b["id"] for b in behaviours])
-  unsaid = (f"{default_place}, where the action does not say" if default_place
-            else "an action that does not say where happens where people "
-            "usually are in the setting above")
-  listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
-  # Nothing of a venue here: where people are by default is the setting's
-  # (`place` is the scenario's setting line: a café's room, a garden's
-  # open air), not a rule of this prompt.
-  return (
-      f"You are the referee at {place}.\n"
-      f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
-      + (f"Situation: {situation}\n" if situation else "")
-      + f"{actor}: \"{action}\"\n\n"
-      "narration: the same action in one short sentence, present tense, with "
-      "the same meaning.\n"
-      "place: indoors if the action happens inside a building or a room, "
-      f"outdoors if in the open air; {unsaid}.\n"
-      f"behaviour: the id the action plainly shows, or {none}. Most actions "
-      f"show {none}.\n"
-      f"also: a second id the action plainly shows too, or {none}.\n"
-      "evidence: quote the words of the action that show the ids you chose, "
-      f"or \"none\" if you chose {none}.")
-# Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours, on 11
-# clean actions and 10 taken from a live run (echoes of the premise, smoke
-# only mentioned, outdoor chores): 19 of 21 behaviour sets right, with a
-# place rule that named the café ("everyone is inside unless an action says
-# they go outside"; without any default the model said outdoors for all).
-# The rule now defers to the setting, for any venue; bench/judgement_probe.py
-# counts the places it gives on each scenario's labelled cases. Deferring to
-# the setting alone, the model said indoors for most actions in the open-air
-# garden (place 5 of 16 right); told the scenario's `default_place`, 12 of 16
-# (the café stays at 7 of 10: "steps out onto the terrace" is still indoors).
-# The quote comes after the ids and is checked in code (it must be words of
-# the action, repetition.quotes; if not, the answer is asked for once more,
-# saying why). Asked for the quote first, the model wrote "none" and then
-# named a behaviour anyway, often the right one: garden 8 of 18 probe cases
-# right, café 9 of 11. With the prompt asking for a quote "of the ids you
-# chose" but the grammar still putting the quote first (the grammar follows
-# `properties`, not `required`), garden 14 of 18 and café 10 of 11, but the
-# model then "quoted" the id it was about to choose ("smoking_indoors" for
-# a man chain-smoking at his table: 3 smokings of a full-café run lost).
-# With the ids truly first: garden 13 of 18, café 10 of 11, and those
-# smokings counted (the quote is then often the whole action, so the check
-# mostly catches a quote of something else).
-# Tried and dropped: a `where` field before the place ("quote the words of
-# the action that say where it happens, or 'not said'") with the default
-# applied in code when the quote was not the action's words: the model
-# answered "not said" for nearly every action, even "steps out onto the
-# terrace", and the extra field cost behaviours (café 7 of 11, was 9). Other
-# wordings that fail there: a list of ids (see adjudication_schema);
-# narration without "with the same meaning" (a refused tip retold as a tip)
-# or asked last (invented details).
 
 
 def clean_action(putative_event: str, actor: str | None) -> str:
