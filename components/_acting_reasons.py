@@ -29,12 +29,13 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from crsec_concordia import observations
+
 TASK_BEGINS = "task begins"
 OCCASION = "occasion"
 CONVERSATION_ENDED = "conversation ended"
 PREVIOUS_FAILED = "previous action failed"
-# The action spec tag of an occasion's question (game_masters/action_spec.py).
-OCCASION_TAG = "occasion"
+OCCASION_TAG = observations.OCCASION_TAG
 CONTINUED = "continued"
 # What a NormMemory (or a planner without one) reports as news, in the
 # order reasons are recorded.

@@ -66,6 +66,9 @@ def continued_action(text: str) -> str | None:
 # The tag of the action spec for one conversation turn: the agent answers
 # with spoken words, not with a narrated action.
 SPEECH_TAG = "speech"
+# The tag of the action spec of a slot in which the game master puts an
+# occasion to the agent: a reason for a plan-driven act to decide anew.
+OCCASION_TAG = "occasion"
 
 
 @dataclasses.dataclass(frozen=True)

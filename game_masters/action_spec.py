@@ -18,6 +18,7 @@ from concordia.components.game_master import next_acting as next_acting_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
+from crsec_concordia import observations
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 
@@ -29,8 +30,7 @@ ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
 DEFAULT_CALL_TO_ACTION = ("It is {time} at {place}. {situation}{question} "
                           "Describe one action in one sentence.")
 DEFAULT_QUESTION = "What does {actor} do next?"
-# The action spec tag of a slot in which an occasion is put to the agent.
-OCCASION_TAG = "occasion"
+OCCASION_TAG = observations.OCCASION_TAG
 
 
 def name_from_request(request: str, template: str) -> str:

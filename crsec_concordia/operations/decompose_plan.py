@@ -22,19 +22,11 @@ from typing import Any
 
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import FailureSink, obj, structured_call
-from crsec_concordia.operations.normative_plan import items_schema, persona_lines
+from crsec_concordia.operations.normative_plan import (clock_of, items_schema,
+                                                       minutes, persona_lines)
 
 OP = "DecomposePlan"
 MIN_TASK, MAX_TASK = 10, 60
-
-
-def minutes(clock: str) -> int:
-  h, m = clock.split(":")
-  return int(h) * 60 + int(m)
-
-
-def clock_of(total: int) -> str:
-  return f"{total // 60:02d}:{total % 60:02d}"
 
 
 def task_bounds(start: str, end: str) -> tuple[int, int]:

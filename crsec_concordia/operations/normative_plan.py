@@ -62,10 +62,10 @@ def items_schema(start: str, end: str, lo: int, hi: int,
 def hours_of(start: str, end: str) -> list[tuple[str, str]]:
   """The hours of the time from `start` to `end`: (from, to) pairs cut at
   the full hours ("09:20"-"10:00", "10:00"-"11:00", ...)."""
-  lo, hi = _minutes(start), _minutes(end)
+  lo, hi = minutes(start), minutes(end)
   cuts = [lo] + [h * 60 for h in range(lo // 60 + 1, -(-hi // 60))] + [hi]
   cuts = sorted(set(c for c in cuts if lo <= c <= hi))
-  return [(_clock(a), _clock(b)) for a, b in zip(cuts, cuts[1:])]
+  return [(clock_of(a), clock_of(b)) for a, b in zip(cuts, cuts[1:])]
 
 
 def schema(n_norms: int | None, start: str = "00:00",
@@ -137,11 +137,13 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
       weigh)
 
 
-def _minutes(clock: str) -> int:
+def minutes(clock: str) -> int:
+  """"HH:MM" as minutes since midnight."""
   return int(clock[:2]) * 60 + int(clock[3:])
 
 
-def _clock(total: int) -> str:
+def clock_of(total: int) -> str:
+  """Minutes since midnight as "HH:MM"."""
   return f"{total // 60:02d}:{total % 60:02d}"
 
 
