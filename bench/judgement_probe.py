@@ -5,12 +5,15 @@ agents write them, each labelled with the behaviour ids a fair referee sees)
 go through the same calls a run makes: the general adjudication (and the
 place it gives, where a case names one), the focused check of an occasion
 that names behaviours (with its embedding gate) and DetectConflict against
-one norm. Prints right/total for each and every miss, so a new model, prompt
-or venue can be compared with the embedded model before a long run. Any
+one norm. Prints the referee's precision and recall over behaviour tags
+(bench/probe_scores.py), the places right, each check's right/total and
+every miss, then one summary line per venue, so a new model, prompt or
+venue can be compared with the embedded model before a long run. Any
 endpoint: set CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the
-embedded model.
+embedded model. The cases are test data: nothing of them reaches a prompt
+of the product.
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
-       [--probes FILE]
+       [--probes FILE] | --all
 """
 
 import argparse
@@ -20,12 +23,16 @@ from pathlib import Path
 import pydantic
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from crsec_concordia.errors import UserError  # noqa: E402
-from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
+from crsec_concordia.scenarios import (Scenario, builtin_names,  # noqa: E402
+                                       load_scenario)
+import probe_scores  # noqa: E402  (bench/, beside this file)
 
-PROBES = Path(__file__).resolve().parent / "probes"
+PROBES = HERE / "probes"
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
 
 
@@ -49,6 +56,9 @@ class _Conflict(pydantic.BaseModel):
   actor: str
   action: str
   breaks: bool
+  # Where the observer sees it (the event's place in a run); by default the
+  # scenario's default place.
+  place: str | None = None
 
 
 class Probes(pydantic.BaseModel):
@@ -61,6 +71,12 @@ class Probes(pydantic.BaseModel):
 
 def probes_path(scenario: Scenario) -> Path:
   return PROBES / f"{scenario.name}.yaml"
+
+
+def probed_venues() -> list[str]:
+  """The shipped scenarios that have a probe file, by name."""
+  return [name for name in builtin_names()
+          if (PROBES / f"{name}.yaml").is_file()]
 
 
 def load_probes(path: Path, scenario: Scenario) -> Probes:
@@ -82,13 +98,14 @@ def load_probes(path: Path, scenario: Scenario) -> Probes:
   problems = []
   cases = [*probes.referee, *(probes.occasion.answers if probes.occasion
                                 else [])]
-  for case in cases:
-    problems += [f"{b!r} is not a behaviour of {scenario.name}"
-                 for b in case.behaviours if b not in known]
+  for case in [*cases, *probes.conflicts]:
     if case.place not in (None, "indoors", "outdoors"):
       problems.append(f"place {case.place!r} is not indoors or outdoors")
     if case.actor not in scenario.agent_names:
       problems.append(f"{case.actor!r} is not an agent of {scenario.name}")
+  for case in cases:
+    problems += [f"{b!r} is not a behaviour of {scenario.name}"
+                 for b in case.behaviours if b not in known]
   if probes.occasion is not None:
     occasion = next((o for o in scenario.occasions
                      if o.id == probes.occasion.id), None)
@@ -104,44 +121,56 @@ def load_probes(path: Path, scenario: Scenario) -> Probes:
   return probes
 
 
-def report(name: str, results: list[tuple[bool, str]]) -> None:
+def report(name: str, results: list[tuple[bool, str]]) -> tuple[int, int]:
+  """Prints right/total and every miss; (right, total)."""
   right = sum(ok for ok, _ in results)
   print(f"{name}: {right}/{len(results)} right")
   for ok, line in results:
     if not ok:
       print(f"   miss: {line}")
+  return right, len(results)
 
 
-def probe_referee(model, scenario: Scenario, cases: list[_Case]) -> None:
+def probe_referee(model, scenario: Scenario, cases: list[_Case]
+                  ) -> tuple[probe_scores.TagCounts, tuple[int, int] | None]:
   """The game master's own adjudication of each case (the run's code path:
-  its evidence rule and the scenario's default place included)."""
+  its evidence rule and the scenario's default place included): the tag
+  counts and (places right, places labelled)."""
   from crsec_concordia.game_masters import adjudication  # pylint: disable=import-outside-toplevel
   referee = adjudication.Adjudication(
       model, place=scenario.setting, default_place=scenario.default_place,
       behaviours=[b.model_dump(mode="json") for b in scenario.behaviours])
+  counts = probe_scores.TagCounts()
   results, places = [], []
   for case in cases:
     event, failure = referee.adjudicate(case.actor, case.action)
-    if failure is not None:
-      results.append((False, f"failed: {failure['error']} | {case.action}"))
+    want = set(case.behaviours)
+    if failure is not None and not event.get("adjudicated"):
+      counts.add(want, ())
+      results.append((False, f"want {sorted(want)} failed: "
+                     f"{failure['error']} | {case.action}"))
       continue
-    want, got = set(case.behaviours), set(event["behaviours"])
+    got = set(event["behaviours"])
     # A claim without the action's words as evidence is not counted; shown
     # on a miss with the evidence given, to tell the two failures apart.
     claimed = (f" (claimed {event['unsupported']}, evidence "
-               f"{event['evidence']!r})" if event.get("unsupported") else "")
-    results.append((got == want, f"want {sorted(want)} got {sorted(got)}"
-                    f"{claimed} | {case.action}"))
+               f"{event['evidence']!r})" if event.get("unsupported") else
+               f" (evidence {event['evidence']!r})")
+    ok = counts.add(want, got)
+    results.append((ok, f"want {sorted(want)} got {sorted(got)}{claimed} | "
+                    f"{case.actor}: {case.action}"))
     if case.place:
       places.append((event["place"] == case.place,
                      f"want {case.place} got {event['place']} | "
                      f"{case.action}"))
   report("referee (general call)", results)
-  if places:
-    report("referee place", places)
+  print(f"referee tags: {counts.line()}; {counts.detail()}")
+  placed = report("referee place", places) if places else None
+  return counts, placed
 
 
-def probe_occasion(model, scenario: Scenario, probes: _Occasion) -> None:
+def probe_occasion(model, scenario: Scenario, probes: _Occasion
+                   ) -> tuple[str, int, int]:
   from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.game_masters import occasion_check  # pylint: disable=import-outside-toplevel
   occasion = next(o for o in scenario.occasions if o.id == probes.id)
@@ -160,49 +189,87 @@ def probe_occasion(model, scenario: Scenario, probes: _Occasion) -> None:
     results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
                     f"({check['behaviour']}, similarity {check['similarity']})"
                     f" | {case.action}"))
-  report(f"{occasion.id} check (focused call + similarity gate)", results)
+  right, total = report(
+      f"{occasion.id} check (focused call + similarity gate)", results)
+  return occasion.id, right, total
 
 
-def probe_conflicts(model, cases: list[_Conflict]) -> None:
+def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict]
+                    ) -> tuple[int, int]:
   from crsec_concordia.norms import PersonalNorm  # pylint: disable=import-outside-toplevel
   from crsec_concordia.operations.detect_conflict import detect_conflict  # pylint: disable=import-outside-toplevel
   results = []
   for case in cases:
     verdict = detect_conflict(
-        model, actor=case.actor, behaviour=case.action, place="indoors",
+        model, actor=case.actor, behaviour=case.action,
+        place=case.place or scenario.default_place or "indoors",
         norm=PersonalNorm(id="n", content=case.norm, utility=80,
                           type="injunctive"),
         on_failure=None)
     got = bool(verdict and verdict[0])
+    said = ("failed" if verdict is None else
+            f"got {'breach' if got else 'none'}, quoted {verdict[1]!r}")
     results.append((got == case.breaks, f"{case.norm} | want "
-                    f"{'breach' if case.breaks else 'none'} | {case.action}"))
-  report("DetectConflict", results)
+                    f"{'breach' if case.breaks else 'none'}, {said} | "
+                    f"{case.action}"))
+  return report("DetectConflict", results)
+
+
+def probe_venue(model, scenario: Scenario, probes: Probes
+                ) -> tuple[str, probe_scores.TagCounts | None]:
+  """Every section of one venue's cases; its summary line and tag counts."""
+  print(f"scenario {scenario.name}", flush=True)
+  tags = placed = occasion = conflicts = None
+  if probes.referee:
+    tags, placed = probe_referee(model, scenario, probes.referee)
+  if probes.occasion is not None:
+    occasion = probe_occasion(model, scenario, probes.occasion)
+  if probes.conflicts:
+    conflicts = probe_conflicts(model, scenario, probes.conflicts)
+  line = probe_scores.summary_line(scenario.name, tags, placed, conflicts,
+                                   occasion)
+  print(line, end="\n\n", flush=True)
+  return line, tags
 
 
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--scenario", default=DEFAULT_SCENARIO,
+  parser.add_argument("--scenario", default=None,
                       help="a built-in scenario name or a .yaml path "
                            f"(default {DEFAULT_SCENARIO})")
   parser.add_argument("--probes", type=Path, default=None,
                       help="the labelled cases (default: "
                            "bench/probes/<scenario name>.yaml)")
+  parser.add_argument("--all", action="store_true",
+                      help="every shipped scenario that has a probe file, "
+                           "one after the other with one model")
   args = parser.parse_args(argv)
+  if args.all and (args.scenario or args.probes):
+    parser.error("--all runs every shipped venue's own probe file: "
+                 "give it without --scenario or --probes")
   try:
-    scenario = load_scenario(args.scenario)
-    probes = load_probes(args.probes or probes_path(scenario), scenario)
+    if args.all:
+      venues = []
+      for name in probed_venues():
+        scenario = load_scenario(name)
+        venues.append((scenario, load_probes(probes_path(scenario),
+                                             scenario)))
+    else:
+      scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
+      venues = [(scenario, load_probes(args.probes or probes_path(scenario),
+                                       scenario))]
   except UserError as e:
     print(f"judgement_probe: {e}", file=sys.stderr)
     return 2
   from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
   model = make_model(EndpointConfig.resolve(), seed=1)
-  print(f"scenario {scenario.name}")
-  if probes.referee:
-    probe_referee(model, scenario, probes.referee)
-  if probes.occasion is not None:
-    probe_occasion(model, scenario, probes.occasion)
-  if probes.conflicts:
-    probe_conflicts(model, probes.conflicts)
+  results = [probe_venue(model, scenario, probes)
+             for scenario, probes in venues]
+  print(f"summary (target: referee P >= {probe_scores.TARGET_PRECISION} "
+        f"and R >= {probe_scores.TARGET_RECALL})")
+  for line, tags in results:
+    below = tags is not None and not tags.meets_target()
+    print(line + ("  [below target]" if below else ""))
   return 0
 
 
