@@ -31,7 +31,11 @@ def _probe_module():
 probe = _probe_module()
 
 
-@pytest.mark.parametrize("name", ["hobbs_cafe_mini", "community_garden"])
+probe_scores = probe.probe_scores
+SHIPPED = ["community_garden", "hobbs_cafe", "hobbs_cafe_mini"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
 def test_every_probe_file_labels_its_scenario(name):
   scenario = load_scenario(name)
   cases = probe.load_probes(probe.probes_path(scenario), scenario)
@@ -56,6 +60,85 @@ def test_the_garden_has_cases_enough_for_each_behaviour_and_place():
   assert {c.place for c in cases.referee} >= {"indoors", "outdoors"}
   targets = {t.text for t in scenario.target_norms}
   assert {c.norm for c in cases.conflicts} == targets
+
+
+def test_every_shipped_venue_has_a_probe_file():
+  assert probe.probed_venues() == SHIPPED
+  # A venue shipped later needs its probe file (and a place in SHIPPED).
+  from crsec_concordia.scenarios import builtin_names  # pylint: disable=import-outside-toplevel
+  assert builtin_names() == SHIPPED
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_venue_has_40_referee_cases_half_of_them_none(name):
+  scenario = load_scenario(name)
+  cases = probe.load_probes(probe.probes_path(scenario), scenario)
+  referee = cases.referee
+  assert len(referee) >= 40
+  assert 2 * sum(not c.behaviours for c in referee) >= len(referee)
+  tagged = [b for c in referee for b in c.behaviours]
+  # Every behaviour of the venue in the general call, none left at one case.
+  assert {b: tagged.count(b) >= 2 for b in scenario.behaviour_ids} == {
+      b: True for b in scenario.behaviour_ids}
+  assert {c.place for c in referee} >= {"indoors", "outdoors"}
+  assert len({c.actor for c in referee}) == len(scenario.agent_names)
+  assert len({c.action for c in referee}) == len(referee)  # No twins.
+  assert len(cases.conflicts) >= 8
+  assert {c.breaks for c in cases.conflicts} == {True, False}
+  assert {c.norm for c in cases.conflicts} >= {
+      t.text for t in scenario.target_norms}
+
+
+def test_tag_counts_are_micro_averaged_over_cases():
+  counts = probe_scores.TagCounts()
+  assert counts.add(["loud"], ["loud"])  # TP 1
+  assert not counts.add(["smoking_indoors", "loud"], ["smoking_indoors"])
+  assert not counts.add([], ["quiet"])  # A none case: its false tag.
+  assert counts.add([], [])  # A none case right: nothing counted.
+  assert not counts.add(["tipped"], ["refused_tip"])  # FP 1 and FN 1.
+  assert not counts.add(["tipped"], ())  # A failed answer: FN 1.
+  assert (counts.tp, counts.fp, counts.fn) == (2, 2, 3)
+  assert (counts.cases, counts.none_cases, counts.exact) == (6, 2, 2)
+  assert counts.precision == pytest.approx(2 / 4)
+  assert counts.recall == pytest.approx(2 / 5)
+  assert not counts.meets_target()
+  assert counts.line() == "referee P 0.50 R 0.40 (n=6, 2 none)"
+
+
+def test_tag_counts_of_a_referee_that_tags_nothing_and_the_target():
+  silent = probe_scores.TagCounts()
+  silent.add(["loud"], [])
+  silent.add([], [])
+  assert (silent.precision, silent.recall) == (1.0, 0.0)
+  assert not silent.meets_target()
+  good = probe_scores.TagCounts()
+  for _ in range(9):
+    good.add(["loud"], ["loud"])
+  good.add([], ["quiet"])
+  good.add(["tipped"], [])
+  good.add(["tipped"], [])
+  assert (good.precision, good.recall) == (0.9, pytest.approx(9 / 11))
+  assert good.meets_target()
+
+
+def test_the_summary_line_of_a_venue():
+  counts = probe_scores.TagCounts()
+  counts.add(["loud"], ["loud"])
+  counts.add([], [])
+  assert probe_scores.summary_line(
+      "hobbs_cafe", counts, (10, 12), (9, 10)) == (
+          "hobbs_cafe: referee P 1.00 R 1.00 (n=2, 1 none); places 10/12; "
+          "DetectConflict 9/10")
+  assert probe_scores.summary_line(
+      "x", None, None, (1, 2), ("bill", 3, 4)) == (
+          "x: DetectConflict 1/2; bill check 3/4")
+
+
+def test_all_takes_no_scenario(capsys):
+  with pytest.raises(SystemExit) as info:
+    probe.main(["--all", "--scenario", "hobbs_cafe"])
+  assert info.value.code == 2
+  assert "--all" in capsys.readouterr().err
 
 
 def test_a_probe_file_for_another_scenario_is_refused(tmp_path):
