@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import html
 import io
 import random
 import re
@@ -36,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia.metrics import rundir
+from crsec_concordia.metrics import rundir, templating
 from crsec_concordia.metrics.csv_cells import safe_cell
 
 # What each operation does, as the raters read it. No venue: `{place}` is
@@ -286,59 +285,17 @@ def _csv(items: Sequence[Item]) -> str:
   return buffer.getvalue()
 
 
-_STYLE = """
-body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
-pre{white-space:pre-wrap;background:#f6f6f6;padding:.5em;border-radius:4px;margin:.2em 0}
-.item{border:1px solid #ddd;border-radius:6px;padding:.6em;margin:.8em 0}
-.likert label{display:inline-block;margin-right:.8em;font-size:.9em}
-h2{border-bottom:1px solid #ccc;padding-bottom:.2em}
-"""
-
-_SCRIPT = """
-function download(){var rows=[["id","rating_1_to_7"]];
-document.querySelectorAll('.item').forEach(function(d){
-var c=d.querySelector('input:checked');rows.push([d.id,c?c.value:""]);});
-var blob=new Blob([rows.map(function(r){return r.join(",");}).join("\\n")],{type:"text/csv"});
-var a=document.createElement('a');a.href=URL.createObjectURL(blob);
-a.download=document.body.dataset.agent+"-answers.csv";a.click();}
-"""
-
-
 def _agent_html(agent: str, name: str, items: Sequence[Item],
                 place: str = NO_PLACE) -> str:
-  esc = html.escape
-  parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
-           f"Questionnaire: {esc(agent)}</title><style>{_STYLE}</style>"
-           f"<script>{_SCRIPT}</script></head>"
-           f"<body data-agent='{esc(name)}'>",
-           f"<h1>Questionnaire: {esc(agent)}</h1>",
-           "<p>Each item shows what an operation of the agent's norm "
-           "architecture received (input) and produced (output). Rate your "
-           f"agreement: <em>{esc(QUESTION)}</em> 1 = strongly disagree, "
-           "7 = strongly agree. When done, press <button onclick='download()'>"
-           "download my answers (CSV)</button>, or fill in the CSV beside "
-           "this page.</p>"]
-  for op in OPERATIONS:
-    description = describe(op, place)
-    chosen = [i for i in items if i.operation == op]
-    parts.append(f"<h2>{esc(op.replace('_', ' '))}</h2><p>{esc(description)}"
-                 f" ({len(chosen)} item{'s' if len(chosen) != 1 else ''})</p>")
-    if not chosen:
-      parts.append("<p><em>This agent has no record of this operation.</em>"
-                   "</p>")
-    for i in chosen:
-      radios = "".join(
-          f"<label><input type='radio' name='{esc(i.id)}' value='{v}'> "
-          f"{v} {esc(LIKERT[v - 1]) if v in (1, 4, 7) else ''}</label>"
-          for v in range(1, 8))
-      parts.append(
-          f"<div class='item' id='{esc(i.id)}'><small>{esc(i.id)} · "
-          f"{esc(i.run)} · {esc(i.time)} (step {i.step})</small>"
-          f"<div><b>Input</b><pre>{esc(i.input)}</pre></div>"
-          f"<div><b>Output</b><pre>{esc(i.output)}</pre></div>"
-          f"<div class='likert'>{radios}</div></div>")
-  parts.append("</body></html>")
-  return "\n".join(parts)
+  """The agent's page (templates/questionnaire_agent.html.j2); `name` is
+  its slug, the prefix of the answers file the page downloads."""
+  operations = [{"title": op.replace("_", " "),
+                 "description": describe(op, place),
+                 "chosen": [i for i in items if i.operation == op]}
+                for op in OPERATIONS]
+  return templating.render("questionnaire_agent.html.j2", agent=agent,
+                           name=name, question=QUESTION, likert=LIKERT,
+                           operations=operations)
 
 
 def write(runs: Sequence[rundir.RunData], out_dir: str | Path, *,
@@ -356,7 +313,7 @@ def write(runs: Sequence[rundir.RunData], out_dir: str | Path, *,
         places[agent] = place_of(run)
     items.extend(items_for_run(run))
   chosen = sample(items, agents, per_op=per_op, seed=seed)
-  rows = []
+  rows: list[dict[str, Any]] = []  # The index's, one per agent.
   everything: list[Item] = []
   names = slugs(list(chosen))
   for agent, agent_items in chosen.items():
@@ -366,25 +323,12 @@ def write(runs: Sequence[rundir.RunData], out_dir: str | Path, *,
         encoding="utf-8")
     (out / f"{name}.csv").write_text(_csv(agent_items), encoding="utf-8")
     everything.extend(agent_items)
-    counts = {op: sum(i.operation == op for i in agent_items)
-              for op in OPERATIONS}
-    rows.append((agent, name, counts))
+    rows.append({"agent": agent, "name": name,
+                 "counts": [sum(i.operation == op for i in agent_items)
+                            for op in OPERATIONS]})
   (out / "all.csv").write_text(_csv(everything), encoding="utf-8")
-  esc = html.escape
-  head = "".join(f"<th>{esc(op.replace('_', ' '))}</th>" for op in OPERATIONS)
-  body = "".join(
-      f"<tr><td><a href='{name}.html'>{esc(agent)}</a> "
-      f"(<a href='{name}.csv'>csv</a>)</td>"
-      + "".join(f"<td>{counts[op]}</td>" for op in OPERATIONS) + "</tr>"
-      for agent, name, counts in rows)
-  (out / "index.html").write_text(
-      f"<!doctype html><html><head><meta charset='utf-8'><title>Human "
-      f"evaluation</title><style>{_STYLE} td,th{{padding:.2em .5em;"
-      f"border-bottom:1px solid #eee}}</style></head><body>"
-      f"<h1>Human evaluation kit</h1><p>One questionnaire per agent: up to "
-      f"{per_op} sampled input/output pairs per CRSEC operation (sampling "
-      f"seed {seed}), each rated on a 7-point Likert agreement scale, as in "
-      f"the paper's human evaluation. <a href='all.csv'>All items (CSV)</a>."
-      f"</p><table><tr><th>agent</th>{head}</tr>{body}</table></body></html>",
-      encoding="utf-8")
+  index = templating.render(
+      "questionnaire_index.html.j2", per_op=per_op, seed=seed,
+      titles=[op.replace("_", " ") for op in OPERATIONS], rows=rows)
+  (out / "index.html").write_text(index, encoding="utf-8")
   return out

@@ -5,15 +5,15 @@ or archived alone) at OUT/index.html, the same PNGs under OUT/figures/, the
 metrics exported beside the runs (metrics/ in each run directory, the
 compare_* files in a compare directory) and the questionnaire under
 OUT/questionnaire/.
+
+The pages are templates/run.html.j2 and compare.html.j2; this module
+computes what they show, as plain text and data (templating.py).
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import html
 import math
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,19 +23,12 @@ import pandas as pd
 from crsec_concordia.metrics import aggregate, figures, matcher_quality
 from crsec_concordia.metrics import questionnaire, rundir, run_metrics
 from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.templating import (Cell, Lines, Page, Stats,
+                                                Strong)
 
-esc = html.escape
 MatcherFactory = Callable[[rundir.RunData], NormMatcher]
-
-_STYLE = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-td,th{border-bottom:1px solid #e4e4e4;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}
-img{max-width:100%;border:1px solid #eee;margin:.4em 0}
-h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-.note{color:#666;font-size:.9em}
-"""
+_USAGE_FIELDS = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
+                 "completion_tokens")
 
 
 @dataclasses.dataclass
@@ -50,7 +43,7 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return "–"
   if isinstance(value, float):
     return f"{value:.{digits}f}"
-  return esc(str(value))
+  return str(value)
 
 
 def _pct(value: Any) -> str:
@@ -62,203 +55,111 @@ def _pct(value: Any) -> str:
 def _when(hit: dict[str, Any] | None) -> str:
   if not hit:
     return "never"
-  return (f"{esc(hit['time'])} (step {hit['step']}, "
-          f"+{hit['elapsed_minutes']} min)")
+  return f"{hit['time']} (step {hit['step']}, +{hit['elapsed_minutes']} min)"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-  head = "".join(f"<th>{h}</th>" for h in header)
-  body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
-                 for row in rows)
-  return f"<table><tr>{head}</tr>{body}</table>"
-
-
-class _Page:
-  """Collects sections and figures; figures are saved and embedded."""
-
-  def __init__(self, out: Path, title: str):
-    self.out = out
-    self.title = title
-    self.parts: list[str] = []
-    self.figures: list[Path] = []
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-
-  def add(self, text: str) -> None:
-    self.parts.append(text)
-
-  def figure(self, name: str, data: bytes | None, caption: str) -> None:
-    if data is None:
-      return
-    path = self.out / "figures" / f"{name}.png"
-    path.write_bytes(data)
-    self.figures.append(path)
-    encoded = base64.b64encode(data).decode("ascii")
-    self.add(f"<figure><img alt='{esc(caption)}' src='data:image/png;base64,"
-             f"{encoded}'><figcaption class='note'>{esc(caption)}"
-             f"</figcaption></figure>")
-
-  def link(self, target: Path, text: str) -> str:
-    if not target.exists():
-      return f"{esc(text)} <span class='note'>(not written)</span>"
-    return f"<a href='{esc(os.path.relpath(target, self.out))}'>{esc(text)}</a>"
-
-  def write(self) -> Path:
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>"
-            f"{esc(self.title)}</title><style>{_STYLE}</style></head><body>"
-            + "\n".join(self.parts) + "</body></html>")
-    index = self.out / "index.html"
-    index.write_text(page, encoding="utf-8")
-    return index
-
-
-def _targets_table(summary: dict[str, Any]) -> str:
+def _targets(summary: dict[str, Any]) -> list[dict[str, Any]]:
+  """Per target norm: its text, id and type, and the cells of its row."""
   rows = []
   for tid, t in summary["targets"].items():
-    final = t["final"]
-    tt = t["time_to"]
-    rows.append([
-        f"<b>{esc(t['text'])}</b><br><span class='note'>{esc(tid)}, "
-        f"{esc(t['type'])}</span>",
+    final, tt = t["final"], t["time_to"]
+    rows.append({"text": t["text"], "id": tid, "type": t["type"], "cells": [
         _pct(final["belief"]), _pct(final["behaviour"]),
         _pct(final["behaviour_observed"]),
-        _pct(final["behaviour_nonviolating"]),
-        _pct(final["plan"]),
-        "<br>".join(f"{k}: {_when(v)}" for k, v in tt["belief"].items()),
-        "<br>".join(f"{k}: {_when(v)}" for k, v in tt["behaviour"].items()),
+        _pct(final["behaviour_nonviolating"]), _pct(final["plan"]),
+        Lines([f"{k}: {_when(v)}" for k, v in tt["belief"].items()]),
+        Lines([f"{k}: {_when(v)}" for k, v in tt["behaviour"].items()]),
         _fmt(t["behaviour_lag_minutes"].get("50%")),
-        str(t["conflicts"]), str(t["violations"])])
-  return _table(["target norm", "holds (belief)", "complies (all)",
-                 "complies (observed)", "not violating", "plans",
-                 "time to belief", "time to behaviour",
-                 "lag at 50% (min)", "conflicts about it", "violations"],
-                rows)
+        str(t["conflicts"]), str(t["violations"])]})
+  return rows
 
 
-def _holders(summary: dict[str, Any]) -> str:
+def _holders(summary: dict[str, Any]) -> list[dict[str, Any]]:
   """Who holds each target, in their own words: the matches to audit."""
-  parts = []
-  for t in summary["targets"].values():
-    rows = [[esc(agent), "<br>".join(esc(c) for c in contents)]
-            for agent, contents in sorted(t["holders"].items())]
-    parts.append(f"<details><summary>{esc(t['text'])}: {len(rows)} "
-                 f"holder{'s' if len(rows) != 1 else ''} at the end"
-                 f"</summary>" + (_table(["agent", "matched norm"], rows)
-                                  if rows else "<p>nobody</p>")
-                 + "</details>")
-  return "".join(parts)
+  return [{"text": t["text"],
+           "rows": [[agent, Lines(contents)]
+                    for agent, contents in sorted(t["holders"].items())]}
+          for t in summary["targets"].values()]
 
 
-def _emergent_table(emergent: Sequence[dict[str, Any]]) -> str:
-  if not emergent:
-    return "<p>No norm outside the targets is held by two or more agents.</p>"
-  rows = [[esc(e["representative"]), str(e["n_agents"]),
-           esc(", ".join(e["agents"])), "yes" if e["seeded"] else "no",
-           "<br>".join(f"{esc(m['agent'])}: {esc(m['content'])} "
-                       f"<span class='note'>({esc(str(m['origin']))})</span>"
-                       for m in e["members"])] for e in emergent]
-  return _table(["norm (cluster representative)", "agents", "who",
-                 "seeded by an entrepreneur", "members"], rows)
+def _diffusion_rows(edges: Sequence[dict[str, Any]]) -> list[list[Cell]]:
+  return [[e["source"], e["receiver"], e["target"], e["origin"],
+           str(e["candidates"]), str(e["accepted"]), str(e["first_time"]),
+           "; ".join(str(x) for x in e["examples"])] for e in edges]
 
 
-def _diffusion_table(edges: Sequence[dict[str, Any]]) -> str:
-  if not edges:
-    return "<p>No candidate norm names a source agent.</p>"
-  rows = [[esc(e["source"]), esc(e["receiver"]), esc(e["target"]),
-           esc(e["origin"]), str(e["candidates"]), str(e["accepted"]),
-           esc(str(e["first_time"])),
-           esc("; ".join(str(x) for x in e["examples"]))] for e in edges]
-  return _table(["from", "to", "target norm", "origin", "candidates",
-                 "accepted", "first", "wording"], rows)
-
-
-def _usage_tables(usage: dict[str, Any] | None) -> str:
+def _usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:
+  """The per-module rows with their total, and the per-tag rows."""
   if not usage:
-    return "<p>The run has no usage.json.</p>"
-  fields = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
-            "completion_tokens")
-  def rows(data: dict[str, dict[str, int]]) -> list[list[str]]:
-    return [[esc(k)] + [_fmt(v[f]) for f in fields] for k, v in data.items()]
-  return (_table(["module"] + list(fields),
-                 rows(usage["by_module"]) + [["<b>total</b>"] + [
-                     _fmt(usage["totals"][f]) for f in fields]])
-          + "<details><summary>per tag</summary>"
-          + _table(["tag"] + list(fields), rows(usage["by_tag"]))
-          + "</details>")
+    return None
+  def rows(data: dict[str, dict[str, int]]) -> list[list[Cell]]:
+    return [[k] + [_fmt(v[f]) for f in _USAGE_FIELDS] for k, v in data.items()]
+  total = [Strong("total")] + [_fmt(usage["totals"][f]) for f in _USAGE_FIELDS]
+  return {"fields": list(_USAGE_FIELDS),
+          "modules": rows(usage["by_module"]) + [total],
+          "tags": rows(usage["by_tag"])}
 
 
-def _per_hour_table(per_hour: pd.DataFrame, targets: Sequence[Any]) -> str:
+def _per_hour(per_hour: pd.DataFrame, targets: Sequence[Any]
+              ) -> dict[str, Any] | None:
   if per_hour.empty:
-    return "<p>No steps.</p>"
+    return None
   columns = ["hour", "conflicts", "norm_conversations", "norm_thoughts"]
   for t in targets:
     columns += [f"belief.{t.id}", f"behaviour.{t.id}"]
   columns = [c for c in columns if c in per_hour]
-  rows = []
-  for _, r in per_hour.iterrows():
-    rows.append([esc(str(r[c])) if c == "hour" else
-                 _pct(r[c]) if c.startswith(("belief.", "behaviour."))
-                 else _fmt(r[c], 0) for c in columns])
-  return _table([esc(c) for c in columns], rows)
+  rows = [[str(r[c]) if c == "hour" else
+           _pct(r[c]) if c.startswith(("belief.", "behaviour."))
+           else _fmt(r[c], 0) for c in columns]
+          for _, r in per_hour.iterrows()]
+  return {"header": columns, "rows": rows}
 
 
-def _run_sections(page: _Page, m: run_metrics.RunMetrics) -> None:
+def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
+  """What run.html.j2 shows below the run's heading."""
   run, summary = m.run, m.summary
-  targets = run.targets
-  clock = run.clock
+  targets, clock = run.targets, run.clock
   totals = summary["totals"]
-  page.add("<h2>Adoption of the target norms</h2>" + _targets_table(summary)
-           + "<p class='note'>holds = share of all agents holding a qualified "
-           "norm that means the target; complies (all) = share of all agents "
-           "whose latest relevant action complies; (observed) = among agents "
-           "with a relevant action; not violating = 1 - share whose latest "
-           "relevant action violates. See docs/metrics.md.</p>"
-           + (_holders(summary) if run.has_norms else ""))
   notes = matcher_quality.report_notes(summary["matcher"], targets)
-  page.figure("adoption", figures.adoption(m.per_step, targets, clock,
+  tokens = (None if totals["prompt_tokens"] is None else
+            totals["prompt_tokens"] + totals["completion_tokens"])
+  return {
+      "targets": _targets(summary),
+      "holders": _holders(summary) if run.has_norms else [],
+      "target_norms": targets, "matcher_notes": notes,
+      "totals": [_fmt(totals["conflicts"], 0),
+                 _fmt(totals["conversations"], 0),
+                 _fmt(totals["norm_conversations"], 0),
+                 _fmt(totals["thoughts"], 0),
+                 _fmt(totals["norm_thoughts"], 0), str(summary["actions"]),
+                 str(summary["failures"]), _fmt(totals["llm_calls"], 0),
+                 _fmt(tokens, 0)],
+      "diffusion": _diffusion_rows(summary["diffusion"]),
+      "emergent": summary["emergent_norms"],
+      "per_hour": _per_hour(m.per_hour, targets),
+      "usage": _usage(summary["usage"]),
+      "matcher": summary["matcher"],
+      "figures": {
+          "adoption": page.figure(
+              "adoption", figures.adoption(m.per_step, targets, clock,
                                            errors=notes),
-              "Belief (holds), behaviour (complies) and plans per target norm "
-              "over simulated time; dotted lines at 50% and 90%.")
-  page.add(_matcher_error_list(notes, targets))
-  page.add("<h2>Social conflicts</h2>" + _table(
-      ["conflicts", "conversations", "norm-related conversations",
-       "thoughts", "norm-related thoughts", "actions", "failed operations",
-       "LLM calls", "tokens"],
-      [[_fmt(totals["conflicts"], 0), _fmt(totals["conversations"], 0),
-        _fmt(totals["norm_conversations"], 0), _fmt(totals["thoughts"], 0),
-        _fmt(totals["norm_thoughts"], 0), str(summary["actions"]),
-        str(summary["failures"]), _fmt(totals["llm_calls"], 0),
-        _fmt(None if totals["prompt_tokens"] is None else
-             totals["prompt_tokens"] + totals["completion_tokens"], 0)]]))
-  page.figure("conflicts", figures.conflicts(m.per_step, targets, clock),
-              "Conflicts detected per step, and those about each target norm.")
-  page.figure("activity", figures.activity(m.per_step, clock),
-              "Norm-related conversations and thoughts per step.")
-  page.add("<h2>Norm diffusion</h2>")
-  page.figure("diffusion", figures.diffusion(
-      summary["diffusion"], run.agents, run.roles, targets),
-              "Who passed which norm to whom: candidates with a source agent; "
-              "squares are norm entrepreneurs.")
-  page.add(_diffusion_table(summary["diffusion"]))
-  page.add("<h2>Emergent norms</h2>" + _emergent_table(
-      summary["emergent_norms"]))
-  page.add("<h2>Per simulated hour</h2>" + _per_hour_table(m.per_hour,
-                                                           targets))
-  page.add("<h2>LLM calls per module</h2>")
-  page.figure("usage", figures.usage(summary["usage"]),
-              "LLM calls and tokens per CRSEC module (usage.json).")
-  page.add(_usage_tables(summary["usage"]))
-  matcher = summary["matcher"]
-  page.add(f"<p class='note'>Matcher: {esc(matcher['rule'])}, threshold "
-           f"{matcher['threshold']}, LLM judge "
-           f"{'on' if matcher['judge'] else 'off'}.</p>")
-
-
-def _matcher_error_list(notes: dict[str, str], targets: Sequence[Any]) -> str:
-  return ("<p class='note'>Belief is counted by the norm matcher; its error "
-          "on labelled norms (the test half of "
-          "crsec_concordia/metrics/data/norm_labels.jsonl): "
-          + "; ".join(f"<i>{esc(t.text)}</i>: {esc(notes[t.id])}"
-                      for t in targets) + ".</p>")
+              "Belief (holds), behaviour (complies) and plans per target "
+              "norm over simulated time; dotted lines at 50% and 90%."),
+          "conflicts": page.figure(
+              "conflicts", figures.conflicts(m.per_step, targets, clock),
+              "Conflicts detected per step, and those about each target "
+              "norm."),
+          "activity": page.figure(
+              "activity", figures.activity(m.per_step, clock),
+              "Norm-related conversations and thoughts per step."),
+          "diffusion": page.figure(
+              "diffusion", figures.diffusion(summary["diffusion"],
+                                             run.agents, run.roles, targets),
+              "Who passed which norm to whom: candidates with a source "
+              "agent; squares are norm entrepreneurs."),
+          "usage": page.figure(
+              "usage", figures.usage(summary["usage"]),
+              "LLM calls and tokens per CRSEC module (usage.json).")}}
 
 
 def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
@@ -272,39 +173,33 @@ def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
   metrics_dir = run_metrics.write(m)
   qdir = questionnaire.write([run], out / "questionnaire", per_op=per_op,
                              seed=seed)
-  page = _Page(out, f"CRSEC report: {run.name}")
+  page = Page(out)
   info = run.run
-  page.add(f"<h1>{esc(str(run.scenario.get('name')))}: {esc(run.name)}</h1>"
-           + _table(["arm", "seed", "status", "steps", "model", "wall time"],
-                    [[esc(run.arm), esc(str(run.seed)),
-                      esc(str(info.get('status'))),
-                      f"{_fmt(info.get('completed_steps'))} / "
-                      f"{_fmt(info.get('max_steps'))}",
-                      esc(str((info.get('model') or {}).get('model', ''))),
-                      _fmt(info.get('wall_seconds'), 0) + " s"]])
-           + "<p>" + " · ".join([
-               page.link(run.path / "log.html", "Concordia log"),
-               page.link(metrics_dir / "per_step.csv", "per-step CSV"),
-               page.link(metrics_dir / "per_hour.csv", "per-hour CSV"),
-               page.link(metrics_dir / "summary.json", "summary.json"),
-               page.link(qdir / "index.html",
-                         "human evaluation kit")]) + "</p>")
-  if not run.has_norms:
-    page.add("<p class='note'>A baseline run: agents keep no norm "
-             "database, so belief is not measured; behaviour and conflicts "
-             "come from the events.</p>")
-  _run_sections(page, m)
-  return Report(index=page.write(), figures=page.figures, questionnaire=qdir)
+  index = page.write(
+      "run.html.j2", name=run.name,
+      scenario=str(run.scenario.get("name")), has_norms=run.has_norms,
+      info=[run.arm, str(run.seed), str(info.get("status")),
+            f"{_fmt(info.get('completed_steps'))} / "
+            f"{_fmt(info.get('max_steps'))}",
+            str((info.get("model") or {}).get("model", "")),
+            _fmt(info.get("wall_seconds"), 0) + " s"],
+      links=[page.link(run.path / "log.html", "Concordia log"),
+             page.link(metrics_dir / "per_step.csv", "per-step CSV"),
+             page.link(metrics_dir / "per_hour.csv", "per-hour CSV"),
+             page.link(metrics_dir / "summary.json", "summary.json"),
+             page.link(qdir / "index.html", "human evaluation kit")],
+      **_run_sections(page, m))
+  return Report(index=index, figures=page.figures, questionnaire=qdir)
 
 
-def _stats(stats: dict[str, Any] | None, percent: bool) -> str:
+def _stats(stats: dict[str, Any] | None, percent: bool) -> Stats:
   if not stats or stats.get("mean") is None:
-    return "–"
+    return Stats("–")
   f = _pct if percent else (lambda v: _fmt(v, 1))
   text = f(stats["mean"])
   if stats.get("ci_low") is not None:
     text += f" [{f(stats['ci_low'])}, {f(stats['ci_high'])}]"
-  return text + f" <span class='note'>n={stats['n']}</span>"
+  return Stats(text, stats["n"])
 
 
 def _key_metrics(targets: Sequence[Any]) -> list[tuple[str, str, bool]]:
@@ -333,6 +228,19 @@ def _key_metrics(targets: Sequence[Any]) -> list[tuple[str, str, bool]]:
   return keys
 
 
+def _merged_diffusion(normative: Sequence[run_metrics.RunMetrics]
+                      ) -> list[dict[str, Any]]:
+  """The diffusion edges of all seeds, candidates and acceptances summed."""
+  merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+  for m in normative:
+    for e in m.summary["diffusion"]:
+      key = (e["source"], e["receiver"], e["target"], e["origin"])
+      edge = merged.setdefault(key, {**e, "candidates": 0, "accepted": 0})
+      edge["candidates"] += e["candidates"]
+      edge["accepted"] += e["accepted"]
+  return list(merged.values())
+
+
 def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
                    *, matcher_factory: MatcherFactory | None = None,
                    per_op: int = 20, seed: int = 0) -> Report:
@@ -343,78 +251,52 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
   first = next(m for ms in cm.runs.values() for m in ms)
   targets, clock = first.run.targets, first.run.clock
   summary = cm.summary
-  page = _Page(out, f"CRSEC compare: {summary.get('scenario')}")
+  page = Page(out)
   arms = summary["arms"]
-  page.add(f"<h1>{esc(str(summary.get('scenario')))}: normative vs baseline"
-           f"</h1><p>Seeds {esc(str(summary.get('seeds')))}; means over seeds "
-           "with 95% t-intervals; effect = normative - baseline, paired by "
-           "seed. " + " · ".join([
-               page.link(cm.path / "compare_summary.json",
-                         "compare_summary.json"),
-               page.link(cm.path / "compare_summary.csv",
-                         "compare_summary.csv"),
-               page.link(cm.path / "compare_per_step.csv",
-                         "compare_per_step.csv")]) + "</p>")
-  if summary.get("failed"):
-    page.add("<p><b>Failed runs:</b> " + esc("; ".join(
-        f"{f['arm']} seed {f['seed']}: {f['error']}"
-        for f in summary["failed"])) + "</p>")
-  rows = []
+  metrics = []
   for key, label, percent in _key_metrics(targets):
-    cells = [esc(label)]
-    for arm in ("normative", "baseline"):
-      cells.append(_stats((arms.get(arm) or {}).get("metrics", {}).get(key),
-                          percent))
-    cells.append(_stats(summary["effects"].get(key), percent))
-    rows.append(cells)
-  page.add("<h2>Normative vs baseline</h2>" + _table(
-      ["metric", "normative", "baseline", "effect (normative - baseline)"],
-      rows))
-  notes = matcher_quality.report_notes(first.summary["matcher"],
-                                       targets)
-  page.figure("compare_adoption", figures.compare_adoption(
-      cm.per_step, targets, clock, errors=notes),
-              "Belief and behaviour per target norm: "
-              "mean over seeds with 95% CI bands.")
-  page.add(_matcher_error_list(notes, targets))
-  page.figure("compare_conflicts", figures.compare_conflicts(cm.per_step,
-                                                             clock),
-              "Conflicts per step, mean over seeds with 95% CI bands.")
-  page.figure("compare_activity", figures.compare_activity(cm.per_step,
-                                                           clock),
-              "Norm-related conversations and thoughts per step.")
+    metrics.append([label] + [
+        _stats((arms.get(arm) or {}).get("metrics", {}).get(key), percent)
+        for arm in ("normative", "baseline")]
+                   + [_stats(summary["effects"].get(key), percent)])
+  notes = matcher_quality.report_notes(first.summary["matcher"], targets)
   normative = cm.runs.get("normative", [])
-  merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-  for m in normative:
-    for e in m.summary["diffusion"]:
-      key = (e["source"], e["receiver"], e["target"], e["origin"])
-      edge = merged.setdefault(key, {**e, "candidates": 0, "accepted": 0})
-      edge["candidates"] += e["candidates"]
-      edge["accepted"] += e["accepted"]
-  if normative:
-    page.add("<h2>Norm diffusion (normative arm, all seeds)</h2>")
-    page.figure("diffusion", figures.diffusion(
-        list(merged.values()), first.run.agents, first.run.roles, targets),
-                "Who passed which norm to whom, summed over seeds.")
-    emergent = [dict(e, seed=m.run.seed) for m in normative
-                for e in m.summary["emergent_norms"]]
-    page.add("<h2>Emergent norms (normative arm)</h2>"
-             + _emergent_table(emergent))
-  page.add("<h2>Runs</h2>")
-  run_rows = []
-  for arm, ms in cm.runs.items():
-    for m in ms:
-      run_rows.append([
-          esc(arm), esc(str(m.run.seed)), esc(str(m.run.run.get("status"))),
-          page.link(m.run.path / "log.html", "Concordia log"),
-          page.link(m.run.path / "metrics" / "summary.json", "metrics"),
-          _fmt(m.summary["totals"]["conflicts"], 0)])
-  page.add(_table(["arm", "seed", "status", "log", "metrics", "conflicts"],
-                  run_rows))
+  figs = {
+      "adoption": page.figure("compare_adoption", figures.compare_adoption(
+          cm.per_step, targets, clock, errors=notes),
+                              "Belief and behaviour per target norm: "
+                              "mean over seeds with 95% CI bands."),
+      "conflicts": page.figure(
+          "compare_conflicts", figures.compare_conflicts(cm.per_step, clock),
+          "Conflicts per step, mean over seeds with 95% CI bands."),
+      "activity": page.figure(
+          "compare_activity", figures.compare_activity(cm.per_step, clock),
+          "Norm-related conversations and thoughts per step."),
+      "diffusion": page.figure("diffusion", figures.diffusion(
+          _merged_diffusion(normative), first.run.agents, first.run.roles,
+          targets), "Who passed which norm to whom, summed over seeds.")
+                   if normative else None}
+  runs = [[arm, str(m.run.seed), str(m.run.run.get("status")),
+           page.link(m.run.path / "log.html", "Concordia log"),
+           page.link(m.run.path / "metrics" / "summary.json", "metrics"),
+           _fmt(m.summary["totals"]["conflicts"], 0)]
+          for arm, ms in cm.runs.items() for m in ms]
   qruns = [m.run for m in normative] or [m.run for ms in cm.runs.values()
                                          for m in ms]
   qdir = questionnaire.write(qruns, out / "questionnaire", per_op=per_op,
                              seed=seed)
-  page.add("<p>" + page.link(qdir / "index.html", "Human evaluation kit")
-           + " (items pooled from the normative runs).</p>")
-  return Report(index=page.write(), figures=page.figures, questionnaire=qdir)
+  index = page.write(
+      "compare.html.j2", scenario=str(summary.get("scenario")),
+      seeds=str(summary.get("seeds")),
+      links=[page.link(cm.path / name, name)
+             for name in ("compare_summary.json", "compare_summary.csv",
+                          "compare_per_step.csv")],
+      failed="; ".join(f"{f['arm']} seed {f['seed']}: {f['error']}"
+                       for f in summary.get("failed") or ()),
+      metrics=metrics, target_norms=targets, matcher_notes=notes,
+      figures=figs, has_normative=bool(normative),
+      emergent=[dict(e, seed=m.run.seed) for m in normative
+                for e in m.summary["emergent_norms"]],
+      runs=runs, questionnaire=page.link(qdir / "index.html",
+                                         "Human evaluation kit"))
+  return Report(index=index, figures=page.figures, questionnaire=qdir)

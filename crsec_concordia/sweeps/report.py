@@ -7,6 +7,7 @@ the reference condition. A second figure per metric shows the ablation
 effects themselves (condition - reference, normative arm, paired by
 seed). The page holds the run counts per cell, the tables and links to
 the CSV and Parquet files; figures are also saved under report/figures/.
+The page is metrics/templates/sweep.html.j2.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from crsec_concordia.metrics import figures
-from crsec_concordia.metrics.report import (MatcherFactory, Report, _Page,
-                                            _stats, _table, esc)
+from crsec_concordia.metrics.report import MatcherFactory, Report, _stats
+from crsec_concordia.metrics.templating import Cell, Page
 from crsec_concordia.sweeps import aggregate as sweep_aggregate
 
 _SHARE_PREFIXES = ("belief", "behaviour", "plan")
@@ -117,14 +118,14 @@ def effect_figure(effects: pd.DataFrame, metric: str, conditions: list[str]
   return figures.png(fig)
 
 
-def _summary_table(m: sweep_aggregate.SweepMetrics, keys: list[str],
-                   conditions: list[str]) -> str:
+def _summary_rows(m: sweep_aggregate.SweepMetrics, keys: list[str],
+                  conditions: list[str]) -> list[list[Cell]]:
   rows = []
   s = m.summary
   for (scenario, endpoint) in _panels(s):
     for metric in keys:
       for arm in ("normative", "baseline"):
-        cells = [esc(scenario), esc(endpoint), esc(_label(metric)), esc(arm)]
+        cells: list[Cell] = [scenario, endpoint, _label(metric), arm]
         found = False
         for condition in conditions:
           hit = s[(s["scenario"] == scenario) & (s["endpoint"] == endpoint)
@@ -135,8 +136,7 @@ def _summary_table(m: sweep_aggregate.SweepMetrics, keys: list[str],
           cells.append(_stats(_clean(stats), _is_share(metric)))
         if found:
           rows.append(cells)
-  return _table(["scenario", "endpoint", "metric", "arm", *map(esc, conditions)],
-                rows)
+  return rows
 
 
 def _clean(stats: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -146,15 +146,13 @@ def _clean(stats: dict[str, Any] | None) -> dict[str, Any] | None:
           for k, v in stats.items()}
 
 
-def _effects_table(m: sweep_aggregate.SweepMetrics, keys: list[str]) -> str:
-  rows = []
+def _effects_rows(m: sweep_aggregate.SweepMetrics, keys: list[str]
+                  ) -> list[list[Cell]]:
   e = m.effects
-  for row in e[e["metric"].isin(keys)].itertuples():
-    rows.append([esc(row.scenario), esc(row.endpoint), esc(row.comparison),
-                 esc(row.arm or "-"), esc(_label(row.metric)),
-                 _stats(_clean(row._asdict()), _is_share(row.metric))])
-  return _table(["scenario", "endpoint", "comparison", "arm", "metric",
-                 "mean [95% CI]"], rows)
+  return [[row.scenario, row.endpoint, row.comparison, row.arm or "-",
+           _label(row.metric),
+           _stats(_clean(row._asdict()), _is_share(row.metric))]
+          for row in e[e["metric"].isin(keys)].itertuples()]
 
 
 def sweep_report(sweep_dir: str | Path, out_dir: str | Path | None = None, *,
@@ -167,40 +165,33 @@ def sweep_report(sweep_dir: str | Path, out_dir: str | Path | None = None, *,
   conditions = [c for c in (m.manifest.get("spec", {}).get("conditions")
                             or {}) if c in set(m.summary["condition"])]
   keys = sweep_aggregate.key_metrics(m)
-  page = _Page(out, f"CRSEC sweep: {m.manifest.get('name')}")
-  links = " · ".join(page.link(m.path / f"{name}.{ext}", f"{name}.{ext}")
-                     for name in sweep_aggregate.TABLES
-                     for ext in ("csv", "parquet"))
-  page.add(f"<h1>Sweep {esc(str(m.manifest.get('name')))}</h1><p>Means over "
-           "seeds with 95% t-intervals; effects paired by seed (normative - "
-           f"baseline; condition - reference, the reference being "
-           f"<b>{esc(m.reference)}</b>). {links}</p>")
-  counts = sweep_aggregate.cell_counts(m)
-  page.add("<h2>Runs per cell</h2>" + _table(
-      ["scenario", "condition", "endpoint", "completed runs per arm",
-       "seeds", "failed"],
-      [[esc(c["scenario"]), esc(c["condition"]), esc(c["endpoint"]),
-        esc(", ".join(f"{a} {n}" for a, n in c["runs"].items())),
-        esc(str(c["seeds"])), esc(str(c["failed"]))] for c in counts]))
-  failed = [r for r in m.manifest["runs"] if r.get("status") == "failed"]
-  if failed:
-    page.add("<p><b>Failed runs:</b> " + esc("; ".join(
-        f"{r['id']}: {r.get('error')}" for r in failed)) + "</p>")
-  page.add("<h2>Metrics per condition</h2>"
-           + _summary_table(m, keys, conditions))
-  page.add("<h2>Effects</h2>" + _effects_table(m, keys))
-  page.add("<h2>Figures</h2>")
+  page = Page(out)
+  pictures = []
   for metric in keys:
     slug = metric.replace(".", "__")
-    page.figure(f"metric_{slug}", metric_figure(m.summary, metric,
-                                                conditions),
-                f"{_label(metric)} per condition and arm.")
-    page.figure(f"ablation_{slug}", effect_figure(m.effects, metric,
-                                                  conditions),
-                f"{_label(metric)}: condition - {m.reference}, normative arm.")
-  page.add("<h2>Runs</h2>" + _table(
-      ["run", "status", "log"],
-      [[esc(r["id"]), esc(str(r.get("status"))),
-        page.link(m.path / r["run_dir"] / "log.html", "Concordia log")]
-       for r in m.manifest["runs"]]))
-  return Report(index=page.write(), figures=page.figures, questionnaire=out)
+    pictures += [
+        page.figure(f"metric_{slug}", metric_figure(m.summary, metric,
+                                                    conditions),
+                    f"{_label(metric)} per condition and arm."),
+        page.figure(f"ablation_{slug}", effect_figure(m.effects, metric,
+                                                      conditions),
+                    f"{_label(metric)}: condition - {m.reference}, "
+                    "normative arm.")]
+  index = page.write(
+      "sweep.html.j2", name=str(m.manifest.get("name")),
+      reference=m.reference,
+      links=[page.link(m.path / f"{name}.{ext}", f"{name}.{ext}")
+             for name in sweep_aggregate.TABLES for ext in ("csv", "parquet")],
+      cells=[[c["scenario"], c["condition"], c["endpoint"],
+              ", ".join(f"{a} {n}" for a, n in c["runs"].items()),
+              str(c["seeds"]), str(c["failed"])]
+             for c in sweep_aggregate.cell_counts(m)],
+      failed="; ".join(f"{r['id']}: {r.get('error')}"
+                       for r in m.manifest["runs"]
+                       if r.get("status") == "failed"),
+      conditions=conditions, summary=_summary_rows(m, keys, conditions),
+      effects=_effects_rows(m, keys), pictures=pictures,
+      runs=[[r["id"], str(r.get("status")),
+             page.link(m.path / r["run_dir"] / "log.html", "Concordia log")]
+            for r in m.manifest["runs"]])
+  return Report(index=index, figures=page.figures, questionnaire=out)
