@@ -1,16 +1,28 @@
-"""RecentEvents: the last slot's events in the act prompt, what goes on in brief.
+"""RecentEvents: the last slot's events in the act prompt, compact.
 
-Concordia's LastNObservations shows the latest observations as they came.
-In a society where most people go on with what they were doing, most of a
-slot's observation is actions the agent has already read, word for word,
-in the slot before (the game master marks them continuing): they made the
-act prompt long, and they are what changes from one slot's prompt to the
-next, so a server could reuse little of it. Here a continued action is
-named, not retold ("Going on as before: Carlos Gomez, Isabella
-Rodriguez."): what is new stands in full. Other text passes unchanged.
+Concordia's LastNObservations shows the latest observations as they came:
+every event with its full header ("[Day 1 10:00 | step 7] Tom Gomez
+(indoors): ..."), on one line, and in a society where most people go on
+with what they were doing, most of them actions the agent has already
+read, word for word, in the slot before. That was most of an act prompt
+and the part that changes from slot to slot, which a server's prompt cache
+cannot reuse. Here the act reads the same events, shorter:
+
+  - a continued action is named, not retold ("Going on as before: Carlos
+    Gomez, Isabella Rodriguez.");
+  - the time is said once for the events of one slot, and each event is a
+    line of its own;
+  - the clock line ("It is Day 1 10:10.") is left out: the call to action
+    says the time.
+
+Other text (a game master's free text) passes unchanged. The observation
+as delivered is kept (`raw_text`) for what must parse it (the act's check
+for a copied action).
 """
 
 from __future__ import annotations
+
+import threading
 
 from concordia.components.agent import observation as observation_lib
 
@@ -20,23 +32,44 @@ _TAG = observation_lib.OBSERVATION_TAG
 
 
 def brief(text: str) -> str:
-  """`text` with its continued actions named in one line, not retold."""
+  """`text` as the act reads it (see the module docstring)."""
   going_on: list[str] = []
-  kept: list[str] = []
+  lines: list[str] = []
+  time = None
   for part in observations.split(text.replace(f"{_TAG} ", "")):
     event = observations.parse(part)
+    if isinstance(event, observations.ClockObservation):
+      continue
     if isinstance(event, observations.ActionObservation) and event.continued:
       going_on.append(event.actor)
-    else:
-      kept.append(part)
-  if not going_on:
-    return text
-  names = ", ".join(dict.fromkeys(going_on))
-  return "\n".join(kept + [f"Going on as before: {names}."]) + "\n"
+      continue
+    if event is None:
+      lines.append(part.strip())
+      continue
+    if event.stamp.time != time:
+      time = event.stamp.time
+      lines.append(f"{time}:")
+    lines.append(part[len(observations.header(event.stamp)):].strip())
+  if going_on:
+    lines.append(f"Going on as before: {', '.join(dict.fromkeys(going_on))}.")
+  return "\n".join(line for line in lines if line) + ("\n" if lines else "")
 
 
 class RecentEvents(observation_lib.LastNObservations):
-  """LastNObservations with what goes on from the slot before in brief."""
+  """LastNObservations, compact (see the module docstring)."""
+
+  def __init__(self, *args, **kwargs):
+    super().__init__(*args, **kwargs)
+    self._raw_lock = threading.Lock()
+    self._raw = ""
 
   def _make_pre_act_value(self) -> str:
-    return brief(super()._make_pre_act_value())
+    raw = super()._make_pre_act_value()
+    with self._raw_lock:
+      self._raw = raw
+    return brief(raw)
+
+  def raw_text(self) -> str:
+    """The observations of this act's prompt as they were delivered."""
+    with self._raw_lock:
+      return self._raw

@@ -49,7 +49,23 @@ NO_OWN_ACTION = (f"{observations.NO_ACTION_MARK}: the model copied another "
 # What makes an action a copy of another agent's (words, names removed).
 COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
 _OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
-_TEXT_SCHEMA = obj({"answer": text(400)})
+# An action or a line of talk: "one or two sentences" fits. Every other
+# agent, the referee and the observers' operations read each action, so a
+# rambling one (400 characters: five sentences, cut off mid-word) cost its
+# length ten times over; an answer the limit cuts keeps its whole sentences.
+MAX_ANSWER_CHARS = 240
+_TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
+_SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
+
+
+def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
+  """`answer` without the unfinished sentence the length limit cut off
+  (if a whole one comes before it)."""
+  answer = answer.strip()
+  if len(answer) < limit - 2 or answer[-1:] in ".!?\"'\u201d":
+    return answer
+  ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
+  return answer[:ends[-1]] if ends else answer
 _BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 
 
@@ -257,9 +273,10 @@ class StructuredAct(entity_component.ActingComponent,
     return output
 
   def _sample(self, prompt: str, schema) -> str:
-    return str(self._model.sample_json(
+    answer = self._model.sample_json(
         prompt, schema, max_tokens=self._max_tokens,
-        temperature=self._temperature)["answer"])
+        temperature=self._temperature)["answer"]
+    return whole_sentences(answer) if isinstance(answer, str) else str(answer)
 
   def _in_view(self, contexts: entity_component.ComponentContextMapping
                ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
@@ -272,7 +289,13 @@ class StructuredAct(entity_component.ActingComponent,
       going_on = self._follow.action
     if going_on:  # Named, not retold, in the recent events (RecentEvents).
       own.append((name, "did", going_on))
-    for context in contexts.values():
+    # A component that shows its events in brief (RecentEvents) is read as
+    # delivered: the brief form is for the model, not for parsing.
+    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
+    texts = [raw() if callable(raw := getattr(components.get(key), "raw_text",
+                                              None)) else context
+             for key, context in contexts.items()]
+    for context in texts:
       for event in parse_events(_OBSERVATION_TAG.sub("", context)):
         if isinstance(event, observations.ActionObservation):
           (own if event.actor == name else others).append(

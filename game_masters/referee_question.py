@@ -59,10 +59,14 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
                         default_place: str | None = None) -> str:
   """A short, concrete prompt: what a 1.5B model can follow.
 
-  The fixed part (setting and behaviour list) comes first, so a server's
-  prompt cache reuses it from one step to the next. The situation of an
-  occasion comes just before the action it prompted: "pays and leaves"
-  is a refused tip only to a referee who knows a bill was brought.
+  Everything fixed comes first: the setting, the behaviour list and what
+  each answer field asks, the same for every action of a run, so a
+  server's prompt cache reuses all of it; the action (and the situation of
+  an occasion that prompted it: "pays and leaves" is a refused tip only to
+  a referee who knows a bill was brought) comes last, where the answer
+  starts. With the questions after the action, the cache could reuse only
+  the list (GM.adjudicate reused 47% of its prompt tokens in a 12-slot
+  café).
   """
   none = _none_token([b["id"] for b in behaviours])
   unsaid = (f"{default_place}, where the action does not say" if default_place
@@ -75,8 +79,7 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   return (
       f"You are the referee at {place}.\n"
       f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
-      + (f"Situation: {situation}\n" if situation else "")
-      + f"{actor}: \"{action}\"\n\n"
+      "For the action below:\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
       "place: indoors if the action happens inside a building or a room, "
@@ -85,7 +88,9 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
       f"show {none}.\n"
       f"also: a second id the action plainly shows too, or {none}.\n"
       "evidence: quote the words of the action that show the ids you chose, "
-      f"or \"none\" if you chose {none}.")
+      f"or \"none\" if you chose {none}.\n\n"
+      + (f"Situation: {situation}\n" if situation else "")
+      + f"{actor}: \"{action}\"")
 # Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours, on 11
 # clean actions and 10 taken from a live run (echoes of the premise, smoke
 # only mentioned, outdoor chores): 19 of 21 behaviour sets right, with a

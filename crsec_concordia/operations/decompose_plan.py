@@ -22,8 +22,8 @@ from typing import Any
 
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import FailureSink, obj, structured_call
-from crsec_concordia.operations.normative_plan import (clock_of, items_schema,
-                                                       minutes, persona_lines)
+from crsec_concordia.operations.normative_plan import (
+    clock_of, items_schema, minutes, persona_lines, plain_activity)
 
 OP = "DecomposePlan"
 MIN_TASK, MAX_TASK = 10, 60
@@ -108,7 +108,7 @@ def decompose_plan(model, *, name: str, persona: str, goal: str, setting: str,
     tasks = sorted(answer["tasks"], key=lambda t: t["start"])
     wrong = problem(tasks, start, end)
     if wrong is None:
-      return [dict(t) for t in tasks]
+      return [{**t, "activity": plain_activity(t["activity"])} for t in tasks]
   if on_failure is not None:
     on_failure({"kind": "failure", "op": OP, "error": wrong,
                 "raw": str(answer)[:2000]})

@@ -68,19 +68,21 @@ def schema(items: Sequence[Observed]) -> dict:
 
 
 def prompt(observer: str, items: Sequence[Observed]) -> str:
-  lines = [f"{observer} holds some rules about how people should behave. "
-           "Each thing another person did is shown with the rule it is most "
-           "about.", ""]
+  """The question first, the same for every observer and slot (a server's
+  prompt cache reuses it), then what this observer saw."""
+  lines = ["Someone holds rules about how people should behave. Below, each "
+           "thing another person did is shown with the rule it is most "
+           "about. For each person, in order:\n"
+           "evidence: quote the words of what that person did that the rule "
+           "is about, or \"none\" if the rule is about something they did "
+           "not do.\n"
+           f"verdict: {BREAKS} if those words go against the rule, {FOLLOWS} "
+           f"if they keep it, {UNRELATED} if evidence is none.", "",
+           f"The rules are {observer}'s."]
   for key, item in zip(item_keys(items), items):
+    lines.append("")
     lines.append(f"{key} ({item.place}): \"{item.behaviour}\"")
     lines.append(f"Rule: {item.norm.content}")
-    lines.append("")
-  lines.append(
-      "For each person, in order:\n"
-      "evidence: quote the words of what that person did that the rule is "
-      "about, or \"none\" if the rule is about something they did not do.\n"
-      f"verdict: {BREAKS} if those words go against the rule, {FOLLOWS} if "
-      f"they keep it, {UNRELATED} if evidence is none.")
   return "\n".join(lines)
 
 

@@ -24,11 +24,15 @@ _SOURCES = {
 
 
 def prompt(name: str, source_kind: str, source_text: str) -> str:
+  """The questions first (a server's prompt cache reuses them across
+  agents and slots), the text last.
+
+  Asking for the rule before the yes/no keeps a small model from saying
+  "yes" to small talk: it has to write the rule first, or "none".
+  """
   label, where = _SOURCES[source_kind]
-  # Asking for the rule before the yes/no keeps a small model from saying
-  # "yes" to small talk: it has to write the rule first, or "none".
   return (
-      f"{label}:\n{source_text}\n\n"
+      f"Read the {label.lower()} below.\n"
       f"rule: the general rule of behaviour {where}, written for everyone, "
       "never naming a person (it starts like \"No ...\", \"Do not ...\", "
       "\"People should ...\" or \"People usually ...\"): a standard that "
@@ -36,7 +40,8 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
       "or 'none' if the text holds no such rule.\n"
       "is_rule: true if rule is a real rule of behaviour, false if 'none'.\n"
       f"type: {NORM_TYPE_HELP}\n"
-      f"utility: how important {name} now thinks the rule is, 1 to 100.")
+      f"utility: how important {name} now thinks the rule is, 1 to 100.\n\n"
+      f"{label}:\n{source_text}")
 
 
 def identify_norm(model, *, name: str, source_kind: str, source_text: str,

@@ -49,13 +49,17 @@ DEFAULT_RELATED_THRESHOLD = 0.45
 
 
 def source_prompt(name: str, persona: str, candidate: PersonalNorm) -> str:
+  """The questions first, the candidate and its source last (what a
+  server's prompt cache can reuse comes first)."""
   return (
-      f"Source:\n{candidate.source_text[:900]}\n\n"
-      f"Statement: {candidate.content}\n\n"
+      "A statement is checked against the source it came from, both "
+      "below.\n"
       "supported: does the source support the statement? true or false.\n"
       f"type: {NORM_TYPE_HELP}\n"
       f"utility: how important the rule is to {name} ({persona[:200]}), "
-      "from 1 (may be disregarded) to 100 (must always be followed).")
+      "from 1 (may be disregarded) to 100 (must always be followed).\n\n"
+      f"Source:\n{candidate.source_text[:900]}\n\n"
+      f"Statement: {candidate.content}")
 
 
 def pair_prompt(candidate: PersonalNorm, held: PersonalNorm) -> str:

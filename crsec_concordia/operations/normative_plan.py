@@ -12,6 +12,8 @@ comparison of the arms isolates CRSEC and not a planner.
 
 from __future__ import annotations
 
+import re
+
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, integer, obj,
                                               structured_call, text)
@@ -89,13 +91,26 @@ def schema(n_norms: int | None, start: str = "00:00",
   return obj(fields)
 
 
+# A clock range the model wrote before an hour's activity ("09:00-10:00:
+# reads the paper"): the hours are the schema's, so the range is dropped
+# (shown again, every act prompt read "09:00-10:00: 09:00-10:00: ...").
+_CLOCK_RANGE = re.compile(
+    r"^\s*\d{1,2}:\d{2}\s*(?:-|\u2013|to)\s*\d{1,2}:\d{2}\s*[:.,-]?\s*")
+
+
+def plain_activity(text: str) -> str:
+  """An activity on one line, without a clock range written before it."""
+  text = " ".join(str(text).split())
+  return _CLOCK_RANGE.sub("", text) or text
+
+
 def blocks(hours: list[tuple[str, str]], activities: list[str]
            ) -> list[dict[str, str]]:
   """An hourly schedule as blocks: the same activity in hours in a row is
   one block (decomposed into tasks as one, DecomposePlan)."""
   items: list[dict[str, str]] = []
   for (a, b), activity in zip(hours, activities):
-    activity = " ".join(str(activity).split())
+    activity = plain_activity(activity)
     if items and items[-1]["activity"].lower() == activity.lower():
       items[-1]["end"] = b
     else:
