@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from crsec_concordia.metrics import calibration
+
 # The acceptance of issue 21 for the embedded model, per venue.
 TARGET_PRECISION = 0.9
 TARGET_RECALL = 0.8
@@ -41,13 +43,13 @@ class TagCounts:
 
   @property
   def precision(self) -> float:
-    """TP / (TP + FP); 1.0 when the referee tagged nothing (no false tag)."""
-    return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+    """1.0 when the referee tagged nothing (no false tag)."""
+    return calibration.precision(self.tp, self.fp)
 
   @property
   def recall(self) -> float:
-    """TP / (TP + FN); 1.0 when no case is labelled with a behaviour."""
-    return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+    """1.0 when no case is labelled with a behaviour."""
+    return calibration.recall(self.tp, self.fn)
 
   def meets_target(self) -> bool:
     return (self.precision >= TARGET_PRECISION

@@ -23,6 +23,16 @@ import numpy as np
 LABELS_PATH = Path(__file__).with_name("matcher_labels.json")
 
 
+def precision(tp: int, fp: int) -> float:
+  """TP / (TP + FP); 1.0 when nothing was claimed (no false claim)."""
+  return tp / (tp + fp) if tp + fp else 1.0
+
+
+def recall(tp: int, fn: int) -> float:
+  """TP / (TP + FN); 1.0 when there was nothing to find."""
+  return tp / (tp + fn) if tp + fn else 1.0
+
+
 @dataclasses.dataclass(frozen=True)
 class Score:
   threshold: float
@@ -32,11 +42,11 @@ class Score:
 
   @property
   def precision(self) -> float:
-    return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+    return precision(self.tp, self.fp)
 
   @property
   def recall(self) -> float:
-    return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+    return recall(self.tp, self.fn)
 
   @property
   def f1(self) -> float:
