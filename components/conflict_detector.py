@@ -99,6 +99,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
     self._requests: list[dict[str, Any]] = []
+    self._told_not_held = False
     self._last_raised: dict[str, int] = {}
     self._work: threading.Thread | None = None
     # What the agent last perceived each person doing (see `new_events`),
@@ -247,6 +248,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     self.join()
+    self._requests_not_held()
     # What is held and when, fixed now: the detection runs on while the
     # agent's other components (and its act) change and read the database.
     norms = self.norm_memory.database.qualified()
@@ -294,6 +296,30 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     for e in fresh:
       self._judged[e.actor] = list(held)
     return fresh
+
+  def _requests_not_held(self) -> None:
+    """Talks asked for at an earlier observation that no game master held.
+
+    This project's game master collects every request in the slot it was
+    made (NormConversations); Concordia's stock game master holds no
+    talks. A conflict the agent raised in a talk that never came is then
+    its own to react to: a reason for its next act ("a conflict noticed"),
+    and the request is dropped (a pending one would keep every later talk
+    with that person cooling down, and the list would only grow).
+    """
+    with self._lock:
+      stale, self._requests = self._requests, []
+    if not stale:
+      return
+    self.norm_memory.add_news("a conflict noticed")
+    with self._lock:
+      first = not self._told_not_held
+      self._told_not_held = True
+    if first:
+      _log.info("%s: talks it asked for were not held (no game master "
+                "collects ConflictDetector's requests); a conflict is a "
+                "reason for its next act instead",
+                self.norm_memory.agent_name)
 
   def _note_usable(self, events, observation: str) -> None:
     """Says once in the log when several observations in a row held no

@@ -53,7 +53,7 @@ from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import prefab as prefab_lib
 
-from crsec_concordia.components import CONFLICT_DETECTOR_KEY, NORM_MEMORY_KEY
+from crsec_concordia.components import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredLanguageModel, as_structured
 from crsec_concordia.prefabs import PREFABS
 
@@ -195,15 +195,13 @@ class Outcome:
 
 
 def findings_of(agent: Any) -> dict[str, Any]:
-  """An agent's CRSEC work, read from its components (NormMemory's journal
-  and ConflictDetector's talk requests); a baseline agent has none."""
+  """An agent's CRSEC work, read from its NormMemory's journal (a talk it
+  decided on is a `talk_decision`: the stock game master holds none, and
+  ConflictDetector makes the conflict a reason for its next act instead);
+  a baseline agent has none."""
   components = agent.get_all_context_components()
   if NORM_MEMORY_KEY not in components:
     return {"crsec": False}
-  talks: list[dict[str, Any]] = []
-  if CONFLICT_DETECTOR_KEY in components:
-    # The stock game master holds no conversations: the requests wait here.
-    talks = components[CONFLICT_DETECTOR_KEY].pop_conversation_requests()
   memory = components[NORM_MEMORY_KEY]
   records = memory.drain_records()
   verdicts = {r["norm_id"]: r for r in records if r["kind"] == "verdict"}
@@ -216,7 +214,8 @@ def findings_of(agent: Any) -> dict[str, Any]:
       "conflicts": of("conflict"),
       "identified": [dict(r, verdict=verdicts.get(r["norm_id"]))
                      for r in of("candidate")],
-      "talk_requests": talks, "failures": of("failure"),
+      "talk_requests": [r for r in of("talk_decision") if r.get("talk")],
+      "failures": of("failure"),
       "holds": [n.content for n in memory.database.qualified()]}
 
 
@@ -288,7 +287,7 @@ def summarize(outcome: Outcome,
               for r in f["identified"]]
     if f["talk_requests"]:
       lines.append("  talks asked for (the stock game master holds none):")
-      lines += [f"    with {t['partner']} about \"{t['topic']}\""
+      lines += [f"    with {t['actor']} about \"{t['norm']}\""
                 for t in f["talk_requests"]]
     if f["failures"]:
       lines.append(f"  failed calls recorded: {len(f['failures'])} ("

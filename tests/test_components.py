@@ -354,6 +354,28 @@ def test_conflict_detection_judges_the_most_related_rule():
   assert conflict["evidence"] == "lights a cigarette"
 
 
+def test_a_talk_no_game_master_held_is_a_reason_to_act():
+  # Concordia's stock game master never collects the talk an entrepreneur
+  # asks for: at its next observation the request is dropped and the
+  # conflict becomes news for its act, once.
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  detector = agent.get_component(CONFLICT_DETECTOR_KEY)
+  agent.observe(obs.format_action(S, "Tom Gomez", "indoors",
+                                  "Tom shouts a joke across the noisy room."))
+  detector.join()
+  assert "a conflict noticed" not in memory(agent).pop_news()  # A talk is asked.
+  later = obs.Stamp(1, "09:20", 3)
+  agent.observe(obs.format_action(later, "Tamara Rodriguez", "indoors",
+                                  "Tamara Rodriguez reads a book."))
+  assert "a conflict noticed" in memory(agent).pop_news()
+  assert detector.pop_conversation_requests() == []
+  agent.observe(obs.format_action(obs.Stamp(1, "09:30", 4), "Tamara Rodriguez",
+                                  "indoors", "Tamara Rodriguez reads a book."))
+  assert "a conflict noticed" not in memory(agent).pop_news()
+
+
 def test_a_slot_is_judged_in_one_call_per_observer_without_unrelated_behaviour():
   model = cs.cafe_model()
   agent = cs.build_agent("normative", model, name="Abigail Chen",
