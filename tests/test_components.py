@@ -346,7 +346,7 @@ def test_conflict_detection_judges_the_most_related_rule():
                                   "Tom shouts a joke across the noisy room."))
   [detect] = [c for c in model.calls if c.tag == "DetectConflict"]
   assert ('Tom Gomez (indoors): "Tom shouts a joke across the noisy room."\n'
-          "Rule: Be quiet in public places.") in detect.prompt
+          "Rule: Be quiet in public places.\n") in detect.prompt
   requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
   assert [r["norm"] for r in requests] == ["Be quiet in public places."]
   [conflict] = [r for r in memory(agent).drain_records()

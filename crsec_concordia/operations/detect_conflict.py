@@ -68,21 +68,27 @@ def schema(items: Sequence[Observed]) -> dict:
 
 
 def prompt(observer: str, items: Sequence[Observed]) -> str:
-  """The question first, the same for every observer and slot (a server's
-  prompt cache reuses it), then what this observer saw."""
-  lines = ["Someone holds rules about how people should behave. Below, each "
-           "thing another person did is shown with the rule it is most "
-           "about. For each person, in order:\n"
-           "evidence: quote the words of what that person did that the rule "
-           "is about, or \"none\" if the rule is about something they did "
-           "not do.\n"
-           f"verdict: {BREAKS} if those words go against the rule, {FOLLOWS} "
-           f"if they keep it, {UNRELATED} if evidence is none.", "",
-           f"The rules are {observer}'s."]
+  """What was seen first, the questions after it.
+
+  Unlike the other operations, not the questions first: tried so (a
+  server's prompt cache would reuse them), the 1.5B model judged plain
+  breaches as kept ("lights one cigarette after another right there at
+  the table" against "No smoking indoors."): 8 of the mini café's 14
+  labelled cases right, 11 of 14 in this order (bench/judgement_probe.py).
+  """
+  lines = [f"{observer} holds some rules about how people should behave. "
+           "Each thing another person did is shown with the rule it is most "
+           "about.", ""]
   for key, item in zip(item_keys(items), items):
-    lines.append("")
     lines.append(f"{key} ({item.place}): \"{item.behaviour}\"")
     lines.append(f"Rule: {item.norm.content}")
+    lines.append("")
+  lines.append(
+      "For each person, in order:\n"
+      "evidence: quote the words of what that person did that the rule is "
+      "about, or \"none\" if the rule is about something they did not do.\n"
+      f"verdict: {BREAKS} if those words go against the rule, {FOLLOWS} if "
+      f"they keep it, {UNRELATED} if evidence is none.")
   return "\n".join(lines)
 
 
