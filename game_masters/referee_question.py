@@ -91,9 +91,11 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
       f"or \"none\" if you chose {none}.\n\n"
       + (f"Situation: {situation}\n" if situation else "")
       + f"{actor}: \"{action}\"")
-# The questions before the action (bcf00a9), on the mini café's 44 labelled
-# cases (bench/judgement_probe.py): tags precision 0.71, recall 0.77, places
-# 18 of 21 right; with the questions after it, 0.65, 0.68 and 13 of 21.
+# The questions before the action (bcf00a9), on each venue's labelled cases
+# (bench/judgement_probe.py --all), tags precision / recall / places right:
+# café 0.74 / 0.83 / 11 of 15, mini café 0.71 / 0.77 / 18 of 21, garden
+# 0.71 / 0.65 / 30 of 30; with the questions after it, café 0.69 / 0.75 /
+# 8 of 15, mini café 0.65 / 0.68 / 13 of 21, garden 0.71 / 0.65 / 25 of 30.
 # Tried on Qwen2.5-Coder-1.5B (Q4_K_M) with the mini café's behaviours, on 11
 # clean actions and 10 taken from a live run (echoes of the premise, smoke
 # only mentioned, outdoor chores): 19 of 21 behaviour sets right, with a
