@@ -309,12 +309,11 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     """
     with self._lock:
       stale, self._requests = self._requests, []
+      first = bool(stale) and not self._told_not_held
+      self._told_not_held |= bool(stale)
     if not stale:
       return
     self.norm_memory.add_news("a conflict noticed")
-    with self._lock:
-      first = not self._told_not_held
-      self._told_not_held = True
     if first:
       _log.info("%s: talks it asked for were not held (no game master "
                 "collects ConflictDetector's requests); a conflict is a "

@@ -55,6 +55,7 @@ _OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
 # length ten times over; an answer the limit cuts keeps its whole sentences.
 MAX_ANSWER_CHARS = 240
 _TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
+_BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 _SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
 
 
@@ -66,7 +67,6 @@ def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
     return answer
   ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
   return answer[:ends[-1]] if ends else answer
-_BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 
 
 class StructuredAct(entity_component.ActingComponent,

@@ -636,3 +636,12 @@ def test_an_agent_without_an_action_is_not_judged():
       f"Carlos Gomez {structured_act.NO_OWN_ACTION}"))
   assert not [c for c in model.calls if c.tag == "DetectConflict"]
   assert "conflict" not in [r["kind"] for r in memory(agent).drain_records()]
+
+
+def test_an_answer_cut_at_the_length_limit_keeps_its_whole_sentences():
+  cut = "Tom sits down. He opens his book and " + "reads " * 40
+  assert structured_act.whole_sentences(cut, limit=len(cut.strip())) == (
+      "Tom sits down.")
+  assert structured_act.whole_sentences("Tom sits down.") == "Tom sits down."
+  long_word = "a" * 300  # No sentence end: kept as it is.
+  assert structured_act.whole_sentences(long_word, limit=300) == long_word
