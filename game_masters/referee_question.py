@@ -13,10 +13,17 @@ from typing import Any
 
 PLACES = ("indoors", "outdoors")
 NONE = "none"
+# The contrast choice: an action that only mentions, asks or thinks of a
+# behaviour, or sees someone else do it (see adjudication_prompt).
+TALK_ONLY = "talk_only"
 
 
 def _none_token(behaviour_ids: Sequence[str]) -> str:
   return NONE if NONE not in behaviour_ids else "no_behaviour"
+
+
+def _talk_token(behaviour_ids: Sequence[str]) -> str:
+  return TALK_ONLY if TALK_ONLY not in behaviour_ids else "only_talk_of_it"
 
 
 def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
@@ -28,7 +35,8 @@ def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
   more or none, it got 19 of 21. An action showing more than two of the
   scenario's behaviours at once is rare.
   """
-  choices = list(behaviour_ids) + [_none_token(behaviour_ids)]
+  choices = [*behaviour_ids, _talk_token(behaviour_ids),
+             _none_token(behaviour_ids)]
   return {
       "type": "object",
       "additionalProperties": False,
@@ -49,7 +57,8 @@ def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
 
 def behaviours_of(answer: Mapping[str, Any],
                   behaviour_ids: Sequence[str]) -> list[str]:
-  """The behaviour ids an answer names, in order, without "none"."""
+  """The behaviour ids an answer names, in order, without "none" or the
+  contrast choice (neither is a behaviour)."""
   named = (answer.get("behaviour"), answer.get("also"))
   return [b for b in dict.fromkeys(named) if b in behaviour_ids]
 
@@ -68,7 +77,8 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   the list (GM.adjudicate reused 47% of its prompt tokens in a 12-slot
   café).
   """
-  none = _none_token([b["id"] for b in behaviours])
+  ids = [b["id"] for b in behaviours]
+  none, talk = _none_token(ids), _talk_token(ids)
   unsaid = (f"{default_place}, where the action does not say" if default_place
             else "an action that does not say where happens where people "
             "usually are in the setting above")
@@ -78,7 +88,10 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   # open air), not a rule of this prompt.
   return (
       f"You are the referee at {place}.\n"
-      f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
+      f"Behaviours:\n{listing}\n"
+      f"- {talk}: the actor only mentions, asks or thinks about one of these, "
+      "or sees someone else do it\n"
+      f"- {none}: none of these\n\n"
       "For the action below:\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
@@ -91,6 +104,21 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
       f"or \"none\" if you chose {none}.\n\n"
       + (f"Situation: {situation}\n" if situation else "")
       + f"{actor}: \"{action}\"")
+# The contrast choice (talk_only, between the behaviours and none): most
+# false tags were actions that speak of a behaviour ("tells Carlos he cannot
+# stand cigarette smoke" -> smoking_indoors). Given a choice that names
+# that case, on each venue's labelled cases, P / R before -> after: café
+# 0.74 / 0.83 -> 0.80 / 0.83, mini café 0.71 / 0.77 -> 0.75 / 0.82, garden
+# 0.71 / 0.65 -> 0.83 / 0.65. Tried on the mini café and dropped, with
+# P / R: a checklist with yes / talk / no for every behaviour in one answer
+# (0.31 / 0.77: "yes" for quiet on nearly every action, "talk" never); a
+# yes/no question per behaviour ("Did X do this behaviour?": yes to 229 of
+# 264 pairs, 22 of them right); a `how` field after the ids (done by the
+# actor / by someone else / only talked of: 0.80 / 0.73, the tips lost); a
+# short `deed` before the ids (0.54 / 0.59: the deed came out right, "tells",
+# "asks", "reads", and the id chosen after it ignored it). A vote over three
+# of these answers did not help either: the small model's errors are the
+# same in each.
 # The questions before the action (bcf00a9), on each venue's labelled cases
 # (bench/judgement_probe.py --all), tags precision / recall / places right:
 # café 0.74 / 0.83 / 11 of 15, mini café 0.71 / 0.77 / 18 of 21, garden

@@ -258,7 +258,8 @@ def test_every_agent_acts_once_per_slot_and_each_action_is_adjudicated():
   assert model.calls_by_tag() == {"GM.adjudicate": 9}
   call = model.calls[0]
   ids = call.schema["properties"]["behaviour"]["enum"]
-  assert ids == ["smoking_indoors", "smoking_outside", "loud", "tipped", "none"]
+  assert ids == ["smoking_indoors", "smoking_outside", "loud", "tipped",
+                 "talk_only", "none"]
 
 
 def test_a_slot_arrives_as_one_observation_for_everyone_the_actor_too():
@@ -499,7 +500,14 @@ def test_two_choices_make_the_behaviour_list():
   # A scenario with a behaviour called "none" gets another "nothing" word.
   schema = adjudication.adjudication_schema(["none", "loud"])
   assert schema["properties"]["behaviour"]["enum"] == [
-      "none", "loud", "no_behaviour"]
+      "none", "loud", "talk_only", "no_behaviour"]
+  # The contrast choice (only talk of a behaviour) is no behaviour either,
+  # and gives way in turn to a behaviour of that name.
+  assert adjudication.behaviours_of(
+      {"behaviour": "talk_only", "also": "none"}, ids) == []
+  schema = adjudication.adjudication_schema(["talk_only", "loud"])
+  assert schema["properties"]["also"]["enum"] == [
+      "talk_only", "loud", "only_talk_of_it", "none"]
 
 
 def test_the_adjudication_prompt_is_short():
