@@ -107,9 +107,15 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # The contrast choice (talk_only, between the behaviours and none): most
 # false tags were actions that speak of a behaviour ("tells Carlos he cannot
 # stand cigarette smoke" -> smoking_indoors). Given a choice that names
-# that case, on each venue's labelled cases, P / R before -> after: café
-# 0.74 / 0.83 -> 0.80 / 0.83, mini café 0.71 / 0.77 -> 0.75 / 0.82, garden
-# 0.71 / 0.65 -> 0.83 / 0.65. Tried on the mini café and dropped, with
+# that case ("only mentions, asks or thinks about one of these"), on each
+# venue's labelled cases, P / R before -> after: café 0.74 / 0.83 -> 0.74 /
+# 0.83, mini café 0.71 / 0.77 -> 0.75 / 0.82, garden 0.71 / 0.65 -> 0.78 /
+# 0.61 (242c517). Worded "only speaks, asks or thinks about", it gave café
+# 0.80 / 0.83, mini café 0.75 / 0.82, garden 0.83 / 0.65, but "speaks" is a
+# word of the café's behaviours, which no template may add
+# (tests/test_prompt_leak.py). Either way the target, P >= 0.9 and R >= 0.8
+# on every venue, is out of this model's reach with one call.
+# Tried on the mini café and dropped, with
 # P / R: a checklist with yes / talk / no for every behaviour in one answer
 # (0.31 / 0.77: "yes" for quiet on nearly every action, "talk" never); a
 # yes/no question per behaviour ("Did X do this behaviour?": yes to 229 of
