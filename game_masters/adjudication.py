@@ -16,7 +16,6 @@ recorded with no behaviours and evidence saying adjudication failed.
 from __future__ import annotations
 
 import functools
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,6 +26,8 @@ from concordia.typing import entity_component
 
 from crsec_concordia import observations, repetition, threads
 from crsec_concordia.game_masters import action_spec as action_spec_lib
+from crsec_concordia.game_masters.action_text import (  # noqa: F401
+    MAX_ACTION_CHARS, clean_action, observed_text, tells_of_actor)
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
@@ -43,7 +44,6 @@ ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"
 FAILED_EVIDENCE = "adjudication failed: {error}"
 NO_ACTION_EVIDENCE = "no action: the agent produced none of its own"
-MAX_ACTION_CHARS = 600
 # The `op` of the failure record of an agent that failed to act at all.
 ACT_OP = "Act"
 
@@ -52,38 +52,6 @@ def _failure(error: Exception) -> dict[str, Any]:
   """The failure record of an adjudication call."""
   return {"op": ADJUDICATE_TAG, "error": str(error),
           "raw": getattr(error, "raw", "")}
-
-
-def clean_action(putative_event: str, actor: str | None) -> str:
-  """The agent's attempt without the engine's tag and "Name:" prefix."""
-  text = putative_event.strip()
-  if text.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
-    text = text[len(resolution_lib.PUTATIVE_EVENT_TAG):].strip()
-  if actor and text.startswith(f"{actor}:"):
-    text = text[len(actor) + 1:].strip()
-  text = re.sub(r"\s+", " ", text)
-  return text[:MAX_ACTION_CHARS]
-
-
-def observed_text(actor: str, action: str, narration: str) -> str:
-  """What the others see: the agent's own words when they already tell it.
-
-  An action written in the third person about the actor ("Carlos lights a
-  cigarette") is delivered as the agent wrote it, so observers judge exactly
-  what was done; a small model's retelling can drift ("declines to tip"
-  became "leaves a tip" in a trial). Anything else (first person, bare
-  speech) is delivered as the game master's narration.
-  """
-  if tells_of_actor(actor, action):
-    return action
-  return narration or action
-
-
-def tells_of_actor(actor: str, action: str) -> bool:
-  """Whether the action opens with the actor's name (delivered as written)."""
-  first = actor.split()[0]
-  return bool(re.match(rf"(?:{re.escape(actor)}|{re.escape(first)})\b",
-                       action))
 
 
 class Adjudication(entity_component.ContextComponent,
