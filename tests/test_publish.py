@@ -77,6 +77,17 @@ def test_too_few_or_incomplete_runs_cannot_tell(tmp_path):
   assert all("fewer than 3" in f["numbers"] for f in group["findings"])
 
 
+def test_baseline_runs_alone_say_there_is_no_normative_run(tmp_path):
+  runs = [synthetic_run(tmp_path / f"b{s}", arm="baseline", seed=s, steps=6)
+          for s in (1, 2, 3)]
+  out = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(out), *map(str, runs)]) == 0
+  group = json.loads((out / "results.json").read_text())["groups"][0]
+  assert {f["verdict"] for f in group["findings"]} == {findings.UNSURE}
+  assert "no normative run" in group["findings"][1]["numbers"]
+  assert "day 0" not in group["findings"][1]["numbers"]
+
+
 def test_one_directory_without_publish(tmp_path, capsys):
   assert cli.main(["report", str(tmp_path), str(tmp_path)]) == 2
   assert "only with --publish" in capsys.readouterr().err

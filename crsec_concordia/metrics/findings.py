@@ -110,8 +110,9 @@ def _injunctive(runs: Runs) -> dict[str, Any]:
   verdict = _all(verdicts) if day >= 2 else UNSURE
   return {"finding": "Injunctive norms held and complied with by the end of "
                      "day 2 (>= 90%)", "verdict": verdict,
-          "numbers": "; ".join(numbers) + ("" if day >= 2 else
-                                           f"; the runs end on day {day}"),
+          "numbers": "; ".join(numbers) + (
+              "" if day >= 2 else f"; the runs end on day {day}" if n
+              else "; no normative run"),
           "rule": "holds when, for every injunctive target, the final "
                   "belief and behaviour (complying, all agents) intervals "
                   "are >= 90% and the runs reach day 2; does not hold when "
