@@ -23,3 +23,21 @@ def test_paper_sweep_is_the_papers_experiment():
   text = PAPER.read_text(encoding="utf-8")
   for figure in ("27 calls", "16,500 tokens", "<= 10 calls", "<= 6,000"):
     assert figure in text
+
+
+def test_every_example_sweep_validates(monkeypatch):
+  """A sweep file in examples/ that no longer loads is found here, not by
+  the user who copies it."""
+  monkeypatch.setenv("VLLM_API_KEY", "a key the cluster example names")
+  for path in sorted(PAPER.parent.glob("*.yaml")):
+    spec, scenarios = validate.load_sweep(path)
+    assert grid.expand(spec, [s.name for s in scenarios]), path.name
+
+
+def test_the_mini_seeds_sweep_is_five_seeds_per_arm_on_the_embedded_model():
+  spec, scenarios = validate.load_sweep(PAPER.parent / "mini_seeds.yaml")
+  runs = grid.expand(spec, [s.name for s in scenarios])
+  assert sorted({(r.arm, r.seed) for r in runs}) == sorted(
+      (arm, seed) for arm in ("normative", "baseline") for seed in range(1, 6))
+  assert all(r.scenario == "hobbs_cafe_mini" for r in runs)
+  assert not any(e.base_url for e in spec.endpoints.values())
