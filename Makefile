@@ -1,7 +1,7 @@
 # The README's two commands: `make demo` (set up, then run the mini café on
 # the embedded model) and `make test` (set up, then the test suite). Both
 # work first thing on a fresh clone; `make setup` takes seconds once done.
-.PHONY: setup demo test bench
+.PHONY: setup demo test bench paper
 
 setup:
 	bash scripts/setup.sh
@@ -15,3 +15,7 @@ test: setup
 bench: setup
 	.venv/bin/python bench/llm_throughput.py
 	.venv/bin/python bench/agent_step_cost.py
+
+# The paper's experiment to its end, then docs/results/ (hours; resumable).
+paper: setup
+	bash scripts/paper.sh

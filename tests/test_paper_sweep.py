@@ -41,3 +41,16 @@ def test_the_mini_seeds_sweep_is_five_seeds_per_arm_on_the_embedded_model():
       (arm, seed) for arm in ("normative", "baseline") for seed in range(1, 6))
   assert all(r.scenario == "hobbs_cafe_mini" for r in runs)
   assert not any(e.base_url for e in spec.endpoints.values())
+
+
+def test_the_paper_script_names_files_that_exist():
+  """scripts/paper.sh (make paper) parses and every file it names exists."""
+  import re
+  import subprocess
+  root = PAPER.parent.parent.parent
+  script = root / "scripts" / "paper.sh"
+  subprocess.run(["bash", "-n", str(script)], check=True)
+  named = re.findall(r"(?:examples|scenarios)/[\w/]+\.yaml", script.read_text())
+  assert len(named) == 2
+  for path in named:
+    assert (root / path).is_file(), path
