@@ -78,8 +78,15 @@ def adoption(runs: Runs, target, index: int) -> bytes | None:
         ax.fill_between(x, low, high, color=colour, alpha=0.15, lw=0)
   if baseline:
     raw = _mean(baseline, f"behaviour.{target.id}", width)
-    ax.plot(x, raw, ls=":", color=other, lw=1.5,
+    ax.plot(x, raw, ls=":", color=other, lw=1.2, alpha=0.6,
             label="baseline behaviour, raw")
+    # The same correction as the normative arm's: the referee's false tags
+    # (going out tagged as smoking outside) raise both arms' raw shares.
+    value, low, high = _band(baseline, "behaviour", target.id, width)
+    if np.isfinite(value).any():
+      ax.plot(x, value, ls=":", color=other, lw=2,
+              label="baseline behaviour, corrected (95% interval)")
+      ax.fill_between(x, low, high, color=other, alpha=0.12, lw=0)
   ax.set_title(f"{target.text} ({target.type})", fontsize=10)
   ax.set_ylabel("share of agents")
   figures._share_axis(ax)  # pylint: disable=protected-access
