@@ -33,6 +33,8 @@ from crsec_concordia.scenarios import (Scenario, builtin_names,  # noqa: E402
 import probe_scores  # noqa: E402  (bench/, beside this file)
 
 PROBES = HERE / "probes"
+RECORD = (HERE.parent / "crsec_concordia" / "metrics" / "data"
+          / "referee_decisions")
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
 
 
@@ -131,7 +133,8 @@ def report(name: str, results: list[tuple[bool, str]]) -> tuple[int, int]:
   return right, len(results)
 
 
-def probe_referee(model, scenario: Scenario, cases: list[_Case]
+def probe_referee(model, scenario: Scenario, cases: list[_Case],
+                  decisions: list[dict] | None = None
                   ) -> tuple[probe_scores.TagCounts, tuple[int, int] | None]:
   """The game master's own adjudication of each case (the run's code path:
   its evidence rule and the scenario's default place included): the tag
@@ -147,10 +150,16 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case]
     want = set(case.behaviours)
     if failure is not None and not event.get("adjudicated"):
       counts.add(want, ())
+      if decisions is not None:  # A failed answer flags nothing.
+        decisions.append({"action": case.action, "truth": sorted(want),
+                          "given": []})
       results.append((False, f"want {sorted(want)} failed: "
                      f"{failure['error']} | {case.action}"))
       continue
     got = set(event["behaviours"])
+    if decisions is not None:
+      decisions.append({"action": case.action, "truth": sorted(want),
+                        "given": sorted(got)})
     # A claim without the action's words as evidence is not counted; shown
     # on a miss with the evidence given, to tell the two failures apart.
     claimed = (f" (claimed {event['unsupported']}, evidence "
@@ -215,13 +224,34 @@ def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict]
   return report("DetectConflict", results)
 
 
-def probe_venue(model, scenario: Scenario, probes: Probes
+def record_decisions(scenario: Scenario, model_name: str,
+                     decisions: list[dict], out: Path) -> Path:
+  """Writes the referee's answers on the labelled cases where the
+  corrected behaviour estimates read them (metrics/referee_quality.py)."""
+  import json  # pylint: disable=import-outside-toplevel
+  out.mkdir(parents=True, exist_ok=True)
+  path = out / f"{scenario.name}.json"
+  path.write_text(json.dumps(
+      {"scenario": scenario.name, "model": model_name,
+       "behaviours": {b.id: b.description for b in scenario.behaviours},
+       "cases": decisions}, indent=1, ensure_ascii=False) + "\n",
+      encoding="utf-8")
+  return path
+
+
+def probe_venue(model, scenario: Scenario, probes: Probes,
+                record: Path | None = None, model_name: str = ""
                 ) -> tuple[str, probe_scores.TagCounts | None]:
-  """Every section of one venue's cases; its summary line and tag counts."""
+  """Every section of one venue's cases; its summary line and tag counts.
+  With `record`, the referee's answers are written there (one file per
+  venue) for the corrected estimates."""
   print(f"scenario {scenario.name}", flush=True)
   tags = placed = occasion = conflicts = None
+  decisions: list[dict] | None = [] if record is not None else None
   if probes.referee:
-    tags, placed = probe_referee(model, scenario, probes.referee)
+    tags, placed = probe_referee(model, scenario, probes.referee, decisions)
+  if record is not None and decisions:
+    print(f"recorded: {record_decisions(scenario, model_name, decisions, record)}")
   if probes.occasion is not None:
     occasion = probe_occasion(model, scenario, probes.occasion)
   if probes.conflicts:
@@ -243,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--all", action="store_true",
                       help="every shipped scenario that has a probe file, "
                            "one after the other with one model")
+  parser.add_argument(
+      "--record", nargs="?", type=Path, const=RECORD, default=None,
+      metavar="DIR",
+      help="write the referee's answers on the labelled cases, for the "
+           "corrected behaviour estimates (default DIR: "
+           "crsec_concordia/metrics/data/referee_decisions)")
   args = parser.parse_args(argv)
   if args.all and (args.scenario or args.probes):
     parser.error("--all runs every shipped venue's own probe file: "
@@ -263,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     return 2
   from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
   model = make_model(EndpointConfig.resolve(), seed=1)
-  results = [probe_venue(model, scenario, probes)
+  name = str(EndpointConfig.resolve().describe().get("model"))
+  results = [probe_venue(model, scenario, probes, args.record, name)
              for scenario, probes in venues]
   print(f"summary (target: referee P >= {probe_scores.TARGET_PRECISION} "
         f"and R >= {probe_scores.TARGET_RECALL})")

@@ -159,3 +159,28 @@ def test_the_probe_says_what_is_wrong_in_one_line_and_exit_2(tmp_path, capsys):
   assert probe.main(["--scenario", "community_garden", "--probes",
                      str(tmp_path / "missing.yaml")]) == 2
   assert "cannot be read" in capsys.readouterr().err
+
+
+def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
+    tmp_path):
+  """--record writes what metrics/referee_quality.py reads: a referee that
+  answers every case as labelled gives no false tag for a target."""
+  import json  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics import referee_quality  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics.rundir import TargetNorm  # pylint: disable=import-outside-toplevel
+  scenario = load_scenario("hobbs_cafe_mini")
+  cases = probe.load_probes(probe.probes_path(scenario), scenario).referee
+  decisions = [{"action": c.action, "truth": sorted(c.behaviours),
+                "given": sorted(c.behaviours)} for c in cases]
+  path = probe.record_decisions(scenario, "a scripted referee", decisions,
+                                tmp_path)
+  assert json.loads(path.read_text())["model"] == "a scripted referee"
+  t = scenario.target_norms[0]
+  target = TargetNorm(id=t.id, text=t.text, type=t.type,
+                      complies=list(t.complies), violates=list(t.violates),
+                      aliases=list(t.aliases))
+  measured = referee_quality.rates(
+      target, scenario.model_dump(mode="json"), decisions=tmp_path)
+  assert measured.rates is not None, measured.note
+  assert measured.rates.fp == measured.rates.fn == 0
+  assert measured.rates.tp > 0
