@@ -3,7 +3,9 @@
 # (issue 21): the full café's 84 slots in both arms (seed 1), the mini café
 # over 5 seeds per arm (for intervals over runs), then docs/results/. Every
 # step goes on where it stopped: a completed run is kept, an interrupted one
-# resumed (`crsec resume`), a sweep skips its completed runs. On 2 CPU cores
+# resumed (`crsec resume`), a sweep skips its completed runs; the referee's
+# answers on the labelled probes are recorded for the corrected estimates
+# (judgement_probe.py --record). On 2 CPU cores
 # the baseline arm took 38 minutes; the normative arm takes about 2 hours.
 #   scripts/paper.sh [RUNS_DIR]    (default runs/paper, ignored by git)
 set -euo pipefail
@@ -39,5 +41,8 @@ for arm in baseline normative; do
   esac
 done
 $crsec sweep examples/sweeps/mini_seeds.yaml --out "$RUNS/mini-seeds"
+# The referee's answers on the labelled cases, for corrected behaviour
+# shares (metrics/data/referee_decisions/; about 13 minutes).
+.venv/bin/python bench/judgement_probe.py --all --record
 $crsec report --publish docs/results "$RUNS"/hobbs_cafe-baseline-seed1 \
   "$RUNS"/hobbs_cafe-normative-seed1 "$RUNS/mini-seeds"
