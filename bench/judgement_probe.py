@@ -17,6 +17,7 @@ Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
 """
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -148,18 +149,16 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
   for case in cases:
     event, failure = referee.adjudicate(case.actor, case.action)
     want = set(case.behaviours)
-    if failure is not None and not event.get("adjudicated"):
+    failed = failure is not None and not event.get("adjudicated")
+    if decisions is not None:  # A failed answer flags nothing.
+      decisions.append({"action": case.action, "truth": sorted(want),
+                        "given": [] if failed else sorted(event["behaviours"])})
+    if failed:
       counts.add(want, ())
-      if decisions is not None:  # A failed answer flags nothing.
-        decisions.append({"action": case.action, "truth": sorted(want),
-                          "given": []})
       results.append((False, f"want {sorted(want)} failed: "
                      f"{failure['error']} | {case.action}"))
       continue
     got = set(event["behaviours"])
-    if decisions is not None:
-      decisions.append({"action": case.action, "truth": sorted(want),
-                        "given": sorted(got)})
     # A claim without the action's words as evidence is not counted; shown
     # on a miss with the evidence given, to tell the two failures apart.
     claimed = (f" (claimed {event['unsupported']}, evidence "
@@ -228,7 +227,6 @@ def record_decisions(scenario: Scenario, model_name: str,
                      decisions: list[dict], out: Path) -> Path:
   """Writes the referee's answers on the labelled cases where the
   corrected behaviour estimates read them (metrics/referee_quality.py)."""
-  import json  # pylint: disable=import-outside-toplevel
   out.mkdir(parents=True, exist_ok=True)
   path = out / f"{scenario.name}.json"
   path.write_text(json.dumps(
@@ -298,8 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"judgement_probe: {e}", file=sys.stderr)
     return 2
   from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
-  model = make_model(EndpointConfig.resolve(), seed=1)
-  name = str(EndpointConfig.resolve().describe().get("model"))
+  endpoint = EndpointConfig.resolve()
+  model = make_model(endpoint, seed=1)
+  name = str(endpoint.describe().get("model"))
   results = [probe_venue(model, scenario, probes, args.record, name)
              for scenario, probes in venues]
   print(f"summary (target: referee P >= {probe_scores.TARGET_PRECISION} "

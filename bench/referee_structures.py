@@ -39,12 +39,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from crsec_concordia import repetition  # noqa: E402
 from crsec_concordia.game_masters import adjudication  # noqa: E402
 from crsec_concordia.game_masters import referee_question as rq  # noqa: E402
 from crsec_concordia.models.base import (EndpointError,  # noqa: E402
                                          StructuredOutputError)
-from crsec_concordia.operations.base import has_evidence  # noqa: E402
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
 import judgement_probe  # noqa: E402  (bench/, beside this file)
 import probe_scores  # noqa: E402
@@ -136,10 +134,8 @@ def _extended(model, scenario: Scenario, actor: str, action: str, *,
   prompt = prompt.replace(f"{before}: ", f"{line}\n{before}: ", 1)
   answer = _ask(model, prompt, schema, 200)
   named = set(rq.behaviours_of(answer, ids))
-  evidence = str(answer["evidence"]).strip()
-  supported = has_evidence(evidence) and repetition.quotes(
-      evidence, action, names=[actor])
-  return answer, named if supported else set()
+  return answer, (named if adjudication.supported(answer, ids, actor, action)
+                  else set())
 
 
 def how(model, scenario: Scenario, actor: str, action: str) -> set[str]:

@@ -54,6 +54,16 @@ def _failure(error: Exception) -> dict[str, Any]:
           "raw": getattr(error, "raw", "")}
 
 
+def supported(answer: Mapping[str, Any], behaviour_ids: Sequence[str],
+              actor: str, action: str) -> bool:
+  """No behaviour named, or one quoted in the action's own words (the
+  referee's evidence rule; bench/referee_structures.py applies it too)."""
+  evidence = str(answer["evidence"]).strip()
+  return not behaviours_of(answer, behaviour_ids) or (
+      has_evidence(evidence)
+      and repetition.quotes(evidence, action, names=[actor]))
+
+
 class Adjudication(entity_component.ContextComponent,
                    entity_component.ComponentWithLogging):
   """Resolves each slot's actions into exact observations and records.
@@ -198,11 +208,7 @@ class Adjudication(entity_component.ContextComponent,
 
   def _supported(self, answer: Mapping[str, Any], actor: str,
                  action: str) -> bool:
-    """No behaviour named, or one quoted in the action's own words."""
-    evidence = str(answer["evidence"]).strip()
-    return not behaviours_of(answer, self._ids) or (
-        has_evidence(evidence)
-        and repetition.quotes(evidence, action, names=[actor]))
+    return supported(answer, self._ids, actor, action)
 
   def _unsaid_place(self) -> str:
     """The place of an action that was not adjudicated."""
