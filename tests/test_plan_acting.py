@@ -264,3 +264,40 @@ def test_the_day_plan_is_an_hourly_schedule_that_covers_the_day():
                         ["Read", "read ", "write"]) == [
       {"start": "09:20", "end": "11:00", "activity": "Read"},
       {"start": "11:00", "end": "12:00", "activity": "write"}]
+
+
+@pytest.mark.parametrize("second, made", [
+    (["write poems", "lunch"], True),   # asked again, saying why: a plan
+    (["10:00-11:00", "lunch"], False),  # twice a time: a failure, no plan
+])
+def test_a_plan_hour_that_names_only_a_time_is_asked_again_then_failed(
+    second, made):
+  from crsec_concordia.models.scripted import ScriptedModel
+  plan_op = importlib.import_module("crsec_concordia.operations.normative_plan")
+  answers = iter([{"hours": ["09:00-10:00", "lunch"]}, {"hours": second}])
+  model = ScriptedModel([(cs.PLAN, lambda p: next(answers))])
+  failures = []
+  plan = plan_op.normative_plan(
+      model, name=NAME, persona="A poet.", goal="", setting="", day=1,
+      start="09:00", end="11:00", norms=None, on_failure=failures.append)
+  prompts = [c.prompt for c in model.calls]
+  assert len(prompts) == 2
+  assert ('Your answer did not work: "09:00-10:00" is a time, not an '
+          "activity") in prompts[1]
+  if made:
+    assert [i["activity"] for i in plan["items"]] == second and not failures
+  else:
+    assert plan is None
+    assert [f["error"] for f in failures] == [
+        '"10:00-11:00" is a time, not an activity']
+
+
+def test_a_task_that_names_only_a_time_is_not_a_decomposition():
+  decompose = importlib.import_module(
+      "crsec_concordia.operations.decompose_plan")
+  tasks = [{"start": "09:00", "end": "09:30", "activity": "drafts a stanza"},
+           {"start": "09:30", "end": "10:00", "activity": "09:45"}]
+  assert decompose.problem(tasks, "09:00", "10:00") == (
+      '"09:45" is a time, not an activity')
+  assert decompose.problem(tasks[:1] + [{**tasks[1], "activity": "reads"}],
+                           "09:00", "10:00") is None

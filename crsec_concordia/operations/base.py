@@ -37,6 +37,41 @@ def structured_call(
     return None
 
 
+def checked_call(
+    model,
+    op: str,
+    prompt: str,
+    schema: Mapping[str, Any],
+    problem: Callable[[dict[str, Any]], str | None],
+    *,
+    on_failure: FailureSink | None,
+    max_tokens: int = 256,
+    temperature: float = 0.2,
+) -> dict[str, Any] | None:
+  """`structured_call`, then a check the schema cannot express.
+
+  `problem` says what is wrong with a valid answer (None: nothing). Such an
+  answer is asked for once more, the problem said, then recorded as a
+  failure; never repaired or replaced (a plan hour whose activity is only a
+  clock, "10:00-10:15", would have the agent act out a time).
+  """
+  wrong, answer = None, None
+  for attempt in range(2):
+    asked = prompt if attempt == 0 else (
+        f"{prompt}\nYour answer did not work: {wrong}. Answer again.")
+    answer = structured_call(model, op, asked, schema, on_failure=on_failure,
+                             max_tokens=max_tokens, temperature=temperature)
+    if answer is None:
+      return None
+    wrong = problem(answer)
+    if wrong is None:
+      return answer
+  if on_failure is not None:
+    on_failure({"kind": "failure", "op": op, "error": wrong,
+                "raw": str(answer)[:2000]})
+  return None
+
+
 def obj(properties: Mapping[str, Any], required: list[str] | None = None
         ) -> dict[str, Any]:
   """A closed JSON object schema whose keys are all required, in order."""

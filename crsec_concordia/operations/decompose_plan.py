@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crsec_concordia.norms import PersonalNorm
-from crsec_concordia.operations.base import FailureSink, obj, structured_call
+from crsec_concordia.operations.base import FailureSink, checked_call, obj
 from crsec_concordia.operations.normative_plan import (
-    clock_of, items_schema, minutes, persona_lines, plain_activity)
+    activity_problem, clock_of, items_schema, minutes, persona_lines,
+    plain_activity)
 
 OP = "DecomposePlan"
 MIN_TASK, MAX_TASK = 10, 60
@@ -69,7 +70,8 @@ def problem(tasks: Sequence[Mapping[str, str]], start: str, end: str
   for a, b in zip(ordered, ordered[1:]):
     if b["start"] < a["end"]:
       return f"tasks overlap at {b['start']}"
-  return None
+  return next((p for p in (activity_problem(t["activity"]) for t in ordered)
+               if p), None)
 
 
 def block_as_tasks(block: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -96,20 +98,15 @@ def decompose_plan(model, *, name: str, persona: str, goal: str, setting: str,
     return [{"start": start, "end": end, "activity": block["activity"]}]
   text = prompt(name=name, persona=persona, goal=goal, setting=setting,
                 norms=norms, plan=plan, block=block)
-  shape = schema(start, end)
-  wrong = None
-  for attempt in range(2):
-    asked = text if attempt == 0 else (
-        f"{text}\nYour answer did not work: {wrong}. Answer again.")
-    answer = structured_call(model, OP, asked, shape, on_failure=on_failure,
-                             max_tokens=320, temperature=0.3)
-    if answer is None:
-      return None
-    tasks = sorted(answer["tasks"], key=lambda t: t["start"])
-    wrong = problem(tasks, start, end)
-    if wrong is None:
-      return [{**t, "activity": plain_activity(t["activity"])} for t in tasks]
-  if on_failure is not None:
-    on_failure({"kind": "failure", "op": OP, "error": wrong,
-                "raw": str(answer)[:2000]})
-  return None
+
+  def wrong(answer: dict) -> str | None:
+    return problem(sorted(answer["tasks"], key=lambda t: t["start"]),
+                   start, end)
+
+  answer = checked_call(model, OP, text, schema(start, end), wrong,
+                        on_failure=on_failure, max_tokens=320,
+                        temperature=0.3)
+  if answer is None:
+    return None
+  return [{**t, "activity": plain_activity(t["activity"])}
+          for t in sorted(answer["tasks"], key=lambda t: t["start"])]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 from crsec_concordia.norms import PersonalNorm
-from crsec_concordia.operations.base import (FailureSink, integer, obj,
-                                              structured_call, text)
+from crsec_concordia.operations.base import (FailureSink, checked_call,
+                                              integer, obj, text)
 
 OP = "NormativePlan"
 
@@ -104,6 +104,20 @@ def plain_activity(text: str) -> str:
   return _CLOCK_RANGE.sub("", text) or text
 
 
+def activity_problem(activity: str) -> str | None:
+  """Why `activity` names nothing to do (only a clock, "10:00-10:15" or
+  "09:45", as the 1.5B model wrote for a revised plan), or None."""
+  words = _CLOCK_RANGE.sub("", " ".join(str(activity).split()))
+  if any(ch.isalpha() for ch in words):
+    return None
+  return f"\"{activity}\" is a time, not an activity"
+
+
+def hours_problem(activities: list[str]) -> str | None:
+  """The first hour of a plan with no activity in it, or None."""
+  return next((p for p in map(activity_problem, activities) if p), None)
+
+
 def blocks(hours: list[tuple[str, str]], activities: list[str]
            ) -> list[dict[str, str]]:
   """An hourly schedule as blocks: the same activity in hours in a row is
@@ -169,9 +183,10 @@ def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
   """The day plan as blocks of the hourly schedule (`items`), or None
   (the failure recorded); `norms=None` plans without norms (the
   baseline's)."""
-  answer = structured_call(
+  answer = checked_call(
       model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
       schema(None if norms is None else len(norms), start, end),
+      lambda answer: hours_problem(answer["hours"]),
       on_failure=on_failure, max_tokens=320, temperature=0.5)
   if answer is None:
     return None
