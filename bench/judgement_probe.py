@@ -205,15 +205,19 @@ def probe_occasion(model, scenario: Scenario, probes: _Occasion
 def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict]
                     ) -> tuple[int, int]:
   from crsec_concordia.norms import PersonalNorm  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.operations.detect_conflict import detect_conflict  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.relevance import nearest_rules  # pylint: disable=import-outside-toplevel
   results = []
   for case in cases:
+    # The sentence nearest the rule, as ConflictDetector finds it.
+    near, = nearest_rules(shared_embedder(), [case.action], [case.norm])
     verdict = detect_conflict(
         model, actor=case.actor, behaviour=case.action,
         place=case.place or scenario.default_place or "indoors",
         norm=PersonalNorm(id="n", content=case.norm, utility=80,
                           type="injunctive"),
-        on_failure=None)
+        focus=near.focus, on_failure=None)
     got = bool(verdict and verdict[0])
     said = ("failed" if verdict is None else
             f"got {'breach' if got else 'none'}, quoted {verdict[1]!r}")

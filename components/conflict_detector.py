@@ -10,13 +10,15 @@ silent, as in the paper. A cooldown keeps one agent from talking to the
 same person again for a few slots (conflicts are still detected and logged).
 
 Which norm a behaviour is about is retrieval, done with the sentence
-embedder (the norm most similar to the behaviour); whether the behaviour
-breaks it is the model's judgement (see DetectConflict for why the two are
-split). In a society where everyone acts every slot, an agent sees many
-behaviours at once, so the cost is bounded twice: a behaviour whose
-similarity to every norm the agent holds is below `relevance` is not sent
-at all (most of what people do is about none of anyone's rules), and the
-rest of one observation is judged in ONE call.
+embedder (the norm most similar to the behaviour or one of its sentences,
+that sentence then shown to the judge; crsec_concordia/relevance.py);
+whether the behaviour breaks it is the model's judgement (see
+DetectConflict for why the two are split). In a society where everyone
+acts every slot, an agent sees many behaviours at once, so the cost is
+bounded twice: a behaviour whose similarity to every norm the agent holds
+is below `relevance` is not sent at all (most of what people do is about
+none of anyone's rules), and the rest of one observation is judged in ONE
+call.
 
 Noticing happens while the agent goes on with its day: the agent's act
 does not depend on what it detects (only the talks the game master holds
@@ -50,6 +52,7 @@ from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.norms import PersonalNorm
+from crsec_concordia.relevance import nearest_rules
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
@@ -136,17 +139,15 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
   def related(self, events: list[observations.ActionObservation],
               norms: list[PersonalNorm]
               ) -> list[tuple[observations.ActionObservation, Observed]]:
-    """Each event with its most related norm; unrelated events left out."""
-    self._embedding()
-    scores = self._embedder.similarity([e.text for e in events],
-                                       [n.content for n in norms])
-    items = []
-    for event, row in zip(events, scores):
-      best = max(range(len(norms)), key=lambda i: float(row[i]))
-      if float(row[best]) >= self._relevance:
-        items.append((event, Observed(event.actor, event.text, event.place,
-                                      norms[best])))
-    return items
+    """Each event with its most related norm (and the sentence of it
+    nearest that norm, crsec_concordia/relevance.py); unrelated events
+    left out."""
+    found = nearest_rules(self._embedding(), [e.text for e in events],
+                          [n.content for n in norms])
+    return [(event, Observed(event.actor, event.text, event.place,
+                             norms[near.rule], near.focus))
+            for event, near in zip(events, found)
+            if near is not None and near.similarity >= self._relevance]
 
   def _decide(self, item: Observed, event: observations.ActionObservation,
               on_failure) -> bool | None:

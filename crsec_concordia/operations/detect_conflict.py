@@ -36,11 +36,14 @@ TOKENS_PER_ITEM = 60
 
 @dataclasses.dataclass(frozen=True)
 class Observed:
-  """One behaviour an agent saw, with the rule it is most about."""
+  """One behaviour an agent saw, with the rule it is most about and, for
+  a behaviour told in several sentences, the one nearest that rule (see
+  crsec_concordia/relevance.py)."""
   actor: str
   behaviour: str
   place: str
   norm: PersonalNorm
+  focus: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +84,8 @@ def prompt(observer: str, items: Sequence[Observed]) -> str:
            "about.", ""]
   for key, item in zip(item_keys(items), items):
     lines.append(f"{key} ({item.place}): \"{item.behaviour}\"")
+    if item.focus and item.focus != item.behaviour:
+      lines.append(f"The part of it nearest the rule: \"{item.focus}\"")
     lines.append(f"Rule: {item.norm.content}")
     lines.append("")
   lines.append(
@@ -115,12 +120,13 @@ def detect_conflicts(model, *, observer: str, items: Sequence[Observed],
 
 def detect_conflict(model, *, actor: str, behaviour: str, place: str,
                     norm: PersonalNorm, observer: str = "This person",
-                    on_failure: FailureSink | None
+                    focus: str = "", on_failure: FailureSink | None
                     ) -> tuple[bool, str] | None:
   """One behaviour against one rule: (breaks?, the words quoted) or None."""
   judgements = detect_conflicts(
       model, observer=observer,
-      items=[Observed(actor, behaviour, place, norm)], on_failure=on_failure)
+      items=[Observed(actor, behaviour, place, norm, focus)],
+      on_failure=on_failure)
   if judgements is None:
     return None
   return judgements[0].breaks, judgements[0].evidence

@@ -1,0 +1,77 @@
+"""Which rule a deed is most about, and which of its sentences says so.
+
+Retrieval for DetectConflict (the model judges one deed against one rule;
+the embedder picks the rule). An action as agents write it is often two or
+three sentences, and the deed a rule is about may be the last of them: "Carlos
+Gomez continues to drink coffee while waiting for Tamara Rodriguez to finish
+her meal. He stays seated at his corner table, lighting one cigarette after
+another, as he has always done." Embedded whole, that action scored 0.17
+against "People should not smoke indoors." (barely over the gate), and the
+1.5B model, asked to quote the words the rule is about, quoted the first
+sentence and judged no breach: the mini café's only smoking that morning
+went unnoticed, and no talk followed. Scored sentence by sentence, the rule
+is found by the sentence that is about it, and that sentence is shown to
+the judge beside the whole action.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+# A sentence ends at . ! or ? (a closing quote may follow) before the next
+# one's capital letter or opening quote; not after a title ("Mr. Smith").
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019]))\s+"
+    r"(?=[\"'\u201c\u2018(]?[A-Z])")
+_TITLE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Prof|Mt)\.$")
+
+
+def sentences(text: str) -> list[str]:
+  """The sentences of `text`, in order (the text itself if it is one)."""
+  text = " ".join(text.split())
+  parts: list[str] = []
+  for piece in _SENTENCE_END.split(text):
+    if parts and _TITLE.search(parts[-1]):
+      parts[-1] = f"{parts[-1]} {piece}"
+    elif piece.strip():
+      parts.append(piece.strip())
+  return parts or [text]
+
+
+@dataclasses.dataclass(frozen=True)
+class Nearest:
+  """The rule a text is most about: its index, the similarity, and the
+  sentence of the text nearest it ("" if the text is one sentence)."""
+  rule: int
+  similarity: float
+  focus: str
+
+
+def nearest_rules(embedder, texts: Sequence[str], rules: Sequence[str]
+                  ) -> list[Nearest | None]:
+  """For each text, the rule its closest sentence is nearest (None if
+  there are no rules). The whole text counts as a sentence too, so a deed
+  told across two sentences is no worse off than before."""
+  if not rules:
+    return [None for _ in texts]
+  pieces: list[list[str]] = []
+  for text in texts:
+    split = sentences(text)
+    pieces.append([text] + (split if len(split) > 1 else []))
+  flat = [p for ps in pieces for p in ps]
+  scores = embedder.similarity(flat, list(rules))
+  found, row = [], 0
+  for ps in pieces:
+    best = (-2.0, 0, 0)
+    for i in range(len(ps)):
+      for j in range(len(rules)):
+        score = float(scores[row + i][j])
+        if score > best[0]:
+          best = (score, i, j)
+    score, i, j = best
+    found.append(Nearest(rule=j, similarity=score,
+                         focus=ps[i] if i > 0 else ""))
+    row += len(ps)
+  return found
