@@ -31,8 +31,13 @@ ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
 # components found in this slot's observations (see `news_of`).
 # A conflict is news only if the agent does not raise it in a talk (the
 # ConflictDetector says so with `add_news`): a conflict it raises has its
-# reaction in the conversation, whose end is a reason of its own.
-NEWS = {"candidate": "a norm identified",
+# reaction in the conversation, whose end is a reason of its own. A norm
+# identified is news until ImmediateEvaluation rejects it: a candidate
+# judged not a norm, a duplicate or against its source leaves the agent
+# as it was (in the demo, three of four candidates of one slot were
+# rejected, and each still cost a new action and its adjudication).
+IDENTIFIED = "a norm identified"
+NEWS = {"candidate": IDENTIFIED,
         "verdict": "a norm qualified", "synthesis": "a norm qualified",
         "plan": "the plan revised"}
 
@@ -101,6 +106,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     self.last_stamp: observations.Stamp | None = None
     self._known_names: set[str] = {agent_name}
     self._news: list[str] = []
+    # Norms identified since the act last took the news, not yet rejected.
+    self._identified: set[str] = set()
     self._free_text = ""
 
   # -- journal ----------------------------------------------------------------
@@ -124,6 +131,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       self._records.append(rec)
       if news and news not in self._news:
         self._news.append(news)
+      self._note_identified(rec)
     if publish:
       self._logging_channel({"Key": kind, "Summary": kind, "Value": rec})
     return rec
@@ -214,6 +222,18 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
         elif isinstance(event, observations.ConversationObservation):
           self._known_names.update(event.participants)
 
+  def _note_identified(self, rec: Mapping[str, Any]) -> None:
+    """Keeps "a norm identified" only while a candidate since the last act
+    is not rejected. The caller holds the journal lock."""
+    norm_id = str(rec.get("norm_id"))
+    if rec["kind"] == "candidate":
+      self._identified.add(norm_id)
+    elif (rec["kind"] == "verdict" and not rec.get("accepted")
+          and norm_id in self._identified):
+      self._identified.discard(norm_id)
+      if not self._identified and IDENTIFIED in self._news:
+        self._news.remove(IDENTIFIED)
+
   def add_news(self, news: str) -> None:
     """Something new a component found that no record says by itself."""
     with self._journal_lock:
@@ -226,6 +246,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     reasons for a plan-driven act to ask the model (structured_act.py)."""
     with self._journal_lock:
       news, self._news = self._news, []
+      self._identified.clear()
     return news
 
   def waits_on_model(self, hook: str) -> bool:
@@ -263,11 +284,16 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
         "known_names": sorted(self._known_names),
         "records": records,
         "news": self._news_snapshot(),
+        "identified": self._identified_snapshot(),
     }
 
   def _news_snapshot(self) -> list[str]:
     with self._journal_lock:
       return list(self._news)
+
+  def _identified_snapshot(self) -> list[str]:
+    with self._journal_lock:
+      return sorted(self._identified)
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     self.database.load_json(dict(state["database"]))
@@ -279,3 +305,4 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     with self._journal_lock:
       self._records = [dict(r) for r in state.get("records", [])]
       self._news = [str(n) for n in state.get("news", [])]
+      self._identified = {str(n) for n in state.get("identified", [])}

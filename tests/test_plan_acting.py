@@ -160,6 +160,22 @@ def test_a_norm_taken_in_is_one_act_call_and_the_next_action_follows_the_revised
   assert [p["revised"] for p in plans] == [False, True]
 
 
+@pytest.mark.parametrize("supported", [False, True])
+def test_a_norm_identified_is_news_only_until_it_is_rejected(supported):
+  agent, model = agent_and_model(**{cs.EVALUATE: {
+      "supported": supported, "type": "injunctive", "utility": 75}})
+  agent.act(spec("09:00"))
+  agent.observe(tr_talk())
+  agent.act(spec("09:20"))
+  memory = agent.get_component(NORM_MEMORY_KEY)
+  verdicts = [r for r in memory.drain_records() if r["kind"] == "verdict"]
+  assert [v["accepted"] for v in verdicts] == [supported]
+  reasons = agent.get_act_component().last_reasons
+  assert ("a norm identified" in reasons) == supported
+  # The talk that ended is a reason either way; a rejected norm adds none.
+  assert "conversation ended" in reasons
+
+
 def tr_talk() -> str:
   return obs.format_conversation(
       obs.Stamp(1, "09:10", 2), "Abigail Chen", NAME, "smoking",
