@@ -13,7 +13,7 @@ endpoint: set CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the
 embedded model. The cases are test data: nothing of them reaches a prompt
 of the product.
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
-       [--probes FILE] | --all
+       [--probes FILE] | --all   [--only referee|occasion|conflicts ...]
 """
 
 import argparse
@@ -70,6 +70,18 @@ class Probes(pydantic.BaseModel):
   referee: list[_Case] = []
   occasion: _Occasion | None = None
   conflicts: list[_Conflict] = []
+
+  def only(self, sections: list[str] | None) -> "Probes":
+    """These sections of the cases, the others left out (None: all): a
+    change to one judgement measured in minutes, not the whole quarter
+    hour."""
+    if not sections:
+      return self
+    return Probes(**{k: getattr(self, k) for k in SECTIONS
+                     if k in sections})
+
+
+SECTIONS = ("referee", "occasion", "conflicts")
 
 
 def probes_path(scenario: Scenario) -> Path:
@@ -281,7 +293,12 @@ def main(argv: list[str] | None = None) -> int:
       help="write the referee's answers on the labelled cases, for the "
            "corrected behaviour estimates (default DIR: "
            "crsec_concordia/metrics/data/referee_decisions)")
+  parser.add_argument("--only", nargs="+", choices=SECTIONS, default=None,
+                      help="probe only these judgements")
   args = parser.parse_args(argv)
+  if args.record and args.only and "referee" not in args.only:
+    parser.error("--record records the referee's answers: --only must "
+                 "include referee")
   if args.all and (args.scenario or args.probes):
     parser.error("--all runs every shipped venue's own probe file: "
                  "give it without --scenario or --probes")
@@ -291,11 +308,11 @@ def main(argv: list[str] | None = None) -> int:
       for name in probed_venues():
         scenario = load_scenario(name)
         venues.append((scenario, load_probes(probes_path(scenario),
-                                             scenario)))
+                                             scenario).only(args.only)))
     else:
       scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
       venues = [(scenario, load_probes(args.probes or probes_path(scenario),
-                                       scenario))]
+                                       scenario).only(args.only))]
   except UserError as e:
     print(f"judgement_probe: {e}", file=sys.stderr)
     return 2

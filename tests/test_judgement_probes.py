@@ -184,3 +184,16 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
   assert measured.rates is not None, measured.note
   assert measured.rates.fp == measured.rates.fn == 0
   assert measured.rates.tp > 0
+
+
+def test_only_keeps_the_sections_asked_for(capsys):
+  scenario = load_scenario("hobbs_cafe_mini")
+  cases = probe.load_probes(probe.probes_path(scenario), scenario)
+  conflicts = cases.only(["conflicts"])
+  assert conflicts.conflicts == cases.conflicts
+  assert not conflicts.referee and conflicts.occasion is None
+  assert cases.only(None) is cases
+  with pytest.raises(SystemExit) as info:
+    probe.main(["--record", "--only", "conflicts"])
+  assert info.value.code == 2
+  assert "--only must include referee" in capsys.readouterr().err
