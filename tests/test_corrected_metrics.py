@@ -63,9 +63,10 @@ def test_belief_is_corrected_with_the_matchers_test_half(tmp_path):
   high = m.per_step["belief_corrected_high.no_smoking_indoors"].tolist()
   assert all(lo <= c <= hi for lo, c, hi in zip(low, column, high))
   assert column[-1] == pytest.approx(final["corrected"])
-  # Recall 0.91 and a false-positive rate near 0.08: three of four flagged
-  # agents (one norm each) is corrected upwards.
-  assert final["corrected"] > 0.75
+  # Recall 0.91 would correct three flagged agents of three who hold a
+  # norm upwards, but the fourth holds none (a known non-holder): the
+  # corrected share cannot pass the share of agents holding any norm.
+  assert final["corrected"] == pytest.approx(0.75)
 
 
 def test_behaviour_is_not_corrected_without_a_referee_measurement(tmp_path):

@@ -35,8 +35,11 @@ def _targets():
                                           measured=measured)
 
 
-def coverage(test: Rates, share: float, seed: int) -> tuple[float, float]:
-  """(raw coverage, corrected coverage) of the true share over DRAWS."""
+def coverage(test: Rates, share: float, seed: int, fewest_norms: int = 1
+             ) -> tuple[float, float]:
+  """(raw coverage, corrected coverage) of the true share over DRAWS;
+  a non-holder holds `fewest_norms` to MAX_NORMS norms (0: some hold
+  none, as ordinary agents do before anyone talks to them)."""
   rng = np.random.default_rng(seed)
   se, false_rate = test.sensitivity, 1.0 - test.specificity
   positives, negatives = test.tp + test.fn, test.tn + test.fp
@@ -47,9 +50,10 @@ def coverage(test: Rates, share: float, seed: int) -> tuple[float, float]:
     tp = rng.binomial(positives, se)
     fp = rng.binomial(negatives, false_rate)
     measured = Rates(tp, fp, positives - tp, negatives - fp)
-    norms = rng.integers(1, MAX_NORMS + 1, size=(RUNS, AGENTS))
     holds = np.zeros((RUNS, AGENTS), dtype=bool)
     holds[:, :holders] = True
+    norms = np.where(holds, 1, fewest_norms) + rng.integers(
+        0, MAX_NORMS + 1 - np.where(holds, 1, fewest_norms))
     others = np.where(holds, norms - 1, norms)
     mistaken = ((rng.random((RUNS, AGENTS, MAX_NORMS)) < false_rate)
                 & (np.arange(MAX_NORMS) < others[..., None])).any(-1)
@@ -96,6 +100,29 @@ def test_estimate_without_measurement_is_raw_only():
   assert e.raw_low <= 0.75 <= e.raw_high
   assert math.isnan(e.corrected) and math.isnan(e.low)
   assert e.as_dict()["corrected"] is None
+
+
+def test_agents_with_no_norm_are_known_non_holders():
+  """Three entrepreneurs of ten, five norms each, all rightly flagged: 30%
+  (averaged in with the seven who hold nothing, as it once was, the
+  entrepreneurs' sensitivity read as the society's and gave 100%)."""
+  rates = Rates(tp=25, fp=4, fn=1, tn=200)
+  flags = np.array([[True] * 3 + [False] * 7])
+  norms = np.array([[5] * 3 + [0] * 7])
+  e = correction.estimate(flags, rates, norms, seed=1)
+  assert e.corrected == pytest.approx(0.3)
+  assert e.low <= 0.3 <= e.high
+  nobody = correction.estimate(np.zeros((1, 10), bool), rates,
+                               np.zeros((1, 10)), seed=1)
+  assert (nobody.corrected, nobody.low, nobody.high) == (0.0, 0.0, 0.0)
+
+
+def test_corrected_interval_covers_when_some_agents_hold_no_norm():
+  """The coverage simulation with non-holders of no norm at all."""
+  for target, test in _targets():
+    for share in (0.2, 0.5):
+      raw, corrected = coverage(test, share, seed=11, fewest_norms=0)
+      assert corrected >= 0.9, (target.id, share, raw, corrected)
 
 
 def test_agents_with_more_norms_get_more_false_positives_removed():

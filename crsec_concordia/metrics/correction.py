@@ -127,14 +127,26 @@ def _agent_rates(se: np.ndarray, sp: np.ndarray, k: np.ndarray
 
 def _corrected(flags: np.ndarray, k: np.ndarray, se: np.ndarray,
                sp: np.ndarray) -> np.ndarray:
-  """Corrected share for agents along the last axis; se, sp broadcast."""
+  """Corrected share for agents along the last axis; se, sp broadcast.
+
+  Rogan-Gladen over the agents that hold any norm (k > 0), then scaled to
+  all agents: an agent with none is a known non-holder, never flagged.
+  Averaged in with the others (its chance of being flagged if it held the
+  target counted as 0), such agents pulled the mean sensitivity down, and
+  three entrepreneurs of ten, each rightly flagged, read as 100%.
+  """
   hit, false = _agent_rates(se[..., None], sp[..., None], k)
-  mean_hit, mean_false = hit.mean(-1), false.mean(-1)
-  raw = flags.mean(-1)
-  denominator = mean_hit - mean_false
+  some = np.broadcast_to(k > 0, hit.shape)
+  count = some.sum(-1)
   with np.errstate(divide="ignore", invalid="ignore"):
+    raw = np.where(some, flags, 0.0).sum(-1) / count
+    mean_hit = np.where(some, hit, 0.0).sum(-1) / count
+    mean_false = np.where(some, false, 0.0).sum(-1) / count
+    denominator = mean_hit - mean_false
     p = (raw - mean_false) / denominator
-  return np.where(denominator > 0, np.clip(p, 0.0, 1.0), np.nan)
+  share = np.clip(p, 0.0, 1.0) * count / some.shape[-1]
+  return np.where(count == 0, 0.0,
+                  np.where(denominator > 0, share, np.nan))
 
 
 def estimate(flags: Sequence[Sequence[bool]] | np.ndarray,
