@@ -37,6 +37,12 @@ CONVERSATION_ENDED = "conversation ended"
 PREVIOUS_FAILED = "previous action failed"
 OCCASION_TAG = observations.OCCASION_TAG
 CONTINUED = "continued"
+# Recorded after the reasons of a call whose answer was the action the agent
+# was already doing: asked because of news, it chose to go on.
+WENT_ON = "went on"
+# The reasons that want a new action (a repeat of the last one is asked
+# again); with only news or a talk that ended, going on is an answer.
+NEED_NEW = ("task begins", "occasion", "previous action failed")
 # What a NormMemory (or a planner without one) reports as news, in the
 # order reasons are recorded.
 NEWS_ORDER = ("a conflict noticed", "a norm identified", "a norm qualified",

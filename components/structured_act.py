@@ -218,6 +218,8 @@ class StructuredAct(entity_component.ActingComponent,
         others, own = self._in_view(contexts)
         copy = self._copied(answer, others)
         repeat = None if copy is not None else self._copied(answer, own)
+        if repeat is not None and self._may_go_on(repeat[2]):
+          return self._went_on(prompt)
         if copy is not None:
           # Once more, naming the copy; a second copy is no action of theirs.
           who, verb, done = copy
@@ -260,6 +262,34 @@ class StructuredAct(entity_component.ActingComponent,
     self._logging_channel({"Key": "act", "Summary": output, "Value": output,
                            "Prompt": prompt.splitlines(),
                            "Reasons": list(self.last_reasons)})
+    return output
+
+  def _may_go_on(self, repeated: str) -> bool:
+    """Whether an answer that repeats `repeated` is the agent going on.
+
+    Asked because of news (a conflict seen, a norm, a talk that ended),
+    an agent that answers with what it is doing has chosen to carry on, as
+    a Generative Agents agent that perceives something and does not react:
+    its action goes on, carried forward with its adjudication, rather than
+    asked once more and adjudicated again. A task that begins, an occasion
+    or a failed turn wants a new action: a repeat of the last one is asked
+    once more, as before.
+    """
+    with self._follow_lock:
+      going_on, reasons = self._follow.action, self._follow.reasons
+    return (going_on is not None and repeated == going_on
+            and not set(reasons) & set(reasons_lib.NEED_NEW))
+
+  def _went_on(self, prompt: str) -> str:
+    """The agent's current action, going on after a call that chose so."""
+    with self._follow_lock:
+      self._follow.reasons += (reasons_lib.WENT_ON,)
+      self._follow.failed = False
+      action, reasons = self._follow.action or "", self._follow.reasons
+    output = observations.continuing(action)
+    self._logging_channel({"Key": "act", "Summary": output, "Value": output,
+                           "Prompt": prompt.splitlines(),
+                           "Reasons": list(reasons)})
     return output
 
   def _go_on(self) -> str:

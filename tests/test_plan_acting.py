@@ -176,6 +176,35 @@ def test_a_norm_identified_is_news_only_until_it_is_rejected(supported):
   assert "conversation ended" in reasons
 
 
+@pytest.mark.parametrize("why, goes_on", [("a talk", True),
+                                           ("an occasion", False)])
+def test_asked_for_news_an_agent_that_answers_what_it_does_goes_on(
+    why, goes_on):
+  """A repeat of the action going on is the agent's choice to carry on
+  when it was asked because of news (one call, no second ask, nothing to
+  adjudicate again); for an occasion it is asked once more, as before."""
+  same = {"answer": f"{NAME} {ACTIONS[0]}"}
+  # Baseline: a talk ends, and no norm or plan comes of it.
+  agent, model = agent_and_model("baseline", **{cs.ACT: same})
+  first = agent.act(spec("09:00"))
+  if why == "a talk":
+    agent.observe(tr_talk())
+    second = agent.act(spec("09:10"))
+  else:
+    second = agent.act(spec("09:10", tag="occasion"))
+  reasons = agent.get_act_component().last_reasons
+  if goes_on:
+    assert acts(model) == 2
+    assert second == obs.continuing(first)
+    assert reasons == ("conversation ended", "went on")
+    # Next slot, nothing new: on it goes with no call at all.
+    assert agent.act(spec("09:20")) == obs.continuing(first)
+    assert acts(model) == 2
+  else:
+    assert acts(model) == 3  # Asked once more; the second answer stands.
+    assert second == first and "went on" not in reasons
+
+
 def tr_talk() -> str:
   return obs.format_conversation(
       obs.Stamp(1, "09:10", 2), "Abigail Chen", NAME, "smoking",
@@ -211,7 +240,8 @@ def test_the_game_master_carries_a_continued_action_forward(tmp_path,
     assert not origin.get("continued") and origin["action"] == a["action"]
     assert (a["behaviours"], a["place"]) == (origin["behaviours"],
                                             origin["place"])
-    assert a["act_reasons"] == ["continued"]
+    assert (a["act_reasons"] == ["continued"]
+            or a["act_reasons"][-1] == "went on")
   # One referee call per new action, none for a continued one.
   referee = [c for c in model.calls if c.tag == "GM.adjudicate"]
   assert len(referee) == len(actions) - len(continued)

@@ -144,7 +144,9 @@ def test_a_run_writes_its_directory(uninterrupted):
   usage = json.loads((d / "usage.json").read_text())
   # A continued action is carried forward, not adjudicated again.
   continued = [a for a in actions if a.get("continued")]
+  # Going on with no call, or asked (news) and answering the same action.
   assert continued and all(a["act_reasons"] == ["continued"]
+                           or a["act_reasons"][-1] == "went on"
                            for a in continued)
   assert usage["by_tag"]["GM.adjudicate"]["calls"] == 15 - len(continued)
   assert "<html" in (d / "log.html").read_text().lower()
@@ -169,26 +171,20 @@ class Crash(Exception):
   pass
 
 
-def slot_of(adjudication_component) -> int:
-  """The slot an adjudication is made in (continued actions make none, so
-  the calls of a slot are not a fixed count)."""
-  from crsec_concordia.game_masters import clock  # pylint: disable=import-outside-toplevel
-  return adjudication_component.get_entity().get_component(
-      clock.CLOCK_KEY).current_stamp().step
-
-
 def _crashed_in_slot_4(tmp_path, embedder, monkeypatch):
   """A run whose machine went down in slot 4; its run directory."""
-  real = adjudication.Adjudication.adjudicate
+  real = adjudication.Adjudication.resolve_action
 
-  def crash_in_slot_4(self, actor, action, situation=""):
-    # Slot 4's first adjudication.
-    if slot_of(self) == 4:
+  def crash_in_slot_4(self, actor, raw_action, stamp):
+    # Slot 4's first action resolved (adjudicated or carried forward: a
+    # slot in which every agent goes on has no adjudication).
+    if stamp.step == 4:
       raise Crash("the machine went down")
-    return real(self, actor, action, situation)
+    return real(self, actor, raw_action, stamp)
 
   with monkeypatch.context() as patch:
-    patch.setattr(adjudication.Adjudication, "adjudicate", crash_in_slot_4)
+    patch.setattr(adjudication.Adjudication, "resolve_action",
+                  crash_in_slot_4)
     with pytest.raises(Crash):
       run(tmp_path, embedder)
   return tmp_path / "run"
@@ -403,14 +399,14 @@ sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
 from tests import test_runner as tr
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.game_masters import adjudication
-real, calls = adjudication.Adjudication.adjudicate, []
-def kill_in_slot_3(self, actor, action, situation=""):
-  if tr.slot_of(self) == 3:
+real, calls = adjudication.Adjudication.resolve_action, []
+def kill_in_slot_3(self, actor, raw_action, stamp):
+  if stamp.step == 3:
     calls.append(actor)
-  if len(calls) == 2:  # Slot 3's second adjudication.
+  if len(calls) == 2:  # Slot 3's second action resolved.
     os.kill(os.getpid(), signal.SIGKILL)
-  return real(self, actor, action, situation)
-adjudication.Adjudication.adjudicate = kill_in_slot_3
+  return real(self, actor, raw_action, stamp)
+adjudication.Adjudication.resolve_action = kill_in_slot_3
 tr.run(tr.Path({str(tmp_path)!r}), shared_embedder(), name="killed")
 """)
   done = subprocess.run([sys.executable, str(script)], capture_output=True,

@@ -69,8 +69,11 @@ def print_summary(run_dir: Path) -> None:
         f"{records.get('conflict', 0)}; failures: {records.get('failure', 0)}")
   if s["actions"]:
     written = s["actions"] - s["continued"]
-    print(f"  actions: {s['actions']}, of them {s['continued']} going on from "
-          f"an earlier slot with no model call, {written} newly written")
+    went_on = s["act_reasons"].get("went on", 0)
+    print(f"  actions: {s['actions']}, of them {s['continued'] - went_on} "
+          "going on from an earlier slot with no model call, "
+          + (f"{went_on} going on by the agent's choice when asked, "
+             if went_on else "") + f"{written} newly written")
     if s["act_reasons"]:
       print("  why act calls were made: " + ", ".join(
           f"{r} {n}" for r, n in s["act_reasons"].items()
