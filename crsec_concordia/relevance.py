@@ -40,6 +40,14 @@ def sentences(text: str) -> list[str]:
   return parts or [text]
 
 
+def pieces(text: str) -> list[str]:
+  """What of `text` is scored against rules: the text, then its sentences
+  if it has several (a game master embeds them ahead, while observers
+  are still to read the action)."""
+  split = sentences(text)
+  return [text] + (split if len(split) > 1 else [])
+
+
 @dataclasses.dataclass(frozen=True)
 class Nearest:
   """The rule a text is most about: its index, the similarity, and the
@@ -56,14 +64,11 @@ def nearest_rules(embedder, texts: Sequence[str], rules: Sequence[str]
   told across two sentences is no worse off than before."""
   if not rules:
     return [None for _ in texts]
-  pieces: list[list[str]] = []
-  for text in texts:
-    split = sentences(text)
-    pieces.append([text] + (split if len(split) > 1 else []))
-  flat = [p for ps in pieces for p in ps]
+  scored = [pieces(text) for text in texts]
+  flat = [p for ps in scored for p in ps]
   scores = embedder.similarity(flat, list(rules))
   found, row = [], 0
-  for ps in pieces:
+  for ps in scored:
     best = (-2.0, 0, 0)
     for i in range(len(ps)):
       for j in range(len(rules)):

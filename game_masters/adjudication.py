@@ -24,7 +24,7 @@ from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations, repetition, threads
+from crsec_concordia import observations, relevance, repetition, threads
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters.action_text import (  # noqa: F401
     MAX_ACTION_CHARS, clean_action, observed_text, tells_of_actor)
@@ -284,7 +284,9 @@ class Adjudication(entity_component.ContextComponent,
     if (self._warm is not None and tells_of_actor(actor, action)
         and not observations.is_no_action(action)):
       warmed = action.strip()
-      self._warm([warmed])  # What observers will read: embed now.
+      # What observers will read, and its sentences (DetectConflict scores
+      # each against the rules, crsec_concordia/relevance.py): embed now.
+      self._warm(relevance.pieces(warmed))
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion(actor)
     situation = occasion.text_for(actor) if occasion else ""
@@ -309,7 +311,7 @@ class Adjudication(entity_component.ContextComponent,
     observed = observed_text(actor, action, event["narration"]).strip()
     if (self._warm is not None and observed != warmed
         and not observations.is_no_action(observed)):
-      self._warm([observed])
+      self._warm(relevance.pieces(observed))
     text = observations.format_action(stamp, actor, event["place"], observed)
     record = {"kind": "action", **clock_lib.stamp_fields(stamp),
               "actor": actor, "action": action, **event}
