@@ -53,8 +53,9 @@ def _shaped(value: Any, schema: Mapping[str, Any], prompt: str,
       # The hourly schedule. Quiet: an activity of its own each hour (hour
       # long blocks, no decomposition); busy: the same all day (one block,
       # decomposed into 10-minute tasks).
-      value[key] = [f"read at the table, hour {i + 1}" if quiet else
-                    "read at the table" for i in range(sub["minItems"])]
+      value[key] = [{"activity": f"read at the table, hour {i + 1}" if quiet
+                     else "read at the table", "habit": "none"}
+                    for i in range(sub["minItems"])]
     elif key == "tasks" and (block := _BLOCK.search(prompt)):
       value[key] = _stretches(*block.groups(), task_minutes)[
           :sub.get("maxItems", 8)]

@@ -80,7 +80,8 @@ def plan_answer(items, norms_observed=(1,)):
       covering = [i for i in given if i["start"] <= hour < i["end"]]
       begun = [i for i in given if i["start"] <= hour]
       return (covering or begun or given)[0 if covering else -1]["activity"]
-    answer = {"hours": [activity(h) for h in hours]}
+    answer = {"hours": [{"activity": activity(h), "habit": "none"}
+                        for h in hours]}
     if "norms_observed" in schema["properties"]:
       field = schema["properties"]["norms_observed"]
       answer["norms_observed"] = [

@@ -301,6 +301,22 @@ def test_without_a_plan_the_agent_decides_anew_each_hour():
   assert len({c.prompt for c in model.calls if c.tag == "NormativePlan"}) == 1
 
 
+def test_an_hour_of_the_plan_carries_the_habit_that_goes_with_it():
+  plan_op = importlib.import_module("crsec_concordia.operations.normative_plan")
+  hour = plan_op.hour_activity
+  assert hour({"activity": "writes his poem.", "habit": "smokes at the "
+               "table."}) == "writes his poem; smokes at the table"
+  assert hour({"activity": "writes his poem", "habit": "none"}) == (
+      "writes his poem")
+  assert hour({"activity": "writes", "habit": "None (he does not smoke "
+               "here)"}) == "writes"
+  # A habit the activity already names is not said twice.
+  assert hour({"activity": "reads and hums", "habit": "hums"}) == (
+      "reads and hums")
+  shape = plan_op.schema(None, "09:00", "11:00")["properties"]["hours"]
+  assert shape["items"]["required"] == ["activity", "habit"]
+
+
 def test_the_day_plan_is_an_hourly_schedule_that_covers_the_day():
   plan_op = importlib.import_module("crsec_concordia.operations.normative_plan")
   shape = plan_op.schema(2, "09:20", "12:00")
@@ -320,7 +336,10 @@ def test_a_plan_hour_that_names_only_a_time_is_asked_again_then_failed(
     second, made):
   from crsec_concordia.models.scripted import ScriptedModel
   plan_op = importlib.import_module("crsec_concordia.operations.normative_plan")
-  answers = iter([{"hours": ["09:00-10:00", "lunch"]}, {"hours": second}])
+  def hours(*activities):
+    return {"hours": [{"activity": a, "habit": "none"} for a in activities]}
+
+  answers = iter([hours("09:00-10:00", "lunch"), hours(*second)])
   model = ScriptedModel([(cs.PLAN, lambda p: next(answers))])
   failures = []
   plan = plan_op.normative_plan(

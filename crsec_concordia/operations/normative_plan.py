@@ -16,7 +16,8 @@ import re
 
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, checked_call,
-                                              integer, obj, text)
+                                              has_evidence, integer, obj,
+                                              text)
 
 OP = "NormativePlan"
 
@@ -82,7 +83,8 @@ def schema(n_norms: int | None, start: str = "00:00",
   plan covers a part of its day follows the wrong block the rest of it.
   """
   n = len(hours_of(start, end))
-  fields = {"hours": {"type": "array", "items": text(60),
+  hour = obj({"activity": text(60), "habit": text(60)})
+  fields = {"hours": {"type": "array", "items": hour,
                       "minItems": n, "maxItems": n}}
   if n_norms is not None:
     fields["norms_observed"] = {
@@ -104,6 +106,9 @@ def plain_activity(text: str) -> str:
   return _CLOCK_RANGE.sub("", text) or text
 
 
+_NONE_FIRST = re.compile(r"^\W*(?:none|nothing|n/a|no habit)\b", re.I)
+
+
 def activity_problem(activity: str) -> str | None:
   """Why `activity` names nothing to do (only a clock, "10:00-10:15" or
   "09:45", as the 1.5B model wrote for a revised plan), or None."""
@@ -113,9 +118,29 @@ def activity_problem(activity: str) -> str | None:
   return f"\"{activity}\" is a time, not an activity"
 
 
-def hours_problem(activities: list[str]) -> str | None:
+def hours_problem(hours: list[dict[str, str]]) -> str | None:
   """The first hour of a plan with no activity in it, or None."""
-  return next((p for p in map(activity_problem, activities) if p), None)
+  return next((p for p in (activity_problem(h["activity"]) for h in hours)
+               if p), None)
+
+
+def hour_activity(hour: dict[str, str]) -> str:
+  """An hour of the schedule as the task an agent follows: the activity,
+  and the habit that goes with it, if any.
+
+  Asked for activities alone ("as Carlos would really spend it, habits
+  included"), the 1.5B model planned "drinks coffee" for a chain-smoker,
+  and an agent acting from its plan then never lit a cigarette in the mini
+  café's morning: a field of its own makes the planner consider the habits
+  of the persona at every hour (a habit a norm forbids is weighed there).
+  """
+  activity = plain_activity(hour["activity"])
+  habit = " ".join(str(hour.get("habit", "")).split()).rstrip(".")
+  # "none (Carlos usually doesn't ...)": none, with a reason after it.
+  said_none = _NONE_FIRST.match(habit) is not None
+  if said_none or not has_evidence(habit) or habit.lower() in activity.lower():
+    return activity
+  return f"{activity.rstrip('.')}; {habit}"
 
 
 def blocks(hours: list[tuple[str, str]], activities: list[str]
@@ -160,10 +185,11 @@ def prompt(name: str, persona: str, goal: str, setting: str, day: int,
   return (
       persona_lines(name, persona, goal, setting, norms) + "\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
-      f"Plan that time hour by hour ({hours}): for each, in order, the "
-      f"activity in a few words (at most 8), as {name} would really spend "
-      "it, habits included; the same words for an activity that goes on." +
-      weigh)
+      f"Plan that time hour by hour ({hours}): for each, in order, "
+      f"activity: what {name} does, in a few words (at most 8), as {name} "
+      "would really spend it, the same words for an activity that goes on; "
+      f"habit: what {name} habitually does alongside it, as the description "
+      "above tells, in a few words, or \"none\"." + weigh)
 
 
 def minutes(clock: str) -> int:
@@ -191,7 +217,8 @@ def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
   if answer is None:
     return None
   held = norms or []
-  return {"items": blocks(hours_of(start, end), answer["hours"]),
+  return {"items": blocks(hours_of(start, end),
+                         [hour_activity(h) for h in answer["hours"]]),
           "norms_observed": [held[i - 1].id for i in
                              dict.fromkeys(answer.get("norms_observed", ()))
                              if i <= len(held)]}
