@@ -172,3 +172,15 @@ def test_another_repository_around_an_installed_copy_is_not_its_commit(
 def test_no_git_program_gives_no_commit(monkeypatch):
   monkeypatch.setenv("PATH", "/nonexistent")
   assert rundir.git_commit() is None
+
+
+def test_a_resume_at_other_code_says_what_it_mixes():
+  from crsec_concordia.runs.resume import code_change  # pylint: disable=import-outside-toplevel
+  begun = {"commit": "a" * 40}
+  assert code_change(begun, {"commit": "a" * 40}) is None
+  assert code_change(begun, {"commit": None}) is None  # No checkout: unknown.
+  said = code_change(begun, {"commit": "b" * 40})
+  assert "played at commit aaaaaaa" in said and "at bbbbbbb" in said
+  # The last resume's commit is what the latest slots were played at.
+  resumed = {**begun, "resumed": [{"commit": "b" * 40}]}
+  assert code_change(resumed, {"commit": "b" * 40}) is None

@@ -11,6 +11,7 @@ would have.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,22 @@ def resumable(run_dir: Path) -> tuple[dict[str, Any], Scenario, Path]:
   return info, scenario, checkpoint
 
 
+def code_change(info: dict[str, Any], code: dict[str, Any]) -> str | None:
+  """What a resume would mix, or None: a run begun (or last resumed) at
+  one commit and continued at another plays its later slots with other
+  code. Said, not refused (a fix to a crash is a reason to resume); the
+  run's `resumed` list records each commit."""
+  last = ([r.get("commit") for r in info.get("resumed") or ()
+           if r.get("commit")] or [info.get("commit")])[-1]
+  now = code.get("commit")
+  if not last or not now or last == now:
+    return None
+  return (f"this run's slots so far were played at commit {last[:7]}, the "
+          f"rest will be at {now[:7]} (run.json 'resumed' records both); "
+          "for one code throughout, resume from a checkout of "
+          f"{last[:7]}")
+
+
 def resume_episode(
     run_dir: Path | str,
     *,
@@ -99,6 +116,9 @@ def resume_episode(
       committed = usage.get("by_tag", {})
   session.base_usage = dict(committed or {})
   code = rundir.provenance()
+  mixed = code_change(info, code)
+  if mixed and progress:
+    print(f"crsec: note: {mixed}", file=sys.stderr)
   info.setdefault("resumed", []).append(
       {"at": rundir.now(), "from_step": done, "model": described,
        "version": code["version"], "commit": code["commit"],
