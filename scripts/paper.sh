@@ -6,7 +6,7 @@
 # resumed (`crsec resume`), a sweep skips its completed runs; the referee's
 # answers on the labelled probes are recorded for the corrected estimates
 # (judgement_probe.py --record). On 2 CPU cores
-# the baseline arm took 38 minutes; the normative arm takes 3 to 3.5 hours.
+# the baseline arm took 38 minutes; the normative arm takes 3.5 to 4 hours.
 #   scripts/paper.sh [RUNS_DIR]    (default runs/paper, ignored by git)
 set -euo pipefail
 cd "$(dirname "$0")/.."
