@@ -283,17 +283,14 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
         "last_stamp": [stamp.day, stamp.clock, stamp.step] if stamp else None,
         "known_names": sorted(self._known_names),
         "records": records,
-        "news": self._news_snapshot(),
-        "identified": self._identified_snapshot(),
+        **self._news_snapshot(),
     }
 
-  def _news_snapshot(self) -> list[str]:
+  def _news_snapshot(self) -> dict[str, list[str]]:
+    """The news and the norms identified behind it, read together."""
     with self._journal_lock:
-      return list(self._news)
-
-  def _identified_snapshot(self) -> list[str]:
-    with self._journal_lock:
-      return sorted(self._identified)
+      return {"news": list(self._news),
+              "identified": sorted(self._identified)}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     self.database.load_json(dict(state["database"]))

@@ -219,7 +219,7 @@ class StructuredAct(entity_component.ActingComponent,
         copy = self._copied(answer, others)
         repeat = None if copy is not None else self._copied(answer, own)
         if repeat is not None and self._may_go_on(repeat[2]):
-          return self._went_on(prompt)
+          return self._go_on(prompt)
         if copy is not None:
           # Once more, naming the copy; a second copy is no action of theirs.
           who, verb, done = copy
@@ -280,26 +280,22 @@ class StructuredAct(entity_component.ActingComponent,
     return (going_on is not None and repeated == going_on
             and not set(reasons) & set(reasons_lib.NEED_NEW))
 
-  def _went_on(self, prompt: str) -> str:
-    """The agent's current action, going on after a call that chose so."""
+  def _go_on(self, prompt: str | None = None) -> str:
+    """The agent's current action, going on: with no call, or (`prompt`)
+    after a call whose answer chose so (`_may_go_on`)."""
     with self._follow_lock:
-      self._follow.reasons += (reasons_lib.WENT_ON,)
-      self._follow.failed = False
+      if prompt is None:
+        self._follow.reasons = (reasons_lib.CONTINUED,)
+      else:
+        self._follow.reasons += (reasons_lib.WENT_ON,)
+        self._follow.failed = False
       action, reasons = self._follow.action or "", self._follow.reasons
     output = observations.continuing(action)
-    self._logging_channel({"Key": "act", "Summary": output, "Value": output,
-                           "Prompt": prompt.splitlines(),
-                           "Reasons": list(reasons)})
-    return output
-
-  def _go_on(self) -> str:
-    """The agent's current action, going on: no call."""
-    with self._follow_lock:
-      self._follow.reasons = (reasons_lib.CONTINUED,)
-      action = self._follow.action or ""
-    output = observations.continuing(action)
-    self._logging_channel({"Key": "act", "Summary": output, "Value": output,
-                           "Reasons": [reasons_lib.CONTINUED]})
+    entry = {"Key": "act", "Summary": output, "Value": output,
+             "Reasons": list(reasons)}
+    if prompt is not None:
+      entry["Prompt"] = prompt.splitlines()
+    self._logging_channel(entry)
     return output
 
   def _sample(self, prompt: str, schema) -> str:

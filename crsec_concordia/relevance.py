@@ -20,6 +20,8 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
 # A sentence ends at . ! or ? (a closing quote may follow) before the next
 # one's capital letter or opening quote; not after a title ("Mr. Smith").
 _SENTENCE_END = re.compile(
@@ -69,14 +71,9 @@ def nearest_rules(embedder, texts: Sequence[str], rules: Sequence[str]
   scores = embedder.similarity(flat, list(rules))
   found, row = [], 0
   for ps in scored:
-    best = (-2.0, 0, 0)
-    for i in range(len(ps)):
-      for j in range(len(rules)):
-        score = float(scores[row + i][j])
-        if score > best[0]:
-          best = (score, i, j)
-    score, i, j = best
-    found.append(Nearest(rule=j, similarity=score,
+    block = np.asarray(scores[row:row + len(ps)], dtype=float)
+    i, j = np.unravel_index(int(np.argmax(block)), block.shape)
+    found.append(Nearest(rule=int(j), similarity=float(block[i, j]),
                          focus=ps[i] if i > 0 else ""))
     row += len(ps)
   return found

@@ -98,12 +98,8 @@ def decompose_plan(model, *, name: str, persona: str, goal: str, setting: str,
     return [{"start": start, "end": end, "activity": block["activity"]}]
   text = prompt(name=name, persona=persona, goal=goal, setting=setting,
                 norms=norms, plan=plan, block=block)
-
-  def wrong(answer: dict) -> str | None:
-    return problem(sorted(answer["tasks"], key=lambda t: t["start"]),
-                   start, end)
-
-  answer = checked_call(model, OP, text, schema(start, end), wrong,
+  answer = checked_call(model, OP, text, schema(start, end),
+                        lambda answer: problem(answer["tasks"], start, end),
                         on_failure=on_failure, max_tokens=320,
                         temperature=0.3)
   if answer is None:
