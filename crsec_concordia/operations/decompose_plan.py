@@ -23,7 +23,7 @@ from typing import Any
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import FailureSink, checked_call, obj
 from crsec_concordia.operations.normative_plan import (
-    activity_problem, clock_of, items_schema, minutes, persona_lines,
+    activities_problem, clock_of, items_schema, minutes, persona_lines,
     plain_activity)
 
 OP = "DecomposePlan"
@@ -70,8 +70,7 @@ def problem(tasks: Sequence[Mapping[str, str]], start: str, end: str
   for a, b in zip(ordered, ordered[1:]):
     if b["start"] < a["end"]:
       return f"tasks overlap at {b['start']}"
-  return next((p for p in (activity_problem(t["activity"]) for t in ordered)
-               if p), None)
+  return activities_problem(ordered)
 
 
 def block_as_tasks(block: Mapping[str, str]) -> list[dict[str, Any]]:

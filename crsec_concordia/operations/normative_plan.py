@@ -13,6 +13,7 @@ comparison of the arms isolates CRSEC and not a planner.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, checked_call,
@@ -118,9 +119,10 @@ def activity_problem(activity: str) -> str | None:
   return f"\"{activity}\" is a time, not an activity"
 
 
-def hours_problem(hours: list[dict[str, str]]) -> str | None:
-  """The first hour of a plan with no activity in it, or None."""
-  return next((p for p in (activity_problem(h["activity"]) for h in hours)
+def activities_problem(items: Sequence[Mapping[str, str]]) -> str | None:
+  """The problem of the first of the plan's hours (or a block's tasks)
+  that names no activity, or None."""
+  return next((p for p in (activity_problem(i["activity"]) for i in items)
                if p), None)
 
 
@@ -212,7 +214,7 @@ def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
   answer = checked_call(
       model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
       schema(None if norms is None else len(norms), start, end),
-      lambda answer: hours_problem(answer["hours"]),
+      lambda answer: activities_problem(answer["hours"]),
       on_failure=on_failure, max_tokens=320, temperature=0.5)
   if answer is None:
     return None
