@@ -117,6 +117,29 @@ def test_agents_with_no_norm_are_known_non_holders():
   assert (nobody.corrected, nobody.low, nobody.high) == (0.0, 0.0, 0.0)
 
 
+def test_a_unanimous_sample_is_not_certain():
+  """None of ten agents with norms flagged: the share is 0, but ten agents
+  do not prove nobody would hold the norm (resampling them gave [0%, 0%]).
+  The interval is about Jeffreys' for 0 of 10, and all ten flagged mirrors
+  it; one flagged of ten, resampled, gives an interval of the same order."""
+  rates = Rates(tp=40, fp=2, fn=10, tn=150)
+  norms = np.full((1, 10), 3)
+  none = correction.estimate(np.zeros((1, 10), bool), rates, norms, seed=1)
+  assert none.raw == 0.0 and none.corrected == 0.0
+  assert none.raw_low == 0.0 and 0.1 < none.raw_high < 0.35
+  assert none.low == 0.0 and 0.1 < none.high < 0.6
+  every = correction.estimate(np.ones((1, 10), bool), rates, norms, seed=1)
+  assert every.raw == 1.0 and every.raw_high == 1.0
+  assert 0.65 < every.raw_low < 0.9
+  one = correction.estimate(np.array([[True] + [False] * 9]), rates, norms,
+                            seed=1)
+  assert 0.5 < none.raw_high / one.raw_high < 1.5
+  # Several runs, all unanimous: the pooled agents decide the width.
+  runs = correction.estimate(np.zeros((5, 10), bool), rates,
+                             np.full((5, 10), 3), seed=1)
+  assert 0.0 < runs.raw_high < none.raw_high
+
+
 def test_corrected_interval_covers_when_some_agents_hold_no_norm():
   """The coverage simulation with non-holders of no norm at all."""
   for target, test in _targets():

@@ -149,6 +149,29 @@ def _corrected(flags: np.ndarray, k: np.ndarray, se: np.ndarray,
                   np.where(denominator > 0, share, np.nan))
 
 
+def _unanimous_draws(f: np.ndarray, flags: np.ndarray, k: np.ndarray,
+                     kk: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+  """The resampled flags, or, when every agent that could be flagged was
+  flagged alike (none, or all), flags drawn afresh.
+
+  Resampling agents (or runs) of a unanimous sample gives the same share in
+  every draw: "tip after meals: 0% [0%, 0%]" from ten agents, as if a
+  handful of agents proved that nobody would ever hold it. Instead the
+  share of flagged agents is drawn from its Jeffreys posteriors
+  Beta(x + 1/2, n - x + 1/2) (x of n agents with a norm flagged, all runs
+  pooled), and each resampled agent with a norm is flagged with that
+  chance: 0 of 10 gives a raw interval of about [0%, 32%], close to what
+  one flagged agent of 10 gives by resampling ([0%, 31%]).
+  """
+  some = k > 0
+  n = int(some.sum())
+  x = int(flags[some].sum())
+  if n == 0 or 0 < x < n:
+    return f
+  share = rng.beta(x + 0.5, n - x + 0.5, size=(f.shape[0], 1))
+  return np.where(kk > 0, rng.random(f.shape) < share, 0.0)
+
+
 def estimate(flags: Sequence[Sequence[bool]] | np.ndarray,
              rates: Rates | None,
              norms: Sequence[Sequence[int]] | np.ndarray | None = None, *,
@@ -177,6 +200,7 @@ def estimate(flags: Sequence[Sequence[bool]] | np.ndarray,
   else:
     pick = rng.integers(0, agents, size=(draws, agents))
     f, kk = flags[0][pick], k[0][pick]
+  f = _unanimous_draws(f, flags, k, kk, rng)
   tail = (1.0 - confidence) / 2 * 100
   # The bootstrap's spread of a mean of n units is (n-1)/n of the
   # variance's unbiased estimate: with 5 runs the intervals fall 11% short
