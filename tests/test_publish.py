@@ -75,6 +75,10 @@ def test_too_few_or_incomplete_runs_cannot_tell(tmp_path):
   group = json.loads((out / "results.json").read_text())["groups"][0]
   assert {f["verdict"] for f in group["findings"]} == {findings.UNSURE}
   assert all("fewer than 3" in f["numbers"] for f in group["findings"])
+  # What the rule says of these two runs alone stays beside the verdict.
+  for f in group["findings"]:
+    assert f["reading"] in (findings.HOLDS, findings.FAILS, findings.UNSURE)
+    assert f"the rule on these runs alone: {f['reading']}" in f["numbers"]
 
 
 def test_baseline_runs_alone_say_there_is_no_normative_run(tmp_path):

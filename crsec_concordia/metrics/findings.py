@@ -226,8 +226,14 @@ def decide(runs: Runs) -> list[dict[str, Any]]:
   guard = _guard(runs)
   if guard:
     for f in out:
+      # What the rule says of these runs alone is kept beside the verdict
+      # (`reading`): with one seed per arm a reader still wants to know
+      # which way the numbers point, but a run's own interval carries only
+      # its agents and the measurement, not how another seed would differ.
+      f["reading"] = f["verdict"]
       f["verdict"] = UNSURE
-      f["numbers"] = f"{f['numbers']} (cannot tell: {guard})"
+      f["numbers"] = (f"{f['numbers']} (cannot tell: {guard}; the rule on "
+                      f"these runs alone: {f['reading']})")
   return out
 
 
