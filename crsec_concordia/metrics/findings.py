@@ -5,6 +5,8 @@ numbers it was decided on and its rule in words (both go into
 docs/results/README.md). All of them are `cannot tell` when there are fewer
 than MIN_SEEDS normative runs or a run stopped before its last step: a
 finding about the end of day 2 says nothing from a run that never got there.
+The rule's verdict on those runs alone is kept then as `reading`, and the
+numbers say it.
 
 Shares at the end are pooled over the normative runs (runs as bootstrap
 clusters) and corrected for the measured error of the matcher (belief) and
