@@ -91,7 +91,9 @@ def adoption(runs: Runs, target, index: int) -> bytes | None:
   ax.set_ylabel("share of agents")
   figures._share_axis(ax)  # pylint: disable=protected-access
   figures._time_axis(ax, base[0].run.clock)  # pylint: disable=protected-access
-  ax.legend(fontsize=7, loc="lower right")
+  # Beside the axes, not on them: inside, it hid the end of day 2, where
+  # the findings are read.
+  ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
   return figures.png(fig)
 
 
