@@ -479,6 +479,26 @@ def test_a_created_norm_that_describes_the_person_is_rejected_not_held():
   assert odd.rejection_reason == RejectionReason.NOT_A_NORM
   created = [r for r in memory(agent).drain_records() if r["kind"] == "created"]
   assert [r["accepted"] for r in created] == [True] * 4 + [False]
+  # Asked once more, saying which norm names her; the second answer stood.
+  asked = [c.prompt for c in model.calls if c.tag == "CreateNorm"]
+  assert len(asked) == 2
+  assert "norm 5 names Abigail Chen" in asked[1]
+
+
+def test_a_created_norm_that_names_the_person_is_asked_for_once_more():
+  general = [{"content": c, "type": "injunctive", "utility": 80} for c in (
+      "No smoking indoors.", "Be quiet in public places.", "Tip after meals.",
+      "Wait your turn in line.", "Leave a tip for the server.")]
+  named = general[:4] + [{"content": "Abigail Chen always leaves a tip.",
+                          "type": "descriptive", "utility": 70}]
+  model = cs.cafe_model(**{cs.CREATE: lambda prompt, schema: {
+      "norms": general if "Answer again" in prompt else named}})
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  memory(agent).ensure_created()
+  assert [n.content for n in memory(agent).database.qualified()] == [
+      n["content"] for n in general]
+  assert len([c for c in model.calls if c.tag == "CreateNorm"]) == 2
 
 
 def test_no_talk_decision_is_asked_for_while_a_talk_is_cooling_down():

@@ -47,13 +47,17 @@ def checked_call(
     on_failure: FailureSink | None,
     max_tokens: int = 256,
     temperature: float = 0.2,
+    keep_last: bool = False,
 ) -> dict[str, Any] | None:
   """`structured_call`, then a check the schema cannot express.
 
   `problem` says what is wrong with a valid answer (None: nothing). Such an
   answer is asked for once more, the problem said, then recorded as a
   failure; never repaired or replaced (a plan hour whose activity is only a
-  clock, "10:00-10:15", would have the agent act out a time).
+  clock, "10:00-10:15", would have the agent act out a time). With
+  `keep_last`, the second answer is returned problem and all, for a caller
+  that rejects the wrong parts one by one and records them (CreateNorm:
+  one norm of five naming its person loses that norm, not the others).
   """
   wrong, answer = None, None
   for attempt in range(2):
@@ -64,7 +68,7 @@ def checked_call(
     if answer is None:
       return None
     wrong = problem(answer)
-    if wrong is None:
+    if wrong is None or (keep_last and attempt == 1):
       return answer
   if on_failure is not None:
     on_failure({"kind": "failure", "op": op, "error": wrong,

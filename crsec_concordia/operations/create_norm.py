@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP, UTILITY,
-                                              FailureSink, obj, structured_call,
+                                              FailureSink, checked_call, obj,
                                               text)
+from crsec_concordia.operations.immediate_evaluation import names_person
 
 OP = "CreateNorm"
 
@@ -35,10 +36,33 @@ def prompt(name: str, persona: str, setting: str, count: int) -> str:
       "disregarded) to 100 (must always be followed).")
 
 
+def named(name: str, norms: list[dict]) -> str | None:
+  """What is wrong with norms that name their person, or None.
+
+  The 1.5B model restated the persona ("Abigail Chen always leaves a tip
+  because she knows how hard service work is."): a description of her, not
+  a norm, rejected as such, and with it the only tipping norm the café's
+  entrepreneurs start with, in every run at 242c517-aeff079.
+  """
+  bad = [i + 1 for i, n in enumerate(norms)
+         if names_person(n["content"], [name])]
+  if not bad:
+    return None
+  which = ", ".join(map(str, bad))
+  return (f"norm {which} names {name}; each norm is about people in general "
+          f"and names nobody")
+
+
 def create_norm(model, *, name: str, persona: str, setting: str, count: int,
                 on_failure: FailureSink | None) -> list[dict] | None:
-  """Returns `count` norms as dicts (content, type, utility), or None."""
-  answer = structured_call(model, OP, prompt(name, persona, setting, count),
-                           schema(count), on_failure=on_failure,
-                           max_tokens=90 * count, temperature=0.5)
+  """Returns `count` norms as dicts (content, type, utility), or None.
+
+  An answer with a norm that names the person is asked for once more,
+  saying so; the second answer stands, and a norm in it that still names
+  the person is rejected by the caller (NormMemory), not rewritten.
+  """
+  answer = checked_call(model, OP, prompt(name, persona, setting, count),
+                        schema(count), lambda a: named(name, a["norms"]),
+                        on_failure=on_failure, max_tokens=90 * count,
+                        temperature=0.5, keep_last=True)
   return None if answer is None else answer["norms"]
