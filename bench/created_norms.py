@@ -4,7 +4,8 @@ persona's own, or the prompt's examples copied?
 For each seed and each entrepreneur of a scenario, one CreateNorm call as a
 run makes it (same persona, setting and count; the model seeded by the run
 seed), then counts the created norms equal to a target norm's text word for
-word (case and punctuation aside). A prompt that shows example norms makes a
+word (case and punctuation aside), and those naming their own person (a
+run rejects them as no norm). A prompt that shows example norms makes a
 small model write them back, and the belief metric then measures the prompt:
 issue 11's "before and after" figure. Runs against any endpoint (the
 embedded model by default; CRSEC_BASE_URL / CRSEC_MODEL for another).
@@ -25,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.operations.create_norm import create_norm  # noqa: E402
+from crsec_concordia.operations.immediate_evaluation import names_person  # noqa: E402
 from scenarios.loader import load_scenario  # noqa: E402
 
 
@@ -47,7 +49,7 @@ def main() -> int:
                            "HEAD"], capture_output=True, text=True).stdout
   print(f"{scenario.name} at {commit.strip() or ROOT}: {len(entrepreneurs)} "
         f"entrepreneurs x {args.seeds} seeds, {count} norms each")
-  created = verbatim = failed = 0
+  created = verbatim = failed = naming = 0
   start = time.monotonic()
   for seed in range(1, args.seeds + 1):
     model = make_model(EndpointConfig(), seed=seed)
@@ -65,11 +67,16 @@ def main() -> int:
         created += 1
         target = targets.get(words(norm["content"]))
         verbatim += target is not None
-        mark = f"  == {target}" if target else ""
+        # A run rejects it as no norm (NormMemory): a description of them.
+        named = names_person(norm["content"], [agent.name]) is not None
+        naming += named
+        mark = (f"  == {target}" if target else "") + (
+            "  (names them: rejected)" if named else "")
         print(f"seed {seed} {agent.name}: {norm['content']}{mark}")
   print(f"created {created} norms ({failed} calls failed) in "
         f"{time.monotonic() - start:.0f} s; equal to a target word for word: "
-        f"{verbatim} ({verbatim / max(created, 1):.0%})")
+        f"{verbatim} ({verbatim / max(created, 1):.0%}); naming their person "
+        f"(rejected in a run): {naming}")
   return 0
 
 
