@@ -29,6 +29,14 @@ from crsec_concordia.operations.base import (FailureSink, has_evidence, obj,
                                               structured_call, text)
 
 OP = "DetectConflict"
+# Tried and dropped (2026-11-26): a verdict saying what the quoted words do
+# ("does what the rule forbids" / "does not do what the rule asks" / "keeps
+# the rule" / unrelated) instead of breaks / follows, since most misses are
+# a breach quoted and then judged kept. On the probes (bench/
+# judgement_probe.py --only conflicts) it fell from 35 to 24 of 52: the
+# model chose a breach for harmless deeds ("reads his textbook" against
+# "Tip after meals.", "hangs the trowel back in the shed") and quoted
+# "none" for plain ones.
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
