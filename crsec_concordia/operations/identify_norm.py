@@ -29,13 +29,21 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
 
   Asking for the rule before the yes/no keeps a small model from saying
   "yes" to small talk: it has to write the rule first, or "none".
+
+  The openings offered put "should" and "should not" side by side after
+  the same words, so the model picks the polarity from the text, not from
+  the frame: offered "No ..." first, the 1.5B model began 121 of 141
+  candidates of the café's normative run (242c517) with "No", and turned
+  thoughts such as "Wolfgang values the people who serve him and always
+  tips" into "No tipping to people who serve you.".
   """
   label, where = _SOURCES[source_kind]
   return (
       f"Read the {label.lower()} below.\n"
       f"rule: the general rule of behaviour {where}, written for everyone, "
-      "never naming a person (it starts like \"No ...\", \"Do not ...\", "
-      "\"People should ...\" or \"People usually ...\"): a standard that "
+      "never naming a person (it starts like \"People should ...\", "
+      "\"People should not ...\" or \"People usually ...\", as the text "
+      "has it): a standard that "
       "prevents conflict between people, not one person's taste or habit; "
       "or 'none' if the text holds no such rule.\n"
       "is_rule: true if rule is a real rule of behaviour, false if 'none'.\n"
