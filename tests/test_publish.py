@@ -95,3 +95,15 @@ def test_baseline_runs_alone_say_there_is_no_normative_run(tmp_path):
 def test_one_directory_without_publish(tmp_path, capsys):
   assert cli.main(["report", str(tmp_path), str(tmp_path)]) == 2
   assert "only with --publish" in capsys.readouterr().err
+
+
+def test_a_run_with_no_step_yet_is_published_not_a_traceback(tmp_path):
+  """A sweep's run that has just started (no slot completed) is read by
+  `crsec report` while the sweep goes on: it once raised KeyError 'flags'."""
+  done = synthetic_run(tmp_path / "done", seed=1, steps=6)
+  started = synthetic_run(tmp_path / "started", seed=2, steps=0)
+  out = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(out), str(done),
+                   str(started)]) == 0
+  runs = json.loads((out / "results.json").read_text())["runs"]
+  assert sorted(r["steps_completed"] for r in runs) == [0, 6]

@@ -104,6 +104,10 @@ def behaviour(run: rundir.RunData, steps: Sequence[int],
   out = {m: {t.id: [] for t in targets}
          for m in ("behaviour", "behaviour_observed", "behaviour_nonviolating",
                    "observed", "violations", "compliances")}
+  if flags:
+    # Present even with no step yet (a run that has just started, read by
+    # `crsec report` while a sweep runs it).
+    out["flags"] = {t.id: [] for t in targets}
   for step in steps:
     counts = {t.id: [0, 0] for t in targets}
     for record in by_step.get(step, ()):
@@ -131,7 +135,7 @@ def behaviour(run: rundir.RunData, steps: Sequence[int],
       out["violations"][t.id].append(float(counts[t.id][0]))
       out["compliances"][t.id].append(float(counts[t.id][1]))
       if flags:
-        out.setdefault("flags", {i.id: [] for i in targets})[t.id].append(
+        out["flags"][t.id].append(
             [state[t.id].get(a) == "complies" for a in run.agents])
   return out
 
