@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -26,13 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from crsec_concordia.metrics.norm_clauses import has_negation  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.operations.identify_norm import identify_norm  # noqa: E402
 
 # The origin a candidate record names -> IdentifyNorm's source kind.
 SOURCE_KINDS = {"conversation": "conversation", "observation": "thoughts"}
-_NEGATIVE = re.compile(r"\b(no|not|never|nobody|don't|do not|shouldn't)\b",
-                       re.I)
 
 
 def candidates(run_dir: Path, limit: int, about: list[str]) -> list[dict]:
@@ -60,7 +58,8 @@ def opening(rule: str | None) -> str:
 
 
 def negative_about(rule: str | None, words: list[str]) -> bool:
-  return bool(rule) and bool(_NEGATIVE.search(rule)) and any(
+  # The metrics' own test of a refusal (norm_clauses), not another regex.
+  return bool(rule) and has_negation(rule) and any(
       w.lower() in rule.lower() for w in words)
 
 
