@@ -46,7 +46,13 @@ class EmbeddingWarmer:
           self._pending[text] = None
       if not self._pending or self._worker is not None:
         return
-      self._worker = threading.Thread(target=self._run, daemon=True,
+      # Not a daemon: the interpreter waits for it at exit. A daemon thread
+      # still inside torch when Python finalizes is ended by an unwinding
+      # that torch's C++ frames do not allow, and the process aborts
+      # ("terminate called without an active exception", exit 134) after
+      # a run that has written everything: a rerun answered from the cache
+      # ended so, its last slot's norms still being warmed.
+      self._worker = threading.Thread(target=self._run, daemon=False,
                                       name="EmbeddingWarmer")
       self._worker.start()
 

@@ -165,3 +165,51 @@ def test_a_file_with_the_wrong_hash_is_rebuilt_from_the_chunks(cache_dir):
         [path.name, stamp_of(path).name])  # No temporary file left behind.
   finally:
     path.unlink(missing_ok=True)  # pytest keeps tmp dirs: do not keep 1 GB.
+
+
+# -- a run answered wholly from the cache ---------------------------------------
+
+
+def test_a_run_answered_from_the_cache_exits_cleanly_without_the_server(
+    tmp_path: Path, real_model_file: Path):
+  """`make demo` a second time: every call is in the response cache, so the
+  run takes a second, exits 0 (it once aborted at exit, see
+  test_embedder.py) and never starts the embedded server (2 GB, seconds)."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  import yaml  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.scenarios.loader import builtin_path  # pylint: disable=import-outside-toplevel
+  scenario = yaml.safe_load(builtin_path("hobbs_cafe_mini").read_text())
+  scenario["agents"] = scenario["agents"][1:2]  # One guest: a cheap run.
+  scenario_file = tmp_path / "one_guest.yaml"
+  scenario_file.write_text(yaml.safe_dump(scenario))
+  cache = tmp_path / "cache"
+  (cache / "models").parent.mkdir(parents=True, exist_ok=True)
+  (cache / "models").symlink_to(real_model_file.parent)
+  env = {**os.environ, "CRSEC_CACHE_DIR": str(cache)}
+  for key in ("CRSEC_BASE_URL", "OPENAI_BASE_URL"):
+    env.pop(key, None)
+
+  def run(out: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "crsec_concordia.cli", "run",
+         str(scenario_file), "--agents", "baseline", "--steps", "1",
+         "--out", str(tmp_path / out)],
+        env=env, capture_output=True, text=True, timeout=900, check=False)
+
+  first = run("first")
+  assert first.returncode == 0, first.stderr[-2000:]
+  assert "model: 0 calls" not in first.stdout  # The server answered.
+  second = run("second")
+  assert second.returncode == 0, second.stderr[-2000:]
+  assert "model: 0 calls (+" in second.stdout
+
+  cost = {"calls", "cached_calls", "failed_calls", "prompt_tokens",
+          "completion_tokens", "reused_prompt_tokens"}
+
+  def events(out: str) -> list[dict]:  # What happened, not what it cost.
+    lines = (tmp_path / out / "events.jsonl").read_text().splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k not in cost}
+            for line in lines]
+
+  assert events("first") == events("second")

@@ -175,3 +175,31 @@ def test_the_cache_evicts_the_least_recently_used_text():
 
 def test_shared_embedder_is_one_per_process():
   assert shared_embedder() is shared_embedder()
+
+
+def test_a_process_exits_cleanly_while_embeddings_are_still_being_warmed(
+    tmp_path):
+  """A run's last slot hands its norms to the background warmer and the
+  process ends at once (a rerun from the response cache takes a second).
+  The warmer must be waited for: ended inside torch at exit, it aborted the
+  process (exit 134) after everything had been written."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.components import _embedding_warmer  # pylint: disable=import-outside-toplevel
+  warmer = _embedding_warmer.EmbeddingWarmer(Embedder())
+  warmer.warm(["a text"])
+  thread = warmer._worker  # pylint: disable=protected-access
+  assert thread is None or not thread.daemon
+  warmer.join()
+  script = tmp_path / "warm_then_exit.py"
+  script.write_text(
+      "from crsec_concordia.embedding import Embedder\n"
+      "from crsec_concordia.components import _embedding_warmer\n"
+      "embedder = Embedder()\n"
+      "embedder.encode(['load the model first'])\n"
+      "_embedding_warmer.warm(embedder, [f'sentence {i} about a guest' "
+      "for i in range(2000)])\n")
+  for _ in range(2):  # Before the fix, two runs in five aborted.
+    done = subprocess.run([sys.executable, str(script)], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-1000:]

@@ -391,6 +391,29 @@ def test_a_cached_rerun_with_the_same_seed_makes_no_server_call(
   assert len(server.chat_requests()) == calls_first_run + 1
 
 
+def test_a_server_started_on_demand_is_started_only_on_a_cache_miss(
+    server, tmp_path):
+  path = tmp_path / "cache.sqlite"
+  make(server, seed=7, cache=ResponseCache(path),
+       cache_scope="weights").sample_text("Describe the café.")
+  connects: list[int] = []
+
+  def connect() -> str:
+    connects.append(1)
+    return server.base_url
+
+  lazy = OpenAICompatibleModel(
+      "not started", "test-key", "fake-model", seed=7, timeout=5.0,
+      cache=ResponseCache(path), cache_scope="weights", connect=connect)
+  lazy.sample_text("Describe the café.")  # Answered by the cache.
+  assert connects == [] and lazy.base_url == "not started"
+  with concurrent.futures.ThreadPoolExecutor(4) as pool:
+    list(pool.map(lazy.sample_text, [f"Line {i}." for i in range(8)]))
+  assert connects == [1]  # Once, though four threads missed at once.
+  assert lazy.base_url == server.base_url
+  assert len(server.chat_requests()) == 1 + 8
+
+
 def test_a_set_of_terminators_gives_the_same_cache_entry(server, tmp_path):
   # Sets iterate in a per-process order; the cache key must not follow it.
   path = tmp_path / "cache.sqlite"

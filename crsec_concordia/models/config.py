@@ -98,18 +98,28 @@ def make_model(
     progress: Callable[[str], None] | None = None,
     check: bool = True,
 ) -> OpenAICompatibleModel:
-  """Builds the model, starting the embedded server if no endpoint is set.
+  """Builds the model, starting the embedded server if no endpoint is set
+  (with a response cache, on the first call the cache cannot answer).
 
   With `check`, the endpoint is asked for its models first, so a wrong URL
   or key fails here with one clear line rather than mid-run.
   """
   cache = ResponseCache(cache_path) if cache_path else None
   if config.embedded:
-    url = config.embedded_base_url or embedded.shared_server(progress).base_url
+    url, connect = config.embedded_base_url, None
+    if url is None and cache is not None:
+      # Started on the first call the cache cannot answer; the model file
+      # is checked now, so a missing chunk still fails before the run.
+      embedded.ensure_model_file(progress)
+      url = "embedded (started on the first uncached call)"
+      connect = lambda: embedded.shared_server(progress).base_url
+      check = False
+    elif url is None:
+      url = embedded.shared_server(progress).base_url
     model = OpenAICompatibleModel(
         url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
         timeout=config.timeout, schema_mode=config.schema_mode or "json_schema",
-        cache_scope=f"embedded:{embedded.MODEL_SHA256}")
+        cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect)
   else:
     model = OpenAICompatibleModel(
         config.base_url, config.api_key or "none", config.model, seed=seed,

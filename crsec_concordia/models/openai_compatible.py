@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import threading
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -105,6 +106,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       json_retries: int = 2,
       schema_mode: str = "json_schema",
       cache_scope: str | None = None,
+      connect: Callable[[], str] | None = None,
   ):
     """Creates the model.
 
@@ -126,6 +128,10 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         keys; by default the base URL, so two servers that serve different
         weights under one model name never share answers. The embedded
         server, on a new port each run, passes its weights' hash.
+      connect: starts the server and returns its base URL, called once, on
+        the first request that the cache cannot answer (then `base_url` is
+        only a name until that). A rerun answered wholly from the cache so
+        never starts the embedded server (2 GB of memory, seconds).
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
@@ -140,13 +146,35 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self.usage = base.UsageMeter()
     self._json_retries = json_retries
     self._schema_mode = schema_mode
+    self._client_args = dict(api_key=api_key or "none", timeout=timeout,
+                             max_retries=max_retries)
+    self._connect = connect
+    self._client_lock = threading.Lock()
+    self._client_instance: openai.OpenAI | None = None
+    if connect is None:
+      self._client_instance = self._make_client(base_url)
+
+  def _make_client(self, base_url: str) -> openai.OpenAI:
     # Proxy variables (HTTP_PROXY, ALL_PROXY) would send even loopback
     # requests to the proxy, which cannot reach a server on this machine.
     http_client = (openai.DefaultHttpxClient(trust_env=False)
                    if is_loopback(base_url) else None)
-    self._client = openai.OpenAI(
-        base_url=base_url, api_key=api_key or "none", timeout=timeout,
-        max_retries=max_retries, http_client=http_client)
+    return openai.OpenAI(base_url=base_url, http_client=http_client,
+                         **self._client_args)
+
+  @property
+  def _client(self) -> openai.OpenAI:
+    """The client, connecting first if the server is started on demand."""
+    client = self._client_instance
+    if client is not None:
+      return client
+    with self._client_lock:
+      if self._client_instance is None:
+        assert self._connect is not None
+        self.base_url = self._connect()
+        self.shown_url = base.redact_url(self.base_url)
+        self._client_instance = self._make_client(self.base_url)
+      return self._client_instance
 
   # -- plumbing ---------------------------------------------------------------
 
@@ -155,7 +183,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     echoes the key in its error body would otherwise put it on the terminal,
     in run.log and in the run's failure records."""
     text = base.redact_text(str(self._explain_failure(error)), self.base_url)
-    key = self._client.api_key
+    key = self._client_args["api_key"]
     if key and len(key) >= 8:  # Shorter ones ("none", "local") are no secret.
       text = text.replace(key, "[API key]")
     return base.EndpointError(text)
