@@ -44,6 +44,7 @@ from crsec_concordia.operations.base import obj, text
 _log = logging.getLogger(__name__)
 NO_VALID_ACTION = (f"{observations.NO_ACTION_MARK}: the model's answer failed "
                    "its schema)")
+TALK_TAG = "Talk"
 NO_OWN_ACTION = (f"{observations.NO_ACTION_MARK}: the model copied another "
                  "agent's action when asked once more)")
 # What makes an action a copy of another agent's (words, names removed).
@@ -91,6 +92,11 @@ class StructuredAct(entity_component.ActingComponent,
     """
     super().__init__()
     self._model = structured_view(model)
+    # Conversation turns are counted apart ("Talk"): they are the paper's
+    # communication, not acting, and a reader of the cost per operation
+    # should see how much of it the talks take.
+    tagged = getattr(self._model, "tagged", None)
+    self._talk_model = tagged(TALK_TAG) if callable(tagged) else self._model
     self._order = tuple(component_order) if component_order else None
     # A conversation turn carries its transcript in the call; with the
     # recent events and the plan in view too, the 1.5B model answered with
@@ -213,7 +219,7 @@ class StructuredAct(entity_component.ActingComponent,
                  "habits and plan.")
       schema = _TEXT_SCHEMA
     try:
-      answer = self._sample(prompt, schema)
+      answer = self._sample(prompt, schema, speech)
       if is_action:
         others, own = self._in_view(contexts)
         copy = self._copied(answer, others)
@@ -298,8 +304,9 @@ class StructuredAct(entity_component.ActingComponent,
     self._logging_channel(entry)
     return output
 
-  def _sample(self, prompt: str, schema) -> str:
-    answer = self._model.sample_json(
+  def _sample(self, prompt: str, schema, speech: bool = False) -> str:
+    model = self._talk_model if speech else self._model
+    answer = model.sample_json(
         prompt, schema, max_tokens=self._max_tokens,
         temperature=self._temperature)["answer"]
     return whole_sentences(answer) if isinstance(answer, str) else str(answer)

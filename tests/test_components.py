@@ -431,7 +431,10 @@ def test_a_conversation_turn_asks_for_spoken_words_not_narration():
                                     output_type=entity_lib.OutputType.FREE,
                                     tag=tag))
   speech, action = [c.prompt.rstrip().splitlines()[-1] for c in model.calls
-                    if c.tag == "act"]
+                    if c.tag in ("Talk", "act")]
+  # Counted apart: a conversation turn is talk, not an action.
+  assert [c.tag for c in model.calls if c.tag in ("Talk", "act")] == [
+      "Talk", "act"]
   assert "says aloud" in speech and "third person" not in speech
   assert "third person" in action and "says aloud" not in action
 
@@ -628,7 +631,8 @@ def test_a_conversation_turn_sees_persona_and_norms_not_events_or_plan():
     agent.act(entity_lib.ActionSpec(call_to_action="What now?",
                                     output_type=entity_lib.OutputType.FREE,
                                     tag=tag))
-  action, speech = [c.prompt for c in model.calls if c.tag == "act"]
+  action, speech = [c.prompt for c in model.calls
+                    if c.tag in ("act", "Talk")]
   for prompt in (action, speech):
     assert "A volunteer." in prompt and "No smoking indoors." in prompt
   assert "lights one cigarette" in action and "Plan for today" in action

@@ -2,11 +2,12 @@
 
 Tags name the operation or component that called the model
 (`model.tagged("ImmediateEvaluation")`; the game master's are "GM.*", the
-agents' own acting "act"); the paper's modules group them:
+agents' own acting "act", their conversation turns "Talk"); the paper's
+modules group them:
   creation     CreateNorm
-  spreading    DetectConflict, DecideToTalk, IdentifyNorm, Reflect
+  spreading    DetectConflict, DecideToTalk, Talk, IdentifyNorm, Reflect
   evaluation   ImmediateEvaluation, LongTermSynthesis, NormEvaluator
-  compliance   NormativePlan, act (actions and utterances)
+  compliance   NormativePlan, act (actions)
   game_master  GM.*
 Unknown tags land in "other" so that nothing is lost.
 """
