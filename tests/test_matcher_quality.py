@@ -44,19 +44,19 @@ def measured(embedder):
 
 def test_labelled_set_is_large_split_and_refers_to_the_shipped_targets():
   items = mq.load_items()
-  assert len(items) == 451
+  assert len(items) == 499
   assert len({i.text for i in items}) == len(items), "duplicate norms"
   assert {i.split for i in items} == set(mq.SPLITS)
   assert {i.venue for i in items} == set(mq.VENUES)
   kinds = {"policy", "hedged", "conditional", "descriptive", "place",
            "paraphrase", "wider", "compound", "near_miss", "opposite",
-           "unrelated"}
+           "unrelated", "inverted", "opening"}
   assert {i.kind for i in items} == kinds
   for venue in mq.VENUES:
     ids = {t.id for t in mq.venue_targets(venue)}
     for item in (i for i in items if i.venue == venue):
       assert set(item.targets) <= ids, item
-      if item.kind in ("near_miss", "opposite", "unrelated"):
+      if item.kind in ("near_miss", "opposite", "unrelated", "inverted"):
         assert not item.targets, item
   # Both halves hold every kind of every venue.
   for split in mq.SPLITS:
