@@ -85,16 +85,23 @@ def test_matcher_uses_the_threshold_and_allows_several_targets():
   assert matcher.means("Speak clearly when ordering.") == frozenset()
 
 
-def test_designated_areas_rule_the_old_rule_counted_it_the_chosen_does_not():
+def test_designated_areas_the_old_rule_counted_it():
   """The rule: "Smoke only in designated areas" does NOT mean the target.
 
   The embedder cannot see it (cosine 0.69 > 0.52): the single-cosine rule
-  counted it, as docs/metrics.md says; the chosen rule's threshold for
-  this target's wording is above its score."""
+  counted it, as docs/metrics.md says."""
   old = NormMatcher(TARGETS, rule=SINGLE_COSINE)
   sim = old.similarity(["Smoke only in designated areas."])[0, 0]
   assert sim > MATCH_THRESHOLD
   assert old.means("Smoke only in designated areas.", "no_smoking_indoors")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not reached: the chosen rule (one threshold, 0.525) counts it too; the "
+    "per-target threshold chosen before 2026-11-26 (0.625) left it out. "
+    "Its error is measured (docs/metrics.md) and corrected for; the LLM "
+    "judge leaves it out (next test)"))
+def test_designated_areas_the_chosen_rule_leaves_it_out():
   assert not NormMatcher(TARGETS).means("Smoke only in designated areas.",
                                         "no_smoking_indoors")
 

@@ -25,12 +25,12 @@ from metrics_fixtures import ABIGAIL, CARLOS, SCENARIO, RunBuilder  # noqa: E402
 # the embedder shows here; then rerun bench/matcher_quality.py, check the
 # figures in docs/metrics.md and regenerate data/matcher_quality.json.
 TEST_COUNTS = {
-    "no_smoking_indoors": (21, 7, 2),
-    "quiet_in_public": (21, 5, 2),
-    "tip_after_meals": (20, 4, 1),
-    "return_tools": (22, 3, 1),
-    "own_plot_only": (15, 7, 6),
-    "share_surplus": (19, 11, 2),
+    "no_smoking_indoors": (24, 12, 0),
+    "quiet_in_public": (15, 2, 9),
+    "tip_after_meals": (23, 6, 0),
+    "return_tools": (24, 6, 0),
+    "own_plot_only": (20, 9, 3),
+    "share_surplus": (20, 13, 2),
 }
 
 
@@ -44,19 +44,19 @@ def measured(embedder):
 
 def test_labelled_set_is_large_split_and_refers_to_the_shipped_targets():
   items = mq.load_items()
-  assert len(items) == 451
+  assert len(items) == 499
   assert len({i.text for i in items}) == len(items), "duplicate norms"
   assert {i.split for i in items} == set(mq.SPLITS)
   assert {i.venue for i in items} == set(mq.VENUES)
   kinds = {"policy", "hedged", "conditional", "descriptive", "place",
            "paraphrase", "wider", "compound", "near_miss", "opposite",
-           "unrelated"}
+           "unrelated", "inverted", "opening"}
   assert {i.kind for i in items} == kinds
   for venue in mq.VENUES:
     ids = {t.id for t in mq.venue_targets(venue)}
     for item in (i for i in items if i.venue == venue):
       assert set(item.targets) <= ids, item
-      if item.kind in ("near_miss", "opposite", "unrelated"):
+      if item.kind in ("near_miss", "opposite", "unrelated", "inverted"):
         assert not item.targets, item
   # Both halves hold every kind of every venue.
   for split in mq.SPLITS:
@@ -162,9 +162,9 @@ def test_chosen_rule_finds_more_than_the_old_rule(measured, embedder):
 
 @pytest.mark.xfail(strict=True, reason=(
     "not reached: with the sentence embedder alone the rule chosen on the "
-    "calibration half has test-half precision 0.63-0.88 and recall 0.71-0.96 "
-    "(docs/metrics.md); near-misses that narrow a target score as high as "
-    "its paraphrases"))
+    "calibration half has test-half precision 0.61-0.88 and recall 0.62-1.00 "
+    "(docs/metrics.md); near-misses that narrow a target and inverted norms "
+    "score as high as its paraphrases"))
 def test_chosen_rule_reaches_090_on_every_target_of_the_test_half(measured):
   for target, got in measured["test"].items():
     assert got["precision"] >= 0.9 and got["recall"] >= 0.9, (target, got)

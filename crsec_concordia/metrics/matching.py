@@ -126,8 +126,12 @@ class MatchRule:
   by more than `margin`; with `opposites`, a unit without a word of refusal
   (norm_clauses.has_negation) that is closer to the target's violating
   behaviours than to its complying ones (the scenario's descriptions)
-  endorses the violation and scores nothing for that target. The text
-  MEANS the target when its best unit's
+  endorses the violation and scores nothing for that target; with
+  `stance`, a unit scores nothing against a reference that speaks of the
+  same deed with the opposite stance (their wordings without plain
+  negators, norm_clauses.without_negation, at least `stance` alike, and
+  only one of the two had a negator: "People should not tip." against
+  "Tip after meals."). The text MEANS the target when its best unit's
   score reaches the target's threshold (`thresholds` by the target's text,
   else
   `threshold`).
@@ -144,6 +148,7 @@ class MatchRule:
   reasons: bool = False
   polarity: float = 0.0
   pool: int = 1
+  stance: float | None = None
   thresholds: tuple[tuple[str, float], ...] = ()
 
   def threshold_for(self, target_text: str) -> float:
@@ -174,19 +179,15 @@ class MatchRule:
 # paraphrases; kept for comparison in bench/matcher_quality.py).
 SINGLE_COSINE = MatchRule("single_cosine")
 # The rule chosen on the calibration half of data/norm_labels.jsonl (see
-# docs/metrics.md and crsec_concordia/metrics/matcher_quality.py).
+# docs/metrics.md and crsec_concordia/metrics/matcher_quality.py): one
+# threshold for every target, so a venue the labels do not cover is read as
+# the shipped ones are. (Per-target thresholds were chosen until the labels
+# had norms in IdentifyNorm's "People should / should not" form, among them
+# 30 that turn a target around: "People should not tip.")
 CHOSEN_RULE = MatchRule(
-    "nearest_target_polarity_per_target", threshold=0.525, aliases=True,
+    "nearest_target_polarity_pool3", threshold=0.525, aliases=True,
     clauses=True, contrast=True, permissions=True, reasons=True, margin=0.0,
-    polarity=0.05, thresholds=(
-        # The shipped scenarios' targets, by text: each one's best F1 on the
-        # calibration half. Any other target gets `threshold`.
-        ("No smoking indoors.", 0.625),
-        ("Be quiet in public places.", 0.47),
-        ("Tip after meals.", 0.58),
-        ("Return shared tools to the shed after use.", 0.665),
-        ("Do not pick from other gardeners' plots.", 0.615),
-        ("People usually share their surplus harvest with neighbours.", 0.52)))
+    polarity=0.05, pool=3)
 
 
 class NormMatcher:
@@ -264,6 +265,8 @@ class NormMatcher:
       unit_neg = np.array([norm_clauses.has_negation(u) for u in flat])
       ref_neg = np.array([norm_clauses.has_negation(r) for r in self._refs])
       sims = sims - self.rule.polarity * (unit_neg[:, None] != ref_neg[None, :])
+    if self.rule.stance is not None:
+      sims = np.where(self._opposite_stance(flat), -1.0, sims)
     owner = np.asarray(self._ref_owner)
     per_target = np.stack([self._pooled(sims[:, owner == k])
                            for k in range(len(self.targets))], axis=1)
@@ -278,6 +281,16 @@ class NormMatcher:
       if us:
         out[i] = np.max([row[u] for u in us], axis=0)
     return out
+
+  def _opposite_stance(self, units: list[str]) -> np.ndarray:
+    """(units, references): the two speak of one deed, one of them for it
+    and the other against it (see `stance`)."""
+    unit_deeds, unit_neg = zip(*map(norm_clauses.without_negation, units))
+    ref_deeds, ref_neg = zip(*map(norm_clauses.without_negation, self._refs))
+    alike = np.asarray(self._embedder.similarity(list(unit_deeds),
+                                                 list(ref_deeds)))
+    flipped = np.array(unit_neg)[:, None] != np.array(ref_neg)[None, :]
+    return flipped & (alike >= self.rule.stance)
 
   def _pooled(self, sims: np.ndarray) -> np.ndarray:
     """Each row's mean of its `pool` best references (1: the best one)."""

@@ -20,7 +20,11 @@ matcher can score each part on its own:
   "optional", "no need to", "nobody minds", "doesn't matter"), so it commits
   its holder to no standard and cannot MEAN a target;
 - `has_negation`: the clause refuses or disapproves of something ("never",
-  "avoid", "careless"), which the embedding barely shows.
+  "avoid", "careless"), which the embedding barely shows;
+- `without_negation`: the clause with its plain negators ("not", "no",
+  "never", "avoid") taken out: "People should not tip." becomes "People
+  should tip.", the deed it speaks of, so that two norms about one deed
+  with opposite stances can be told apart.
 
 Only English function words are used: nothing here knows a venue, so any
 scenario's targets are read the same way.
@@ -107,6 +111,31 @@ def without_reason(text: str) -> str:
 def has_negation(text: str) -> bool:
   """True when `text` refuses or disapproves of something (see _NEGATION)."""
   return bool(_NEGATION.search(text))
+
+
+# Plain negators, in the order they are taken out (see without_negation).
+_UNNEGATE = (
+    (re.compile(r"\bcan(?:not|'t)\b", re.I), "can"),
+    (re.compile(r"\bwon't\b", re.I), "will"),
+    (re.compile(r"\b(\w+)n't\b", re.I), r"\1"),
+    (re.compile(r"\b(?:no one|nobody)\b", re.I), "everyone"),
+    (re.compile(r"\b(?:not|never|no)\s+", re.I), ""),
+    (re.compile(r"\b(?:avoid(?:s|ing)?|refrain(?:s|ing)? from)\s+", re.I), ""),
+)
+
+
+def without_negation(text: str) -> tuple[str, bool]:
+  """(`text` with its plain negators taken out, whether there were any).
+
+  Only "not", "n't", "no", "never", "nobody", "avoid" and "refrain from":
+  a word that disapproves ("careless", "rude") keeps its clause as it is,
+  since taking it out would not give the deed the clause speaks of.
+  """
+  out = text
+  for pattern, repl in _UNNEGATE:
+    out = pattern.sub(repl, out)
+  out = " ".join(out.split())
+  return out, out != " ".join(text.split())
 
 
 def _words(text: str) -> int:
