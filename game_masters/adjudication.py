@@ -306,8 +306,17 @@ class Adjudication(entity_component.ContextComponent,
       event["occasion_check"] = check
       if check_failure is not None:
         failures.append(check_failure)
-      if check["accepted"] and check["behaviour"] not in event["behaviours"]:
-        event["behaviours"] = [*event["behaviours"], check["behaviour"]]
+      if check["accepted"]:
+        # Among the occasion's behaviours the focused check, which chooses
+        # one, decides: the general referee's others go. Both kept, "pays
+        # exactly what the bill says" was recorded as tipped (the general
+        # referee) and refused_tip (the check) at once, 2 of 4 bills in
+        # a demo, and the metrics read such an action as both.
+        chosen = check["behaviour"]
+        event["behaviours"] = [
+            b for b in event["behaviours"]
+            if b == chosen or b not in occasion.behaviours] + (
+                [] if chosen in event["behaviours"] else [chosen])
     observed = observed_text(actor, action, event["narration"]).strip()
     if (self._warm is not None and observed != warmed
         and not observations.is_no_action(observed)):

@@ -727,6 +727,40 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
   assert model.calls_by_tag() == {"GM.adjudicate": 6}
 
 
+def test_the_focused_check_decides_among_the_occasions_behaviours():
+  """The general referee says "tipped", the check "refused_tip": the event
+  records the check's choice only, not both; a behaviour outside the
+  occasion's (smoking) stays as the general referee gave it."""
+  s = scenario(behaviours=[
+      *scenario().to_dict()["behaviours"],
+      {"id": "refused_tip", "description": "pays without adding a tip"}],
+      occasions=[{"id": "bill", "at": "09:00",
+                  "situation": "The bill comes for {actor}.",
+                  "behaviours": ["tipped", "refused_tip"]}])
+
+  def general(prompt: str) -> dict:
+    action = _ACTION_LINE.search(prompt)["action"]
+    return {"narration": action, "place": "indoors", "evidence": action,
+            "behaviour": "tipped", "also": (
+                "smoking_indoors" if "cigarette" in action else "none")}
+
+  model = ScriptedModel([
+      (r"Which of these does Abigail", {"evidence": "pays for her tea",
+                                        "behaviour": "refused_tip"}),
+      (r"Which of these does", {"evidence": "none", "behaviour": "none"}),
+      (r"You are the referee", general)])
+  sim = simulation(model, s, detector=())
+  sim.play(max_steps=1)
+  records = {r["actor"]: r
+             for r in game_masters.drain_records(sim.get_game_masters()[0])}
+  abigail, carlos = records["Abigail Chen"], records["Carlos Gomez"]
+  assert abigail["occasion_check"]["accepted"] is True
+  assert abigail["behaviours"] == ["refused_tip"]
+  # The check found nothing: the general referee's answer stands.
+  assert "tipped" in carlos["behaviours"]
+  assert "smoking_indoors" in carlos["behaviours"]
+
+
 def test_a_conversation_parses_as_delivered_and_as_shown_on_one_line():
   talk = obs.format_conversation(
       obs.Stamp(1, "09:20", 3), "Abigail Chen", "Carlos Gomez", "smoking",
