@@ -36,7 +36,14 @@ OP = "DetectConflict"
 # judgement_probe.py --only conflicts) it fell from 35 to 24 of 52: the
 # model chose a breach for harmless deeds ("reads his textbook" against
 # "Tip after meals.", "hangs the trowel back in the shed") and quoted
-# "none" for plain ones.
+# "none" for plain ones. Also tried and dropped (2026-11-26): the deed the
+# rule names found in code (the rule without its plain negators, "No
+# smoking indoors." -> "smoking indoors"), the model asked only whether the
+# quoted words show the person doing it, and the breach decided in code
+# from the rule's polarity: 25 of 52 (garden 9/17, café 8/17, mini 8/18):
+# "waters his tomatoes" did what "Do not pick from other gardeners' plots"
+# names; "reads new lines aloud in a booming voice" was not said to do what
+# "Be quiet in public places" names.
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
