@@ -42,8 +42,8 @@ OP = "DetectConflict"
 # quoted words show the person doing it, and the breach decided in code
 # from the rule's polarity: 25 of 52 (garden 9/17, café 8/17, mini 8/18):
 # "waters his tomatoes" did what "Do not pick from other gardeners' plots"
-# names; "reads new lines aloud in a booming voice" was not said to do what
-# "Be quiet in public places" names.
+# names, and so, the model said, did "reads new lines aloud in a booming
+# voice" what "Be quiet in public places" names.
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
