@@ -40,6 +40,10 @@ CONTINUED = "continued"
 # Recorded after the reasons of a call whose answer was the action the agent
 # was already doing: asked because of news, it chose to go on.
 WENT_ON = "went on"
+# Recorded after the reasons of a call whose answer repeated the agent's own
+# last action or copied another's, so that the model was asked once more:
+# the act's second call, counted apart from the reasons.
+ASKED_AGAIN = "asked once more"
 # The reasons that want a new action (a repeat of the last one is asked
 # again); with only news or a talk that ended, going on is an answer.
 NEED_NEW = ("task begins", "occasion", "previous action failed")

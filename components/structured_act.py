@@ -242,6 +242,9 @@ class StructuredAct(entity_component.ActingComponent,
           prompt += (f"\n\"{done}\" is what {name} already did. Write what "
                      f"{name} does now, going on from there.")
         if copy is not None or repeat is not None:
+          if planner is not None:
+            with self._follow_lock:
+              self._follow.reasons += (reasons_lib.ASKED_AGAIN,)
           answer = self._sample(prompt, schema)
           again = self._copied(answer, others)
           if again is not None:

@@ -584,6 +584,10 @@ def test_an_action_repeating_the_agents_own_is_asked_for_once_more():
       '"Abigail Chen sits by the window with a book on community gardens." is '
       "what Abigail Chen already did. Write what Abigail Chen does now, going "
       "on from there.")
+  # The second call is recorded beside the reasons (the run's summary
+  # counts it): a task began, and the model was asked once more.
+  assert agent.get_act_component().last_reasons == (
+      "task begins", "asked once more")
 
 
 def test_a_copy_after_a_repeat_is_no_action():
