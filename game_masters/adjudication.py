@@ -313,10 +313,9 @@ class Adjudication(entity_component.ContextComponent,
         # referee) and refused_tip (the check) at once, 2 of 4 bills in
         # a demo, and the metrics read such an action as both.
         chosen = check["behaviour"]
-        event["behaviours"] = [
-            b for b in event["behaviours"]
-            if b == chosen or b not in occasion.behaviours] + (
-                [] if chosen in event["behaviours"] else [chosen])
+        kept = [b for b in event["behaviours"]
+                if b == chosen or b not in occasion.behaviours]
+        event["behaviours"] = kept if chosen in kept else [*kept, chosen]
     observed = observed_text(actor, action, event["narration"]).strip()
     if (self._warm is not None and observed != warmed
         and not observations.is_no_action(observed)):

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from crsec_concordia.models import OpenAICompatibleModel, embedded
+from crsec_concordia.scenarios.loader import builtin_path
 
 pytestmark = pytest.mark.embedded
 
@@ -175,16 +179,12 @@ def test_a_run_answered_from_the_cache_exits_cleanly_without_the_server(
   """`make demo` a second time: every call is in the response cache, so the
   run takes a second, exits 0 (it once aborted at exit, see
   test_embedder.py) and never starts the embedded server (2 GB, seconds)."""
-  import subprocess  # pylint: disable=import-outside-toplevel
-  import sys  # pylint: disable=import-outside-toplevel
-  import yaml  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.scenarios.loader import builtin_path  # pylint: disable=import-outside-toplevel
   scenario = yaml.safe_load(builtin_path("hobbs_cafe_mini").read_text())
   scenario["agents"] = scenario["agents"][1:2]  # One guest: a cheap run.
   scenario_file = tmp_path / "one_guest.yaml"
   scenario_file.write_text(yaml.safe_dump(scenario))
   cache = tmp_path / "cache"
-  (cache / "models").parent.mkdir(parents=True, exist_ok=True)
+  cache.mkdir()
   (cache / "models").symlink_to(real_model_file.parent)
   env = {**os.environ, "CRSEC_CACHE_DIR": str(cache)}
   for key in ("CRSEC_BASE_URL", "OPENAI_BASE_URL"):

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
+from crsec_concordia.components import _embedding_warmer
 from crsec_concordia.embedding import DIMENSION, Embedder, shared_embedder
 
 NORM = "No smoking indoors."
@@ -183,13 +186,10 @@ def test_a_process_exits_cleanly_while_embeddings_are_still_being_warmed(
   process ends at once (a rerun from the response cache takes a second).
   The warmer must be waited for: ended inside torch at exit, it aborted the
   process (exit 134) after everything had been written."""
-  import subprocess  # pylint: disable=import-outside-toplevel
-  import sys  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.components import _embedding_warmer  # pylint: disable=import-outside-toplevel
   warmer = _embedding_warmer.EmbeddingWarmer(Embedder())
   warmer.warm(["a text"])
   thread = warmer._worker  # pylint: disable=protected-access
-  assert thread is None or not thread.daemon
+  assert thread is not None and not thread.daemon
   warmer.join()
   script = tmp_path / "warm_then_exit.py"
   script.write_text(

@@ -175,10 +175,10 @@ TRIED = (
     Tried("+ nearest target, reasons, polarity 0.05, per-target thresholds",
           MatchRule("nearest_target_polarity_per_target", **_SIDED),
           "per_target"),
-) + tuple(
-    Tried(f"+ stance {x}, per-target thresholds",
-          MatchRule(f"stance_{int(x*100)}_per_target", stance=x, **_SIDED),
-          "per_target") for x in (0.6,))
+    Tried("+ stance 0.6, per-target thresholds",
+          MatchRule("stance_60_per_target", stance=0.6, **_SIDED),
+          "per_target"),
+)
 
 
 def worst(counts: dict[str, Score]) -> float:
