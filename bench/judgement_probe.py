@@ -152,10 +152,12 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
   """The game master's own adjudication of each case (the run's code path:
   its evidence rule and the scenario's default place included): the tag
   counts and (places right, places labelled)."""
+  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.game_masters import adjudication  # pylint: disable=import-outside-toplevel
   referee = adjudication.Adjudication(
       model, place=scenario.setting, default_place=scenario.default_place,
-      behaviours=[b.model_dump(mode="json") for b in scenario.behaviours])
+      behaviours=[b.model_dump(mode="json") for b in scenario.behaviours],
+      similarity=shared_embedder().pair_similarity)
   counts = probe_scores.TagCounts()
   results, places = [], []
   for case in cases:
@@ -176,6 +178,9 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
     claimed = (f" (claimed {event['unsupported']}, evidence "
                f"{event['evidence']!r})" if event.get("unsupported") else
                f" (evidence {event['evidence']!r})")
+    if event.get("far_from_action"):
+      claimed += (f" (far from the action: {event['far_from_action']}, "
+                  f"{event['tag_similarity']})")
     ok = counts.add(want, got)
     results.append((ok, f"want {sorted(want)} got {sorted(got)}{claimed} | "
                     f"{case.actor}: {case.action}"))

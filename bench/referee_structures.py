@@ -67,9 +67,11 @@ def _ask(model, prompt: str, schema: Mapping[str, Any], max_tokens: int
 
 
 def shipped(model, scenario: Scenario, actor: str, action: str) -> set[str]:
+  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   referee = adjudication.Adjudication(
       model, place=scenario.setting, default_place=scenario.default_place,
-      behaviours=_behaviours(scenario))
+      behaviours=_behaviours(scenario),
+      similarity=shared_embedder().pair_similarity)
   event, _ = referee.adjudicate(actor, action)
   return set(event["behaviours"])
 

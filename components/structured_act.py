@@ -70,6 +70,12 @@ def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
   return answer[:ends[-1]] if ends else answer
 
 
+def _already_did(name: str, done: str) -> str:
+  """The line that says an action of the agent's own is done."""
+  return (f"\"{done}\" is what {name} already did. Write what {name} does "
+          "now, going on from there.")
+
+
 class StructuredAct(entity_component.ActingComponent,
                     entity_component.ComponentWithLogging):
   """Writes the agent's action or answer with a schema-constrained call."""
@@ -218,6 +224,15 @@ class StructuredAct(entity_component.ActingComponent,
                  f"saying what {name} does or says, true to {name}'s own "
                  "habits and plan.")
       schema = _TEXT_SCHEMA
+      if planner is not None and set(reasons) & set(reasons_lib.NEED_NEW):
+        # A new action is wanted: the agent's own last one is said to be
+        # done up front. Asked without it, the model wrote that action
+        # again (8 of 10 agents the slot after the bill, each then asked
+        # once more with this very line, and most wrote a new one).
+        done = [d for _, _, d in self._in_view(contexts)[1]
+                if not observations.is_no_action(d)]
+        if done:
+          prompt += "\n" + _already_did(name, done[-1])
     try:
       answer = self._sample(prompt, schema, speech)
       if is_action:
@@ -239,8 +254,8 @@ class StructuredAct(entity_component.ActingComponent,
           # the second answer stands, a repeat or not: going on with what
           # one is doing is a choice an agent may make.
           _, _, done = repeat
-          prompt += (f"\n\"{done}\" is what {name} already did. Write what "
-                     f"{name} does now, going on from there.")
+          if _already_did(name, done) not in prompt:
+            prompt += "\n" + _already_did(name, done)
         if copy is not None or repeat is not None:
           if planner is not None:
             with self._follow_lock:

@@ -33,6 +33,7 @@ from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import slot_actions
+from crsec_concordia.game_masters import tag_gate
 # The referee's question (its names stay importable from here).
 from crsec_concordia.game_masters.referee_question import (  # noqa: F401
     NONE, PLACES, _none_token, adjudication_prompt, adjudication_schema,
@@ -102,8 +103,10 @@ class Adjudication(entity_component.ContextComponent,
       observations_key: the key of the game master's ExactObservations.
       action_spec_key: the key of the game master's FixedActionSpec (which
         knows the occasion, if any, that prompted an action).
-      similarity: (text, text) -> similarity of their embeddings; needed
-        only for occasions that name behaviours (occasion_check.py).
+      similarity: (text, text) -> similarity of their embeddings: the check
+        of every behaviour tag (tag_gate.py) and of occasions that name
+        behaviours (occasion_check.py). Without it, neither (an occasion
+        that names behaviours then raises).
       warm: given a behaviour as observers will read it, has it embedded
         in the background (every normative observer's ConflictDetector
         embeds the slot's behaviours first thing in the next slot): each
@@ -125,6 +128,7 @@ class Adjudication(entity_component.ContextComponent,
                          "description": str(b["description"])}
                         for b in behaviours]
     self._ids = [b["id"] for b in self._behaviours]
+    self._descriptions = {b["id"]: b["description"] for b in self._behaviours}
     self._schema = adjudication_schema(self._ids)
     self._names = tuple(sorted(player_names))
     self._max_tokens = max_tokens
@@ -199,6 +203,15 @@ class Adjudication(entity_component.ContextComponent,
       # kept, visibly, apart.
       fields["behaviours"] = []
       fields["unsupported"] = ids
+    elif ids and self._similarity is not None:
+      # A true quote, a reading the words do not support (tag_gate.py).
+      scores = tag_gate.tag_similarities(action, ids, self._descriptions,
+                                         self._similarity)
+      kept, far = tag_gate.split_tags(scores)
+      fields["tag_similarity"] = scores
+      if far:
+        fields["behaviours"] = kept
+        fields["far_from_action"] = far
     return fields, failure
 
   def _ask(self, prompt: str) -> Mapping[str, Any]:

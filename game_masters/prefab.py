@@ -116,8 +116,9 @@ class VenueGameMaster(prefab_lib.Prefab):
             behaviours=[b.model_dump(mode="json")
                         for b in scenario.behaviours],
             player_names=names,
-            similarity=shared_embedder().pair_similarity if any(
-                o.behaviours for o in scenario.occasions) else None,
+            # The same referee in every arm: its tags are checked by the
+            # embedder (tag_gate.py), with or without normative observers.
+            similarity=shared_embedder().pair_similarity,
             # Only observers with a ConflictDetector embed what they saw.
             warm=functools.partial(warm, shared_embedder()) if any(
                 CONFLICT_DETECTOR_KEY in getattr(

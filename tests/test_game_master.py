@@ -26,7 +26,7 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import game_masters
 from crsec_concordia import observations as obs
-from crsec_concordia.game_masters import adjudication, conversations
+from crsec_concordia.game_masters import adjudication, conversations, tag_gate
 
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.runs.slot_engine import SlotEngine
@@ -403,6 +403,14 @@ def test_the_action_spec_is_fixed_free_text_naming_the_time():
                      for clock in ("09:00", "09:10")]
 
 
+@pytest.fixture
+def no_tag_gate(monkeypatch):
+  """The scripted referee's tags stand, near the action or not: for tests
+  of what comes after the tags (the gate has its own test)."""
+  monkeypatch.setattr(tag_gate, "MIN_TAG_SIMILARITY", -1.0)
+
+
+@pytest.mark.usefixtures("no_tag_gate")
 def test_a_behaviour_added_to_the_scenario_needs_no_python():
   s = scenario(behaviours=[
       *[b.model_dump() for b in scenario().behaviours],
@@ -624,6 +632,7 @@ def test_evidence_that_is_not_the_actions_words_supports_nothing(evidence):
              for p in referee_calls) == len(actions)
 
 
+@pytest.mark.usefixtures("no_tag_gate")
 def test_an_answer_quoting_the_action_when_asked_again_counts():
   def referee_answer(prompt):
     action = _ACTION_LINE.search(prompt)["action"]
@@ -638,6 +647,30 @@ def test_an_answer_quoting_the_action_when_asked_again_counts():
              if r["kind"] == "action"]
   assert actions and all(r["behaviours"] == ["smoking_indoors"]
                          and "unsupported" not in r for r in actions)
+
+
+def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
+  """The referee quotes each action truly and tags it as a tip: only the
+  action that is about tipping keeps the tag (tag_gate.py, real embedder);
+  the others keep it apart, visibly, with no further call."""
+  def referee_answer(prompt):
+    action = _ACTION_LINE.search(prompt)["action"]
+    return {"narration": action, "place": "indoors", "evidence": action,
+            "behaviour": "tipped", "also": "none"}
+  model = ScriptedModel([(r"You are the referee", referee_answer)])
+  sim = simulation(model, detector=())
+  sim.play(max_steps=1)
+  records = {r["actor"]: r for r in game_masters.drain_records(
+      sim.get_game_masters()[0]) if r["kind"] == "action"}
+  assert records["Abigail Chen"]["behaviours"] == ["tipped"]
+  assert "far_from_action" not in records["Abigail Chen"]
+  for name in ("Carlos Gomez", "Tom Gomez"):
+    assert records[name]["behaviours"] == []
+    assert records[name]["far_from_action"] == ["tipped"]
+    assert records[name]["tag_similarity"]["tipped"] < (
+        tag_gate.MIN_TAG_SIMILARITY
+        <= records["Abigail Chen"]["tag_similarity"]["tipped"])
+  assert len(model.calls) == 3  # No second ask for a far tag.
 
 
 def test_a_quote_may_drop_or_change_a_word():
@@ -727,6 +760,7 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
   assert model.calls_by_tag() == {"GM.adjudicate": 6}
 
 
+@pytest.mark.usefixtures("no_tag_gate")
 def test_the_focused_check_decides_among_the_occasions_behaviours():
   """The general referee says "tipped", the check "refused_tip": the event
   records the check's choice only, not both; a behaviour outside the

@@ -1,0 +1,53 @@
+"""The embedder's check of the referee's behaviour tags.
+
+The referee (one call, referee_question.py) names the behaviours an action
+shows and quotes its words; code checks that the quote is the action's
+words. That catches an invented quote, not an invented reading of a true
+one: on Qwen2.5-Coder-1.5B, "reads the town budget report over his coffee"
+was tagged as keeping quiet, "declines the cigarette Sam offers her" as
+refusing a tip, "carefully counts his change and tips the server" as
+refusing a tip. Each such action is far, for the sentence embedder, from
+the description of the behaviour it was given. So a tag counts only if the
+action's embedding is at least MIN_TAG_SIMILARITY (cosine) from that
+behaviour's description; a tag below is kept apart, visibly, with its
+score, and costs no call.
+
+The floor is low on purpose: it drops readings the action's words do not
+support at all, not borderline ones, so that it holds on a venue whose
+behaviours the labels do not cover. Measured with the project's embedder
+(all-MiniLM-L6-v2) on the referee's recorded answers to the labelled
+probes of the three shipped venues (crsec_concordia/metrics/data/
+referee_decisions): every right tag scored 0.18 or more (lowest: "shouts
+across the room" as loud, "cuts courgettes from Gus's plot" as picking
+from another's plot), and 4 of the 17 wrong ones scored below 0.16. In
+three runs' tags (a 12-slot café, two mini cafés; 51 tags), the 6 below
+0.16 were all wrong ("begins reading a book" as quiet, 5 times; a tip as a
+refused tip) and none above it was dropped. What it cannot see: a wrong
+tag on an action that is about the behaviour without doing it ("tells
+Wolfgang that cigarette smoke is bad for a singer's voice" as smoking,
+0.42; "empties the ashtray on the terrace" as smoking there, 0.60).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+MIN_TAG_SIMILARITY = 0.16
+
+Similarity = Callable[[str, str], float]
+
+
+def tag_similarities(action: str, ids: Sequence[str],
+                     descriptions: Mapping[str, str],
+                     similarity: Similarity) -> dict[str, float]:
+  """Each tagged id's cosine to the action, rounded for the record."""
+  return {i: round(float(similarity(action, descriptions[i])), 3)
+          for i in ids}
+
+
+def split_tags(scores: Mapping[str, float], floor: float | None = None
+               ) -> tuple[list[str], list[str]]:
+  """(the tags that count, the tags too far from the action), in order."""
+  floor = MIN_TAG_SIMILARITY if floor is None else floor
+  kept = [i for i, s in scores.items() if s >= floor]
+  return kept, [i for i in scores if i not in kept]
