@@ -165,8 +165,15 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
     want = set(case.behaviours)
     failed = failure is not None and not event.get("adjudicated")
     if decisions is not None:  # A failed answer flags nothing.
+      # What the call gave, before the tag floor, with the scores the floor
+      # reads: a run's corrected estimates apply the floor its referee did
+      # (crsec_concordia/metrics/referee_quality.py).
+      given = [] if failed else sorted(
+          [*event["behaviours"], *event.get("far_from_action", ())])
       decisions.append({"action": case.action, "truth": sorted(want),
-                        "given": [] if failed else sorted(event["behaviours"])})
+                        "given": given,
+                        "scores": {i: event["tag_similarity"][i]
+                                   for i in given}})
     if failed:
       counts.add(want, ())
       results.append((False, f"want {sorted(want)} failed: "

@@ -209,6 +209,7 @@ class Adjudication(entity_component.ContextComponent,
                                          self._similarity)
       kept, far = tag_gate.split_tags(scores)
       fields["tag_similarity"] = scores
+      fields["tag_floor"] = tag_gate.MIN_TAG_SIMILARITY
       if far:
         fields["behaviours"] = kept
         fields["far_from_action"] = far

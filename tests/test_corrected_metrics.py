@@ -113,3 +113,46 @@ def test_behaviour_is_corrected_with_recorded_referee_answers(tmp_path,
 def test_probe_files_are_counted_not_invented():
   assert referee_quality.probe_cases("hobbs_cafe_mini") >= 11
   assert referee_quality.probe_cases("no_such_scenario") is None
+
+
+def test_a_gated_referee_is_measured_with_its_floor_applied(tmp_path,
+                                                            monkeypatch):
+  """A run whose referee left out tags far from the action (its records
+  carry `tag_floor`) is corrected with the recorded answers gated the same
+  way; answers recorded without scores cannot measure it."""
+  scenario = shipped_wording()
+  described = {b["id"]: b["description"] for b in scenario["behaviours"]}
+  right = {"action": "a", "truth": ["smoking_outside"],
+           "given": ["smoking_outside"], "scores": {"smoking_outside": 0.5}}
+  far = {"action": "b", "truth": [], "given": ["smoking_outside"],
+         "scores": {"smoking_outside": 0.05}}
+  cases = [right] * 9 + [far] * 3 + [{"action": "c", "truth": [],
+                                       "given": [], "scores": {}}] * 8
+  decisions = tmp_path / "decisions"
+  decisions.mkdir()
+  path = decisions / "cafe.json"
+  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
+                              "cases": cases}))
+  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  assert referee_quality.run_tag_floor([{"kind": "action"}]) is None
+  assert referee_quality.run_tag_floor(
+      [{"kind": "action", "tag_floor": 0.16}]) == 0.16
+  b = RunBuilder(tmp_path / "gated", steps=2, scenario=scenario)
+  b.action(1, CARLOS, ["smoking_outside"])
+  b.record("action", 2, actor=SAM, action="x", narration="x",
+           place="outdoors", behaviours=["smoking_outside"], evidence="x",
+           tag_similarity={"smoking_outside": 0.4}, tag_floor=0.16)
+  gated = run_metrics.compute(rundir.load_run(b.write()))
+  block = gated.summary["correction"]["targets"]["no_smoking_indoors"]
+  assert block["behaviour"]["rates"]["fp"] == 0  # The far tags left out.
+  assert "below cosine 0.16" in block["behaviour"]["note"]
+  ungated = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  assert ungated.summary["correction"]["targets"]["no_smoking_indoors"][
+      "behaviour"]["rates"]["fp"] == 3
+  unscored = [{k: v for k, v in c.items() if k != "scores"} for c in cases]
+  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
+                              "cases": unscored}))
+  again = run_metrics.compute(rundir.load_run(b.write()))
+  block = again.summary["correction"]["targets"]["no_smoking_indoors"]
+  assert block["behaviour"]["rates"] is None
+  assert "without the tag scores" in block["behaviour"]["note"]

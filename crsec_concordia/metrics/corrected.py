@@ -53,7 +53,8 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
                    "with the LLM judge: belief not corrected")
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
-    referee = referee_quality.rates(t, run.scenario)
+    referee = referee_quality.rates(
+        t, run.scenario, floor=referee_quality.run_tag_floor(run.records))
     out[t.id] = {"belief": (belief, belief_note),
                  "behaviour": (referee.rates, referee.note)}
   return out

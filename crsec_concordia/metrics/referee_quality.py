@@ -10,7 +10,14 @@ a measurement of one model and one prompt, written by a probe run as
 
   crsec_concordia/metrics/data/referee_decisions/<scenario>.json
   {"scenario": ..., "model": ..., "behaviours": {id: description},
-   "cases": [{"action": ..., "truth": [ids], "given": [ids]}]}
+   "cases": [{"action": ..., "truth": [ids], "given": [ids],
+              "scores": {id: cosine of the action to its description}}]}
+
+`given` is what the referee's call gave (its quote check passed); a run
+whose referee also drops tags far from the action (game_masters/
+tag_gate.py: its action records carry `tag_floor`) is measured by the same
+answers with that floor applied to `scores`, so the counts are those of the
+referee that made the run's tags.
 
 For a target, a case is positive when its true ids comply (some `complies`
 id, no `violates` id), and the referee flags it when its given ids do. The
@@ -62,13 +69,24 @@ def _complies(ids: Iterable[str], target: rundir.TargetNorm) -> bool:
   return bool(ids & set(target.complies)) and not ids & set(target.violates)
 
 
+def gated(case: dict[str, Any], floor: float | None) -> list[str]:
+  """The ids a case's answer gave, those scored below `floor` left out
+  (None: no gate). Raises KeyError for a given id without a score."""
+  given = list(case.get("given") or ())
+  if floor is None:
+    return given
+  scores = case.get("scores") or {}
+  return [i for i in given if float(scores[i]) >= floor]
+
+
 def confusion(cases: Iterable[dict[str, Any]], target: rundir.TargetNorm,
-              source: str = "") -> Rates:
-  """Counts of "complies with the target" over labelled cases."""
+              source: str = "", floor: float | None = None) -> Rates:
+  """Counts of "complies with the target" over labelled cases (with a
+  tag floor: as the gated referee would have given them)."""
   tp = fp = fn = tn = 0
   for case in cases:
-    truth, given = (_complies(case.get(k) or (), target)
-                    for k in ("truth", "given"))
+    truth = _complies(case.get("truth") or (), target)
+    given = _complies(gated(case, floor), target)
     tp += truth and given
     fn += truth and not given
     fp += given and not truth
@@ -86,10 +104,19 @@ def _load(directory: Path) -> list[dict[str, Any]]:
   return out
 
 
+def run_tag_floor(records: Iterable[dict[str, Any]]) -> float | None:
+  """The tag floor a run's referee applied (None: none, an older run)."""
+  for record in records:
+    if record.get("kind") == "action" and "tag_floor" in record:
+      return float(record["tag_floor"])
+  return None
+
+
 def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
-          decisions: Path | None = None, probes: Path | None = None
-          ) -> Measured:
-  """The referee's counts for `target` in a run of `scenario` (its dict)."""
+          decisions: Path | None = None, probes: Path | None = None,
+          floor: float | None = None) -> Measured:
+  """The referee's counts for `target` in a run of `scenario` (its dict),
+  whose referee dropped tags below `floor` (tag_gate.py) or none."""
   decisions = DECISIONS if decisions is None else decisions
   probes = PROBES if probes is None else probes
   described = {b.get("id"): b.get("description")
@@ -101,7 +128,15 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
       source = (f"referee on {len(measured.get('cases') or [])} probe cases "
                 f"of {measured.get('scenario')} "
                 f"({measured.get('model', 'model not recorded')})")
-      counts = confusion(measured.get("cases") or (), target, source)
+      if floor is not None:
+        source += f", tags below cosine {floor} left out"
+      try:
+        counts = confusion(measured.get("cases") or (), target, source,
+                           floor)
+      except KeyError:
+        return Measured(None, source + ": recorded without the tag scores "
+                        "the run's referee gated on (re-record with bench/"
+                        "judgement_probe.py --all --record)")
       if counts.tp + counts.fn == 0:
         return Measured(None, source + ": no case complies with it")
       return Measured(counts, source)
