@@ -24,7 +24,7 @@ from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations, relevance, repetition, threads
+from crsec_concordia import observations, relevance, threads
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters.action_text import (  # noqa: F401
     MAX_ACTION_CHARS, clean_action, observed_text, tells_of_actor)
@@ -37,9 +37,9 @@ from crsec_concordia.game_masters import tag_gate
 # The referee's question (its names stay importable from here).
 from crsec_concordia.game_masters.referee_question import (  # noqa: F401
     NONE, PLACES, _none_token, adjudication_prompt, adjudication_schema,
-    behaviours_of)
+    behaviours_of, supported)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
-from crsec_concordia.operations.base import has_evidence
+from crsec_concordia.operations.base import has_evidence  # noqa: F401  (tests read it here)
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"
@@ -53,16 +53,6 @@ def _failure(error: Exception) -> dict[str, Any]:
   """The failure record of an adjudication call."""
   return {"op": ADJUDICATE_TAG, "error": str(error),
           "raw": getattr(error, "raw", "")}
-
-
-def supported(answer: Mapping[str, Any], behaviour_ids: Sequence[str],
-              actor: str, action: str) -> bool:
-  """No behaviour named, or one quoted in the action's own words (the
-  referee's evidence rule; bench/referee_structures.py applies it too)."""
-  evidence = str(answer["evidence"]).strip()
-  return not behaviours_of(answer, behaviour_ids) or (
-      has_evidence(evidence)
-      and repetition.quotes(evidence, action, names=[actor]))
 
 
 class Adjudication(entity_component.ContextComponent,
@@ -320,16 +310,8 @@ class Adjudication(entity_component.ContextComponent,
       event["occasion_check"] = check
       if check_failure is not None:
         failures.append(check_failure)
-      if check["accepted"]:
-        # Among the occasion's behaviours the focused check, which chooses
-        # one, decides: the general referee's others go. Both kept, "pays
-        # exactly what the bill says" was recorded as tipped (the general
-        # referee) and refused_tip (the check) at once, 2 of 4 bills in
-        # a demo, and the metrics read such an action as both.
-        chosen = check["behaviour"]
-        kept = [b for b in event["behaviours"]
-                if b == chosen or b not in occasion.behaviours]
-        event["behaviours"] = kept if chosen in kept else [*kept, chosen]
+      event["behaviours"] = check_lib.decide(event["behaviours"], check,
+                                             occasion.behaviours)
     observed = observed_text(actor, action, event["narration"]).strip()
     if (self._warm is not None and observed != warmed
         and not observations.is_no_action(observed)):

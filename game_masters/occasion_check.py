@@ -90,3 +90,21 @@ def check_occasion(model, *, place: str, situation: str, actor: str,
   return ({"behaviour": proposed, "evidence": str(answer["evidence"]).strip(),
            "similarity": score,
            "accepted": proposed in ids and score >= MIN_SIMILARITY}, None)
+
+
+def decide(behaviours: Sequence[str], check: Mapping[str, Any],
+           occasion_behaviours: Sequence[str]) -> list[str]:
+  """The event's behaviours once the check is in.
+
+  Among the occasion's behaviours an accepted check, which chooses one,
+  decides: the general referee's others go. Both kept, "pays exactly what
+  the bill says" was recorded as tipped (the general referee) and
+  refused_tip (the check) at once, 2 of 4 bills in a demo, and the metrics
+  read such an action as both. A check not accepted changes nothing.
+  """
+  if not check["accepted"]:
+    return list(behaviours)
+  chosen = check["behaviour"]
+  kept = [b for b in behaviours
+          if b == chosen or b not in occasion_behaviours]
+  return kept if chosen in kept else [*kept, chosen]

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crsec_concordia import repetition
+from crsec_concordia.operations.base import has_evidence
+
 PLACES = ("indoors", "outdoors")
 NONE = "none"
 # The contrast choice: an action that only mentions, asks or thinks of a
@@ -61,6 +64,16 @@ def behaviours_of(answer: Mapping[str, Any],
   contrast choice (neither is a behaviour)."""
   named = (answer.get("behaviour"), answer.get("also"))
   return [b for b in dict.fromkeys(named) if b in behaviour_ids]
+
+
+def supported(answer: Mapping[str, Any], behaviour_ids: Sequence[str],
+              actor: str, action: str) -> bool:
+  """No behaviour named, or one quoted in the action's own words (the
+  referee's evidence rule; bench/referee_structures.py applies it too)."""
+  evidence = str(answer["evidence"]).strip()
+  return not behaviours_of(answer, behaviour_ids) or (
+      has_evidence(evidence)
+      and repetition.quotes(evidence, action, names=[actor]))
 
 
 def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
