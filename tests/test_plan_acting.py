@@ -87,21 +87,6 @@ def test_a_task_that_begins_is_one_act_call():
   assert "task now (10:00-11:00): write poems (2)" in last_act_prompt(model)
 
 
-def test_a_new_action_is_asked_for_with_the_last_one_said_done():
-  """When a new action is wanted (a task begins, an occasion), the prompt
-  says the agent's own last action is done, so the one call asks for a
-  new deed; asked only for news, the agent may go on and is not told so."""
-  agent, model = agent_and_model("baseline")
-  first = agent.act(spec("09:00"))
-  assert "already did" not in last_act_prompt(model)  # Nothing done yet.
-  agent.act(spec("10:00"))  # The next hour's task begins.
-  assert f'"{first}" is what {NAME} already did.' in last_act_prompt(model)
-  assert acts(model) == 2
-  agent.observe(tr_talk())
-  agent.act(spec("10:10"))  # A talk ended: news only.
-  assert acts(model) == 3 and "already did" not in last_act_prompt(model)
-
-
 def test_an_occasion_is_one_act_call_and_then_the_task_goes_on():
   agent, model = agent_and_model()
   before = agent.act(spec("09:00"))
