@@ -70,12 +70,6 @@ def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
   return answer[:ends[-1]] if ends else answer
 
 
-def _already_did(name: str, done: str) -> str:
-  """The line that says an action of the agent's own is done."""
-  return (f"\"{done}\" is what {name} already did. Write what {name} does "
-          "now, going on from there.")
-
-
 class StructuredAct(entity_component.ActingComponent,
                     entity_component.ComponentWithLogging):
   """Writes the agent's action or answer with a schema-constrained call."""
@@ -252,7 +246,8 @@ class StructuredAct(entity_component.ActingComponent,
           # done, 6 of 10 agents answered the bill itself with no word of
           # it ("going on from there"). So only here, after a repeat.
           _, _, done = repeat
-          prompt += "\n" + _already_did(name, done)
+          prompt += (f"\n\"{done}\" is what {name} already did. Write what "
+                     f"{name} does now, going on from there.")
         if copy is not None or repeat is not None:
           if planner is not None:
             with self._follow_lock:

@@ -39,7 +39,6 @@ from crsec_concordia.game_masters.referee_question import (  # noqa: F401
     NONE, PLACES, _none_token, adjudication_prompt, adjudication_schema,
     behaviours_of, supported)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
-from crsec_concordia.operations.base import has_evidence  # noqa: F401  (tests read it here)
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 ADJUDICATE_TAG = "GM.adjudicate"

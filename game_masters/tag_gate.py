@@ -32,11 +32,11 @@ Wolfgang that cigarette smoke is bad for a singer's voice" as smoking,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+
+from crsec_concordia.game_masters.occasion_check import Similarity
 
 MIN_TAG_SIMILARITY = 0.16
-
-Similarity = Callable[[str, str], float]
 
 
 def tag_similarities(action: str, ids: Sequence[str],

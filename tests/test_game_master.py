@@ -29,6 +29,7 @@ from crsec_concordia import observations as obs
 from crsec_concordia.game_masters import adjudication, conversations, tag_gate
 
 from crsec_concordia.models import ScriptedModel
+from crsec_concordia.operations.base import has_evidence
 from crsec_concordia.runs.slot_engine import SlotEngine
 from crsec_concordia.scenarios import parse_scenario
 
@@ -608,8 +609,8 @@ def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
   sim.play(max_steps=1)
   record = game_masters.drain_records(sim.get_game_masters()[0])[0]
   assert record["behaviours"] == [] and record["unsupported"] == ["tipped"]
-  assert adjudication.has_evidence('"leaves a tip"')
-  assert not adjudication.has_evidence(" None. ")
+  assert has_evidence('"leaves a tip"')
+  assert not has_evidence(" None. ")
 
 
 @pytest.mark.parametrize("evidence", [

@@ -71,12 +71,19 @@ def _complies(ids: Iterable[str], target: rundir.TargetNorm) -> bool:
 
 def gated(case: dict[str, Any], floor: float | None) -> list[str]:
   """The ids a case's answer gave, those scored below `floor` left out
-  (None: no gate). Raises KeyError for a given id without a score."""
+  (None: no gate; every given id must have a score, `scored`)."""
   given = list(case.get("given") or ())
   if floor is None:
     return given
-  scores = case.get("scores") or {}
+  scores = case["scores"]
   return [i for i in given if float(scores[i]) >= floor]
+
+
+def scored(cases: Iterable[dict[str, Any]]) -> bool:
+  """Whether every given id of every case has its score (a floor can be
+  applied to the recording)."""
+  return all(set(c.get("given") or ()) <= set(c.get("scores") or {})
+             for c in cases)
 
 
 def confusion(cases: Iterable[dict[str, Any]], target: rundir.TargetNorm,
@@ -128,15 +135,14 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
       source = (f"referee on {len(measured.get('cases') or [])} probe cases "
                 f"of {measured.get('scenario')} "
                 f"({measured.get('model', 'model not recorded')})")
+      cases = measured.get("cases") or []
       if floor is not None:
         source += f", tags below cosine {floor} left out"
-      try:
-        counts = confusion(measured.get("cases") or (), target, source,
-                           floor)
-      except KeyError:
-        return Measured(None, source + ": recorded without the tag scores "
-                        "the run's referee gated on (re-record with bench/"
-                        "judgement_probe.py --all --record)")
+        if not scored(cases):
+          return Measured(None, source + ": recorded without the tag scores "
+                          "the run's referee gated on (re-record with bench/"
+                          "judgement_probe.py --all --record)")
+      counts = confusion(cases, target, source, floor)
       if counts.tp + counts.fn == 0:
         return Measured(None, source + ": no case complies with it")
       return Measured(counts, source)
