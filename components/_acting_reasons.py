@@ -21,12 +21,20 @@ in the order they are recorded:
 
 With none of them, the action is the agent's current action going on,
 recorded as such, with no model call (`observations.continuing`).
+
+An occasion put to the agent in the slot its new task begins wants two new
+actions: the answer to the occasion now, and the task's first action after
+it. Asked for the task in the next slot, the small model mostly wrote its
+answer to the occasion again (8 of 10 agents in the slot after the café's
+bill, each then asked once more). So that one call writes both, in order;
+the second is the agent's action in the next slot if nothing else new has
+happened by then (`WRITTEN_AHEAD`, no call), and is dropped otherwise.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from crsec_concordia import observations
@@ -44,6 +52,9 @@ WENT_ON = "went on"
 # last action or copied another's, so that the model was asked once more:
 # the act's second call, counted apart from the reasons.
 ASKED_AGAIN = "asked once more"
+# Recorded, alone, for an action written the slot before with the answer to
+# an occasion (see above): a new action, adjudicated, made with no call.
+WRITTEN_AHEAD = "written ahead"
 # The reasons that want a new action (a repeat of the last one is asked
 # again); with only news or a talk that ended, going on is an answer.
 NEED_NEW = ("task begins", "occasion", "previous action failed")
@@ -60,18 +71,25 @@ class FollowState:
   action: str | None = None       # the action it goes on with
   failed: bool = False            # the last turn produced no action
   reasons: tuple[str, ...] = ()   # why it acted last (CONTINUED: it did not)
+  # (task key, action): the task's first action, written with an occasion's
+  # answer, for the next slot.
+  ahead: tuple[tuple, str] | None = None
 
   def to_json(self) -> dict[str, Any]:
     return {"task": list(self.task) if self.task else None,
-            "action": self.action, "failed": self.failed, "reasons": list(self.reasons)}
+            "action": self.action, "failed": self.failed,
+            "reasons": list(self.reasons),
+            "ahead": ([list(self.ahead[0]), self.ahead[1]] if self.ahead
+                      else None)}
 
   @classmethod
   def from_json(cls, data: Mapping[str, Any] | None) -> "FollowState":
     data = dict(data or {})
-    task = data.get("task")
+    task, ahead = data.get("task"), data.get("ahead")
     return cls(task=tuple(task) if task else None, action=data.get("action"),
                failed=bool(data.get("failed", False)),
-               reasons=tuple(data.get("reasons", ())))
+               reasons=tuple(data.get("reasons", ())),
+               ahead=(tuple(ahead[0]), str(ahead[1])) if ahead else None)
 
 
 def task_key(task: Mapping[str, Any] | None) -> tuple | None:
@@ -97,6 +115,23 @@ def reasons_to_act(state: FollowState, *, task: Mapping[str, Any] | None,
   if state.failed:
     reasons.append(PREVIOUS_FAILED)
   return reasons
+
+
+def writes_ahead(reasons: Iterable[str]) -> bool:
+  """Whether this slot's call also writes the next slot's action: an
+  occasion in the slot the agent's new task begins."""
+  reasons = set(reasons)
+  return TASK_BEGINS in reasons and OCCASION in reasons
+
+
+def ahead_now(state: FollowState, reasons: Sequence[str],
+              task: Mapping[str, Any] | None) -> str | None:
+  """The action written ahead for this slot, if it still holds: the task
+  it was written for begins now and nothing else is new."""
+  if state.ahead is None or list(reasons) != [TASK_BEGINS]:
+    return None
+  key, action = state.ahead
+  return action if key == task_key(task) else None
 
 
 def why_now(name: str, reasons: Iterable[str], task: Mapping[str, Any] | None,

@@ -56,6 +56,8 @@ _OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
 # length ten times over; an answer the limit cuts keeps its whole sentences.
 MAX_ANSWER_CHARS = 240
 _TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
+_TWO_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS),
+                   "next": text(MAX_ANSWER_CHARS)})
 _BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 _SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
 
@@ -182,12 +184,18 @@ class StructuredAct(entity_component.ActingComponent,
     is_action = (action_spec.output_type == entity_lib.OutputType.FREE
                  and not speech)
     planner = self._planner() if is_action else None
-    news = ""
+    news, two = "", False
     if planner is not None:
       task = planner.current_task()
       reasons, partners = self._reasons(planner, action_spec, task)
+      with self._follow_lock:
+        ahead = reasons_lib.ahead_now(self._follow, reasons, task)
+        self._follow.ahead = None  # Good for the next slot only.
+      if ahead is not None:
+        return self._take_ahead(ahead, task)
       if not reasons:
         return self._go_on()
+      two = reasons_lib.writes_ahead(reasons)
       news = reasons_lib.why_now(name, reasons, task, partners)
       with self._follow_lock:
         self._follow.reasons = tuple(reasons)
@@ -208,6 +216,16 @@ class StructuredAct(entity_component.ActingComponent,
       prompt += (f"Reply as {name}, in character: only what {name} says "
                  "aloud, in the first person, one or two sentences.")
       schema = _TEXT_SCHEMA
+    elif two:
+      # The occasion now and the new task after it (_acting_reasons.py).
+      prompt += (f"Reply as {name}, in character and in the third person, "
+                 f"true to {name}'s own habits and plan, in two parts:\n"
+                 f"answer: one or two concrete sentences starting with "
+                 f"\"{name}\", saying what {name} does or says now.\n"
+                 f"next: one or two concrete sentences starting with "
+                 f"\"{name}\", saying what {name} does after that, for "
+                 f"{name}'s task now.")
+      schema = _TWO_SCHEMA
     else:
       # Not phrased as "answer: <description>": the 1.5B model copied such a
       # description into its answer word for word.
@@ -218,8 +236,9 @@ class StructuredAct(entity_component.ActingComponent,
                  f"saying what {name} does or says, true to {name}'s own "
                  "habits and plan.")
       schema = _TEXT_SCHEMA
+    then = ""
     try:
-      answer = self._sample(prompt, schema, speech)
+      answer, then = self._sample(prompt, schema, speech)
       if is_action:
         others, own = self._in_view(contexts)
         copy = self._copied(answer, others)
@@ -252,13 +271,15 @@ class StructuredAct(entity_component.ActingComponent,
           if planner is not None:
             with self._follow_lock:
               self._follow.reasons += (reasons_lib.ASKED_AGAIN,)
-          answer = self._sample(prompt, schema)
+          answer, then = self._sample(prompt, schema)
           again = self._copied(answer, others)
           if again is not None:
             self._report_failure(
                 f"copied another agent's action ({again[0]}'s) when asked "
                 "once more", answer)
             answer = f"{name} {NO_OWN_ACTION}"
+        if two and not observations.is_no_action(answer):
+          self._keep_ahead(then, answer, task, others, own)
     except StructuredOutputError as e:
       self._report_failure(str(e), e.raw)
       if action_spec.output_type != entity_lib.OutputType.FREE:
@@ -275,9 +296,13 @@ class StructuredAct(entity_component.ActingComponent,
           self._follow.task = reasons_lib.task_key(task)
         elif self._follow.action is None:
           self._follow.task = None
-    self._logging_channel({"Key": "act", "Summary": output, "Value": output,
-                           "Prompt": prompt.splitlines(),
-                           "Reasons": list(self.last_reasons)})
+    entry = {"Key": "act", "Summary": output, "Value": output,
+             "Prompt": prompt.splitlines(), "Reasons": list(self.last_reasons)}
+    if two:
+      with self._follow_lock:
+        kept = self._follow.ahead is not None
+      entry["Next"] = {"text": then, "kept": kept}
+    self._logging_channel(entry)
     return output
 
   def _may_go_on(self, repeated: str) -> bool:
@@ -314,12 +339,42 @@ class StructuredAct(entity_component.ActingComponent,
     self._logging_channel(entry)
     return output
 
-  def _sample(self, prompt: str, schema, speech: bool = False) -> str:
+  def _sample(self, prompt: str, schema, speech: bool = False
+              ) -> tuple[str, str]:
+    """(the answer, a two-part answer's second part or "")."""
     model = self._talk_model if speech else self._model
-    answer = model.sample_json(
-        prompt, schema, max_tokens=self._max_tokens,
-        temperature=self._temperature)["answer"]
-    return whole_sentences(answer) if isinstance(answer, str) else str(answer)
+    two = schema is _TWO_SCHEMA
+    answers = model.sample_json(
+        prompt, schema,
+        max_tokens=self._max_tokens * (2 if two else 1),
+        temperature=self._temperature)
+    answer = answers["answer"]
+    return (whole_sentences(answer) if isinstance(answer, str)
+            else str(answer), whole_sentences(answers["next"]) if two else "")
+
+  def _keep_ahead(self, action: str, answer: str, task,
+                  others: Sequence[tuple[str, str, str]],
+                  own: Sequence[tuple[str, str, str]]) -> None:
+    """Keeps `action`, written after `answer`, for the next slot, unless it
+    copies another agent or repeats the agent's own (the answer included):
+    then the next slot asks, as any slot whose task begins."""
+    name = self.get_entity().name
+    if not action or self._copied(action, others) is not None or (
+        self._copied(action, [*own, (name, "did", answer)]) is not None):
+      return
+    with self._follow_lock:
+      self._follow.ahead = (reasons_lib.task_key(task), action)
+
+  def _take_ahead(self, action: str, task) -> str:
+    """The action written ahead with an occasion's answer, now, no call."""
+    with self._follow_lock:
+      self._follow.reasons = (reasons_lib.WRITTEN_AHEAD,)
+      self._follow.failed = False
+      self._follow.action = action
+      self._follow.task = reasons_lib.task_key(task)
+    self._logging_channel({"Key": "act", "Summary": action, "Value": action,
+                           "Reasons": [reasons_lib.WRITTEN_AHEAD]})
+    return action
 
   def _in_view(self, contexts: entity_component.ComponentContextMapping
                ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:

@@ -108,6 +108,18 @@ def tasks_of(minutes: int = 60):
   return respond
 
 
+def act_answer(answer: str, then: str = "reads the paper by the window."):
+  """An act answer, with `then` as its second part where the schema asks
+  for one (an occasion in the slot a task begins)."""
+  def respond(prompt, schema):
+    del prompt
+    parts = {"answer": answer}
+    if "next" in schema["properties"]:
+      parts["next"] = then
+    return parts
+  return respond
+
+
 def cafe_model(**answers) -> ScriptedModel:
   defaults = {
       CREATE: {"norms": [
@@ -133,7 +145,7 @@ def cafe_model(**answers) -> ScriptedModel:
       DECOMPOSE: tasks_of(60),
       # Free text (not the exact observation format) holds no event here.
       READ: {"events": []},
-      ACT: {"answer": "sips a coffee."},
+      ACT: act_answer("sips a coffee."),
   }
   defaults.update(answers)
   return ScriptedModel(list(defaults.items()))

@@ -42,8 +42,11 @@ ACTIONS = ("orders a black coffee at the counter.",
 def numbered_acts():
   """Each act call a different action (none a repeat of the one before)."""
   counter = itertools.count()
-  return lambda prompt: {
-      "answer": f"{NAME} {ACTIONS[next(counter) % len(ACTIONS)]}"}
+  def respond(prompt, schema):
+    del prompt
+    return {key: f"{NAME} {ACTIONS[next(counter) % len(ACTIONS)]}"
+            for key in schema["properties"]}
+  return respond
 
 
 def agent_and_model(arm: str = "normative", **answers):
@@ -96,6 +99,65 @@ def test_an_occasion_is_one_act_call_and_then_the_task_goes_on():
   # Done with the occasion: not asked again; the task's action goes on.
   assert agent.act(spec("09:20")) == obs.continuing(before)
   assert acts(model) == 2
+
+
+def test_an_occasion_as_a_task_begins_writes_the_task_s_action_ahead():
+  """One call answers the occasion and writes the new task's first action;
+  that action is the next slot's, new (adjudicated), with no call."""
+  agent, model = agent_and_model()
+  agent.act(spec("09:00"))
+  answer = agent.act(spec("10:00", tag="occasion"))  # Task 2 begins too.
+  assert acts(model) == 2
+  call = [c for c in model.calls if c.tag == "act"][-1]
+  assert list(call.schema["properties"]) == ["answer", "next"]
+  assert "task now (10:00-11:00): write poems (2)" in call.prompt
+  act = agent.get_act_component()
+  assert act.last_reasons == ("task begins", "occasion")
+  ahead = agent.act(spec("10:10"))
+  assert acts(model) == 2  # No call.
+  assert ahead not in (answer, obs.continuing(answer))
+  assert obs.continued_action(ahead) is None  # A new action, adjudicated.
+  assert act.last_reasons == ("written ahead",)
+  # Then it goes on, as any action.
+  assert agent.act(spec("10:20")) == obs.continuing(ahead)
+  assert acts(model) == 2
+
+
+def test_an_action_written_ahead_is_dropped_when_something_new_happens():
+  agent, model = agent_and_model("baseline")
+  agent.act(spec("09:00"))
+  agent.act(spec("10:00", tag="occasion"))
+  agent.observe(obs.format_conversation(  # A talk ended: it decides anew.
+      obs.Stamp(1, "10:00", 7), "Abigail Chen", NAME, "the weather",
+      [("Abigail Chen", "Lovely morning."), (NAME, "It is.")]))
+  agent.act(spec("10:10"))
+  assert acts(model) == 3
+  assert agent.get_act_component().last_reasons == (
+      "task begins", "conversation ended")
+
+
+def test_an_action_written_ahead_that_repeats_the_answer_is_not_kept():
+  agent, model = agent_and_model(**{cs.ACT: cs.act_answer(
+      f"{NAME} pays the bill and leaves a tip on the saucer.",
+      f"{NAME} pays the bill and leaves a tip on the saucer.")})
+  agent.act(spec("09:00"))
+  agent.act(spec("10:00", tag="occasion"))
+  calls = acts(model)
+  agent.act(spec("10:10"))  # The task begins: asked, as before.
+  assert acts(model) > calls
+  assert agent.get_act_component().last_reasons[0] == "task begins"
+
+
+def test_an_action_written_ahead_survives_a_checkpoint():
+  agent, model = agent_and_model()
+  agent.act(spec("09:00"))
+  agent.act(spec("10:00", tag="occasion"))
+  state = agent.get_act_component().get_state()
+  other, _ = agent_and_model()
+  other.act(spec("09:00"))
+  other.get_act_component().set_state(state)
+  assert other.get_act_component().get_state() == state
+  assert state["follow"]["ahead"][1].startswith(NAME)
 
 
 def test_a_conversation_that_ended_is_one_act_call():
@@ -215,8 +277,9 @@ def tr_talk() -> str:
 def test_a_failed_turn_is_asked_again_next_slot():
   good = numbered_acts()
 
-  def act(prompt):  # Every answer of the 09:10 turn fails its schema.
-    return "this is not json" if "Day 1 09:10" in prompt else good(prompt)
+  def act(prompt, schema):  # Every answer of the 09:10 turn fails its schema.
+    return ("this is not json" if "Day 1 09:10" in prompt
+            else good(prompt, schema))
 
   agent, model = agent_and_model(**{cs.ACT: act})
   agent.act(spec("09:00"))

@@ -70,14 +70,17 @@ def print_summary(run_dir: Path) -> None:
   if s["actions"]:
     written = s["actions"] - s["continued"]
     went_on = s["act_reasons"].get("went on", 0)
+    ahead = s["act_reasons"].get("written ahead", 0)
     print(f"  actions: {s['actions']}, of them {s['continued'] - went_on} "
           "going on from an earlier slot with no model call, "
           + (f"{went_on} going on by the agent's choice when asked, "
-             if went_on else "") + f"{written} newly written")
+             if went_on else "") + f"{written} newly written"
+          + (f" ({ahead} of them written the slot before, with an "
+             "occasion's answer)" if ahead else ""))
     if s["act_reasons"]:
       print("  why act calls were made: " + ", ".join(
           f"{r} {n}" for r, n in s["act_reasons"].items()
-          if r != "continued"))
+          if r not in ("continued", "written ahead")))
     if written:
       print(f"  new actions without one of the agent's own (copies, failed "
             f"answers): {s['no_action']} of {written} "
