@@ -173,7 +173,9 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
       decisions.append({"action": case.action, "truth": sorted(want),
                         "given": given,
                         "scores": {i: event["tag_similarity"][i]
-                                   for i in given}})
+                                   for i in given},
+                        "deed_scores": {i: event["tag_deed_similarity"][i]
+                                        for i in given}})
     if failed:
       counts.add(want, ())
       results.append((False, f"want {sorted(want)} failed: "
@@ -187,7 +189,8 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
                f" (evidence {event['evidence']!r})")
     if event.get("far_from_action"):
       claimed += (f" (far from the action: {event['far_from_action']}, "
-                  f"{event['tag_similarity']})")
+                  f"{event['tag_similarity']}, without the place words "
+                  f"{event['tag_deed_similarity']})")
     ok = counts.add(want, got)
     results.append((ok, f"want {sorted(want)} got {sorted(got)}{claimed} | "
                     f"{case.actor}: {case.action}"))

@@ -113,6 +113,7 @@ class Adjudication(entity_component.ContextComponent,
     self._default_place = default_place
     self._model = model
     self._place = place
+    self._place_words = tag_gate.place_words(place)
     self._behaviours = [{"id": str(b["id"]),
                          "description": str(b["description"])}
                         for b in behaviours]
@@ -196,8 +197,11 @@ class Adjudication(entity_component.ContextComponent,
       # A true quote, a reading the words do not support (tag_gate.py).
       scores = tag_gate.tag_similarities(action, ids, self._descriptions,
                                          self._similarity)
-      kept, far = tag_gate.split_tags(scores)
+      deed = tag_gate.deed_similarities(action, ids, self._descriptions,
+                                        self._similarity, self._place_words)
+      kept, far = tag_gate.split_tags(scores, deed_scores=deed)
       fields["tag_similarity"] = scores
+      fields["tag_deed_similarity"] = deed
       fields["tag_floor"] = tag_gate.MIN_TAG_SIMILARITY
       if far:
         fields["behaviours"] = kept

@@ -28,15 +28,39 @@ a workout read as keeping quiet (0.07-0.16). What it cannot see: a wrong
 tag on an action that is about the behaviour without doing it ("tells
 Wolfgang that cigarette smoke is bad for a singer's voice" as smoking,
 0.42; "empties the ashtray on the terrace" as smoking there, 0.60).
+
+The deed, not the place: a behaviour's description often says where
+("smokes a cigarette outside, on the terrace or the street"), and an action
+that only happens there shares those words ("takes a break to eat his
+snacks at the small outdoor terrace", 0.23, tagged as smoking outside). The
+place is the place field's to say. So the tag must also reach the floor
+with the words of the setting line and of the place field left out of both
+texts (`deed_similarities`, recorded as `tag_deed_similarity`). On the
+recorded probe answers it left out one more wrong tag ("steps outside onto
+the terrace to stretch his legs", 0.28 -> 0.10; mini café precision 0.78
+-> 0.82, the café and the garden unchanged) and no right one; in five
+runs' tags, three wrong ones (that snack, "leaves the outdoor terrace for
+the rest of the day", "leaves her seat to go outside to rest") and no
+right one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from crsec_concordia.game_masters.occasion_check import Similarity
 
 MIN_TAG_SIMILARITY = 0.16
+# The words of the place field (referee_question.PLACES) and their forms.
+PLACE_WORDS = frozenset({"indoors", "outdoors", "indoor", "outdoor",
+                         "inside", "outside"})
+# Kept however a setting line uses them: they say nothing of a place.
+FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "and", "or", "of", "with", "to", "on", "at", "for",
+    "in", "into", "by", "from", "its", "is", "are", "has", "have", "where",
+    "which", "that", "this", "who"})
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
 
 
 def tag_similarities(action: str, ids: Sequence[str],
@@ -47,9 +71,37 @@ def tag_similarities(action: str, ids: Sequence[str],
           for i in ids}
 
 
-def split_tags(scores: Mapping[str, float], floor: float | None = None
+def split_tags(scores: Mapping[str, float], floor: float | None = None,
+               deed_scores: Mapping[str, float] | None = None
                ) -> tuple[list[str], list[str]]:
-  """(the tags that count, the tags too far from the action), in order."""
+  """(the tags that count, the tags too far from the action), in order:
+  a tag counts if its score, and its score without the place words (if
+  given), reach the floor."""
   floor = MIN_TAG_SIMILARITY if floor is None else floor
-  kept = [i for i, s in scores.items() if s >= floor]
+  kept = [i for i, s in scores.items() if s >= floor and (
+      deed_scores is None or deed_scores[i] >= floor)]
   return kept, [i for i in scores if i not in kept]
+
+
+def place_words(setting: str) -> frozenset[str]:
+  """The words that say where something happens: the setting line's (a
+  café's room and terrace, a garden's beds and shed) and the place field's."""
+  return (frozenset(w.lower() for w in _WORD.findall(setting))
+          | PLACE_WORDS) - FUNCTION_WORDS
+
+
+def without_place(text: str, words: frozenset[str]) -> str:
+  """`text` with the place words left out: what the deed is, not where."""
+  kept = _WORD.sub(lambda m: "" if m.group(0).lower() in words
+                   else m.group(0), text)
+  return " ".join(kept.split())
+
+
+def deed_similarities(action: str, ids: Sequence[str],
+                      descriptions: Mapping[str, str],
+                      similarity: Similarity, words: frozenset[str]
+                      ) -> dict[str, float]:
+  """Each tagged id's cosine to the action, place words left out of both."""
+  return tag_similarities(
+      without_place(action, words), ids,
+      {i: without_place(descriptions[i], words) for i in ids}, similarity)

@@ -156,3 +156,50 @@ def test_a_gated_referee_is_measured_with_its_floor_applied(tmp_path,
   block = again.summary["correction"]["targets"]["no_smoking_indoors"]
   assert block["behaviour"]["rates"] is None
   assert "without the tag scores" in block["behaviour"]["note"]
+
+
+
+def test_a_referee_gated_without_the_place_words_is_measured_so(
+    tmp_path, monkeypatch):
+  """A run whose records carry `tag_deed_similarity` is measured with the
+  recorded answers gated on `deed_scores` too; answers recorded without
+  them cannot measure it."""
+  scenario = shipped_wording()
+  described = {b["id"]: b["description"] for b in scenario["behaviours"]}
+  right = {"action": "a", "truth": ["smoking_outside"],
+           "given": ["smoking_outside"], "scores": {"smoking_outside": 0.5},
+           "deed_scores": {"smoking_outside": 0.45}}
+  placed = {"action": "b", "truth": [], "given": ["smoking_outside"],
+            "scores": {"smoking_outside": 0.3},
+            "deed_scores": {"smoking_outside": 0.1}}
+  cases = [right] * 9 + [placed] * 3 + [{"action": "c", "truth": [],
+                                          "given": [], "scores": {},
+                                          "deed_scores": {}}] * 8
+  decisions = tmp_path / "decisions"
+  decisions.mkdir()
+  path = decisions / "cafe.json"
+  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
+                              "cases": cases}))
+  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  assert not referee_quality.run_tag_deed([{"kind": "action",
+                                            "tag_floor": 0.16}])
+
+  def run(name: str, **gate):
+    b = RunBuilder(tmp_path / name, steps=2, scenario=scenario)
+    b.action(1, CARLOS, ["smoking_outside"])
+    b.record("action", 2, actor=SAM, action="x", narration="x",
+             place="outdoors", behaviours=["smoking_outside"], evidence="x",
+             tag_similarity={"smoking_outside": 0.4}, tag_floor=0.16, **gate)
+    summary = run_metrics.compute(rundir.load_run(b.write())).summary
+    return summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
+
+  deed = run("deed", tag_deed_similarity={"smoking_outside": 0.4})
+  assert deed["rates"]["fp"] == 0  # The place-only tags left out too.
+  assert "without the place words" in deed["note"]
+  assert run("floor")["rates"]["fp"] == 3  # Gated on the floor alone.
+  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
+                              "cases": [{k: v for k, v in c.items()
+                                         if k != "deed_scores"}
+                                        for c in cases]}))
+  assert run("unscored", tag_deed_similarity={
+      "smoking_outside": 0.4})["rates"] is None

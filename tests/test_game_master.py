@@ -674,6 +674,34 @@ def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
   assert len(model.calls) == 3  # No second ask for a far tag.
 
 
+def test_a_tag_resting_on_the_place_words_alone_is_kept_apart(embedder):
+  """The deed, not the place (tag_gate.py, real embedder): an action that
+  only happens on the terrace is near "smokes a cigarette outside, on the
+  terrace" by the place words; without them it is not. Smoking there is
+  near by its deed."""
+  setting = ("Hobbs Cafe, a small café in Smallville with an indoor room "
+             "and an outdoor terrace")
+  words = tag_gate.place_words(setting)
+  assert {"terrace", "outdoor", "outside", "café"} <= words
+  assert not {"a", "and", "with"} & words
+  assert tag_gate.without_place(
+      "Tom eats his snacks at the small outdoor terrace.", words) == (
+          "Tom eats his snacks at the .")
+  described = {"smoking_outside": "smokes a cigarette outside, on the "
+                                  "terrace or the street"}
+  snack = "Francisco Lopez takes a break to eat his snacks at the small outdoor terrace."
+  smoke = "Carlos Gomez steps out onto the terrace and lights a cigarette there."
+  for action, counts in ((snack, False), (smoke, True)):
+    ids = ["smoking_outside"]
+    full = tag_gate.tag_similarities(action, ids, described,
+                                     embedder.pair_similarity)
+    deed = tag_gate.deed_similarities(action, ids, described,
+                                      embedder.pair_similarity, words)
+    assert full["smoking_outside"] >= tag_gate.MIN_TAG_SIMILARITY
+    kept, far = tag_gate.split_tags(full, deed_scores=deed)
+    assert (kept, far) == ((ids, []) if counts else ([], ids))
+
+
 def test_a_quote_may_drop_or_change_a_word():
   from crsec_concordia import repetition  # pylint: disable=import-outside-toplevel
   action = "Carlos Gomez lights one cigarette after another at the table."

@@ -54,7 +54,8 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
     referee = referee_quality.rates(
-        t, run.scenario, floor=referee_quality.run_tag_floor(run.records))
+        t, run.scenario, floor=referee_quality.run_tag_floor(run.records),
+        deed=referee_quality.run_tag_deed(run.records))
     out[t.id] = {"belief": (belief, belief_note),
                  "behaviour": (referee.rates, referee.note)}
   return out

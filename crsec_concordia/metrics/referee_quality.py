@@ -11,12 +11,14 @@ a measurement of one model and one prompt, written by a probe run as
   crsec_concordia/metrics/data/referee_decisions/<scenario>.json
   {"scenario": ..., "model": ..., "behaviours": {id: description},
    "cases": [{"action": ..., "truth": [ids], "given": [ids],
-              "scores": {id: cosine of the action to its description}}]}
+              "scores": {id: cosine of the action to its description},
+              "deed_scores": {id: the same, place words left out}}]}
 
 `given` is what the referee's call gave (its quote check passed); a run
 whose referee also drops tags far from the action (game_masters/
 tag_gate.py: its action records carry `tag_floor`) is measured by the same
-answers with that floor applied to `scores`, so the counts are those of the
+answers with that floor applied to `scores` (and to `deed_scores` too when
+its records carry `tag_deed_similarity`), so the counts are those of the
 referee that made the run's tags.
 
 For a target, a case is positive when its true ids comply (some `complies`
@@ -69,31 +71,37 @@ def _complies(ids: Iterable[str], target: rundir.TargetNorm) -> bool:
   return bool(ids & set(target.complies)) and not ids & set(target.violates)
 
 
-def gated(case: dict[str, Any], floor: float | None) -> list[str]:
+def gated(case: dict[str, Any], floor: float | None, deed: bool = False
+          ) -> list[str]:
   """The ids a case's answer gave, those scored below `floor` left out
-  (None: no gate; every given id must have a score, `scored`)."""
+  (None: no gate; every given id must have a score, `scored`), with
+  `deed` also those scored below it without the place words."""
   given = list(case.get("given") or ())
   if floor is None:
     return given
   scores = case["scores"]
-  return [i for i in given if float(scores[i]) >= floor]
+  deeds = case["deed_scores"] if deed else None
+  return [i for i in given if float(scores[i]) >= floor
+          and (deeds is None or float(deeds[i]) >= floor)]
 
 
-def scored(cases: Iterable[dict[str, Any]]) -> bool:
-  """Whether every given id of every case has its score (a floor can be
-  applied to the recording)."""
-  return all(set(c.get("given") or ()) <= set(c.get("scores") or {})
-             for c in cases)
+def scored(cases: Iterable[dict[str, Any]], deed: bool = False) -> bool:
+  """Whether every given id of every case has its score (and, for `deed`,
+  its score without the place words): a floor can be applied."""
+  keys = ("scores", "deed_scores") if deed else ("scores",)
+  return all(set(c.get("given") or ()) <= set(c.get(k) or {})
+             for c in cases for k in keys)
 
 
 def confusion(cases: Iterable[dict[str, Any]], target: rundir.TargetNorm,
-              source: str = "", floor: float | None = None) -> Rates:
+              source: str = "", floor: float | None = None,
+              deed: bool = False) -> Rates:
   """Counts of "complies with the target" over labelled cases (with a
   tag floor: as the gated referee would have given them)."""
   tp = fp = fn = tn = 0
   for case in cases:
     truth = _complies(case.get("truth") or (), target)
-    given = _complies(gated(case, floor), target)
+    given = _complies(gated(case, floor, deed), target)
     tp += truth and given
     fn += truth and not given
     fp += given and not truth
@@ -119,11 +127,19 @@ def run_tag_floor(records: Iterable[dict[str, Any]]) -> float | None:
   return None
 
 
+def run_tag_deed(records: Iterable[dict[str, Any]]) -> bool:
+  """Whether a run's referee also gated on the scores without the place
+  words (tag_gate.py; older runs did not)."""
+  return any(r.get("kind") == "action" and "tag_deed_similarity" in r
+             for r in records)
+
+
 def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
           decisions: Path | None = None, probes: Path | None = None,
-          floor: float | None = None) -> Measured:
+          floor: float | None = None, deed: bool = False) -> Measured:
   """The referee's counts for `target` in a run of `scenario` (its dict),
-  whose referee dropped tags below `floor` (tag_gate.py) or none."""
+  whose referee dropped tags below `floor` (tag_gate.py) or none; with
+  `deed`, also those below it without the place words."""
   decisions = DECISIONS if decisions is None else decisions
   probes = PROBES if probes is None else probes
   described = {b.get("id"): b.get("description")
@@ -137,12 +153,13 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
                 f"({measured.get('model', 'model not recorded')})")
       cases = measured.get("cases") or []
       if floor is not None:
-        source += f", tags below cosine {floor} left out"
-        if not scored(cases):
+        source += f", tags below cosine {floor} left out" + (
+            " (also without the place words)" if deed else "")
+        if not scored(cases, deed):
           return Measured(None, source + ": recorded without the tag scores "
                           "the run's referee gated on (re-record with bench/"
                           "judgement_probe.py --all --record)")
-      counts = confusion(cases, target, source, floor)
+      counts = confusion(cases, target, source, floor, deed)
       if counts.tp + counts.fn == 0:
         return Measured(None, source + ": no case complies with it")
       return Measured(counts, source)
