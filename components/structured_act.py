@@ -35,11 +35,13 @@ from concordia.typing import entity_component
 
 from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations, repetition
+from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
+from crsec_concordia.components._act_answer import whole_sentences
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
-from crsec_concordia.operations.base import obj, text
+from crsec_concordia.operations.base import obj
 
 _log = logging.getLogger(__name__)
 NO_VALID_ACTION = (f"{observations.NO_ACTION_MARK}: the model's answer failed "
@@ -50,26 +52,7 @@ NO_OWN_ACTION = (f"{observations.NO_ACTION_MARK}: the model copied another "
 # What makes an action a copy of another agent's (words, names removed).
 COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
 _OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
-# An action or a line of talk: "one or two sentences" fits. Every other
-# agent, the referee and the observers' operations read each action, so a
-# rambling one (400 characters: five sentences, cut off mid-word) cost its
-# length ten times over; an answer the limit cuts keeps its whole sentences.
-MAX_ANSWER_CHARS = 240
-_TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
-_TWO_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS),
-                   "next": text(MAX_ANSWER_CHARS)})
 _BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
-_SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
-
-
-def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
-  """`answer` without the unfinished sentence the length limit cut off
-  (if a whole one comes before it)."""
-  answer = answer.strip()
-  if len(answer) < limit - 2 or answer[-1:] in ".!?\"'\u201d":
-    return answer
-  ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
-  return answer[:ends[-1]] if ends else answer
 
 
 class StructuredAct(entity_component.ActingComponent,
@@ -209,33 +192,10 @@ class StructuredAct(entity_component.ActingComponent,
                                "enum": list(action_spec.options)}})
     elif action_spec.output_type == entity_lib.OutputType.FLOAT:
       schema = obj({"answer": {"type": "number"}})
-    elif speech:
-      # A conversation turn wants spoken words. With the action wording the
-      # 1.5B model narrated ("Carlos tells Abigail that...") and the two
-      # sides echoed each other's narration.
-      prompt += (f"Reply as {name}, in character: only what {name} says "
-                 "aloud, in the first person, one or two sentences.")
-      schema = _TEXT_SCHEMA
-    elif two:
-      # The occasion now and the new task after it (_acting_reasons.py).
-      prompt += (f"Reply as {name}, in character and in the third person, "
-                 f"true to {name}'s own habits and plan, in two parts:\n"
-                 f"answer: one or two concrete sentences starting with "
-                 f"\"{name}\", saying what {name} does or says now.\n"
-                 f"next: one or two concrete sentences starting with "
-                 f"\"{name}\", saying what {name} does after that, for "
-                 f"{name}'s task now.")
-      schema = _TWO_SCHEMA
     else:
-      # Not phrased as "answer: <description>": the 1.5B model copied such a
-      # description into its answer word for word.
-      # "true to ... own habits": with recent events in view the model
-      # copied another agent's action word for word.
-      prompt += (f"Reply as {name}, in character and in the third person: "
-                 f"one or two concrete sentences starting with \"{name}\", "
-                 f"saying what {name} does or says, true to {name}'s own "
-                 "habits and plan.")
-      schema = _TEXT_SCHEMA
+      kind = "speech" if speech else "two" if two else "action"
+      prompt += answer_lib.REPLY[kind].format(name=name)
+      schema = answer_lib.TWO_SCHEMA if two else answer_lib.TEXT_SCHEMA
     then = ""
     try:
       answer, then = self._sample(prompt, schema, speech)
@@ -343,7 +303,7 @@ class StructuredAct(entity_component.ActingComponent,
               ) -> tuple[str, str]:
     """(the answer, a two-part answer's second part or "")."""
     model = self._talk_model if speech else self._model
-    two = schema is _TWO_SCHEMA
+    two = schema is answer_lib.TWO_SCHEMA
     answers = model.sample_json(
         prompt, schema,
         max_tokens=self._max_tokens * (2 if two else 1),

@@ -1,0 +1,56 @@
+"""What an act answer looks like: its schema, its length, the reply line.
+
+Kept apart from StructuredAct (structured_act.py), which decides when to
+ask and checks what comes back: the wording asked for, and why, is the
+part tried and measured on the small model, and changes on its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from crsec_concordia.operations.base import obj, text
+
+# An action or a line of talk: "one or two sentences" fits. Every other
+# agent, the referee and the observers' operations read each action, so a
+# rambling one (400 characters: five sentences, cut off mid-word) cost its
+# length ten times over; an answer the limit cuts keeps its whole sentences.
+MAX_ANSWER_CHARS = 240
+TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
+# An occasion in the slot a task begins: the occasion now, the task next
+# (_acting_reasons.py, "written ahead").
+TWO_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS),
+                  "next": text(MAX_ANSWER_CHARS)})
+_SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
+
+REPLY = {
+    # A conversation turn wants spoken words. With the action wording the
+    # 1.5B model narrated ("Carlos tells Abigail that...") and the two
+    # sides echoed each other's narration.
+    "speech": ("Reply as {name}, in character: only what {name} says "
+               "aloud, in the first person, one or two sentences."),
+    # Not phrased as "answer: <description>": the 1.5B model copied such a
+    # description into its answer word for word. "true to ... own habits":
+    # with recent events in view the model copied another agent's action
+    # word for word.
+    "action": ("Reply as {name}, in character and in the third person: "
+               "one or two concrete sentences starting with \"{name}\", "
+               "saying what {name} does or says, true to {name}'s own "
+               "habits and plan."),
+    "two": ("Reply as {name}, in character and in the third person, true "
+            "to {name}'s own habits and plan, in two parts:\n"
+            "answer: one or two concrete sentences starting with "
+            "\"{name}\", saying what {name} does or says now.\n"
+            "next: one or two concrete sentences starting with \"{name}\", "
+            "saying what {name} does after that, for {name}'s task now."),
+}
+
+
+def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
+  """`answer` without the unfinished sentence the length limit cut off
+  (if a whole one comes before it)."""
+  answer = answer.strip()
+  if len(answer) < limit - 2 or answer[-1:] in ".!?\"'\u201d":
+    return answer
+  ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
+  return answer[:ends[-1]] if ends else answer
