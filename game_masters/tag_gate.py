@@ -101,7 +101,15 @@ def deed_similarities(action: str, ids: Sequence[str],
                       descriptions: Mapping[str, str],
                       similarity: Similarity, words: frozenset[str]
                       ) -> dict[str, float]:
-  """Each tagged id's cosine to the action, place words left out of both."""
-  return tag_similarities(
-      without_place(action, words), ids,
-      {i: without_place(descriptions[i], words) for i in ids}, similarity)
+  """Each tagged id's cosine to the action, place words left out of both
+  (a description that is nothing but place words keeps its full texts: it
+  names no deed to compare)."""
+  deeds = {i: without_place(descriptions[i], words) for i in ids}
+  bare = without_place(action, words)
+
+  def names_a_deed(text: str) -> bool:
+    return any(w.lower() not in FUNCTION_WORDS for w in _WORD.findall(text))
+  return {i: round(float(similarity(bare, deeds[i])
+                         if names_a_deed(deeds[i]) else
+                         similarity(action, descriptions[i])), 3)
+          for i in ids}

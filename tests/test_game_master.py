@@ -702,6 +702,23 @@ def test_a_tag_resting_on_the_place_words_alone_is_kept_apart(embedder):
     assert (kept, far) == ((ids, []) if counts else ([], ids))
 
 
+def test_a_description_made_of_place_words_alone_keeps_its_full_texts():
+  seen = []
+
+  def similarity(a: str, b: str) -> float:
+    seen.append((a, b))
+    return 0.5
+  words = tag_gate.place_words("a garden with a shed")
+  scores = tag_gate.deed_similarities(
+      "Dev waters his beans in the garden.", ["out", "water"],
+      {"out": "outdoors in the garden", "water": "waters plants"},
+      similarity, words)
+  assert scores == {"out": 0.5, "water": 0.5}
+  assert seen == [("Dev waters his beans in the garden.",
+                   "outdoors in the garden"),
+                  ("Dev waters his beans in the .", "waters plants")]
+
+
 def test_a_quote_may_drop_or_change_a_word():
   from crsec_concordia import repetition  # pylint: disable=import-outside-toplevel
   action = "Carlos Gomez lights one cigarette after another at the table."
