@@ -37,7 +37,6 @@ from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations, repetition
 from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
-from crsec_concordia.components._act_answer import whole_sentences
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
@@ -309,8 +308,9 @@ class StructuredAct(entity_component.ActingComponent,
         max_tokens=self._max_tokens * (2 if two else 1),
         temperature=self._temperature)
     answer = answers["answer"]
-    return (whole_sentences(answer) if isinstance(answer, str)
-            else str(answer), whole_sentences(answers["next"]) if two else "")
+    whole = answer_lib.whole_sentences
+    return (whole(answer) if isinstance(answer, str) else str(answer),
+            whole(answers["next"]) if two else "")
 
   def _keep_ahead(self, action: str, answer: str, task,
                   others: Sequence[tuple[str, str, str]],

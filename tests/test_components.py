@@ -5,7 +5,7 @@ import re
 import pytest
 
 from crsec_concordia import observations as obs
-from crsec_concordia.components import structured_act
+from crsec_concordia.components import _act_answer, structured_act
 from crsec_concordia.components import (CONFLICT_DETECTOR_KEY,
                                         NORM_EVALUATOR_KEY, NORM_MEMORY_KEY)
 from crsec_concordia.embedding import shared_embedder
@@ -668,8 +668,8 @@ def test_an_agent_without_an_action_is_not_judged():
 
 def test_an_answer_cut_at_the_length_limit_keeps_its_whole_sentences():
   cut = "Tom sits down. He opens his book and " + "reads " * 40
-  assert structured_act.whole_sentences(cut, limit=len(cut.strip())) == (
+  assert _act_answer.whole_sentences(cut, limit=len(cut.strip())) == (
       "Tom sits down.")
-  assert structured_act.whole_sentences("Tom sits down.") == "Tom sits down."
+  assert _act_answer.whole_sentences("Tom sits down.") == "Tom sits down."
   long_word = "a" * 300  # No sentence end: kept as it is.
-  assert structured_act.whole_sentences(long_word, limit=300) == long_word
+  assert _act_answer.whole_sentences(long_word, limit=300) == long_word

@@ -115,6 +115,22 @@ def test_probe_files_are_counted_not_invented():
   assert referee_quality.probe_cases("no_such_scenario") is None
 
 
+def write_decisions(path, described, cases) -> None:
+  """Recorded referee answers on labelled cases (referee_quality.py)."""
+  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
+                              "cases": cases}))
+
+
+def recorded_decisions(tmp_path, monkeypatch, described, cases):
+  """`cases` as the only recorded referee answers; their file's path."""
+  decisions = tmp_path / "decisions"
+  decisions.mkdir()
+  path = decisions / "cafe.json"
+  write_decisions(path, described, cases)
+  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  return path
+
+
 def test_a_gated_referee_is_measured_with_its_floor_applied(tmp_path,
                                                             monkeypatch):
   """A run whose referee left out tags far from the action (its records
@@ -128,12 +144,7 @@ def test_a_gated_referee_is_measured_with_its_floor_applied(tmp_path,
          "scores": {"smoking_outside": 0.05}}
   cases = [right] * 9 + [far] * 3 + [{"action": "c", "truth": [],
                                        "given": [], "scores": {}}] * 8
-  decisions = tmp_path / "decisions"
-  decisions.mkdir()
-  path = decisions / "cafe.json"
-  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
-                              "cases": cases}))
-  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  path = recorded_decisions(tmp_path, monkeypatch, described, cases)
   assert referee_quality.run_tag_floor([{"kind": "action"}]) is None
   assert referee_quality.run_tag_floor(
       [{"kind": "action", "tag_floor": 0.16}]) == 0.16
@@ -149,9 +160,9 @@ def test_a_gated_referee_is_measured_with_its_floor_applied(tmp_path,
   ungated = run_metrics.compute(rundir.load_run(build(tmp_path)))
   assert ungated.summary["correction"]["targets"]["no_smoking_indoors"][
       "behaviour"]["rates"]["fp"] == 3
-  unscored = [{k: v for k, v in c.items() if k != "scores"} for c in cases]
-  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
-                              "cases": unscored}))
+  write_decisions(path, described,
+                  [{k: v for k, v in c.items() if k != "scores"}
+                   for c in cases])
   again = run_metrics.compute(rundir.load_run(b.write()))
   block = again.summary["correction"]["targets"]["no_smoking_indoors"]
   assert block["behaviour"]["rates"] is None
@@ -175,12 +186,7 @@ def test_a_referee_gated_without_the_place_words_is_measured_so(
   cases = [right] * 9 + [placed] * 3 + [{"action": "c", "truth": [],
                                           "given": [], "scores": {},
                                           "deed_scores": {}}] * 8
-  decisions = tmp_path / "decisions"
-  decisions.mkdir()
-  path = decisions / "cafe.json"
-  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
-                              "cases": cases}))
-  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  path = recorded_decisions(tmp_path, monkeypatch, described, cases)
   assert not referee_quality.run_tag_deed([{"kind": "action",
                                             "tag_floor": 0.16}])
 
@@ -197,9 +203,8 @@ def test_a_referee_gated_without_the_place_words_is_measured_so(
   assert deed["rates"]["fp"] == 0  # The place-only tags left out too.
   assert "without the place words" in deed["note"]
   assert run("floor")["rates"]["fp"] == 3  # Gated on the floor alone.
-  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
-                              "cases": [{k: v for k, v in c.items()
-                                         if k != "deed_scores"}
-                                        for c in cases]}))
+  write_decisions(path, described,
+                  [{k: v for k, v in c.items() if k != "deed_scores"}
+                   for c in cases])
   assert run("unscored", tag_deed_similarity={
       "smoking_outside": 0.4})["rates"] is None

@@ -44,6 +44,9 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
   """{target id: {measure: (rates or None, where they come from / why not)}}."""
   out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
   measured = matcher_quality.load_measured()
+  # The gate the run's referee applied (one for the whole run).
+  floor = referee_quality.run_tag_floor(run.records)
+  deed = referee_quality.run_tag_deed(run.records)
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
@@ -53,9 +56,7 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
                    "with the LLM judge: belief not corrected")
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
-    referee = referee_quality.rates(
-        t, run.scenario, floor=referee_quality.run_tag_floor(run.records),
-        deed=referee_quality.run_tag_deed(run.records))
+    referee = referee_quality.rates(t, run.scenario, floor=floor, deed=deed)
     out[t.id] = {"belief": (belief, belief_note),
                  "behaviour": (referee.rates, referee.note)}
   return out
