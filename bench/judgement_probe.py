@@ -169,13 +169,20 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
       # reads: a run's corrected estimates apply the floor its referee did
       # (crsec_concordia/metrics/referee_quality.py).
       given = [] if failed else sorted(
-          [*event["behaviours"], *event.get("far_from_action", ())])
+          [*event["behaviours"], *event.get("far_from_action", ()),
+           *event.get("not_by_actor", ())])
+      doers = event.get("tag_doers", {})
       decisions.append({"action": case.action, "truth": sorted(want),
                         "given": given,
                         "scores": {i: event["tag_similarity"][i]
                                    for i in given},
                         "deed_scores": {i: event["tag_deed_similarity"][i]
-                                        for i in given}})
+                                        for i in given},
+                        # The doer check's answer for each tag it was
+                        # asked about, and whether it named the actor.
+                        "doers": doers,
+                        "by_actor": {i: i in event["behaviours"]
+                                     for i in doers}})
     if failed:
       counts.add(want, ())
       results.append((False, f"want {sorted(want)} failed: "
@@ -187,6 +194,9 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
     claimed = (f" (claimed {event['unsupported']}, evidence "
                f"{event['evidence']!r})" if event.get("unsupported") else
                f" (evidence {event['evidence']!r})")
+    if event.get("not_by_actor"):
+      claimed += (f" (not the actor's: {event['not_by_actor']}, who does "
+                  f"it: {event['tag_doers']})")
     if event.get("far_from_action"):
       claimed += (f" (far from the action: {event['far_from_action']}, "
                   f"{event['tag_similarity']}, without the place words "

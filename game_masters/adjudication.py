@@ -29,6 +29,8 @@ from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters.action_text import (  # noqa: F401
     MAX_ACTION_CHARS, clean_action, observed_text, tells_of_actor)
 from crsec_concordia.game_masters import clock as clock_lib
+from crsec_concordia.game_masters import doer_check
+from crsec_concordia.game_masters import going_on as going_on_lib
 from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
@@ -77,6 +79,7 @@ class Adjudication(entity_component.ContextComponent,
       similarity: check_lib.Similarity | None = None,
       warm: Callable[[Sequence[str]], None] | None = None,
       default_place: str | None = None,
+      doer: bool = True,
   ):
     """Creates the component.
 
@@ -106,6 +109,8 @@ class Adjudication(entity_component.ContextComponent,
         gives it as the place of an action that does not say (deferring to
         the setting line alone, the 1.5B model put most actions in an
         open-air garden indoors), and an action not adjudicated gets it.
+      doer: ask, for each tag the embedder kept, who does that behaviour
+        (doer_check.py); a tag counts only if the answer names the actor.
     """
     super().__init__()
     if default_place not in (None, *PLACES):
@@ -126,6 +131,10 @@ class Adjudication(entity_component.ContextComponent,
     self._observations_key = observations_key
     self._action_spec_key = action_spec_key
     self._similarity = similarity
+    # The doer check's calls are counted apart from the referee's own.
+    self._doer_model = (model.tagged(doer_check.TAG) if doer
+                        and hasattr(model, "tagged") else
+                        model if doer else None)
     self._warm = warm
     self._lock = threading.Lock()
     self._putative: str | None = None
@@ -134,7 +143,7 @@ class Adjudication(entity_component.ContextComponent,
     self._events = 0
     # Each agent's latest adjudicated action, which a continued action
     # carries forward (the action record's fields and what observers read).
-    self._going_on: dict[str, dict[str, Any]] = {}
+    self._going_on = going_on_lib.GoingOn()
     # Fifty adjudications a slot: their threads are kept between slots.
     self._threads = threads.KeptThreads("Adjudication")
 
@@ -194,18 +203,38 @@ class Adjudication(entity_component.ContextComponent,
       fields["behaviours"] = []
       fields["unsupported"] = ids
     elif ids and self._similarity is not None:
-      # A true quote, a reading the words do not support (tag_gate.py).
-      scores = tag_gate.tag_similarities(action, ids, self._descriptions,
-                                         self._similarity)
-      deed = tag_gate.deed_similarities(action, ids, self._descriptions,
-                                        self._similarity, self._place_words)
-      kept, far = tag_gate.split_tags(scores, deed_scores=deed)
-      fields["tag_similarity"] = scores
-      fields["tag_deed_similarity"] = deed
-      fields["tag_floor"] = tag_gate.MIN_TAG_SIMILARITY
-      if far:
-        fields["behaviours"] = kept
-        fields["far_from_action"] = far
+      checked, doer_failure = self._checked_tags(actor, action, ids)
+      fields.update(checked)
+      # A failed retry leaves no tag to check: at most one of the two.
+      failure = failure or doer_failure
+    return fields, failure
+
+  def _checked_tags(self, actor: str, action: str, ids: list[str]
+                    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The fields of a true quote's tags once checked: the embedder's gate
+    (tag_gate.py: a reading the words do not support at all), then the
+    doer check of each tag left (doer_check.py: the actor must be the one
+    who does it). A tag dropped by either is kept apart, visibly."""
+    scores = tag_gate.tag_similarities(action, ids, self._descriptions,
+                                       self._similarity)
+    deed = tag_gate.deed_similarities(action, ids, self._descriptions,
+                                      self._similarity, self._place_words)
+    kept, far = tag_gate.split_tags(scores, deed_scores=deed)
+    fields: dict[str, Any] = {
+        "behaviours": kept, "tag_similarity": scores,
+        "tag_deed_similarity": deed, "tag_floor": tag_gate.MIN_TAG_SIMILARITY}
+    if far:
+      fields["far_from_action"] = far
+    failure = None
+    if kept and self._doer_model is not None:
+      doers, failure = doer_check.check_doers(
+          self._doer_model, actor, action, kept, self._descriptions)
+      fields["tag_doers"] = doers
+      fields["behaviours"] = [i for i in kept if i in doers
+                              and doer_check.names_actor(doers[i], actor)]
+      others = [i for i in kept if i not in fields["behaviours"]]
+      if others:
+        fields["not_by_actor"] = others
     return fields, failure
 
   def _ask(self, prompt: str) -> Mapping[str, Any]:
@@ -233,56 +262,14 @@ class Adjudication(entity_component.ContextComponent,
         actor=actor, action=action, behaviours=wanted,
         similarity=self._similarity)
 
-  def _carry_forward(self, actor: str, action: str,
-                     stamp: observations.Stamp
-                     ) -> tuple[dict[str, Any], list[dict[str, Any]], str] | None:
-    """A continued action's record and observation, with no call: the
-    adjudication of the action it continues, carried forward (None if
-    this game master has not adjudicated that action, e.g. the agent's
-    memory of it is older than this one's: then it is adjudicated anew).
-
-    The metrics count a behaviour in every slot it goes on, so the
-    behaviours are carried, marked `continued`; observers are told plainly
-    that the activity goes on (the event's header says so).
-    """
-    with self._lock:
-      last = self._going_on.get(actor)
-    if last is None or last["action"] != action:
-      return None
-    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
-              "actor": actor, "action": action,
-              **{k: last[k] for k in ("narration", "place", "behaviours",
-                                      "evidence")},
-              "adjudicated": False, "continued": True,
-              "continues_step": last["step"]}
-    text = observations.format_action(stamp, actor, last["place"],
-                                      last["observed"], continued=True)
-    return record, [], text
-
-  def _remember(self, record: Mapping[str, Any], observed: str) -> None:
-    """Keeps an agent's newly adjudicated action for its continuations.
-
-    An answer to an occasion is not kept: the agent goes on afterwards
-    with what it did before (components/structured_act.py).
-    """
-    if (record.get("occasion") or not record.get("adjudicated")
-        or observations.is_no_action(record["action"])):
-      return
-    with self._lock:
-      self._going_on[record["actor"]] = {
-          "action": record["action"], "observed": observed,
-          "step": record["step"],
-          **{k: record[k] for k in ("narration", "place", "behaviours",
-                                    "evidence")}}
-
   def resolve_action(self, actor: str, raw_action: str,
                      stamp: observations.Stamp
                      ) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
     """(the action record, failure records, the observation) of one agent."""
     going_on = observations.continued_action(raw_action)
     if going_on is not None:
-      carried = self._carry_forward(actor, clean_action(going_on, actor),
-                                    stamp)
+      carried = self._going_on.carry_forward(
+          actor, clean_action(going_on, actor), stamp)
       if carried is not None:
         return carried
       raw_action = going_on  # Not known here: adjudicated as new.
@@ -324,7 +311,7 @@ class Adjudication(entity_component.ContextComponent,
               "actor": actor, "action": action, **event}
     if occasion is not None:
       record["occasion"] = occasion.id
-    self._remember(record, observed)
+    self._going_on.remember(record, observed)
     return record, failures, text
 
   def waits_on_model(self, hook: str) -> bool:
@@ -387,13 +374,12 @@ class Adjudication(entity_component.ContextComponent,
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:
       return {"events": self._events, "behaviour_counts": dict(self._counts),
-              "going_on": {k: dict(v) for k, v in self._going_on.items()}}
+              "going_on": self._going_on.get_state()}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
       self._events = int(state.get("events", 0))
       self._counts = {k: int(v) for k, v in
                       dict(state.get("behaviour_counts", {})).items()}
-      self._going_on = {str(k): dict(v) for k, v in
-                        dict(state.get("going_on", {})).items()}
+      self._going_on.set_state(state.get("going_on", {}))
       self._putative = None

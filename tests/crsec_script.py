@@ -29,6 +29,17 @@ PLAN = r"Plan that time hour by hour"
 DECOMPOSE = r"Break that time into tasks"
 READ = r"events: each thing a person did"
 ACT = r"Reply as .*, in character"
+DOER = r"In this action, who "
+
+_DOER_ACTION = re.compile(r'^Action: "(?P<action>.*)"$', re.M)
+
+
+def doer_answer(prompt: str) -> dict[str, str]:
+  """The doer check (game_masters/doer_check.py) answered as a good model
+  would for the tests' actions: the person the action begins with."""
+  action = _DOER_ACTION.search(prompt)["action"]
+  name = re.match(r"(?:[A-Z][\w'-]*\s?)+", action)
+  return {"who": name.group(0).strip() if name else "nobody"}
 
 
 def each(answer):
@@ -146,6 +157,7 @@ def cafe_model(**answers) -> ScriptedModel:
       # Free text (not the exact observation format) holds no event here.
       READ: {"events": []},
       ACT: act_answer("sips a coffee."),
+      DOER: doer_answer,
   }
   defaults.update(answers)
   return ScriptedModel(list(defaults.items()))

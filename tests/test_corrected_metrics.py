@@ -208,3 +208,46 @@ def test_a_referee_gated_without_the_place_words_is_measured_so(
                    for c in cases])
   assert run("unscored", tag_deed_similarity={
       "smoking_outside": 0.4})["rates"] is None
+
+
+def test_a_referee_with_the_doer_check_is_measured_so(tmp_path, monkeypatch):
+  """A run whose records carry `tag_doers` (doer_check.py) is measured with
+  only the recorded tags the doer check found to be the actor's; answers
+  recorded without the doer check cannot measure it."""
+  scenario = shipped_wording()
+  described = {b["id"]: b["description"] for b in scenario["behaviours"]}
+  score = {"smoking_outside": 0.5}
+  right = {"action": "a", "truth": ["smoking_outside"],
+           "given": ["smoking_outside"], "scores": score, "deed_scores": score,
+           "doers": {"smoking_outside": "Sam Moore"},
+           "by_actor": {"smoking_outside": True}}
+  talked = {"action": "b", "truth": [], "given": ["smoking_outside"],
+            "scores": score, "deed_scores": score,
+            "doers": {"smoking_outside": "nobody"},
+            "by_actor": {"smoking_outside": False}}
+  nothing = {"action": "c", "truth": [], "given": [], "scores": {},
+             "deed_scores": {}, "doers": {}, "by_actor": {}}
+  cases = [right] * 9 + [talked] * 3 + [nothing] * 8
+  path = recorded_decisions(tmp_path, monkeypatch, described, cases)
+  assert not referee_quality.run_tag_doer([{"kind": "action",
+                                            "tag_floor": 0.16}])
+
+  def run(name: str, **gate):
+    b = RunBuilder(tmp_path / name, steps=2, scenario=scenario)
+    b.action(1, CARLOS, ["smoking_outside"])
+    b.record("action", 2, actor=SAM, action="x", narration="x",
+             place="outdoors", behaviours=["smoking_outside"], evidence="x",
+             tag_similarity=score, tag_deed_similarity=score, tag_floor=0.16,
+             **gate)
+    summary = run_metrics.compute(rundir.load_run(b.write())).summary
+    return summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
+
+  checked = run("doer", tag_doers={"smoking_outside": "Sam Moore"})
+  assert checked["rates"]["fp"] == 0 and checked["rates"]["tp"] == 9
+  assert "not the actor's" in checked["note"]
+  assert run("no_doer")["rates"]["fp"] == 3  # Gated on the scores alone.
+  write_decisions(path, described,
+                  [{k: v for k, v in c.items() if k != "by_actor"}
+                   for c in cases])
+  assert run("unchecked", tag_doers={
+      "smoking_outside": "Sam Moore"})["rates"] is None

@@ -32,6 +32,10 @@ from crsec_concordia.models import ScriptedModel
 from crsec_concordia.operations.base import has_evidence
 from crsec_concordia.runs.slot_engine import SlotEngine
 from crsec_concordia.scenarios import parse_scenario
+from tests import crsec_script
+
+# Every tag the embedder keeps is asked "who does it" (doer_check.py).
+DOER_RULE = (crsec_script.DOER, crsec_script.doer_answer)
 
 SCENARIO_YAML = """
 name: tiny_cafe
@@ -204,7 +208,7 @@ def referee(prompt: str) -> dict[str, Any]:
 
 
 def referee_model() -> ScriptedModel:
-  return ScriptedModel([(r"You are the referee", referee)])
+  return ScriptedModel([DOER_RULE, (r"You are the referee", referee)])
 
 
 def simulation(model, s=None, detector=("Abigail Chen",)):
@@ -255,8 +259,9 @@ def test_every_agent_acts_once_per_slot_and_each_action_is_adjudicated():
   assert by_actor == {"Abigail Chen": ["tipped"],
                       "Carlos Gomez": ["smoking_indoors"],
                       "Tom Gomez": ["loud"]}
-  # One model call per action, counted as the game master's; nothing else.
-  assert model.calls_by_tag() == {"GM.adjudicate": 9}
+  # One model call per action, counted as the game master's, and one
+  # doer check per tag kept (each action here shows one); nothing else.
+  assert model.calls_by_tag() == {"GM.adjudicate": 9, "GM.doer": 9}
   call = model.calls[0]
   ids = call.schema["properties"]["behaviour"]["enum"]
   assert ids == ["smoking_indoors", "smoking_outside", "loud", "tipped",
@@ -282,7 +287,7 @@ def test_a_slot_arrives_as_one_observation_for_everyone_the_actor_too():
 
 
 def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
-  model = ScriptedModel([(r"You are the referee", "this is not JSON")])
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", "this is not JSON")])
   sim = simulation(model, detector=())
   sim.play(max_steps=2)
   records = game_masters.drain_records(sim.get_game_masters()[0])
@@ -374,7 +379,7 @@ def test_the_episode_ends_at_the_scenario_length_without_asking_a_model():
   sim.play(max_steps=100)
   gm = sim.get_game_masters()[0]
   assert gm.get_component("__terminate__").completed_steps == 6
-  assert model.calls_by_tag() == {"GM.adjudicate": 18}
+  assert model.calls_by_tag() == {"GM.adjudicate": 18, "GM.doer": 18}
   records = game_masters.drain_records(gm)
   assert [r["step"] for r in records] == [n for n in range(1, 7)
                                           for _ in range(3)]
@@ -416,7 +421,7 @@ def test_a_behaviour_added_to_the_scenario_needs_no_python():
   s = scenario(behaviours=[
       *[b.model_dump() for b in scenario().behaviours],
       {"id": "phone_call", "description": "makes a phone call in the reading room"}])
-  model = ScriptedModel([(r"You are the referee", lambda p: {
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", lambda p: {
       "narration": "Tom calls his mother.", "place": "indoors",
       "evidence": _ACTION_LINE.search(p)["action"],
       "behaviour": "phone_call", "also": "none"})])
@@ -602,7 +607,7 @@ def test_a_speaker_who_only_echoes_ends_the_talk_and_nothing_is_made_up():
 
 
 def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
-  model = ScriptedModel([(r"You are the referee", lambda p: {
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", lambda p: {
       "narration": "Abigail packs food boxes.", "place": "indoors",
       "evidence": "none", "behaviour": "tipped", "also": "none"})])
   sim = simulation(model, detector=())
@@ -617,7 +622,7 @@ def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
     "smoking_indoors",  # A behaviour's id, not the action's words.
     "She lights a cigarette by the window."])  # Words of no action here.
 def test_evidence_that_is_not_the_actions_words_supports_nothing(evidence):
-  model = ScriptedModel([(r"You are the referee", lambda p: {
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", lambda p: {
       "narration": "Someone reads.", "place": "indoors",
       "evidence": evidence, "behaviour": "smoking_indoors", "also": "none"})])
   sim = simulation(model, detector=())
@@ -641,7 +646,7 @@ def test_an_answer_quoting_the_action_when_asked_again_counts():
     return {"narration": action, "place": "indoors",
             "evidence": action if quoted else "smoking_indoors",
             "behaviour": "smoking_indoors", "also": "none"}
-  model = ScriptedModel([(r"You are the referee", referee_answer)])
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", referee_answer)])
   sim = simulation(model, detector=())
   sim.play(max_steps=1)
   actions = [r for r in game_masters.drain_records(sim.get_game_masters()[0])
@@ -658,7 +663,7 @@ def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
     action = _ACTION_LINE.search(prompt)["action"]
     return {"narration": action, "place": "indoors", "evidence": action,
             "behaviour": "tipped", "also": "none"}
-  model = ScriptedModel([(r"You are the referee", referee_answer)])
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", referee_answer)])
   sim = simulation(model, detector=())
   sim.play(max_steps=1)
   records = {r["actor"]: r for r in game_masters.drain_records(
@@ -671,7 +676,9 @@ def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
     assert records[name]["tag_similarity"]["tipped"] < (
         tag_gate.MIN_TAG_SIMILARITY
         <= records["Abigail Chen"]["tag_similarity"]["tipped"])
-  assert len(model.calls) == 3  # No second ask for a far tag.
+  # No second ask and no doer check for a far tag: only Abigail's near one
+  # is asked who does it.
+  assert model.calls_by_tag() == {"GM.adjudicate": 3, "GM.doer": 1}
 
 
 def test_a_tag_resting_on_the_place_words_alone_is_kept_apart(embedder):
@@ -828,7 +835,7 @@ def test_the_focused_check_decides_among_the_occasions_behaviours():
       (r"Which of these does Abigail", {"evidence": "pays for her tea",
                                         "behaviour": "refused_tip"}),
       (r"Which of these does", {"evidence": "none", "behaviour": "none"}),
-      (r"You are the referee", general)])
+      DOER_RULE, (r"You are the referee", general)])
   sim = simulation(model, s, detector=())
   sim.play(max_steps=1)
   records = {r["actor"]: r
@@ -863,7 +870,7 @@ def test_a_turn_without_an_action_is_recorded_without_a_referee_call(monkeypatch
   tom = records["Tom Gomez"]
   assert tom["behaviours"] == [] and tom["adjudicated"] is False
   assert tom["evidence"] == adjudication.NO_ACTION_EVIDENCE
-  assert model.calls_by_tag() == {"GM.adjudicate": 6}
+  assert model.calls_by_tag() == {"GM.adjudicate": 6, "GM.doer": 6}
 
 
 @pytest.mark.parametrize("default", ["outdoors", "indoors", None])
@@ -873,7 +880,7 @@ def test_the_referee_is_told_the_scenarios_default_place(default):
   adjudicated), else where people usually are in the setting."""
   answer = {"narration": "Gus waters his bed.", "place": "indoors",
             "evidence": "none", "behaviour": "none", "also": "none"}
-  model = ScriptedModel([(r"You are the referee", answer)])
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", answer)])
   referee = adjudication.Adjudication(
       model, place="a garden", default_place=default,
       behaviours=[{"id": "loud", "description": "shouts"}])

@@ -37,7 +37,7 @@ from crsec_concordia import observations as obs
 from crsec_concordia import operations as ops
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import adjudication, conversations
-from crsec_concordia.game_masters import occasion_check
+from crsec_concordia.game_masters import doer_check, occasion_check
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.prefab import short_place
 from crsec_concordia.models import ScriptedModel
@@ -132,6 +132,7 @@ def scripted_model(scenario: Scenario) -> tuple[ScriptedModel, list[str]]:
           {"content": NORMS[i % 3], "type": "injunctive", "utility": 60}
           for i in range(s["properties"]["norms"]["minItems"])]}),
       (cs.DETECT, cs.each({"evidence": "none", "verdict": "unrelated"})),
+      (cs.DOER, {"who": "nobody"}),
       (cs.TALK, {"talk": True}),
       (cs.IDENTIFY, {"rule": NORMS[0], "is_rule": True, "type": "injunctive",
                      "utility": 60}),
@@ -303,6 +304,8 @@ def capture_referee(v: Venue) -> None:
         adjudication.adjudication_schema(ids))
 
   v.cap.run("referee", given, adjudicate())
+  v.cap.run("doer check", given, lambda: doer_check.check_doers(
+      model, actor, deed, ids, {b["id"]: b["description"] for b in behaviours}))
   for occasion in v.occasions:
     text = occasion.text_for(actor)
     v.cap.run(f"referee on {occasion.id}", (*given, text), adjudicate(text))
@@ -375,6 +378,7 @@ def test_every_part_sends_prompts(prompts, name):
                 "IdentifyNorm (conversation)", "IdentifyNorm (thoughts)",
                 "ImmediateEvaluation", "ClassifySpecificNorms",
                 "SynthesizeNorm", "NormativePlan", "DecomposePlan", "referee",
+                "doer check",
                 f"referee on {occasion}", f"occasion check on {occasion}",
                 "normative entrepreneur: act after a copy",
                 "baseline ordinary: speech, turn 2",
@@ -422,7 +426,7 @@ def test_crsec_script_patterns_name_one_operation_each(prompts, name):
   for p in prompts[name]:
     matching = {op for op, rx in {**patterns, "IdentifyNorm": cs.IDENTIFY,
                                   "Evaluate": cs.EVALUATE, "Pair": cs.PAIR,
-                                  "act": cs.ACT}.items()
+                                  "act": cs.ACT, "doer": cs.DOER}.items()
                 if re.search(rx, p.text, re.S | re.I)}
     if p.label in patterns:
       assert matching == {p.label}, p.label

@@ -47,6 +47,7 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
   # The gate the run's referee applied (one for the whole run).
   floor = referee_quality.run_tag_floor(run.records)
   deed = referee_quality.run_tag_deed(run.records)
+  doer = referee_quality.run_tag_doer(run.records)
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
@@ -56,7 +57,8 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
                    "with the LLM judge: belief not corrected")
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
-    referee = referee_quality.rates(t, run.scenario, floor=floor, deed=deed)
+    referee = referee_quality.rates(t, run.scenario, floor=floor, deed=deed,
+                                    doer=doer)
     out[t.id] = {"belief": (belief, belief_note),
                  "behaviour": (referee.rates, referee.note)}
   return out

@@ -12,14 +12,18 @@ a measurement of one model and one prompt, written by a probe run as
   {"scenario": ..., "model": ..., "behaviours": {id: description},
    "cases": [{"action": ..., "truth": [ids], "given": [ids],
               "scores": {id: cosine of the action to its description},
-              "deed_scores": {id: the same, place words left out}}]}
+              "deed_scores": {id: the same, place words left out},
+              "doers": {id: who the doer check said does it},
+              "by_actor": {id: whether that answer named the actor}}]}
 
 `given` is what the referee's call gave (its quote check passed); a run
 whose referee also drops tags far from the action (game_masters/
 tag_gate.py: its action records carry `tag_floor`) is measured by the same
 answers with that floor applied to `scores` (and to `deed_scores` too when
-its records carry `tag_deed_similarity`), so the counts are those of the
-referee that made the run's tags.
+its records carry `tag_deed_similarity`) and, when its records carry
+`tag_doers` (game_masters/doer_check.py), only the tags the doer check
+found to be the actor's, so the counts are those of the referee that made
+the run's tags.
 
 For a target, a case is positive when its true ids comply (some `complies`
 id, no `violates` id), and the referee flags it when its given ids do. The
@@ -71,37 +75,46 @@ def _complies(ids: Iterable[str], target: rundir.TargetNorm) -> bool:
   return bool(ids & set(target.complies)) and not ids & set(target.violates)
 
 
-def gated(case: dict[str, Any], floor: float | None, deed: bool = False
-          ) -> list[str]:
+def gated(case: dict[str, Any], floor: float | None, deed: bool = False,
+          doer: bool = False) -> list[str]:
   """The ids a case's answer gave, those scored below `floor` left out
   (None: no gate; every given id must have a score, `scored`), with
-  `deed` also those scored below it without the place words."""
+  `deed` also those scored below it without the place words, and with
+  `doer` those the doer check did not find to be the actor's (a tag the
+  check was not asked about, or whose call failed, is not)."""
   given = list(case.get("given") or ())
   if floor is None:
     return given
   scores = case["scores"]
   deeds = case["deed_scores"] if deed else None
-  return [i for i in given if float(scores[i]) >= floor
+  kept = [i for i in given if float(scores[i]) >= floor
           and (deeds is None or float(deeds[i]) >= floor)]
+  if doer:
+    by_actor = case.get("by_actor") or {}
+    kept = [i for i in kept if by_actor.get(i) is True]
+  return kept
 
 
-def scored(cases: Iterable[dict[str, Any]], deed: bool = False) -> bool:
+def scored(cases: Iterable[dict[str, Any]], deed: bool = False,
+           doer: bool = False) -> bool:
   """Whether every given id of every case has its score (and, for `deed`,
-  its score without the place words): a floor can be applied."""
+  its score without the place words; for `doer`, every case the doer
+  check's answers): a floor can be applied."""
   keys = ("scores", "deed_scores") if deed else ("scores",)
   return all(set(c.get("given") or ()) <= set(c.get(k) or {})
-             for c in cases for k in keys)
+             for c in cases for k in keys) and (
+                 not doer or all("by_actor" in c for c in cases))
 
 
 def confusion(cases: Iterable[dict[str, Any]], target: rundir.TargetNorm,
               source: str = "", floor: float | None = None,
-              deed: bool = False) -> Rates:
+              deed: bool = False, doer: bool = False) -> Rates:
   """Counts of "complies with the target" over labelled cases (with a
   tag floor: as the gated referee would have given them)."""
   tp = fp = fn = tn = 0
   for case in cases:
     truth = _complies(case.get("truth") or (), target)
-    given = _complies(gated(case, floor, deed), target)
+    given = _complies(gated(case, floor, deed, doer), target)
     tp += truth and given
     fn += truth and not given
     fp += given and not truth
@@ -134,12 +147,21 @@ def run_tag_deed(records: Iterable[dict[str, Any]]) -> bool:
              for r in records)
 
 
+def run_tag_doer(records: Iterable[dict[str, Any]]) -> bool:
+  """Whether a run's referee asked who does each tag it kept
+  (doer_check.py; older runs did not)."""
+  return any(r.get("kind") == "action" and "tag_doers" in r
+             for r in records)
+
+
 def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
           decisions: Path | None = None, probes: Path | None = None,
-          floor: float | None = None, deed: bool = False) -> Measured:
+          floor: float | None = None, deed: bool = False,
+          doer: bool = False) -> Measured:
   """The referee's counts for `target` in a run of `scenario` (its dict),
   whose referee dropped tags below `floor` (tag_gate.py) or none; with
-  `deed`, also those below it without the place words."""
+  `deed`, also those below it without the place words; with `doer`, those
+  the doer check did not find to be the actor's."""
   decisions = DECISIONS if decisions is None else decisions
   probes = PROBES if probes is None else probes
   described = {b.get("id"): b.get("description")
@@ -154,12 +176,13 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
       cases = measured.get("cases") or []
       if floor is not None:
         source += f", tags below cosine {floor} left out" + (
-            " (also without the place words)" if deed else "")
-        if not scored(cases, deed):
+            " (also without the place words)" if deed else "") + (
+            ", and those not the actor's" if doer else "")
+        if not scored(cases, deed, doer):
           return Measured(None, source + ": recorded without the tag scores "
                           "the run's referee gated on (re-record with bench/"
                           "judgement_probe.py --all --record)")
-      counts = confusion(cases, target, source, floor, deed)
+      counts = confusion(cases, target, source, floor, deed, doer)
       if counts.tp + counts.fn == 0:
         return Measured(None, source + ": no case complies with it")
       return Measured(counts, source)
