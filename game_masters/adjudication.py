@@ -164,6 +164,12 @@ class Adjudication(entity_component.ContextComponent,
       return ({"narration": action, "place": self._unsaid_place(),
                "behaviours": [], "evidence": NO_ACTION_EVIDENCE,
                "adjudicated": False}, None)
+    near = self._nearest(actor, action, situation)
+    if near is not None and near[1] < tag_gate.MIN_TAG_SIMILARITY:
+      # No tag could pass the gate (tag_gate.py): the referee is not asked.
+      return ({"narration": action, "place": self._unsaid_place(),
+               "behaviours": [], "evidence": "none", "adjudicated": True,
+               "referee_asked": False, "nearest_behaviour": list(near)}, None)
     prompt = adjudication_prompt(place=self._place, behaviours=self._behaviours,
                                  actor=actor, action=action,
                                  situation=situation,
@@ -236,6 +242,16 @@ class Adjudication(entity_component.ContextComponent,
       if others:
         fields["not_by_actor"] = others
     return fields, failure
+
+  def _nearest(self, actor: str, action: str, situation: str
+               ) -> tuple[str, float] | None:
+    """The behaviour nearest an action the referee may be spared (one that
+    tells of its actor, not an answer to an occasion), or None."""
+    if (self._similarity is None or situation
+        or not tells_of_actor(actor, action)):
+      return None
+    return tag_gate.nearest_behaviour(action, self._descriptions,
+                                      self._similarity, self._place_words)
 
   def _ask(self, prompt: str) -> Mapping[str, Any]:
     return self._model.sample_json(prompt, self._schema,

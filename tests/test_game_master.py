@@ -681,6 +681,36 @@ def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
   assert model.calls_by_tag() == {"GM.adjudicate": 3, "GM.doer": 1}
 
 
+def test_an_action_far_from_every_behaviour_is_not_put_to_the_referee(
+    embedder):
+  """No tag could pass the gate (tag_gate.py, real embedder): no call, no
+  behaviour, the unsaid place, and the record says the referee was not
+  asked. Text that does not tell of its actor (read through the referee's
+  narration) and answers to an occasion are asked all the same."""
+  def referee_answer(prompt):
+    action = _ACTION_LINE.search(prompt)["action"]
+    return {"narration": action, "place": "outdoors", "evidence": action,
+            "behaviour": "tipped", "also": "none"}
+  model = ScriptedModel([DOER_RULE, (r"You are the referee", referee_answer)])
+  s = scenario()
+  referee = adjudication.Adjudication(
+      model.tagged(adjudication.ADJUDICATE_TAG), place=s.setting,
+      default_place="indoors",
+      behaviours=[b.model_dump(mode="json") for b in s.behaviours],
+      similarity=embedder.pair_similarity)
+  puzzle = "Tom Gomez solves a crossword puzzle."
+  event, failure = referee.adjudicate("Tom Gomez", puzzle)
+  assert failure is None and not model.calls
+  assert event["behaviours"] == [] and event["place"] == "indoors"
+  assert event["adjudicated"] is True and event["referee_asked"] is False
+  nearest, score = event["nearest_behaviour"]
+  assert nearest in {b.id for b in s.behaviours}
+  assert score < tag_gate.MIN_TAG_SIMILARITY
+  referee.adjudicate("Tom Gomez", "I solve a crossword puzzle.")
+  referee.adjudicate("Tom Gomez", puzzle, situation="The bill comes.")
+  assert model.calls_by_tag()["GM.adjudicate"] == 2
+
+
 def test_a_tag_resting_on_the_place_words_alone_is_kept_apart(embedder):
   """The deed, not the place (tag_gate.py, real embedder): an action that
   only happens on the terrace is near "smokes a cigarette outside, on the
