@@ -156,15 +156,18 @@ class Adjudication(entity_component.ContextComponent,
       records, self._records = self._records, []
     return records
 
-  def adjudicate(self, actor: str, action: str, situation: str = ""
+  def adjudicate(self, actor: str, action: str, situation: str = "",
+                 checked: Sequence[str] = ()
                  ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The event fields for an action, and a failure record if the call failed."""
+    """The event fields for an action, and a failure record if the call
+    failed. `checked`: the behaviours an occasion's focused check decides
+    for this action (occasion_check.py)."""
     if observations.is_no_action(action):
       # The agent's act produced nothing of its own; nothing to adjudicate.
       return ({"narration": action, "place": self._unsaid_place(),
                "behaviours": [], "evidence": NO_ACTION_EVIDENCE,
                "adjudicated": False}, None)
-    near = self._nearest(actor, action, situation)
+    near = self._nearest(actor, action, situation, checked)
     if near is not None and near[1] < tag_gate.MIN_TAG_SIMILARITY:
       # No tag could pass the gate (tag_gate.py): the referee is not asked.
       return ({"narration": action, "place": self._unsaid_place(),
@@ -243,15 +246,19 @@ class Adjudication(entity_component.ContextComponent,
         fields["not_by_actor"] = others
     return fields, failure
 
-  def _nearest(self, actor: str, action: str, situation: str
-               ) -> tuple[str, float] | None:
-    """The behaviour nearest an action the referee may be spared (one that
-    tells of its actor, not an answer to an occasion), or None."""
-    if (self._similarity is None or situation
+  def _nearest(self, actor: str, action: str, situation: str,
+               checked: Sequence[str]) -> tuple[str, float] | None:
+    """The behaviour nearest an action the referee may be spared, or None
+    (ask). Only an action that tells of its actor; in answer to an
+    occasion, only if a focused check decides the occasion's behaviours,
+    the others then weighed (the general call never once named a tip on
+    a bill: occasion_check.py)."""
+    if (self._similarity is None or (situation and not checked)
         or not tells_of_actor(actor, action)):
       return None
-    return tag_gate.nearest_behaviour(action, self._descriptions,
-                                      self._similarity, self._place_words)
+    rest = {i: d for i, d in self._descriptions.items() if i not in checked}
+    return tag_gate.nearest_behaviour(action, rest, self._similarity,
+                                      self._place_words) or ("", 0.0)
 
   def _ask(self, prompt: str) -> Mapping[str, Any]:
     return self._model.sample_json(prompt, self._schema,
@@ -300,10 +307,12 @@ class Adjudication(entity_component.ContextComponent,
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion(actor)
     situation = occasion.text_for(actor) if occasion else ""
-    tasks = {"event": functools.partial(self.adjudicate, actor, action,
-                                        situation)}
-    if (occasion is not None and occasion.behaviours
-        and not observations.is_no_action(action)):
+    checks = (occasion is not None and bool(occasion.behaviours)
+              and not observations.is_no_action(action))
+    tasks = {"event": functools.partial(
+        self.adjudicate, actor, action, situation,
+        occasion.behaviours if checks else ())}
+    if checks:
       tasks["check"] = functools.partial(self._check, occasion, actor, action)
     # The two calls are independent: they overlap. One runs in this thread
     # (already one of the slot's, one per action): a pool for it cost a

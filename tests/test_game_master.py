@@ -840,7 +840,12 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
   assert tom["occasion_check"]["similarity"] < 0.25 <= abigail["occasion_check"]["similarity"]
   checks = [c for c in model.calls if "Which of these does" in c.prompt]
   assert len(checks) == 3 and all("Situation: The bill comes for" in c.prompt for c in checks)
-  assert model.calls_by_tag() == {"GM.adjudicate": 6}
+  # Abigail's answer is far from every behaviour but the checked tip: the
+  # general referee is spared it (tag_gate.py); Carlos's smoke and Tom's
+  # shout are put to it.
+  assert abigail["referee_asked"] is False
+  assert "referee_asked" not in tom and "referee_asked" not in records["Carlos Gomez"]
+  assert model.calls_by_tag() == {"GM.adjudicate": 5}
 
 
 @pytest.mark.usefixtures("no_tag_gate")
