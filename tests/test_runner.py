@@ -339,6 +339,8 @@ def test_the_run_and_resume_commands(tmp_path, embedder, monkeypatch, capsys):
   assert summary["act_reasons"] == {"continued": 3, "task begins": 3}
   assert "actions: 6, of them 3 going on from an earlier slot" in printed
   assert "why act calls were made: task begins 3" in printed
+  # Each new action is near a behaviour and its tag the actor's own.
+  assert summary["referee"] == {"spared": 0, "far_tags": 0, "not_by_actor": 0}
   assert ("new actions that repeat the agent's previous one word for word: "
           "0 of 3 (0%)") in printed
   assert info(out)["seed"] == 2
@@ -416,3 +418,24 @@ tr.run(tr.Path({str(tmp_path)!r}), shared_embedder(), name="killed")
   runner.resume_episode(out, model=cafe(), embedder=embedder, progress=False)
   assert info(out)["status"] == "completed"
   same_run(out, uninterrupted)
+
+
+def test_the_summary_counts_the_referees_own_checks(tmp_path, capsys):
+  """Actions not put to the referee and tags it kept apart (tag_gate.py,
+  doer_check.py) are counted in the run's summary."""
+  from crsec_concordia.commands import run as run_cmd  # pylint: disable=import-outside-toplevel
+  from tests.metrics_fixtures import RunBuilder  # pylint: disable=import-outside-toplevel
+  b = RunBuilder(tmp_path / "run", steps=2)
+  base = {"action": "x", "narration": "x", "place": "indoors",
+          "evidence": "none", "behaviours": []}
+  b.record("action", 1, actor="A", **base, referee_asked=False)
+  b.record("action", 1, actor="B", **base, far_from_action=["loud"])
+  b.record("action", 2, actor="A", **base, referee_asked=False)
+  b.record("action", 2, actor="B", **base,
+           not_by_actor=["loud", "tipped"])
+  run_cmd.print_summary(b.write())
+  assert runner.summarize(tmp_path / "run")["referee"] == {
+      "spared": 2, "far_tags": 1, "not_by_actor": 2}
+  assert ("referee: 2 actions not put to it (far from every behaviour); "
+          "tags kept apart: 1 far from the action, 2 not the actor's"
+          ) in capsys.readouterr().out

@@ -64,6 +64,11 @@ def print_summary(run_dir: Path) -> None:
           + ")")
   behaviours = ", ".join(f"{b} {n}" for b, n in s["behaviours"].items())
   print(f"  events by behaviour: {behaviours or 'none'}")
+  checks = s["referee"]
+  if any(checks.values()):
+    print(f"  referee: {checks['spared']} actions not put to it (far from "
+          f"every behaviour); tags kept apart: {checks['far_tags']} far from "
+          f"the action, {checks['not_by_actor']} not the actor's")
   records = s["records"]
   print(f"  conversations: {records.get('conversation', 0)}; conflicts: "
         f"{records.get('conflict', 0)}; failures: {records.get('failure', 0)}")

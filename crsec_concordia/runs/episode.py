@@ -141,6 +141,8 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
   behaviours: dict[str, int] = {}
   kinds: dict[str, int] = {}
   acted = no_action = repeated = continued = 0
+  # The referee's own checks (game_masters/tag_gate.py, doer_check.py).
+  referee = {"spared": 0, "far_tags": 0, "not_by_actor": 0}
   reasons: dict[str, int] = {}  # Why act calls were made (plan-driven acts).
   last: dict[str, str] = {}  # Each actor's previous action.
   with open(run_dir / rundir.EVENTS, encoding="utf-8") as f:
@@ -164,6 +166,9 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           last[record.get("actor")] = action
         for b in record.get("behaviours", []):
           behaviours[b] = behaviours.get(b, 0) + 1
+        referee["spared"] += record.get("referee_asked") is False
+        referee["far_tags"] += len(record.get("far_from_action", ()))
+        referee["not_by_actor"] += len(record.get("not_by_actor", ()))
   scenario = Scenario.from_dict(rundir.read_json(run_dir /
                                                 rundir.SCENARIO_JSON))
   hours = (int(info["completed_steps"]) * scenario.clock.minutes_per_step
@@ -175,5 +180,6 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           "behaviours": dict(sorted(behaviours.items())), "records": kinds,
           "actions": acted, "no_action": no_action, "repeated": repeated,
           "continued": continued, "act_reasons": dict(sorted(reasons.items())),
+          "referee": referee,
           "agents": len(scenario.agents), "simulated_hours": hours,
           "per_agent_hour": costs if hours > 0 else {}}
