@@ -21,6 +21,11 @@ three shipped venues (Qwen2.5-Coder-1.5B Q4_K_M, 69 tags, 17 of them
 wrong; /work/runs/s16 in session 16): it dropped 7 of the 17 wrong tags
 and 1 of the 52 right ones; after the tag gate, precision café 0.80 ->
 0.83, mini café 0.82 -> 0.90, garden 0.82 -> 0.93 (recall 0.61 -> 0.57).
+With the check in the referee (bench/judgement_probe.py --all, 2d1aa59,
+temperature 0 as in a run): café P 0.83 R 0.79 (was 0.80 / 0.83), mini
+café 0.90 / 0.82 (0.82 / 0.82), garden 0.93 / 0.57 (0.82 / 0.61). The
+right tag it lost: "drops a few dollars into the tip jar for Isabella",
+who tips? "Isabella".
 Tried and dropped: the question with "doing it themselves (not only
 talking of it ...)" added (4 of 17 dropped), a quote before the name (1 of
 17: it quoted the instructions) and "what the actor does" before the name

@@ -27,7 +27,8 @@ floor (a 12-slot café at f814e1c) it left out 3 of 16 tags, each a book or
 a workout read as keeping quiet (0.07-0.16). What it cannot see: a wrong
 tag on an action that is about the behaviour without doing it ("tells
 Wolfgang that cigarette smoke is bad for a singer's voice" as smoking,
-0.42; "empties the ashtray on the terrace" as smoking there, 0.60).
+0.42; "empties the ashtray on the terrace" as smoking there, 0.60): the
+doer check asks that of each tag kept (doer_check.py).
 
 The deed, not the place: a behaviour's description often says where
 ("smokes a cigarette outside, on the terrace or the street"), and an action
