@@ -30,7 +30,12 @@ Tried and dropped: the question with "doing it themselves (not only
 talking of it ...)" added (4 of 17 dropped), a quote before the name (1 of
 17: it quoted the instructions) and "what the actor does" before the name
 (right tags lost: "Isabella Rodriguez" as the one who tips when Francisco
-thanks her). What it still lets through: an action near the behaviour that
+thanks her). Asked of every answer to an occasion, without the referee's tag and gate
+before it, it is no check: on the three venues' labelled answers to the
+bill or the harvest it named the actor for 31 of 47 behaviours the answer
+does not show ("counts out the exact amount for his lunch": who tips? Tom;
+"turns up the music on his laptop": who refuses to tip? Tom).
+What it still lets through: an action near the behaviour that
 the actor does ("steps out onto the terrace for some fresh air" as smoking
 outside, "pays the print shop's invoice" as a tip).
 """
