@@ -41,7 +41,7 @@ class Occasion:
       1.5B model answered about the bill 8 times in 12; asked what Tom
       does next, with the bill in the sentence before, 2 times in 12.
     behaviours: the behaviour ids the referee asks about in a second,
-      focused call on the agent's answer (see adjudication.py).
+      focused call on the agent's answer (see referee.py).
     agents: who meets it (empty: everyone).
   """
   id: str

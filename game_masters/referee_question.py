@@ -1,6 +1,6 @@
 """The referee's question: its prompt and answer schema (not a component).
 
-Kept apart from the Adjudication component (adjudication.py), which asks it
+Kept apart from the Referee (referee.py), which asks it
 for every new action of a slot: what the referee is asked, in which order
 and why, is the part tried and measured on the small model (the notes
 below), and changes on its own.

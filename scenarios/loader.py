@@ -152,7 +152,7 @@ class Scenario(_Model):
   premise: Text
   setting: Line
   # Where people are unless an action says otherwise; the referee gives
-  # this place to an action that names none (game_masters/adjudication.py).
+  # this place to an action that names none (game_masters/referee.py).
   default_place: Place | None = None
   clock: Clock
   max_steps: Positive | None = None
