@@ -44,6 +44,12 @@ OP = "DetectConflict"
 # "waters his tomatoes" did what "Do not pick from other gardeners' plots"
 # names, and so, the model said, did "reads new lines aloud in a booming
 # voice" what "Be quiet in public places" names.
+# Also tried (2026-11-26, offline, not built): the referee's doer question
+# (game_masters/doer_check.py) put to the rule, "In this action, who goes
+# against this rule?", answered with a name: on the 52 probe cases it named
+# the actor for 24 of 25 that break nothing ("reads his textbook" against
+# "Tip after meals.") and for 23 of 27 breaches, so it cannot filter the
+# verdicts either: the small model names whoever the action is about.
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
