@@ -170,6 +170,19 @@ def test_a_gated_referee_is_measured_with_its_floor_applied(tmp_path,
 
 
 
+def gated_behaviour(path, scenario, **record_fields):
+  """The corrected behaviour block of `no_smoking_indoors` in a run whose
+  second slot holds one tag recorded with `record_fields` (the gate fields
+  of its referee: tag_floor, tag_similarity, ...)."""
+  b = RunBuilder(path, steps=2, scenario=scenario)
+  b.action(1, CARLOS, ["smoking_outside"])
+  b.record("action", 2, actor=SAM, action="x", narration="x",
+           place="outdoors", behaviours=["smoking_outside"], evidence="x",
+           **record_fields)
+  summary = run_metrics.compute(rundir.load_run(b.write())).summary
+  return summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
+
+
 def test_a_referee_gated_without_the_place_words_is_measured_so(
     tmp_path, monkeypatch):
   """A run whose records carry `tag_deed_similarity` is measured with the
@@ -191,13 +204,8 @@ def test_a_referee_gated_without_the_place_words_is_measured_so(
                                             "tag_floor": 0.16}])
 
   def run(name: str, **gate):
-    b = RunBuilder(tmp_path / name, steps=2, scenario=scenario)
-    b.action(1, CARLOS, ["smoking_outside"])
-    b.record("action", 2, actor=SAM, action="x", narration="x",
-             place="outdoors", behaviours=["smoking_outside"], evidence="x",
-             tag_similarity={"smoking_outside": 0.4}, tag_floor=0.16, **gate)
-    summary = run_metrics.compute(rundir.load_run(b.write())).summary
-    return summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
+    return gated_behaviour(tmp_path / name, scenario, tag_floor=0.16,
+                           tag_similarity={"smoking_outside": 0.4}, **gate)
 
   deed = run("deed", tag_deed_similarity={"smoking_outside": 0.4})
   assert deed["rates"]["fp"] == 0  # The place-only tags left out too.
@@ -233,14 +241,9 @@ def test_a_referee_with_the_doer_check_is_measured_so(tmp_path, monkeypatch):
                                             "tag_floor": 0.16}])
 
   def run(name: str, **gate):
-    b = RunBuilder(tmp_path / name, steps=2, scenario=scenario)
-    b.action(1, CARLOS, ["smoking_outside"])
-    b.record("action", 2, actor=SAM, action="x", narration="x",
-             place="outdoors", behaviours=["smoking_outside"], evidence="x",
-             tag_similarity=score, tag_deed_similarity=score, tag_floor=0.16,
-             **gate)
-    summary = run_metrics.compute(rundir.load_run(b.write())).summary
-    return summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
+    return gated_behaviour(tmp_path / name, scenario, tag_floor=0.16,
+                           tag_similarity=score, tag_deed_similarity=score,
+                           **gate)
 
   checked = run("doer", tag_doers={"smoking_outside": "Sam Moore"})
   assert checked["rates"]["fp"] == 0 and checked["rates"]["tp"] == 9
