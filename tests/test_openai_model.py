@@ -334,6 +334,39 @@ def test_prompt_tokens_the_server_reused_are_counted(server):
   assert counts["reused_prompt_tokens"] == 104
 
 
+def test_the_call_log_has_each_request_its_answer_and_reuse(server, tmp_path):
+  from crsec_concordia.models.call_log import CallLog, read
+  server.script(
+      Reply(body=_completion({"prompt_tokens_details": {"cached_tokens": 64}})),
+      Reply('{"breaks_rule": false}', prompt_tokens=40, completion_tokens=8))
+  cache = ResponseCache(tmp_path / "responses.sqlite")
+  model = make(server, call_log=CallLog(tmp_path / "calls.jsonl"),
+               cache=cache, seed=1)
+  model.tagged("act").sample_text("first prompt")
+  model.tagged("DetectConflict").sample_json("second prompt", BOOL_SCHEMA)
+  model.tagged("act").sample_text("first prompt")  # A cache hit: no request.
+  entries = read(tmp_path / "calls.jsonl")
+  assert [(e["n"], e["tag"]) for e in entries] == [
+      (1, "act"), (2, "DetectConflict")]
+  assert entries[0]["messages"] == [{"role": "user",
+                                     "content": "first prompt"}]
+  assert (entries[0]["prompt_tokens"], entries[0]["reused_prompt_tokens"],
+          entries[0]["answer"]) == (100, 64, "ok")
+  assert entries[1]["messages"][-1]["content"] == "second prompt"
+  assert entries[1]["answer"] == '{"breaks_rule": false}'
+  assert entries[1]["completion_tokens"] == 8
+
+
+def test_make_model_logs_calls_only_when_asked(server, tmp_path, monkeypatch):
+  from crsec_concordia.models import EndpointConfig, make_model
+  config = EndpointConfig(base_url=server.base_url, model="fake-model")
+  assert make_model(config, check=False).call_log is None
+  monkeypatch.setenv("CRSEC_CALL_LOG", str(tmp_path / "calls.jsonl"))
+  model = make_model(config, check=False)
+  model.tagged("act").sample_text("x")
+  assert (tmp_path / "calls.jsonl").read_text().count("\n") == 1
+
+
 def test_untagged_calls_count_under_other(server):
   make_model = make(server)
   make_model.sample_text("x")

@@ -13,6 +13,7 @@ from pathlib import Path
 from crsec_concordia.models import embedded
 from crsec_concordia.models.base import EndpointError, redact_url
 from crsec_concordia.models.cache import ResponseCache
+from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.openai_compatible import SCHEMA_MODES, OpenAICompatibleModel
 
 
@@ -105,6 +106,10 @@ def make_model(
   or key fails here with one clear line rather than mid-run.
   """
   cache = ResponseCache(cache_path) if cache_path else None
+  # A diagnostic log of every request (models/call_log.py), by variable
+  # only: it records thread order, so it stays out of run directories.
+  log_path = _env("CRSEC_CALL_LOG")
+  call_log = CallLog(log_path) if log_path else None
   if config.embedded:
     url, connect = config.embedded_base_url, None
     if url is None and cache is not None:
@@ -119,12 +124,13 @@ def make_model(
     model = OpenAICompatibleModel(
         url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
         timeout=config.timeout, schema_mode=config.schema_mode or "json_schema",
-        cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect)
+        cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect,
+        call_log=call_log)
   else:
     model = OpenAICompatibleModel(
         config.base_url, config.api_key or "none", config.model, seed=seed,
         cache=cache, timeout=config.timeout,
-        schema_mode=config.schema_mode or "json_schema")
+        schema_mode=config.schema_mode or "json_schema", call_log=call_log)
   if check:
     model.check()
   return model

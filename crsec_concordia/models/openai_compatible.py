@@ -13,6 +13,7 @@ import ipaddress
 import json
 import logging
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -23,6 +24,7 @@ from concordia.language_model import language_model
 
 from crsec_concordia.models import base
 from crsec_concordia.models.cache import ResponseCache, cache_key
+from crsec_concordia.models.call_log import CallLog
 
 _log = logging.getLogger(__name__)
 
@@ -107,6 +109,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       schema_mode: str = "json_schema",
       cache_scope: str | None = None,
       connect: Callable[[], str] | None = None,
+      call_log: CallLog | None = None,
   ):
     """Creates the model.
 
@@ -132,6 +135,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         the first request that the cache cannot answer (then `base_url` is
         only a name until that). A rerun answered wholly from the cache so
         never starts the embedded server (2 GB of memory, seconds).
+      call_log: where each request, its answer and the tokens the server
+        reused of it are logged (a diagnostic; see models/call_log.py).
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
@@ -149,6 +154,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self._client_args = dict(api_key=api_key or "none", timeout=timeout,
                              max_retries=max_retries)
     self._connect = connect
+    self.call_log = call_log
     self._client_lock = threading.Lock()
     self._client_instance: openai.OpenAI | None = None
     if connect is None:
@@ -309,6 +315,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     if response_format is not None:
       body["response_format"] = response_format
     request["extra_body"] = {**body, **extra}
+    started = time.monotonic()
     try:
       response = self._client.chat.completions.create(**request)
     except openai.OpenAIError as e:
@@ -329,9 +336,15 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     usage = response.usage
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+    reused = reused_prompt_tokens(response)
     self.usage.record(tag, prompt_tokens=prompt_tokens,
                       completion_tokens=completion_tokens,
-                      reused_prompt_tokens=reused_prompt_tokens(response))
+                      reused_prompt_tokens=reused)
+    if self.call_log is not None:
+      self.call_log.write(
+          tag=tag, messages=messages, prompt_tokens=prompt_tokens,
+          reused_prompt_tokens=reused, completion_tokens=completion_tokens,
+          seconds=time.monotonic() - started, answer=text)
     if not accept(text):
       return None
     if self.cache is not None:

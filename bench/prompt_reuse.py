@@ -1,0 +1,122 @@
+"""Which operations lose their prompt prefix, and what a cache could reuse.
+
+Reads the request log a run writes with `CRSEC_CALL_LOG=FILE` (see
+crsec_concordia/models/call_log.py) and prints, per operation (tag): its
+calls, prompt tokens, the share the server reused from its prompt cache, and
+the best any prefix cache could have reused: for each request, the longest
+prefix it shares with any earlier request, as a share of its text, times its
+prompt tokens. The gap between the two is the server's (slots, eviction);
+what the best leaves is the prompts' own structure: what changes early.
+With `--where`, it also shows, for the operations that lose most, where
+their prompts part from the best earlier match (the text just after the
+shared prefix), which says which part to move after the stable ones.
+
+  CRSEC_CALL_LOG=/tmp/calls.jsonl crsec run scenarios/hobbs_cafe.yaml \
+      --seed 1 --steps 12 --no-cache --out /tmp/cafe12
+  python bench/prompt_reuse.py /tmp/calls.jsonl --where 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from crsec_concordia.models.call_log import read
+
+
+def prompt_text(entry: dict[str, Any]) -> str:
+  """The request's messages as one text, in the order the server reads."""
+  return "".join(f"<{m['role']}>{m['content']}" for m in entry["messages"])
+
+
+def best_prefixes(texts: Sequence[str]) -> list[tuple[int, int]]:
+  """For each text: the length of the longest prefix it shares with any
+  earlier text, and the index of that earlier text (-1 if none)."""
+  out: list[tuple[int, int]] = []
+  for i, text in enumerate(texts):
+    best, where = 0, -1
+    for j in range(i):
+      n = len(os.path.commonprefix([text, texts[j]]))
+      if n > best:
+        best, where = n, j
+    out.append((best, where))
+  return out
+
+
+def summarize(entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+  """Per tag (and "all"): calls, prompt tokens, reused and best-case reused."""
+  texts = [prompt_text(e) for e in entries]
+  prefixes = best_prefixes(texts)
+  rows: dict[str, collections.Counter] = collections.defaultdict(
+      collections.Counter)
+  for entry, text, (shared, _) in zip(entries, texts, prefixes):
+    best = entry["prompt_tokens"] * shared / max(1, len(text))
+    for tag in (entry["tag"], "all"):
+      row = rows[tag]
+      row["calls"] += 1
+      row["prompt_tokens"] += entry["prompt_tokens"]
+      row["reused"] += entry["reused_prompt_tokens"]
+      row["best"] += best
+      row["completion_tokens"] += entry["completion_tokens"]
+      row["seconds"] += entry["seconds"]
+  return {tag: dict(row) for tag, row in rows.items()}
+
+
+def partings(entries: Sequence[dict[str, Any]], tag: str,
+             width: int = 90) -> list[str]:
+  """Where each of the tag's prompts parts from its best earlier match."""
+  texts = [prompt_text(e) for e in entries]
+  out = []
+  for entry, text, (shared, where) in zip(entries, texts,
+                                          best_prefixes(texts)):
+    if entry["tag"] != tag:
+      continue
+    other = entries[where]["tag"] if where >= 0 else "none"
+    after = text[shared:shared + width].replace("\n", " | ")
+    out.append(f"  {shared / max(1, len(text)):4.0%} shared (with {other}),"
+               f" then: {after!r}")
+  return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("log", help="the CRSEC_CALL_LOG file of a run")
+  parser.add_argument("--where", type=int, default=0, metavar="N",
+                      help="show where prompts part for the N operations "
+                           "that lose the most prompt tokens")
+  args = parser.parse_args(argv)
+  try:
+    entries = read(args.log)
+  except (OSError, ValueError) as e:
+    print(f"prompt_reuse: cannot read {args.log}: {e}", file=sys.stderr)
+    return 2
+  if not entries:
+    print(f"prompt_reuse: {args.log} logs no requests", file=sys.stderr)
+    return 2
+  rows = summarize(entries)
+  print(f"{'operation':22} {'calls':>5} {'prompt':>7} {'reused':>7} "
+        f"{'best':>7} {'lost':>7}")
+  order = sorted((t for t in rows if t != "all"),
+                 key=lambda t: rows[t]["prompt_tokens"] - rows[t]["reused"],
+                 reverse=True)
+  for tag in [*order, "all"]:
+    r = rows[tag]
+    p = max(1, r["prompt_tokens"])
+    print(f"{tag:22} {r['calls']:5d} {r['prompt_tokens']:7d} "
+          f"{r['reused'] / p:7.0%} {r['best'] / p:7.0%} "
+          f"{r['prompt_tokens'] - r['reused']:7d}")
+  total = rows["all"]
+  print(f"prompt tokens reused: {total['reused'] / total['prompt_tokens']:.0%}"
+        f" (best prefix cache: {total['best'] / total['prompt_tokens']:.0%})")
+  for tag in order[:args.where]:
+    print(f"\n{tag}: where prompts part from the best earlier one")
+    print("\n".join(partings(entries, tag)))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

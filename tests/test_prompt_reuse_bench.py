@@ -1,0 +1,47 @@
+"""bench/prompt_reuse.py: measured and best-case prompt reuse per operation."""
+
+import json
+
+from bench import prompt_reuse
+
+
+def _entry(tag: str, content: str, prompt_tokens: int, reused: int) -> dict:
+  return {"n": 0, "at": 0.0, "tag": tag, "prompt_tokens": prompt_tokens,
+          "reused_prompt_tokens": reused, "completion_tokens": 5,
+          "seconds": 1.0, "answer": "",
+          "messages": [{"role": "user", "content": content}]}
+
+
+def test_best_prefix_is_the_longest_shared_with_any_earlier_prompt():
+  texts = ["abcdef", "abcxyz", "zzz", "abcdeq"]
+  assert prompt_reuse.best_prefixes(texts) == [
+      (0, -1), (3, 0), (0, -1), (5, 0)]
+
+
+def test_summary_sets_the_server_reuse_beside_the_best(tmp_path, capsys):
+  stable = "persona and norms " * 5  # 90 characters shared.
+  entries = [_entry("act", stable + "news one", 100, 0),
+             _entry("act", stable + "news two", 100, 40),
+             _entry("DetectConflict", "news first, " + stable, 50, 0)]
+  rows = prompt_reuse.summarize(entries)
+  assert rows["act"]["calls"] == 2 and rows["act"]["reused"] == 40
+  # The second act prompt shares all but its last three characters.
+  shared = len("<user>" + stable + "news ")
+  total = len("<user>" + stable + "news two")
+  assert abs(rows["act"]["best"] - 100 * shared / total) < 1e-9
+  assert rows["DetectConflict"]["best"] < 5  # Its news comes first.
+  log = tmp_path / "calls.jsonl"
+  log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+  assert prompt_reuse.main([str(log), "--where", "1"]) == 0
+  out = capsys.readouterr().out
+  assert "prompt tokens reused: 16%" in out  # 40 of 250.
+  assert "where prompts part" in out
+
+
+def test_an_empty_or_missing_log_is_one_line_and_exit_2(tmp_path, capsys):
+  empty = tmp_path / "calls.jsonl"
+  empty.write_text("")
+  assert prompt_reuse.main([str(empty)]) == 2
+  assert prompt_reuse.main([str(tmp_path / "none.jsonl")]) == 2
+  err = capsys.readouterr().err.strip().splitlines()
+  assert len(err) == 2 and all(line.startswith("prompt_reuse:") for line in err)
