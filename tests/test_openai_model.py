@@ -101,6 +101,22 @@ def test_sample_json_sends_a_json_schema_response_format(server):
   assert body["messages"][1] == {"role": "user", "content": "Is it?"}
 
 
+def test_one_line_json_asks_llguidance_for_no_layout_whitespace(
+    server, tmp_path):
+  server.script(Reply('{"breaks_rule": true}'), Reply('{"breaks_rule": true}'))
+  cache = ResponseCache(tmp_path / "responses.sqlite")
+  make(server, one_line_json=True, cache=cache, seed=1).sample_json(
+      "x", BOOL_SCHEMA)
+  sent = bodies(server)[0]["response_format"]["json_schema"]["schema"]
+  assert sent["x-guidance"]["whitespace_flexible"] is False
+  assert {k: v for k, v in sent.items() if k != "x-guidance"} == BOOL_SCHEMA
+  # An answer asked for on one line is not an answer to the plain request.
+  make(server, cache=cache, seed=1).sample_json("x", BOOL_SCHEMA)
+  assert len(bodies(server)) == 2
+  assert "x-guidance" not in bodies(server)[1]["response_format"][
+      "json_schema"]["schema"]
+
+
 def test_json_object_mode_sends_the_schema_with_json_object(server):
   server.script(Reply('{"breaks_rule": false}'))
   model = make(server, schema_mode="json_object")

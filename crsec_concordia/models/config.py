@@ -125,7 +125,7 @@ def make_model(
         url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
         timeout=config.timeout, schema_mode=config.schema_mode or "json_schema",
         cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect,
-        call_log=call_log)
+        call_log=call_log, one_line_json=True)
   else:
     model = OpenAICompatibleModel(
         config.base_url, config.api_key or "none", config.model, seed=seed,

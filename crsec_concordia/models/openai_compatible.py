@@ -32,6 +32,11 @@ SCHEMA_MODES = ("json_schema", "json_object", "grammar")
 
 _JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
                 "given schema, and nothing else.")
+# llguidance's schema option (llama.cpp's grammar engine) for JSON on one
+# line: without it a small model indents every key and bracket, which costs
+# a third of a plan's or a norm list's generated tokens and says nothing.
+_ONE_LINE_JSON = {"whitespace_flexible": False, "key_separator": ": ",
+                  "item_separator": ", "}
 
 
 def is_loopback(url: str) -> bool:
@@ -110,6 +115,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       cache_scope: str | None = None,
       connect: Callable[[], str] | None = None,
       call_log: CallLog | None = None,
+      one_line_json: bool = False,
   ):
     """Creates the model.
 
@@ -137,6 +143,10 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         never starts the embedded server (2 GB of memory, seconds).
       call_log: where each request, its answer and the tokens the server
         reused of it are logged (a diagnostic; see models/call_log.py).
+      one_line_json: ask the server for JSON without layout whitespace,
+        with llguidance's `x-guidance` schema option. Only for llama.cpp
+        built with llguidance (the embedded server): OpenAI's strict mode
+        refuses keys it does not know.
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
@@ -155,6 +165,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
                              max_retries=max_retries)
     self._connect = connect
     self.call_log = call_log
+    self._one_line_json = one_line_json
     self._client_lock = threading.Lock()
     self._client_instance: openai.OpenAI | None = None
     if connect is None:
@@ -259,7 +270,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
                      messages=messages,
                      max_tokens=max_tokens, temperature=temperature,
                      top_p=top_p, stop=list(stop), seed=seed,
-                     schema=schema, mode=self._schema_mode if schema else None)
+                     schema=schema, mode=self._schema_mode if schema else None,
+                     **({"one_line": True} if self._one_line_json and schema
+                        else {}))
 
   def _complete(
       self,
@@ -283,6 +296,12 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     seed = self._effective_seed(seed, messages)
     extra: dict[str, Any] = {}
     response_format = None
+    if key is None:
+      key = self._cache_key(messages, max_tokens=max_tokens,
+                            temperature=temperature, top_p=top_p, stop=stop,
+                            seed=seed, schema=schema)
+    if schema is not None and self._one_line_json:
+      schema = {**schema, "x-guidance": _ONE_LINE_JSON}
     if schema is not None:
       if self._schema_mode == "json_schema":
         response_format = {"type": "json_schema", "json_schema": {
@@ -292,10 +311,6 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       else:
         import xllamacpp  # pylint: disable=import-outside-toplevel
         extra["grammar"] = xllamacpp.json_schema_to_grammar(json.dumps(schema))
-    if key is None:
-      key = self._cache_key(messages, max_tokens=max_tokens,
-                            temperature=temperature, top_p=top_p, stop=stop,
-                            seed=seed, schema=schema)
     if self.cache is not None and (hit := self.cache.get(key)) is not None:
       self.usage.record(tag, cached=True)
       return hit[0]
