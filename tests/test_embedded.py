@@ -65,6 +65,28 @@ def test_a_boolean_judgement_is_schema_constrained(server, mode):
   assert usage["prompt_tokens"] > 20 and usage["completion_tokens"] > 0
 
 
+def test_the_embedded_model_answers_on_one_line(server, tmp_path,
+                                                 monkeypatch):
+  # As a run builds it: the grammar mode with llguidance's one-line option.
+  from crsec_concordia.models import EndpointConfig, make_model
+  from crsec_concordia.models.call_log import read
+  monkeypatch.setenv("CRSEC_CALL_LOG", str(tmp_path / "calls.jsonl"))
+  monkeypatch.setattr(embedded, "shared_server", lambda progress=None: server)
+  model = make_model(EndpointConfig(), seed=1, check=False)
+  schema = {"type": "object", "additionalProperties": False,
+            "required": ["hours"], "properties": {"hours": {
+                "type": "array", "minItems": 2, "maxItems": 2,
+                "items": PLACE}}}
+  answer = model.sample_json(
+      "Where is each of these: 1. a cigarette lit at a table inside the "
+      "café; 2. a cigarette lit on the terrace outside?", schema,
+      max_tokens=64, temperature=0.0)
+  jsonschema.validate(answer, schema)
+  raw = read(tmp_path / "calls.jsonl")[-1]["answer"]
+  assert "\n" not in raw and "  " not in raw
+  assert json.loads(raw) == answer
+
+
 def test_an_enum_answer_is_one_of_the_values(server):
   model = model_for(server)
   answers = [

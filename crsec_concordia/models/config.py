@@ -123,7 +123,9 @@ def make_model(
       url = embedded.shared_server(progress).base_url
     model = OpenAICompatibleModel(
         url, "none", embedded.MODEL_NAME, seed=seed, cache=cache,
-        timeout=config.timeout, schema_mode=config.schema_mode or "json_schema",
+        # A llguidance grammar (xllamacpp is built with it): the server's
+        # json_schema path ignores the one-line option.
+        timeout=config.timeout, schema_mode=config.schema_mode or "grammar",
         cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect,
         call_log=call_log, one_line_json=True)
   else:

@@ -34,7 +34,9 @@ _JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
                 "given schema, and nothing else.")
 # llguidance's schema option (llama.cpp's grammar engine) for JSON on one
 # line: without it a small model indents every key and bracket, which costs
-# a third of a plan's or a norm list's generated tokens and says nothing.
+# a third of a plan's or a norm list's generated tokens and says nothing,
+# and with flexible whitespace it once wrote 190 spaces after a key until
+# the token limit (a three-hour plan, grammar mode, 2026-11-26).
 _ONE_LINE_JSON = {"whitespace_flexible": False, "key_separator": ": ",
                   "item_separator": ", "}
 
@@ -145,8 +147,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         reused of it are logged (a diagnostic; see models/call_log.py).
       one_line_json: ask the server for JSON without layout whitespace,
         with llguidance's `x-guidance` schema option. Only for llama.cpp
-        built with llguidance (the embedded server): OpenAI's strict mode
-        refuses keys it does not know.
+        built with llguidance (the embedded server), and honoured there in
+        the `grammar` schema mode only (its json_schema path drops the
+        option); OpenAI's strict mode refuses keys it does not know.
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
