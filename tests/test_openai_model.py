@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 
@@ -381,6 +382,29 @@ def test_make_model_logs_calls_only_when_asked(server, tmp_path, monkeypatch):
   model = make_model(config, check=False)
   model.tagged("act").sample_text("x")
   assert (tmp_path / "calls.jsonl").read_text().count("\n") == 1
+
+
+def test_at_most_max_in_flight_requests_reach_the_server_at_once(server):
+  # A server with a fixed number of slots queues the rest with the client's
+  # timeout running; here they wait in the client instead.
+  lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+  def responder(request):
+    with lock:
+      state["now"] += 1
+      state["most"] = max(state["most"], state["now"])
+    time.sleep(0.1)
+    with lock:
+      state["now"] -= 1
+    return Reply("ok")
+
+  server.responder = responder
+  model = make(server, max_in_flight=2)
+  with concurrent.futures.ThreadPoolExecutor(6) as pool:
+    answers = list(pool.map(model.sample_text, [f"p{i}" for i in range(6)]))
+  assert answers == ["ok"] * 6
+  assert state["most"] == 2
+  assert model.usage.totals()["calls"] == 6
 
 
 def test_untagged_calls_count_under_other(server):

@@ -127,7 +127,8 @@ def make_model(
         # json_schema path ignores the one-line option.
         timeout=config.timeout, schema_mode=config.schema_mode or "grammar",
         cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect,
-        call_log=call_log, one_line_json=True)
+        call_log=call_log, one_line_json=True,
+        max_in_flight=embedded.ServerSettings().n_parallel)
   else:
     model = OpenAICompatibleModel(
         config.base_url, config.api_key or "none", config.model, seed=seed,

@@ -9,6 +9,7 @@ choices and schemas (never string matching), retries with backoff through the
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import logging
@@ -118,6 +119,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       connect: Callable[[], str] | None = None,
       call_log: CallLog | None = None,
       one_line_json: bool = False,
+      max_in_flight: int | None = None,
   ):
     """Creates the model.
 
@@ -150,6 +152,12 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         built with llguidance (the embedded server), and honoured there in
         the `grammar` schema mode only (its json_schema path drops the
         option); OpenAI's strict mode refuses keys it does not know.
+      max_in_flight: requests sent at once, the others waiting here. For a
+        server with a fixed number of slots (the embedded one has 4): past
+        that, requests queue in the server with the client's timeout
+        running, and on 2 cores ten agents' calls waited there over 180 s,
+        were sent again by the client (6 in a 12-slot café) and the work
+        done on the first sending was lost.
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
@@ -169,6 +177,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self._connect = connect
     self.call_log = call_log
     self._one_line_json = one_line_json
+    self._in_flight = (threading.BoundedSemaphore(max_in_flight)
+                       if max_in_flight else contextlib.nullcontext())
     self._client_lock = threading.Lock()
     self._client_instance: openai.OpenAI | None = None
     if connect is None:
@@ -333,9 +343,10 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     if response_format is not None:
       body["response_format"] = response_format
     request["extra_body"] = {**body, **extra}
-    started = time.monotonic()
     try:
-      response = self._client.chat.completions.create(**request)
+      with self._in_flight:
+        started = time.monotonic()
+        response = self._client.chat.completions.create(**request)
     except openai.OpenAIError as e:
       self.usage.record(tag, failed=True)
       raise self._describe_failure(e) from None
