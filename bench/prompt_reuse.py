@@ -47,6 +47,22 @@ def best_prefixes(texts: Sequence[str]) -> list[tuple[int, int]]:
   return out
 
 
+def resent(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+  """Requests whose whole prompt the server already held though no logged
+  request sent it: the client sent them again after a timeout (its own
+  retries are not logged), and what the server did for the first sending
+  was lost."""
+  seen: set[str] = set()
+  out = []
+  for entry in entries:
+    text = prompt_text(entry)
+    if (text not in seen and entry["prompt_tokens"] > 1
+        and entry["reused_prompt_tokens"] >= entry["prompt_tokens"] - 1):
+      out.append(entry)
+    seen.add(text)
+  return out
+
+
 def summarize(entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
   """Per tag (and "all"): calls, prompt tokens, reused and best-case reused."""
   texts = [prompt_text(e) for e in entries]
@@ -112,6 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   total = rows["all"]
   print(f"prompt tokens reused: {total['reused'] / total['prompt_tokens']:.0%}"
         f" (best prefix cache: {total['best'] / total['prompt_tokens']:.0%})")
+  again = resent(entries)
+  print(f"requests sent again after a client timeout: {len(again)}"
+        + "".join(f"\n  {e['tag']} ({e['seconds']:.0f} s)" for e in again))
   for tag in order[:args.where]:
     print(f"\n{tag}: where prompts part from the best earlier one")
     print("\n".join(partings(entries, tag)))

@@ -45,3 +45,10 @@ def test_an_empty_or_missing_log_is_one_line_and_exit_2(tmp_path, capsys):
   assert prompt_reuse.main([str(tmp_path / "none.jsonl")]) == 2
   err = capsys.readouterr().err.strip().splitlines()
   assert len(err) == 2 and all(line.startswith("prompt_reuse:") for line in err)
+
+
+def test_a_request_the_server_already_held_whole_is_counted_as_resent():
+  first = _entry("act", "a prompt", 100, 99)  # Its first sending timed out.
+  again = _entry("act", "a prompt", 100, 99)  # A retry we sent: not resent.
+  other = _entry("act", "another", 100, 0)
+  assert prompt_reuse.resent([first, again, other]) == [first]
