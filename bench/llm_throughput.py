@@ -8,6 +8,8 @@ same short prompts (temperature 0, fixed seed, response cache off), through
 `OpenAICompatibleModel` exactly as a run calls it.
 
 Usage: .venv/bin/python bench/llm_throughput.py [--max-tokens 64] [--budget 75]
+       [--slots N] [--concurrency 1 4 8]  (another slot count: a server of
+       its own with N slots, to choose the embedded server's)
 Runs in about a minute on 2 idle cores. Another busy process makes the
 figures collapse (llama.cpp's threads wait for each other), so each pass also
 reports the CPU share other processes took meanwhile.
@@ -153,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--budget", type=float, default=75.0,
                       help="seconds per pass before skipping the remaining "
                       "calls (default 75; an idle machine needs about 20)")
+  parser.add_argument("--slots", type=int, default=None,
+                      help="server slots (default: the embedded server's, "
+                      f"{embedded.ServerSettings().n_parallel})")
+  parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4],
+                      help="requests in flight in each pass (default 1 4)")
   args = parser.parse_args(argv)
 
   with OthersMeter() as before:
@@ -161,7 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"warning: other processes use {before.share:.0%} of the CPUs: "
           "the figures will be low and noisy.", flush=True)
   start = time.monotonic()
-  server = embedded.shared_server(lambda m: print(f"  {m}", flush=True))
+  progress = lambda m: print(f"  {m}", flush=True)
+  server = (embedded.EmbeddedServer(embedded.ServerSettings(
+      n_parallel=args.slots)).start(progress) if args.slots
+            else embedded.shared_server(progress))
   print(f"embedded model ready in {time.monotonic() - start:.1f}s "
         f"({server.settings.n_parallel} slots, {server.settings.threads} "
         f"threads, {os.cpu_count()} CPUs)", flush=True)
@@ -173,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
   _flush(warm)
 
   results = []
-  for concurrency in (1, 4):
+  for concurrency in args.concurrency:
     print(f"measuring {len(PROMPTS)} calls, {concurrency} at a time...",
           flush=True)
     results.append(measure(server.base_url, concurrency, args.max_tokens,
@@ -188,11 +198,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{r.seconds:>8.1f} {r.tokens_per_second:>9.1f} "
           f"{r.calls_per_second:>8.3f} {statistics.mean(r.latencies):>10.2f} "
           f"{others:>7}")
-  one, four = results
+  one = results[0]
   print()
-  print(f"4-concurrent / 1-concurrent: tokens/s x"
-        f"{four.tokens_per_second / one.tokens_per_second:.2f}, calls/s x"
-        f"{four.calls_per_second / one.calls_per_second:.2f}")
+  for other in results[1:]:
+    print(f"{other.concurrency}-concurrent / {one.concurrency}-concurrent: "
+          f"tokens/s x{other.tokens_per_second / one.tokens_per_second:.2f}, "
+          f"calls/s x{other.calls_per_second / one.calls_per_second:.2f}")
   if any(r.calls < len(PROMPTS) for r in results):
     print(f"warning: a pass ran out of its {args.budget:.0f}s budget and "
           "skipped calls.")
