@@ -25,6 +25,7 @@ from concordia.language_model import language_model
 
 from crsec_concordia.models import base
 from crsec_concordia.models.cache import ResponseCache, cache_key
+from crsec_concordia.models import endpoint_errors
 from crsec_concordia.models.call_log import CallLog
 
 _log = logging.getLogger(__name__)
@@ -51,12 +52,6 @@ def is_loopback(url: str) -> bool:
     return ipaddress.ip_address(host).is_loopback
   except ValueError:
     return False
-
-
-def _one_line(text: object, limit: int = 200) -> str:
-  """Server or socket error text, flattened: an EndpointError is one line."""
-  flat = " ".join(str(text).split())
-  return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
 
 def _stop_sequences(terminators: Collection[str]) -> tuple[str, ...]:
@@ -209,50 +204,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
   # -- plumbing ---------------------------------------------------------------
 
   def _describe_failure(self, error: Exception) -> base.EndpointError:
-    """The failure in one line, without the API key: a server or proxy that
-    echoes the key in its error body would otherwise put it on the terminal,
-    in run.log and in the run's failure records."""
-    text = base.redact_text(str(self._explain_failure(error)), self.base_url)
-    key = self._client_args["api_key"]
-    if key and len(key) >= 8:  # Shorter ones ("none", "local") are no secret.
-      text = text.replace(key, "[API key]")
-    return base.EndpointError(text)
-
-  def _explain_failure(self, error: Exception) -> base.EndpointError:
-    where = f"{self.shown_url} (model {self.model_name!r})"
-    if isinstance(error, openai.AuthenticationError):
-      return base.EndpointError(
-          f"{where} rejected the API key (HTTP 401): set CRSEC_API_KEY or "
-          "--api-key to a valid key.")
-    if isinstance(error, openai.NotFoundError):
-      return base.EndpointError(
-          f"{where} answered 404: check --model/CRSEC_MODEL and that the "
-          "base URL ends in /v1.")
-    if isinstance(error, openai.APITimeoutError):
-      return base.EndpointError(
-          f"{where} did not answer in time after retries: check the server "
-          "load, raise --timeout, or unset CRSEC_BASE_URL to use the embedded "
-          "model.")
-    if isinstance(error, openai.APIConnectionError):
-      cause = _one_line(error.__cause__ or error)
-      return base.EndpointError(
-          f"cannot reach {where}: {cause}; start the server or fix "
-          "--base-url/CRSEC_BASE_URL, or unset it to use the embedded model.")
-    if isinstance(error, openai.PermissionDeniedError):
-      return base.EndpointError(
-          f"{where} refused access (HTTP 403): check that CRSEC_API_KEY or "
-          "--api-key may use this model.")
-    if isinstance(error, openai.APIStatusError):
-      body = _one_line(error.message)
-      if error.status_code in (400, 422):
-        fix = ("if it rejects structured output, try CRSEC_SCHEMA_MODE="
-               "json_object or grammar")
-      else:
-        fix = ("check the server's log, or unset CRSEC_BASE_URL to use the "
-               "embedded model")
-      return base.EndpointError(
-          f"{where} answered HTTP {error.status_code}: {body}; {fix}.")
-    return base.EndpointError(f"{where}: {_one_line(error)}")
+    return endpoint_errors.describe_failure(
+        error, shown_url=self.shown_url, model_name=self.model_name,
+        base_url=self.base_url, api_key=self._client_args["api_key"])
 
   def check(self) -> list[str]:
     """Lists the served models; raises EndpointError if that fails."""
