@@ -32,31 +32,35 @@ def describe_failure(error: Exception, *, shown_url: str, model_name: str,
   return base.EndpointError(text)
 
 
+# Failures whose line needs nothing of the error but its kind, checked in
+# this order (a timeout is also a connection error, checked after these).
+_PLAIN = (
+    (openai.AuthenticationError,
+     "rejected the API key (HTTP 401): set CRSEC_API_KEY or --api-key to a "
+     "valid key."),
+    (openai.NotFoundError,
+     "answered 404: check --model/CRSEC_MODEL and that the base URL ends in "
+     "/v1."),
+    (openai.APITimeoutError,
+     "did not answer in time after retries: check the server load, raise "
+     "--timeout, or unset CRSEC_BASE_URL to use the embedded model."),
+    (openai.PermissionDeniedError,
+     "refused access (HTTP 403): check that CRSEC_API_KEY or --api-key may "
+     "use this model."),
+)
+
+
 def _explain(error: Exception, shown_url: str,
              model_name: str) -> base.EndpointError:
   where = f"{shown_url} (model {model_name!r})"
-  if isinstance(error, openai.AuthenticationError):
-    return base.EndpointError(
-        f"{where} rejected the API key (HTTP 401): set CRSEC_API_KEY or "
-        "--api-key to a valid key.")
-  if isinstance(error, openai.NotFoundError):
-    return base.EndpointError(
-        f"{where} answered 404: check --model/CRSEC_MODEL and that the "
-        "base URL ends in /v1.")
-  if isinstance(error, openai.APITimeoutError):
-    return base.EndpointError(
-        f"{where} did not answer in time after retries: check the server "
-        "load, raise --timeout, or unset CRSEC_BASE_URL to use the embedded "
-        "model.")
+  for kind, what in _PLAIN:
+    if isinstance(error, kind):
+      return base.EndpointError(f"{where} {what}")
   if isinstance(error, openai.APIConnectionError):
     cause = one_line(error.__cause__ or error)
     return base.EndpointError(
         f"cannot reach {where}: {cause}; start the server or fix "
         "--base-url/CRSEC_BASE_URL, or unset it to use the embedded model.")
-  if isinstance(error, openai.PermissionDeniedError):
-    return base.EndpointError(
-        f"{where} refused access (HTTP 403): check that CRSEC_API_KEY or "
-        "--api-key may use this model.")
   if isinstance(error, openai.APIStatusError):
     body = one_line(error.message)
     if error.status_code in (400, 422):
