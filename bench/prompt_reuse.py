@@ -63,10 +63,21 @@ def resent(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
   return out
 
 
-def summarize(entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
-  """Per tag (and "all"): calls, prompt tokens, reused and best-case reused."""
+def _texts_and_prefixes(entries: Sequence[dict[str, Any]]
+                        ) -> tuple[list[str], list[tuple[int, int]]]:
   texts = [prompt_text(e) for e in entries]
-  prefixes = best_prefixes(texts)
+  return texts, best_prefixes(texts)
+
+
+def summarize(entries: Sequence[dict[str, Any]],
+              analysed: tuple[list[str], list[tuple[int, int]]] | None = None
+              ) -> dict[str, dict[str, float]]:
+  """Per tag (and "all"): calls, prompt tokens, reused and best-case reused.
+
+  `analysed`: the entries' texts and best prefixes, if already computed
+  (the comparison of every prompt with every earlier one is the costly part).
+  """
+  texts, prefixes = analysed or _texts_and_prefixes(entries)
   rows: dict[str, collections.Counter] = collections.defaultdict(
       collections.Counter)
   for entry, text, (shared, _) in zip(entries, texts, prefixes):
@@ -82,13 +93,13 @@ def summarize(entries: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
   return {tag: dict(row) for tag, row in rows.items()}
 
 
-def partings(entries: Sequence[dict[str, Any]], tag: str,
-             width: int = 90) -> list[str]:
+def partings(entries: Sequence[dict[str, Any]], tag: str, width: int = 90,
+             analysed: tuple[list[str], list[tuple[int, int]]] | None = None
+             ) -> list[str]:
   """Where each of the tag's prompts parts from its best earlier match."""
-  texts = [prompt_text(e) for e in entries]
+  texts, prefixes = analysed or _texts_and_prefixes(entries)
   out = []
-  for entry, text, (shared, where) in zip(entries, texts,
-                                          best_prefixes(texts)):
+  for entry, text, (shared, where) in zip(entries, texts, prefixes):
     if entry["tag"] != tag:
       continue
     other = entries[where]["tag"] if where >= 0 else "none"
@@ -113,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   if not entries:
     print(f"prompt_reuse: {args.log} logs no requests", file=sys.stderr)
     return 2
-  rows = summarize(entries)
+  analysed = _texts_and_prefixes(entries)
+  rows = summarize(entries, analysed)
   print(f"{'operation':22} {'calls':>5} {'prompt':>7} {'reused':>7} "
         f"{'best':>7} {'lost':>7}")
   order = sorted((t for t in rows if t != "all"),
@@ -133,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + "".join(f"\n  {e['tag']} ({e['seconds']:.0f} s)" for e in again))
   for tag in order[:args.where]:
     print(f"\n{tag}: where prompts part from the best earlier one")
-    print("\n".join(partings(entries, tag)))
+    print("\n".join(partings(entries, tag, analysed=analysed)))
   return 0
 
 
