@@ -23,9 +23,8 @@ import jsonschema
 import openai
 from concordia.language_model import language_model
 
-from crsec_concordia.models import base
+from crsec_concordia.models import base, endpoint_errors
 from crsec_concordia.models.cache import ResponseCache, cache_key
-from crsec_concordia.models import endpoint_errors
 from crsec_concordia.models.call_log import CallLog
 
 _log = logging.getLogger(__name__)
