@@ -11,7 +11,10 @@ every miss, then one summary line per venue, so a new model, prompt or
 venue can be compared with the embedded model before a long run. Any
 endpoint: set CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the
 embedded model. The cases are test data: nothing of them reaches a prompt
-of the product.
+of the product. Cases are asked four at a time, as a run's slot asks them;
+the embedded server then batches them, and a borderline answer can differ
+from one repeat to the next (session 18: "plants garlic cloves" tagged as
+picking from his own plot in one of two repeats of the same code).
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | --all   [--only referee|occasion|conflicts ...]
 """
@@ -19,6 +22,7 @@ Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
 import argparse
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pydantic
@@ -160,16 +164,25 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
       similarity=shared_embedder().pair_similarity)
   counts = probe_scores.TagCounts()
   results, places = [], []
-  for case in cases:
-    event, failure = referee.adjudicate(case.actor, case.action)
+  # Four at a time, as a run's slot asks them (the embedded server's
+  # slots); every call is seeded from its prompt, so the answers are those
+  # asked one by one, in the cases' order.
+  with ThreadPoolExecutor(4) as pool:
+    answers = list(pool.map(lambda c: referee.adjudicate(c.actor, c.action),
+                            cases))
+  for case, (event, failure) in zip(cases, answers):
     want = set(case.behaviours)
     failed = failure is not None and not event.get("adjudicated")
+    look = event.get("second_look") or {}
     if decisions is not None:  # A failed answer flags nothing.
-      # What the call gave, before the tag floor, with the scores the floor
-      # reads: a run's corrected estimates apply the floor its referee did
-      # (crsec_concordia/metrics/referee_quality.py).
+      # What the general call gave, before the tag floor, with the scores
+      # the floor reads: a run's corrected estimates apply the floor its
+      # referee did (crsec_concordia/metrics/referee_quality.py); and the
+      # second look's tag, counted only for a run whose referee took it.
+      looked = [look["behaviour"]] if look.get("accepted") else []
       given = [] if failed else sorted(
-          [*event["behaviours"], *event.get("far_from_action", ()),
+          [*(i for i in event["behaviours"] if i not in looked),
+           *event.get("far_from_action", ()),
            *event.get("not_by_actor", ())])
       doers = event.get("tag_doers", {})
       decisions.append({"action": case.action, "truth": sorted(want),
@@ -182,7 +195,8 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
                         # asked about, and whether it named the actor.
                         "doers": doers,
                         "by_actor": {i: i in event["behaviours"]
-                                     for i in doers}})
+                                     for i in doers},
+                        "looked": looked})
     if failed:
       counts.add(want, ())
       results.append((False, f"want {sorted(want)} failed: "
@@ -197,6 +211,11 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
     if event.get("not_by_actor"):
       claimed += (f" (not the actor's: {event['not_by_actor']}, who does "
                   f"it: {event['tag_doers']})")
+    if look:
+      claimed += (f" (second look: {look.get('behaviour')} of "
+                  f"{look['candidates']}"
+                  + (", accepted)" if look["accepted"] else
+                     f", not counted: {look.get('why')})"))
     if event.get("far_from_action"):
       claimed += (f" (far from the action: {event['far_from_action']}, "
                   f"{event['tag_similarity']}, without the place words "
@@ -245,16 +264,19 @@ def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict]
   from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.operations.detect_conflict import detect_conflict  # pylint: disable=import-outside-toplevel
   from crsec_concordia.relevance import nearest_rules  # pylint: disable=import-outside-toplevel
-  results = []
-  for case in cases:
+  def judge(case: _Conflict):
     # The sentence nearest the rule, as ConflictDetector finds it.
     near, = nearest_rules(shared_embedder(), [case.action], [case.norm])
-    verdict = detect_conflict(
+    return detect_conflict(
         model, actor=case.actor, behaviour=case.action,
         place=case.place or scenario.default_place or "indoors",
         norm=PersonalNorm(id="n", content=case.norm, utility=80,
                           type="injunctive"),
         focus=near.focus, on_failure=None)
+  results = []
+  with ThreadPoolExecutor(4) as pool:  # As in probe_referee.
+    verdicts = list(pool.map(judge, cases))
+  for case, verdict in zip(cases, verdicts):
     got = bool(verdict and verdict[0])
     said = ("failed" if verdict is None else
             f"got {'breach' if got else 'none'}, quoted {verdict[1]!r}")

@@ -9,7 +9,10 @@ words, checked in code (asked once more, saying why, if it is not). Each
 tag must then be near the action for the sentence embedder (tag_gate.py)
 and be the actor's own deed (doer_check.py); an action far from every
 behaviour is not asked at all (tag_gate.py); an answer to an occasion that
-names behaviours also gets a focused check (occasion_check.py).
+names behaviours also gets a focused check (occasion_check.py). Where the
+general call named nothing, the nearest behaviours get a second look
+(second_look.py): the model proposes, the embedder and the doer check
+verify.
 
 A failed call is visible, never silent: a `failure` record, and the action
 recorded with no behaviours and evidence saying adjudication failed.
@@ -24,6 +27,7 @@ from crsec_concordia import observations
 from crsec_concordia.game_masters import doer_check
 from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
+from crsec_concordia.game_masters import second_look as look_lib
 from crsec_concordia.game_masters import tag_gate
 from crsec_concordia.game_masters.action_text import tells_of_actor
 from crsec_concordia.game_masters.referee_question import (
@@ -69,6 +73,8 @@ class Referee:
     self._doer_model = (model.tagged(doer_check.TAG) if doer
                         and hasattr(model, "tagged") else
                         model if doer else None)
+    self._look_model = (model.tagged(look_lib.TAG) if hasattr(model, "tagged")
+                        else model)
 
   def adjudicate(self, actor: str, action: str, situation: str = "",
                  checked: Sequence[str] = ()
@@ -126,11 +132,33 @@ class Referee:
       fields["behaviours"] = []
       fields["unsupported"] = ids
     elif ids and self._similarity is not None:
-      checked, doer_failure = self._checked_tags(actor, action, ids)
-      fields.update(checked)
+      checked_tags, doer_failure = self._checked_tags(actor, action, ids)
+      fields.update(checked_tags)
       # A failed retry leaves no tag to check: at most one of the two.
       failure = failure or doer_failure
+    if not fields["behaviours"]:
+      failure = self._look(fields, actor, action, checked) or failure
     return fields, failure
+
+  def _look(self, fields: dict[str, Any], actor: str, action: str,
+            checked: Sequence[str]) -> dict[str, Any] | None:
+    """The second look (second_look.py) at an action no tag of the general
+    call counts for: its record in `fields`, its tag counted if accepted;
+    the failure record of its calls, or None. An occasion's checked
+    behaviours are its focused check's to decide."""
+    if self._similarity is None:
+      return None
+    rest = {i: d for i, d in self._descriptions.items() if i not in checked}
+    look, failure = look_lib.second_look(
+        self._look_model, self._doer_model, place=self._place, actor=actor,
+        action=action, descriptions=rest, similarity=self._similarity,
+        words=self._place_words)
+    if look is not None:
+      fields["second_look"] = look
+      if look["accepted"]:
+        fields["behaviours"] = [look["behaviour"]]
+        fields["evidence"] = look["evidence"]
+    return failure
 
   def _checked_tags(self, actor: str, action: str, ids: list[str]
                     ) -> tuple[dict[str, Any], dict[str, Any] | None]:

@@ -30,6 +30,9 @@ DECOMPOSE = r"Break that time into tasks"
 READ = r"events: each thing a person did"
 ACT = r"Reply as .*, in character"
 DOER = r"In this action, who "
+# The referee's second look (second_look.py); its prompt opens as the
+# general call's does, so a rule for it goes first.
+LOOK = r"behaviour: the id the action below shows, or "
 
 _DOER_ACTION = re.compile(r'^Action: "(?P<action>.*)"$', re.M)
 
@@ -40,6 +43,13 @@ def doer_answer(prompt: str) -> dict[str, str]:
   action = _DOER_ACTION.search(prompt)["action"]
   name = re.match(r"(?:[A-Z][\w'-]*\s?)+", action)
   return {"who": name.group(0).strip() if name else "nobody"}
+
+
+def look_none(prompt: str, schema: dict) -> dict[str, str]:
+  """The second look answered "none of these" (the last choice)."""
+  del prompt
+  return {"behaviour": schema["properties"]["behaviour"]["enum"][-1],
+          "evidence": "none"}
 
 
 def each(answer):

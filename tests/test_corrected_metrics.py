@@ -254,3 +254,45 @@ def test_a_referee_with_the_doer_check_is_measured_so(tmp_path, monkeypatch):
                    for c in cases])
   assert run("unchecked", tag_doers={
       "smoking_outside": "Sam Moore"})["rates"] is None
+
+
+def test_a_referee_with_the_second_look_is_measured_so(tmp_path, monkeypatch):
+  """A run whose records carry `second_look` (second_look.py) is measured
+  with the tags the second look added to the recorded answers; answers
+  recorded without the look cannot measure it."""
+  scenario = shipped_wording()
+  described = {b["id"]: b["description"] for b in scenario["behaviours"]}
+  score = {"smoking_outside": 0.5}
+  seen = {"action": "a", "truth": ["smoking_outside"],
+          "given": ["smoking_outside"], "scores": score, "deed_scores": score,
+          "doers": {"smoking_outside": "Sam Moore"},
+          "by_actor": {"smoking_outside": True}, "looked": []}
+  # The general call named nothing; the second look found it.
+  looked = {"action": "b", "truth": ["smoking_outside"], "given": [],
+            "scores": {}, "deed_scores": {}, "doers": {}, "by_actor": {},
+            "looked": ["smoking_outside"]}
+  nothing = {"action": "c", "truth": [], "given": [], "scores": {},
+             "deed_scores": {}, "doers": {}, "by_actor": {}, "looked": []}
+  cases = [seen] * 4 + [looked] * 5 + [nothing] * 8
+  path = recorded_decisions(tmp_path, monkeypatch, described, cases)
+  assert not referee_quality.run_tag_look([{"kind": "action",
+                                            "tag_floor": 0.16}])
+  gate = {"tag_floor": 0.16, "tag_similarity": score,
+          "tag_deed_similarity": score,
+          "tag_doers": {"smoking_outside": "Sam Moore"}}
+
+  def run(name: str, **fields):
+    return gated_behaviour(tmp_path / name, scenario, **gate, **fields)
+
+  with_look = run("look", second_look={
+      "candidates": score, "behaviour": "smoking_outside", "evidence": "x",
+      "accepted": True})
+  assert with_look["rates"]["tp"] == 9 and with_look["rates"]["fn"] == 0
+  assert "second look" in with_look["note"]
+  without = run("no_look")
+  assert without["rates"]["tp"] == 4 and without["rates"]["fn"] == 5
+  write_decisions(path, described,
+                  [{k: v for k, v in c.items() if k != "looked"}
+                   for c in cases])
+  assert run("unrecorded", second_look={"candidates": score,
+                                        "accepted": False})["rates"] is None

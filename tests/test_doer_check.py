@@ -9,6 +9,10 @@ import pytest
 
 from crsec_concordia.game_masters import adjudication, doer_check
 from crsec_concordia.models import ScriptedModel
+from tests import crsec_script
+
+# The second look (second_look.py) finds nothing here.
+LOOK_RULE = (crsec_script.LOOK, crsec_script.look_none)
 
 BEHAVIOURS = [{"id": "smoking_indoors",
                "description": "smokes or lights a cigarette inside"},
@@ -48,7 +52,7 @@ def test_a_tag_whose_doer_is_someone_else_is_kept_apart_with_the_answer():
   model = ScriptedModel([
       (r"who smokes", {"who": "Carlos Gomez"}),
       (r"who shouts", {"who": "Tom Gomez"}),
-      (r"You are the referee", _referee(["smoking_indoors", "loud"]))])
+      LOOK_RULE, (r"You are the referee", _referee(["smoking_indoors", "loud"]))])
   event, failure = _adjudication(model).adjudicate("Tom Gomez", action)
   assert failure is None
   assert event["behaviours"] == ["loud"]
@@ -63,19 +67,20 @@ def test_a_tag_whose_doer_is_someone_else_is_kept_apart_with_the_answer():
 
 
 def test_no_tag_no_doer_call():
-  model = ScriptedModel([(r"You are the referee", _referee([]))])
+  model = ScriptedModel([LOOK_RULE, (r"You are the referee", _referee([]))])
   event, failure = _adjudication(model).adjudicate(
       "Tom Gomez", "Tom Gomez reads the paper.")
   assert failure is None and event["behaviours"] == []
   assert "tag_doers" not in event
-  assert model.calls_by_tag() == {"GM.adjudicate": 1}
+  # Only the second look's call (second_look.py: it found nothing).
+  assert model.calls_by_tag() == {"GM.adjudicate": 1, "GM.look": 1}
 
 
 def test_a_failed_doer_call_is_recorded_and_its_tag_not_counted():
   """Never a default answer: a tag whose check failed is not the actor's."""
   model = ScriptedModel([
       (r"who smokes", "this is not JSON"),
-      (r"You are the referee", _referee(["smoking_indoors"]))])
+      LOOK_RULE, (r"You are the referee", _referee(["smoking_indoors"]))])
   event, failure = _adjudication(model).adjudicate(
       "Carlos Gomez", "Carlos Gomez lights a cigarette at his table.")
   assert event["behaviours"] == [] and event["tag_doers"] == {}
@@ -85,7 +90,7 @@ def test_a_failed_doer_call_is_recorded_and_its_tag_not_counted():
 
 
 def test_the_check_can_be_left_out():
-  model = ScriptedModel([(r"You are the referee", _referee(["loud"]))])
+  model = ScriptedModel([LOOK_RULE, (r"You are the referee", _referee(["loud"]))])
   referee = adjudication.Adjudication(
       model.tagged(adjudication.ADJUDICATE_TAG), place="a café",
       behaviours=BEHAVIOURS,

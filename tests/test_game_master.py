@@ -36,6 +36,8 @@ from tests import crsec_script
 
 # Every tag the embedder keeps is asked "who does it" (doer_check.py).
 DOER_RULE = (crsec_script.DOER, crsec_script.doer_answer)
+# The second look (second_look.py) finds nothing, unless a test says.
+LOOK_RULE = (crsec_script.LOOK, crsec_script.look_none)
 
 SCENARIO_YAML = """
 name: tiny_cafe
@@ -208,7 +210,7 @@ def referee(prompt: str) -> dict[str, Any]:
 
 
 def referee_model() -> ScriptedModel:
-  return ScriptedModel([DOER_RULE, (r"You are the referee", referee)])
+  return ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", referee)])
 
 
 def simulation(model, s=None, detector=("Abigail Chen",)):
@@ -287,7 +289,7 @@ def test_a_slot_arrives_as_one_observation_for_everyone_the_actor_too():
 
 
 def test_a_failed_adjudication_is_recorded_and_the_event_still_happens():
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", "this is not JSON")])
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", "this is not JSON")])
   sim = simulation(model, detector=())
   sim.play(max_steps=2)
   records = game_masters.drain_records(sim.get_game_masters()[0])
@@ -421,7 +423,7 @@ def test_a_behaviour_added_to_the_scenario_needs_no_python():
   s = scenario(behaviours=[
       *[b.model_dump() for b in scenario().behaviours],
       {"id": "phone_call", "description": "makes a phone call in the reading room"}])
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", lambda p: {
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", lambda p: {
       "narration": "Tom calls his mother.", "place": "indoors",
       "evidence": _ACTION_LINE.search(p)["action"],
       "behaviour": "phone_call", "also": "none"})])
@@ -607,7 +609,7 @@ def test_a_speaker_who_only_echoes_ends_the_talk_and_nothing_is_made_up():
 
 
 def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", lambda p: {
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", lambda p: {
       "narration": "Abigail packs food boxes.", "place": "indoors",
       "evidence": "none", "behaviour": "tipped", "also": "none"})])
   sim = simulation(model, detector=())
@@ -622,7 +624,7 @@ def test_a_behaviour_without_evidence_is_kept_apart_not_counted():
     "smoking_indoors",  # A behaviour's id, not the action's words.
     "She lights a cigarette by the window."])  # Words of no action here.
 def test_evidence_that_is_not_the_actions_words_supports_nothing(evidence):
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", lambda p: {
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", lambda p: {
       "narration": "Someone reads.", "place": "indoors",
       "evidence": evidence, "behaviour": "smoking_indoors", "also": "none"})])
   sim = simulation(model, detector=())
@@ -632,8 +634,13 @@ def test_evidence_that_is_not_the_actions_words_supports_nothing(evidence):
   assert actions and all(r["behaviours"] == [] for r in actions)
   assert all(r["unsupported"] == ["smoking_indoors"] for r in actions)
   # Each was asked for once more, saying why; the answer stayed unsupported.
-  referee_calls = [c.prompt for c in model.calls]
+  referee_calls = [c.prompt for c in model.calls
+                   if c.tag == "GM.adjudicate"]
   assert len(referee_calls) == 2 * len(actions)
+  # With the claim dropped, each action gets the second look
+  # (second_look.py), which found nothing here.
+  assert model.calls_by_tag().get("GM.look") == len(actions)
+  assert all(r["second_look"]["accepted"] is False for r in actions)
   assert sum(f'Your evidence "{evidence}" is not words of' in p
              for p in referee_calls) == len(actions)
 
@@ -646,7 +653,7 @@ def test_an_answer_quoting_the_action_when_asked_again_counts():
     return {"narration": action, "place": "indoors",
             "evidence": action if quoted else "smoking_indoors",
             "behaviour": "smoking_indoors", "also": "none"}
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", referee_answer)])
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", referee_answer)])
   sim = simulation(model, detector=())
   sim.play(max_steps=1)
   actions = [r for r in game_masters.drain_records(sim.get_game_masters()[0])
@@ -663,7 +670,7 @@ def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
     action = _ACTION_LINE.search(prompt)["action"]
     return {"narration": action, "place": "indoors", "evidence": action,
             "behaviour": "tipped", "also": "none"}
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", referee_answer)])
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", referee_answer)])
   sim = simulation(model, detector=())
   sim.play(max_steps=1)
   records = {r["actor"]: r for r in game_masters.drain_records(
@@ -677,8 +684,12 @@ def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
         tag_gate.MIN_TAG_SIMILARITY
         <= records["Abigail Chen"]["tag_similarity"]["tipped"])
   # No second ask and no doer check for a far tag: only Abigail's near one
-  # is asked who does it.
-  assert model.calls_by_tag() == {"GM.adjudicate": 3, "GM.doer": 1}
+  # is asked who does it. Carlos's smoke and Tom's shout, left with no tag,
+  # get the second look (second_look.py), which finds nothing here.
+  assert model.calls_by_tag() == {"GM.adjudicate": 3, "GM.doer": 1,
+                                  "GM.look": 2}
+  assert all(records[name]["second_look"]["accepted"] is False
+             for name in ("Carlos Gomez", "Tom Gomez"))
 
 
 def test_an_action_far_from_every_behaviour_is_not_put_to_the_referee(
@@ -691,7 +702,7 @@ def test_an_action_far_from_every_behaviour_is_not_put_to_the_referee(
     action = _ACTION_LINE.search(prompt)["action"]
     return {"narration": action, "place": "outdoors", "evidence": action,
             "behaviour": "tipped", "also": "none"}
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", referee_answer)])
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", referee_answer)])
   s = scenario()
   referee = adjudication.Adjudication(
       model.tagged(adjudication.ADJUDICATE_TAG), place=s.setting,
@@ -826,7 +837,7 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
       # The focused check proposes a tip for every answer ...
       (r"Which of these does", {"evidence": "a tip", "behaviour": "tipped"}),
       # ... and the general referee sees nothing at all.
-      (r"You are the referee", lambda p: {**blind, "narration": _ACTION_LINE.search(p)["action"]})])
+      LOOK_RULE, (r"You are the referee", lambda p: {**blind, "narration": _ACTION_LINE.search(p)["action"]})])
   sim = simulation(model, s, detector=())
   sim.play(max_steps=1)
   records = {r["actor"]: r for r in game_masters.drain_records(sim.get_game_masters()[0])}
@@ -845,7 +856,9 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
   # shout are put to it.
   assert abigail["referee_asked"] is False
   assert "referee_asked" not in tom and "referee_asked" not in records["Carlos Gomez"]
-  assert model.calls_by_tag() == {"GM.adjudicate": 5}
+  # Carlos's smoke and Tom's shout, which the general call named nothing
+  # in, also get the second look (second_look.py), which finds nothing.
+  assert model.calls_by_tag() == {"GM.adjudicate": 5, "GM.look": 2}
 
 
 @pytest.mark.usefixtures("no_tag_gate")
@@ -870,7 +883,7 @@ def test_the_focused_check_decides_among_the_occasions_behaviours():
       (r"Which of these does Abigail", {"evidence": "pays for her tea",
                                         "behaviour": "refused_tip"}),
       (r"Which of these does", {"evidence": "none", "behaviour": "none"}),
-      DOER_RULE, (r"You are the referee", general)])
+      DOER_RULE, LOOK_RULE, (r"You are the referee", general)])
   sim = simulation(model, s, detector=())
   sim.play(max_steps=1)
   records = {r["actor"]: r
@@ -915,7 +928,7 @@ def test_the_referee_is_told_the_scenarios_default_place(default):
   adjudicated), else where people usually are in the setting."""
   answer = {"narration": "Gus waters his bed.", "place": "indoors",
             "evidence": "none", "behaviour": "none", "also": "none"}
-  model = ScriptedModel([DOER_RULE, (r"You are the referee", answer)])
+  model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", answer)])
   referee = adjudication.Adjudication(
       model, place="a garden", default_place=default,
       behaviours=[{"id": "loud", "description": "shouts"}])

@@ -148,8 +148,10 @@ def scripted_model(scenario: Scenario) -> tuple[ScriptedModel, list[str]]:
                                norms_observed=())),
       (cs.DECOMPOSE, cs.tasks_of(60)),
       (cs.ACT, act),
-      # The occasion check first: both referee prompts open alike.
+      # The occasion check and the second look first: the referee's
+      # prompts open alike.
       (r"Which of these does", {"evidence": "none", "behaviour": "none"}),
+      (cs.LOOK, cs.look_none),
       (r"You are the referee", lambda p, s: {
           "narration": "Someone carries on.", "place": "indoors",
           "evidence": "none", "behaviour": s["properties"]["also"]["enum"][-1],

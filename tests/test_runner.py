@@ -71,6 +71,7 @@ def cafe() -> cs.ScriptedModel:
 
   model.add_rule(cs.ACT, act, first=True)
   model.add_rule(r"You are the referee", referee, first=True)
+  model.add_rule(cs.LOOK, cs.look_none, first=True)
   return model
 
 
@@ -340,7 +341,8 @@ def test_the_run_and_resume_commands(tmp_path, embedder, monkeypatch, capsys):
   assert "actions: 6, of them 3 going on from an earlier slot" in printed
   assert "why act calls were made: task begins 3" in printed
   # Each new action is near a behaviour and its tag the actor's own.
-  assert summary["referee"] == {"spared": 0, "far_tags": 0, "not_by_actor": 0}
+  assert summary["referee"] == {"spared": 0, "far_tags": 0, "not_by_actor": 0,
+                                "looks": 0, "looked_tags": 0}
   assert ("new actions that repeat the agent's previous one word for word: "
           "0 of 3 (0%)") in printed
   assert info(out)["seed"] == 2
@@ -425,7 +427,7 @@ def test_the_summary_counts_the_referees_own_checks(tmp_path, capsys):
   doer_check.py) are counted in the run's summary."""
   from crsec_concordia.commands import run as run_cmd  # pylint: disable=import-outside-toplevel
   from tests.metrics_fixtures import RunBuilder  # pylint: disable=import-outside-toplevel
-  b = RunBuilder(tmp_path / "run", steps=2)
+  b = RunBuilder(tmp_path / "run", steps=3)
   base = {"action": "x", "narration": "x", "place": "indoors",
           "evidence": "none", "behaviours": []}
   b.record("action", 1, actor="A", **base, referee_asked=False)
@@ -433,9 +435,22 @@ def test_the_summary_counts_the_referees_own_checks(tmp_path, capsys):
   b.record("action", 2, actor="A", **base, referee_asked=False)
   b.record("action", 2, actor="B", **base,
            not_by_actor=["loud", "tipped"])
+  b.record("action", 2, actor="C", **{**base, "behaviours": ["loud"]},
+           second_look={"candidates": {"loud": 0.4}, "behaviour": "loud",
+                        "evidence": "x", "accepted": True})
+  b.record("action", 3, actor="C", **{**base, "behaviours": ["loud"]},
+           continued=True,
+           second_look={"candidates": {"loud": 0.4}, "behaviour": "loud",
+                        "evidence": "x", "accepted": True})
+  b.record("action", 3, actor="A", **base,
+           second_look={"candidates": {"loud": 0.3}, "behaviour": "none",
+                        "evidence": "x", "accepted": False})
   run_cmd.print_summary(b.write())
+  # A continued action's look is the one of the action it continues.
   assert runner.summarize(tmp_path / "run")["referee"] == {
-      "spared": 2, "far_tags": 1, "not_by_actor": 2}
+      "spared": 2, "far_tags": 1, "not_by_actor": 2, "looks": 2,
+      "looked_tags": 1}
   assert ("referee: 2 actions not put to it (far from every behaviour); "
-          "tags kept apart: 1 far from the action, 2 not the actor's"
+          "tags kept apart: 1 far from the action, 2 not the actor's; "
+          "second looks at actions it found nothing in: 2, 1 of them tagged"
           ) in capsys.readouterr().out

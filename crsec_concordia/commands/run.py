@@ -68,7 +68,9 @@ def print_summary(run_dir: Path) -> None:
   if any(checks.values()):
     print(f"  referee: {checks['spared']} actions not put to it (far from "
           f"every behaviour); tags kept apart: {checks['far_tags']} far from "
-          f"the action, {checks['not_by_actor']} not the actor's")
+          f"the action, {checks['not_by_actor']} not the actor's; second "
+          f"looks at actions it found nothing in: {checks['looks']}, "
+          f"{checks['looked_tags']} of them tagged")
   records = s["records"]
   print(f"  conversations: {records.get('conversation', 0)}; conflicts: "
         f"{records.get('conflict', 0)}; failures: {records.get('failure', 0)}")

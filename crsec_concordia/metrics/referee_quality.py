@@ -14,7 +14,8 @@ a measurement of one model and one prompt, written by a probe run as
               "scores": {id: cosine of the action to its description},
               "deed_scores": {id: the same, place words left out},
               "doers": {id: who the doer check said does it},
-              "by_actor": {id: whether that answer named the actor}}]}
+              "by_actor": {id: whether that answer named the actor},
+              "looked": [the id the second look added, if any]}]}
 
 `given` is what the referee's call gave (its quote check passed); a run
 whose referee also drops tags far from the action (game_masters/
@@ -22,8 +23,9 @@ tag_gate.py: its action records carry `tag_floor`) is measured by the same
 answers with that floor applied to `scores` (and to `deed_scores` too when
 its records carry `tag_deed_similarity`) and, when its records carry
 `tag_doers` (game_masters/doer_check.py), only the tags the doer check
-found to be the actor's, so the counts are those of the referee that made
-the run's tags.
+found to be the actor's, and, when its records carry `second_look`
+(game_masters/second_look.py), with the tag the second look added, so the
+counts are those of the referee that made the run's tags.
 
 For a target, a case is positive when its true ids comply (some `complies`
 id, no `violates` id), and the referee flags it when its given ids do. The
@@ -76,15 +78,18 @@ def _complies(ids: Iterable[str], target: rundir.TargetNorm) -> bool:
 
 
 def gated(case: dict[str, Any], floor: float | None, deed: bool = False,
-          doer: bool = False) -> list[str]:
+          doer: bool = False, look: bool = False) -> list[str]:
   """The ids a case's answer gave, those scored below `floor` left out
   (None: no gate; every given id must have a score, `scored`), with
   `deed` also those scored below it without the place words, and with
   `doer` those the doer check did not find to be the actor's (a tag the
-  check was not asked about, or whose call failed, is not)."""
+  check was not asked about, or whose call failed, is not); with `look`,
+  the tag the second look added (it passed its own checks)."""
   given = list(case.get("given") or ())
+  looked = [i for i in case.get("looked") or () if i not in given] if look \
+      else []
   if floor is None:
-    return given
+    return given + looked
   scores = case["scores"]
   deeds = case["deed_scores"] if deed else None
   kept = [i for i in given if float(scores[i]) >= floor
@@ -92,29 +97,32 @@ def gated(case: dict[str, Any], floor: float | None, deed: bool = False,
   if doer:
     by_actor = case.get("by_actor") or {}
     kept = [i for i in kept if by_actor.get(i) is True]
-  return kept
+  return kept + looked
 
 
 def scored(cases: Iterable[dict[str, Any]], deed: bool = False,
-           doer: bool = False) -> bool:
+           doer: bool = False, look: bool = False) -> bool:
   """Whether every given id of every case has its score (and, for `deed`,
   its score without the place words; for `doer`, every case the doer
-  check's answers): a floor can be applied."""
+  check's answers; for `look`, every case the second look's tag): a floor
+  can be applied."""
   keys = ("scores", "deed_scores") if deed else ("scores",)
   return all(set(c.get("given") or ()) <= set(c.get(k) or {})
              for c in cases for k in keys) and (
-                 not doer or all("by_actor" in c for c in cases))
+                 not doer or all("by_actor" in c for c in cases)) and (
+                 not look or all("looked" in c for c in cases))
 
 
 def confusion(cases: Iterable[dict[str, Any]], target: rundir.TargetNorm,
               source: str = "", floor: float | None = None,
-              deed: bool = False, doer: bool = False) -> Rates:
+              deed: bool = False, doer: bool = False,
+              look: bool = False) -> Rates:
   """Counts of "complies with the target" over labelled cases (with a
   tag floor: as the gated referee would have given them)."""
   tp = fp = fn = tn = 0
   for case in cases:
     truth = _complies(case.get("truth") or (), target)
-    given = _complies(gated(case, floor, deed, doer), target)
+    given = _complies(gated(case, floor, deed, doer, look), target)
     tp += truth and given
     fn += truth and not given
     fp += given and not truth
@@ -154,14 +162,22 @@ def run_tag_doer(records: Iterable[dict[str, Any]]) -> bool:
              for r in records)
 
 
+def run_tag_look(records: Iterable[dict[str, Any]]) -> bool:
+  """Whether a run's referee took a second look at actions its general
+  call named nothing in (second_look.py; older runs did not)."""
+  return any(r.get("kind") == "action" and "second_look" in r
+             for r in records)
+
+
 def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
           decisions: Path | None = None, probes: Path | None = None,
           floor: float | None = None, deed: bool = False,
-          doer: bool = False) -> Measured:
+          doer: bool = False, look: bool = False) -> Measured:
   """The referee's counts for `target` in a run of `scenario` (its dict),
   whose referee dropped tags below `floor` (tag_gate.py) or none; with
   `deed`, also those below it without the place words; with `doer`, those
-  the doer check did not find to be the actor's."""
+  the doer check did not find to be the actor's; with `look`, with the
+  second look's tags."""
   decisions = DECISIONS if decisions is None else decisions
   probes = PROBES if probes is None else probes
   described = {b.get("id"): b.get("description")
@@ -177,12 +193,13 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
       if floor is not None:
         source += f", tags below cosine {floor} left out" + (
             " (also without the place words)" if deed else "") + (
-            ", and those not the actor's" if doer else "")
-        if not scored(cases, deed, doer):
+            ", and those not the actor's" if doer else "") + (
+            ", with the second look's" if look else "")
+        if not scored(cases, deed, doer, look):
           return Measured(None, source + ": recorded without the tag scores "
                           "the run's referee gated on (re-record with bench/"
                           "judgement_probe.py --all --record)")
-      counts = confusion(cases, target, source, floor, deed, doer)
+      counts = confusion(cases, target, source, floor, deed, doer, look)
       if counts.tp + counts.fn == 0:
         return Measured(None, source + ": no case complies with it")
       return Measured(counts, source)

@@ -141,8 +141,10 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
   behaviours: dict[str, int] = {}
   kinds: dict[str, int] = {}
   acted = no_action = repeated = continued = 0
-  # The referee's own checks (game_masters/tag_gate.py, doer_check.py).
-  referee = {"spared": 0, "far_tags": 0, "not_by_actor": 0}
+  # The referee's own checks (game_masters/tag_gate.py, doer_check.py,
+  # second_look.py).
+  referee = {"spared": 0, "far_tags": 0, "not_by_actor": 0, "looks": 0,
+             "looked_tags": 0}
   reasons: dict[str, int] = {}  # Why act calls were made (plan-driven acts).
   last: dict[str, str] = {}  # Each actor's previous action.
   with open(run_dir / rundir.EVENTS, encoding="utf-8") as f:
@@ -169,6 +171,10 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
         referee["spared"] += record.get("referee_asked") is False
         referee["far_tags"] += len(record.get("far_from_action", ()))
         referee["not_by_actor"] += len(record.get("not_by_actor", ()))
+        look = None if record.get("continued") else record.get("second_look")
+        if look is not None:  # second_look.py
+          referee["looks"] += 1
+          referee["looked_tags"] += bool(look.get("accepted"))
   scenario = Scenario.from_dict(rundir.read_json(run_dir /
                                                 rundir.SCENARIO_JSON))
   hours = (int(info["completed_steps"]) * scenario.clock.minutes_per_step
