@@ -9,8 +9,8 @@ words, checked in code (asked once more, saying why, if it is not). Each
 tag must then be near the action for the sentence embedder (tag_gate.py)
 and be the actor's own deed (doer_check.py); an action far from every
 behaviour is not asked at all (tag_gate.py); an answer to an occasion that
-names behaviours also gets a focused check (occasion_check.py). Where the
-general call named nothing, the nearest behaviours get a second look
+names behaviours also gets a focused check (occasion_check.py). Where no
+tag of the general call counts, the nearest behaviours get a second look
 (second_look.py): the model proposes, the embedder and the doer check
 verify.
 
