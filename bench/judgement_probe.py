@@ -11,12 +11,14 @@ every miss, then one summary line per venue, so a new model, prompt or
 venue can be compared with the embedded model before a long run. Any
 endpoint: set CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the
 embedded model. The cases are test data: nothing of them reaches a prompt
-of the product. Cases are asked four at a time, as a run's slot asks them;
-the embedded server then batches them, and a borderline answer can differ
-from one repeat to the next (session 18: "plants garlic cloves" tagged as
-picking from his own plot in one of two repeats of the same code).
+of the product. Cases are asked four at a time (--jobs), as a run's slot
+asks them; the embedded server then batches them, and a borderline answer
+can differ from one repeat to the next (session 18: "plants garlic cloves"
+tagged as picking from his own plot in one of two repeats of the same
+code); --jobs 1 asks one at a time.
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | --all   [--only referee|occasion|conflicts ...]
+       [--jobs N] [--record [DIR]]
 """
 
 import argparse
@@ -86,6 +88,7 @@ class Probes(pydantic.BaseModel):
 
 
 SECTIONS = ("referee", "occasion", "conflicts")
+JOBS = 4  # Cases asked at once: the embedded server's slots, as in a run.
 
 
 def probes_path(scenario: Scenario) -> Path:
@@ -151,7 +154,7 @@ def report(name: str, results: list[tuple[bool, str]]) -> tuple[int, int]:
 
 
 def probe_referee(model, scenario: Scenario, cases: list[_Case],
-                  decisions: list[dict] | None = None
+                  decisions: list[dict] | None = None, jobs: int = JOBS
                   ) -> tuple[probe_scores.TagCounts, tuple[int, int] | None]:
   """The game master's own adjudication of each case (the run's code path:
   its evidence rule and the scenario's default place included): the tag
@@ -164,10 +167,9 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
       similarity=shared_embedder().pair_similarity)
   counts = probe_scores.TagCounts()
   results, places = [], []
-  # Four at a time, as a run's slot asks them (the embedded server's
-  # slots); every call is seeded from its prompt, so the answers are those
-  # asked one by one, in the cases' order.
-  with ThreadPoolExecutor(4) as pool:
+  # `jobs` at a time (by default as a run's slot asks them: the embedded
+  # server's slots); the records keep the cases' order.
+  with ThreadPoolExecutor(jobs) as pool:
     answers = list(pool.map(lambda c: referee.adjudicate(c.actor, c.action),
                             cases))
   for case, (event, failure) in zip(cases, answers):
@@ -258,8 +260,8 @@ def probe_occasion(model, scenario: Scenario, probes: _Occasion
   return occasion.id, right, total
 
 
-def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict]
-                    ) -> tuple[int, int]:
+def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict],
+                    jobs: int = JOBS) -> tuple[int, int]:
   from crsec_concordia.norms import PersonalNorm  # pylint: disable=import-outside-toplevel
   from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.operations.detect_conflict import detect_conflict  # pylint: disable=import-outside-toplevel
@@ -274,7 +276,7 @@ def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict]
                           type="injunctive"),
         focus=near.focus, on_failure=None)
   results = []
-  with ThreadPoolExecutor(4) as pool:  # As in probe_referee.
+  with ThreadPoolExecutor(jobs) as pool:  # As in probe_referee.
     verdicts = list(pool.map(judge, cases))
   for case, verdict in zip(cases, verdicts):
     got = bool(verdict and verdict[0])
@@ -301,7 +303,8 @@ def record_decisions(scenario: Scenario, model_name: str,
 
 
 def probe_venue(model, scenario: Scenario, probes: Probes,
-                record: Path | None = None, model_name: str = ""
+                record: Path | None = None, model_name: str = "",
+                jobs: int = JOBS
                 ) -> tuple[str, probe_scores.TagCounts | None]:
   """Every section of one venue's cases; its summary line and tag counts.
   With `record`, the referee's answers are written there (one file per
@@ -310,13 +313,14 @@ def probe_venue(model, scenario: Scenario, probes: Probes,
   tags = placed = occasion = conflicts = None
   decisions: list[dict] | None = [] if record is not None else None
   if probes.referee:
-    tags, placed = probe_referee(model, scenario, probes.referee, decisions)
+    tags, placed = probe_referee(model, scenario, probes.referee, decisions,
+                                 jobs)
   if record is not None and decisions:
     print(f"recorded: {record_decisions(scenario, model_name, decisions, record)}")
   if probes.occasion is not None:
     occasion = probe_occasion(model, scenario, probes.occasion)
   if probes.conflicts:
-    conflicts = probe_conflicts(model, scenario, probes.conflicts)
+    conflicts = probe_conflicts(model, scenario, probes.conflicts, jobs)
   line = probe_scores.summary_line(scenario.name, tags, placed, conflicts,
                                    occasion)
   print(line, end="\n\n", flush=True)
@@ -342,10 +346,16 @@ def main(argv: list[str] | None = None) -> int:
            "crsec_concordia/metrics/data/referee_decisions)")
   parser.add_argument("--only", nargs="+", choices=SECTIONS, default=None,
                       help="probe only these judgements")
+  parser.add_argument("--jobs", type=int, default=JOBS, metavar="N",
+                      help=f"cases asked at once (default {JOBS}, as in a "
+                           "run; 1 asks one at a time, so the embedded "
+                           "server's batching cannot change an answer)")
   args = parser.parse_args(argv)
   if args.record and args.only and "referee" not in args.only:
     parser.error("--record records the referee's answers: --only must "
                  "include referee")
+  if args.jobs < 1:
+    parser.error("--jobs must be 1 or more")
   if args.all and (args.scenario or args.probes):
     parser.error("--all runs every shipped venue's own probe file: "
                  "give it without --scenario or --probes")
@@ -367,7 +377,8 @@ def main(argv: list[str] | None = None) -> int:
   endpoint = EndpointConfig.resolve()
   model = make_model(endpoint, seed=1)
   name = str(endpoint.describe().get("model"))
-  results = [probe_venue(model, scenario, probes, args.record, name)
+  results = [probe_venue(model, scenario, probes, args.record, name,
+                         args.jobs)
              for scenario, probes in venues]
   print(f"summary (target: referee P >= {probe_scores.TARGET_PRECISION} "
         f"and R >= {probe_scores.TARGET_RECALL})")

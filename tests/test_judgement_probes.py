@@ -197,3 +197,41 @@ def test_only_keeps_the_sections_asked_for(capsys):
     probe.main(["--record", "--only", "conflicts"])
   assert info.value.code == 2
   assert "--only must include referee" in capsys.readouterr().err
+
+
+def test_jobs_must_be_one_or_more(capsys):
+  with pytest.raises(SystemExit) as info:
+    probe.main(["--jobs", "0"])
+  assert info.value.code == 2
+  assert "--jobs must be 1 or more" in capsys.readouterr().err
+
+
+def test_cases_asked_at_once_are_recorded_in_the_cases_order():
+  """However many are asked at once, the decisions (and counts) follow the
+  cases' order: what --record writes does not depend on which thread
+  finishes first."""
+  import re  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.models import ScriptedModel  # pylint: disable=import-outside-toplevel
+  from tests import crsec_script  # pylint: disable=import-outside-toplevel
+  scenario = load_scenario("community_garden")
+  cases = probe.load_probes(probe.probes_path(scenario), scenario).referee
+
+  def general(prompt):
+    action = re.search(r'^[^:\n]+: "(.*)"$', prompt, re.M)[1]
+    own = "own plot" in action
+    return {"narration": action, "place": "outdoors",
+            "behaviour": "picked_own_plot" if own else "none",
+            "also": "none", "evidence": action if own else "none"}
+
+  def model():
+    return ScriptedModel([(crsec_script.LOOK, crsec_script.look_none),
+                          (crsec_script.DOER, crsec_script.doer_answer),
+                          (r"You are the referee", general)])
+  one: list[dict] = []
+  four: list[dict] = []
+  counts_one, _ = probe.probe_referee(model(), scenario, cases, one, jobs=1)
+  counts_four, _ = probe.probe_referee(model(), scenario, cases, four, jobs=4)
+  assert [d["action"] for d in four] == [c.action for c in cases]
+  assert four == one
+  assert counts_four.line() == counts_one.line()
+  assert any(d["given"] == ["picked_own_plot"] for d in four)
