@@ -452,5 +452,5 @@ def test_the_summary_counts_the_referees_own_checks(tmp_path, capsys):
       "looked_tags": 1}
   assert ("referee: 2 actions not put to it (far from every behaviour); "
           "tags kept apart: 1 far from the action, 2 not the actor's; "
-          "second looks at actions it found nothing in: 2, 1 of them tagged"
+          "second looks where no tag counted: 2, 1 of them tagged"
           ) in capsys.readouterr().out

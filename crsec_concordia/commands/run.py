@@ -69,7 +69,7 @@ def print_summary(run_dir: Path) -> None:
     print(f"  referee: {checks['spared']} actions not put to it (far from "
           f"every behaviour); tags kept apart: {checks['far_tags']} far from "
           f"the action, {checks['not_by_actor']} not the actor's; second "
-          f"looks at actions it found nothing in: {checks['looks']}, "
+          f"looks where no tag counted: {checks['looks']}, "
           f"{checks['looked_tags']} of them tagged")
   records = s["records"]
   print(f"  conversations: {records.get('conversation', 0)}; conflicts: "
