@@ -163,8 +163,8 @@ def run_tag_doer(records: Iterable[dict[str, Any]]) -> bool:
 
 
 def run_tag_look(records: Iterable[dict[str, Any]]) -> bool:
-  """Whether a run's referee took a second look at actions its general
-  call named nothing in (second_look.py; older runs did not)."""
+  """Whether a run's referee took a second look at actions no tag of its
+  general call counted for (second_look.py; older runs did not)."""
   return any(r.get("kind") == "action" and "second_look" in r
              for r in records)
 
