@@ -66,14 +66,20 @@ def behaviours_of(answer: Mapping[str, Any],
   return [b for b in dict.fromkeys(named) if b in behaviour_ids]
 
 
+def quotes_action(evidence: str, actor: str, action: str) -> bool:
+  """Whether evidence is a quote of the action's own words (the
+  referee's evidence rule)."""
+  evidence = evidence.strip()
+  return has_evidence(evidence) and repetition.quotes(evidence, action,
+                                                      names=[actor])
+
+
 def supported(answer: Mapping[str, Any], behaviour_ids: Sequence[str],
               actor: str, action: str) -> bool:
   """No behaviour named, or one quoted in the action's own words (the
   referee's evidence rule; bench/referee_structures.py applies it too)."""
-  evidence = str(answer["evidence"]).strip()
-  return not behaviours_of(answer, behaviour_ids) or (
-      has_evidence(evidence)
-      and repetition.quotes(evidence, action, names=[actor]))
+  return not behaviours_of(answer, behaviour_ids) or quotes_action(
+      str(answer["evidence"]), actor, action)
 
 
 def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],

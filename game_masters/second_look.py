@@ -41,27 +41,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from crsec_concordia import repetition
 from crsec_concordia.game_masters import doer_check, tag_gate
 from crsec_concordia.game_masters.occasion_check import Similarity
+from crsec_concordia.game_masters.referee_question import (_none_token,
+                                                           quotes_action)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
-from crsec_concordia.operations.base import has_evidence
 
 TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
 MIN_SIMILARITY = 0.25  # The occasion check's floor (occasion_check.py).
 CANDIDATES = 3  # The nearest behaviours listed.
-NONE = "none"
 
 
 def look_schema(ids: Sequence[str]) -> dict[str, Any]:
   """The id first, then the quote (checked in code), as in the general call."""
-  none = NONE if NONE not in ids else "no_behaviour"
   return {
       "type": "object",
       "additionalProperties": False,
       "required": ["behaviour", "evidence"],
       "properties": {
-          "behaviour": {"type": "string", "enum": [*ids, none]},
+          "behaviour": {"type": "string", "enum": [*ids, _none_token(ids)]},
           "evidence": {"type": "string", "maxLength": 300},
       },
   }
@@ -70,8 +68,7 @@ def look_schema(ids: Sequence[str]) -> dict[str, Any]:
 def look_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
                 actor: str, action: str) -> str:
   """The candidates first (the general call's order), the action last."""
-  ids = [b["id"] for b in behaviours]
-  none = NONE if NONE not in ids else "no_behaviour"
+  none = _none_token([b["id"] for b in behaviours])
   listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
   return (f"You are the referee at {place}.\n"
           f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
@@ -83,15 +80,11 @@ def look_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 def candidates(action: str, descriptions: Mapping[str, str],
                similarity: Similarity, words: frozenset[str]
                ) -> list[tuple[str, float]]:
-  """The behaviours to ask about, nearest first (each scored the lower of
-  its cosine with and without the place words, as tag_gate.py scores), or
+  """The behaviours to ask about, nearest first (tag_gate.near_scores), or
   none if even the nearest is below MIN_SIMILARITY."""
-  ids = list(descriptions)
-  full = tag_gate.tag_similarities(action, ids, descriptions, similarity)
-  deed = tag_gate.deed_similarities(action, ids, descriptions, similarity,
-                                    words)
-  near = sorted(((i, min(full[i], deed[i])) for i in ids),
-                key=lambda kv: (-kv[1], ids.index(kv[0])))
+  # Nearest first; a tie keeps the scenario's order (sorted is stable).
+  near = sorted(tag_gate.near_scores(action, descriptions, similarity,
+                                     words).items(), key=lambda kv: -kv[1])
   if not near or near[0][1] < MIN_SIMILARITY:
     return []
   return [(i, s) for i, s in near[:CANDIDATES]
@@ -129,8 +122,7 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
     record["why"] = "no behaviour proposed"
   elif proposed != near[0][0]:
     record["why"] = "not the behaviour nearest the action"
-  elif not (has_evidence(evidence)
-            and repetition.quotes(evidence, action, names=[actor])):
+  elif not quotes_action(evidence, actor, action):
     record["why"] = "the quote is not words of the action"
   elif doer_model is None:
     record["accepted"] = True

@@ -126,13 +126,21 @@ def deed_similarities(action: str, ids: Sequence[str],
           for i in ids}
 
 
-def nearest_behaviour(action: str, descriptions: Mapping[str, str],
-                      similarity: Similarity, words: frozenset[str]
-                      ) -> tuple[str, float] | None:
-  """The behaviour nearest the action and its score (the lower of its
-  cosine with and without the place words), or None if there is none."""
+def near_scores(action: str, descriptions: Mapping[str, str],
+                similarity: Similarity, words: frozenset[str]
+                ) -> dict[str, float]:
+  """Each behaviour's nearness to the action: the lower of its cosine with
+  and without the place words (what a tag must reach the floor on)."""
   ids = list(descriptions)
   full = tag_similarities(action, ids, descriptions, similarity)
   deed = deed_similarities(action, ids, descriptions, similarity, words)
-  near = {i: min(full[i], deed[i]) for i in ids}
+  return {i: min(full[i], deed[i]) for i in ids}
+
+
+def nearest_behaviour(action: str, descriptions: Mapping[str, str],
+                      similarity: Similarity, words: frozenset[str]
+                      ) -> tuple[str, float] | None:
+  """The behaviour nearest the action and its score (near_scores), or None
+  if there is none."""
+  near = near_scores(action, descriptions, similarity, words)
   return max(near.items(), key=lambda kv: kv[1]) if near else None
