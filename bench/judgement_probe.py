@@ -16,8 +16,10 @@ asks them; the embedded server then batches them, and a borderline answer
 can differ from one repeat to the next (session 18: "plants garlic cloves"
 tagged as picking from his own plot in one of two repeats of the same
 code); --jobs 1 asks one at a time.
+--heldout adds the venues of bench/heldout/, which nothing was tuned on.
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
-       [--probes FILE] | --all   [--only referee|occasion|conflicts ...]
+       [--probes FILE] | [--all] [--heldout]
+       [--only referee|occasion|conflicts ...]
        [--jobs N] [--record [DIR]]
 """
 
@@ -40,6 +42,10 @@ from crsec_concordia.scenarios import (Scenario, builtin_names,  # noqa: E402
 import probe_scores  # noqa: E402  (bench/, beside this file)
 
 PROBES = HERE / "probes"
+# Venues kept out of scenarios/ and of all tuning: the referee and
+# DetectConflict measured on venues no code or prompt was written for
+# (<name>.yaml beside its <name>.probes.yaml).
+HELDOUT = HERE / "heldout"
 RECORD = (HERE.parent / "crsec_concordia" / "metrics" / "data"
           / "referee_decisions")
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
@@ -93,6 +99,13 @@ JOBS = 4  # Cases asked at once: the embedded server's slots, as in a run.
 
 def probes_path(scenario: Scenario) -> Path:
   return PROBES / f"{scenario.name}.yaml"
+
+
+def heldout_venues() -> list[tuple[Path, Path]]:
+  """The held-out venues: (scenario file, probe file), by name."""
+  return [(path, path.with_name(path.name.replace(".yaml", ".probes.yaml")))
+          for path in sorted(HELDOUT.glob("*.yaml"))
+          if not path.name.endswith(".probes.yaml")]
 
 
 def probed_venues() -> list[str]:
@@ -338,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--all", action="store_true",
                       help="every shipped scenario that has a probe file, "
                            "one after the other with one model")
+  parser.add_argument("--heldout", action="store_true",
+                      help="the held-out venues (bench/heldout/): venues no "
+                           "code or prompt was written for")
   parser.add_argument(
       "--record", nargs="?", type=Path, const=RECORD, default=None,
       metavar="DIR",
@@ -356,16 +372,23 @@ def main(argv: list[str] | None = None) -> int:
                  "include referee")
   if args.jobs < 1:
     parser.error("--jobs must be 1 or more")
-  if args.all and (args.scenario or args.probes):
-    parser.error("--all runs every shipped venue's own probe file: "
-                 "give it without --scenario or --probes")
+  if (args.all or args.heldout) and (args.scenario or args.probes):
+    parser.error("--all and --heldout run their venues' own probe files: "
+                 "give them without --scenario or --probes")
+  if args.heldout and args.record:
+    parser.error("--record writes the shipped venues' decisions for the "
+                 "corrected estimates: not with --heldout")
   try:
-    if args.all:
+    if args.all or args.heldout:
       venues = []
-      for name in probed_venues():
+      for name in probed_venues() if args.all else []:
         scenario = load_scenario(name)
         venues.append((scenario, load_probes(probes_path(scenario),
                                              scenario).only(args.only)))
+      for path, probes in heldout_venues() if args.heldout else []:
+        scenario = load_scenario(str(path))
+        venues.append((scenario, load_probes(probes, scenario).only(
+            args.only)))
     else:
       scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
       venues = [(scenario, load_probes(args.probes or probes_path(scenario),

@@ -34,6 +34,25 @@ embedder puts nearer another behaviour ("walks over to Gus's plot and
 fills her bag with his tomatoes": picking from her own plot, 0.318 against
 0.303), and a deed the doer check gives to nobody ("hands a bag of
 courgettes over the fence to the family next door").
+
+The same answer in either order. The nearest behaviour is listed first, and
+the 1.5B model picks the first of a short list readily, so the nearest rule
+and the model's choice were not two checks but one. On a venue no code or
+prompt was written for (bench/heldout/library_reading_room.yaml, session
+19) the look tagged 8 actions: 4 right and 4 invented ("reads the morning
+newspaper at the long table" as eating at the desk, "puts his phone on
+silent" as a call at the desk); in the baseline café run of 84 slots it
+tagged 16, half of them doubtful ("checks his phone and starts answering
+work calls" as loud). So a proposal that passes the embedder and the
+quote is asked for once more with the candidates in reverse order, and
+counts only if the answer is the same: a choice that follows the list's
+order is no reading of the action. On the recorded answers
+(/work/runs/s19/order*.json), precision / recall with the look as it was
+-> with this check: library 0.71 / 0.83 -> 0.83 / 0.83 (its 4 invented
+tags gone, its 4 right ones kept), café 0.91 / 0.88 -> 0.91 / 0.83, mini
+café 0.90 / 0.82 unchanged, garden 0.95 / 0.78 -> 0.94 / 0.65 (of the 6
+right tags the look gave there, "hangs the trowel back on its hook" and
+two more were answered otherwise in reverse order).
 """
 
 from __future__ import annotations
@@ -66,12 +85,16 @@ def look_schema(ids: Sequence[str]) -> dict[str, Any]:
 
 
 def look_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
-                actor: str, action: str) -> str:
-  """The candidates first (the general call's order), the action last."""
+                actor: str, action: str, reverse: bool = False) -> str:
+  """The candidates first (the general call's order), the action last;
+  `reverse`: every choice in reverse order, "none" first (so that a single
+  candidate is asked in another order too)."""
   none = _none_token([b["id"] for b in behaviours])
-  listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
+  lines = [f"- {b['id']}: {b['description']}" for b in behaviours]
+  lines.append(f"- {none}: none of these")
+  listing = "\n".join(reversed(lines) if reverse else lines)
   return (f"You are the referee at {place}.\n"
-          f"Behaviours:\n{listing}\n- {none}: none of these\n\n"
+          f"Behaviours:\n{listing}\n\n"
           f"behaviour: the id the action below shows, or {none}.\n"
           "evidence: quote the words of the action that show it.\n\n"
           f"{actor}: \"{action}\"")
@@ -107,12 +130,16 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
     return None, None
   listed = [{"id": i, "description": descriptions[i]} for i, _ in near]
   record: dict[str, Any] = {"candidates": dict(near), "accepted": False}
-  try:
-    answer = model.sample_json(
+
+  def ask(reverse: bool) -> dict[str, Any]:
+    return model.sample_json(
         look_prompt(place=place, behaviours=listed, actor=actor,
-                    action=action),
-        look_schema([i for i, _ in near]), max_tokens=max_tokens,
+                    action=action, reverse=reverse),
+        look_schema([b["id"] for b in listed]), max_tokens=max_tokens,
         temperature=0.0)
+
+  try:
+    answer = ask(reverse=False)
   except (StructuredOutputError, EndpointError) as e:
     record["why"] = "the call failed"
     return record, {"op": TAG, "error": str(e), "raw": getattr(e, "raw", "")}
@@ -120,10 +147,20 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
   record.update(behaviour=proposed, evidence=evidence)
   if proposed not in record["candidates"]:
     record["why"] = "no behaviour proposed"
-  elif proposed != near[0][0]:
+    return record, None
+  if proposed != near[0][0]:
     record["why"] = "not the behaviour nearest the action"
-  elif not quotes_action(evidence, actor, action):
+    return record, None
+  if not quotes_action(evidence, actor, action):
     record["why"] = "the quote is not words of the action"
+    return record, None
+  try:
+    record["reversed"] = ask(reverse=True)["behaviour"]
+  except (StructuredOutputError, EndpointError) as e:
+    record["why"] = "the call in reverse order failed"
+    return record, {"op": TAG, "error": str(e), "raw": getattr(e, "raw", "")}
+  if record["reversed"] != proposed:
+    record["why"] = "another answer with the candidates in reverse order"
   elif doer_model is None:
     record["accepted"] = True
   else:

@@ -89,6 +89,37 @@ def test_each_venue_has_40_referee_cases_half_of_them_none(name):
       t.text for t in scenario.target_norms}
 
 
+@pytest.mark.parametrize("paths", probe.heldout_venues(),
+                         ids=lambda p: p[0].stem)
+def test_each_heldout_venue_is_a_whole_scenario_with_labelled_cases(paths):
+  """A held-out venue (bench/heldout/) loads as any scenario does and has
+  the shipped venues' kind of cases: >= 40 for the referee, half of them
+  none, every behaviour in two or more, and DetectConflict both ways."""
+  scenario_path, probes_path = paths
+  scenario = load_scenario(str(scenario_path))
+  assert scenario.name not in SHIPPED
+  cases = probe.load_probes(probes_path, scenario)
+  referee = cases.referee
+  assert len(referee) >= 40
+  assert 2 * sum(not c.behaviours for c in referee) >= len(referee)
+  tagged = [b for c in referee for b in c.behaviours]
+  assert all(tagged.count(b) >= 2 for b in scenario.behaviour_ids)
+  assert len({c.action for c in referee}) == len(referee)
+  assert len(cases.conflicts) >= 8
+  assert {c.breaks for c in cases.conflicts} == {True, False}
+
+
+def test_there_is_a_heldout_venue_and_heldout_takes_no_scenario(capsys):
+  assert probe.heldout_venues()
+  with pytest.raises(SystemExit) as info:
+    probe.main(["--heldout", "--probes", "x.yaml"])
+  assert info.value.code == 2
+  assert "--heldout" in capsys.readouterr().err
+  with pytest.raises(SystemExit) as info:
+    probe.main(["--heldout", "--record"])
+  assert info.value.code == 2
+
+
 def test_tag_counts_are_micro_averaged_over_cases():
   counts = probe_scores.TagCounts()
   assert counts.add(["loud"], ["loud"])  # TP 1

@@ -1,6 +1,7 @@
 """The referee's second look (game_masters/second_look.py): where the general
 call named nothing, the nearest behaviours are asked about once more; the
-model proposes, the embedder and the doer check verify."""
+model proposes, the embedder, the same question in reverse order and the
+doer check verify."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 
 from crsec_concordia.game_masters import adjudication, second_look
 from crsec_concordia.models import ScriptedModel
+from tests import crsec_script
 
 BEHAVIOURS = [{"id": "returned_tools",
                "description": "puts a shared tool back in the shed"},
@@ -16,7 +18,7 @@ BEHAVIOURS = [{"id": "returned_tools",
               {"id": "shared_harvest",
                "description": "gives vegetables to other gardeners"}]
 ACTION = "Ruth Okafor hangs the trowel back on its hook in the shed."
-LOOK = r"none of these\n\nbehaviour: the id the action below shows"
+LOOK = crsec_script.LOOK  # Both orders of the look.
 
 
 def _similarity(scores):
@@ -62,13 +64,41 @@ def test_the_nearest_behaviour_proposed_and_done_by_the_actor_counts():
   look = event["second_look"]
   assert look["accepted"] and look["doer"] == "Ruth Okafor"
   assert look["candidates"] == {"returned_tools": 0.4, "left_tools_out": 0.3}
-  assert model.calls_by_tag() == {"GM.adjudicate": 1, "GM.look": 1,
+  assert look["reversed"] == "returned_tools"
+  assert model.calls_by_tag() == {"GM.adjudicate": 1, "GM.look": 2,
                                   "GM.doer": 1}
-  # Only the near behaviours are listed, nearest first, before the action.
-  asked = next(c.prompt for c in model.calls if c.tag == "GM.look")
+  # Only the near behaviours are listed, nearest first, before the action;
+  # then every choice in reverse order, "none" first.
+  asked, again = [c.prompt for c in model.calls if c.tag == "GM.look"]
   assert "shared_harvest" not in asked
-  assert asked.index("returned_tools") < asked.index("left_tools_out")
-  assert asked.rstrip().endswith(f'Ruth Okafor: "{ACTION}"')
+  assert (asked.index("returned_tools") < asked.index("left_tools_out")
+          < asked.index("- none:"))
+  assert (again.index("- none:") < again.index("left_tools_out")
+          < again.index("returned_tools"))
+  for prompt in (asked, again):
+    assert prompt.rstrip().endswith(f'Ruth Okafor: "{ACTION}"')
+
+
+def _first_listed(prompt, schema):
+  """A model that picks whatever is listed first: the bias the reversed
+  question is there to catch."""
+  del schema
+  first = re.search(r"^- (\w+):", prompt, re.M)[1]
+  return {"behaviour": first, "evidence": ACTION}
+
+
+def test_a_proposal_that_follows_the_order_of_the_list_is_not_counted():
+  """"Reads the morning newspaper at the long table", proposed as eating
+  at the desk when that came first, and "none" when "none" came first."""
+  model = _model(_first_listed)
+  event, failure = _referee(model, {"returned_tools": 0.4,
+                                    "left_tools_out": 0.3}).adjudicate(
+      "Ruth Okafor", ACTION)
+  assert failure is None and event["behaviours"] == []
+  look = event["second_look"]
+  assert look["behaviour"] == "returned_tools" and look["reversed"] == "none"
+  assert look["why"] == "another answer with the candidates in reverse order"
+  assert "GM.doer" not in model.calls_by_tag()
 
 
 def test_a_proposal_the_embedder_does_not_find_nearest_is_not_counted():
