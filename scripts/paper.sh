@@ -35,9 +35,11 @@ for arm in baseline normative; do
   case "$(state "$dir")" in
     completed) echo "paper: $dir is complete" ;;
     resumable) $crsec resume "$dir" ;;
+    # --no-cache: the published cost (wall time, tokens) is that of the
+    # model answering, not of answers replayed from an earlier run's cache.
     new) rm -rf "$dir"
          $crsec run scenarios/hobbs_cafe.yaml --agents "$arm" --seed 1 \
-           --out "$dir" ;;
+           --no-cache --out "$dir" ;;
   esac
 done
 $crsec sweep examples/sweeps/mini_seeds.yaml --out "$RUNS/mini-seeds"

@@ -48,6 +48,9 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
     # 10 agents x 12 steps x 10 min = 20 agent-hours.
     assert run["calls_per_agent_hour"] == pytest.approx(run["calls"] / 20,
                                                         abs=0.01)
+    # Replayed answers count as calls and are shown apart.
+    assert run["cached_calls"] == (2 if run["arm"] == "normative" else 0)
+    assert run["calls"] > run["cached_calls"]
   group = results["groups"][0]
   assert [f["finding"] for f in group["findings"]][0].startswith(
       "Target norms emerge")
@@ -59,6 +62,7 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
   assert group["findings"][1]["verdict"] == findings.UNSURE
   readme = (out / "README.md").read_text()
   assert "1.5B" in readme and "| finding | verdict |" in readme
+  assert "| of them cached |" in readme and "response cache" in readme
   pngs = sorted((out / "figures").glob("*.png"))
   assert len(pngs) == 4  # three targets and the conflicts
   for png in pngs:

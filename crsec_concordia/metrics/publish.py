@@ -89,7 +89,12 @@ def cost(m: run_metrics.RunMetrics) -> dict[str, Any]:
   """The run's row of results.json: steps, wall time, calls, per agent-hour."""
   info, summary = m.run.run, m.summary
   totals = (summary.get("usage") or {}).get("totals") or {}
+  # Answers replayed from the response cache count as calls, as in the
+  # per-agent-hour figures (metrics/usage.py), and are shown apart: they
+  # cost no wall time and no tokens.
+  cached = totals.get("cached_calls", 0) or 0
   calls = totals.get("calls", summary["totals"].get("llm_calls"))
+  calls = None if calls is None else calls + cached
   prompt = totals.get("prompt_tokens", summary["totals"].get("prompt_tokens"))
   completion = totals.get("completion_tokens",
                           summary["totals"].get("completion_tokens"))
@@ -103,7 +108,8 @@ def cost(m: run_metrics.RunMetrics) -> dict[str, Any]:
           "seed": m.run.seed, "status": info.get("status"),
           "steps_completed": steps, "steps_total": info.get("max_steps"),
           "wall_seconds": info.get("wall_seconds"), "agents": len(m.run.agents),
-          "agent_hours": agent_hours, "calls": calls, "tokens": tokens,
+          "agent_hours": agent_hours, "calls": calls, "cached_calls": cached,
+          "tokens": tokens,
           "calls_per_agent_hour": per(calls),
           "tokens_per_agent_hour": per(tokens),
           "model": (info.get("model") or {}).get("model")
@@ -156,14 +162,19 @@ def _group_markdown(g: Group, decided: list[dict[str, Any]],
     lines.append(f"| {_md_escape(f['finding'])} | **{f['verdict']}** | "
                  f"{_md_escape(f['numbers'])} | {_md_escape(f['rule'])} |")
   lines += ["", "### Cost", "",
-            "| arm | seed | steps | wall time (s) | calls | tokens | calls / agent-hour | tokens / agent-hour | model |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "| arm | seed | steps | wall time (s) | calls | of them cached | tokens | calls / agent-hour | tokens / agent-hour | model |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
   for r in rows:
     lines.append(
         f"| {r['arm']} | {r['seed']} | {r['steps_completed']}/"
         f"{r['steps_total']} | {_fmt(r['wall_seconds'])} | {_fmt(r['calls'])}"
-        f" | {_fmt(r['tokens'])} | {_fmt(r['calls_per_agent_hour'], 1)} | "
+        f" | {_fmt(r['cached_calls'])} | {_fmt(r['tokens'])} | "
+        f"{_fmt(r['calls_per_agent_hour'], 1)} | "
         f"{_fmt(r['tokens_per_agent_hour'], 0)} | {_md_escape(r['model'])} |")
+  if any(r["cached_calls"] for r in rows):
+    lines += ["", "Cached calls were answered from the response cache of an "
+              "earlier run with the same prompts: they took no wall time "
+              "and count no tokens."]
   return "\n".join(lines) + "\n"
 
 
