@@ -46,13 +46,16 @@ tagged 16, half of them doubtful ("checks his phone and starts answering
 work calls" as loud). So a proposal that passes the embedder and the
 quote is asked for once more with the candidates in reverse order, and
 counts only if the answer is the same: a choice that follows the list's
-order is no reading of the action. On the recorded answers
-(/work/runs/s19/order*.json), precision / recall with the look as it was
--> with this check: library 0.71 / 0.83 -> 0.83 / 0.83 (its 4 invented
-tags gone, its 4 right ones kept), café 0.91 / 0.88 -> 0.91 / 0.83, mini
-café 0.90 / 0.82 unchanged, garden 0.95 / 0.78 -> 0.94 / 0.65 (of the 6
-right tags the look gave there, "hangs the trowel back on its hook" and
-two more were answered otherwise in reverse order).
+order is no reading of the action. Measured (bench/judgement_probe.py --all
+--heldout --only referee, f58f2f1, cases 4 at a time while a run shared
+the server), precision / recall with the look as it was -> with this
+check: library 0.74 (0.71 in a repeat) / 0.83 -> 0.80 / 0.83, café 0.91 /
+0.88 -> 0.92 / 0.92, mini café 0.90 / 0.82 unchanged, garden 1.00 (0.95)
+/ 0.78 -> 0.94 / 0.74 ("loads every one of his extra tomatoes into crates
+to take home" lost its kept-surplus tag). Still let through on the
+library: "puts his phone on silent" as a call at the desk and "takes a book
+from the shelf and sits down with it" as returning books, answered so in
+either order.
 """
 
 from __future__ import annotations
@@ -138,11 +141,14 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
         look_schema([b["id"] for b in listed]), max_tokens=max_tokens,
         temperature=0.0)
 
+  def failed(why: str, e: Exception) -> tuple[dict[str, Any], dict[str, Any]]:
+    record["why"] = why
+    return record, {"op": TAG, "error": str(e), "raw": getattr(e, "raw", "")}
+
   try:
     answer = ask(reverse=False)
   except (StructuredOutputError, EndpointError) as e:
-    record["why"] = "the call failed"
-    return record, {"op": TAG, "error": str(e), "raw": getattr(e, "raw", "")}
+    return failed("the call failed", e)
   proposed, evidence = answer["behaviour"], str(answer["evidence"]).strip()
   record.update(behaviour=proposed, evidence=evidence)
   if proposed not in record["candidates"]:
@@ -157,8 +163,7 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
   try:
     record["reversed"] = ask(reverse=True)["behaviour"]
   except (StructuredOutputError, EndpointError) as e:
-    record["why"] = "the call in reverse order failed"
-    return record, {"op": TAG, "error": str(e), "raw": getattr(e, "raw", "")}
+    return failed("the call in reverse order failed", e)
   if record["reversed"] != proposed:
     record["why"] = "another answer with the candidates in reverse order"
   elif doer_model is None:
