@@ -56,6 +56,21 @@ to take home" lost its kept-surplus tag). Still let through on the
 library: "puts his phone on silent" as a call at the desk and "takes a book
 from the shelf and sits down with it" as returning books, answered so in
 either order.
+
+Tried and dropped (session 20, the same probes replayed from a response
+cache, so only the new prompts were asked): with the reverse-order check in
+place, the nearest rule loosened to "within 0.02 of the nearest" gained one
+right tag (mini café "pays exactly the menu price", recall 0.82 -> 0.86)
+and put two wrong ones on the garden ("pulls weeds ... and waters her
+plot" as picking from others, "sows a row of lettuce seeds" as picking
+from her own plot: P 1.00 -> 0.89); dropped altogether, garden P 1.00
+-> 0.82 and library 0.80 -> 0.74 ("goes to the lobby to buy a snack" as a
+call at the desk, "ties her bean plants to their canes" as picking from her
+own plot, in either order). The nearest rule is a check of its own, not a
+stand-in for the order check. The doer question asked with the
+description's head only (up to a colon or parenthesis: "who shares some of
+their extra vegetables or fruit?") changed no answer: "hands a bag of
+courgettes over the fence" is still done by "nobody".
 """
 
 from __future__ import annotations
