@@ -50,6 +50,16 @@ OP = "DetectConflict"
 # the actor for 24 of 25 that break nothing ("reads his textbook" against
 # "Tip after meals.") and for 23 of 27 breaches, so it cannot filter the
 # verdicts either: the small model names whoever the action is about.
+# Also tried and dropped (2026-11-27): a field before the quote, "against:
+# in a few words, what a person does who goes against the rule", and the
+# verdict "breaks if those words show the person doing that". On the probes
+# of the three venues and the held-out library (judgement_probe.py --all
+# --heldout --only conflicts) it fell from 42 to 30 of 64 (garden 11 -> 8
+# of 17, café 9 -> 9, mini café 15 -> 9 of 18, library 7 -> 4 of 12): 28
+# breaches missed instead of 18, 6 harmless deeds called breaches instead
+# of 4. With the prompt below the library's 5 misses are plain breaches, 4
+# of them quoted and then judged kept ("unwraps a cheese sandwich at her
+# desk and eats it" against "Do not eat at the reading-room desks").
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
