@@ -353,3 +353,26 @@ def test_a_run_of_another_set_up_is_not_reused(tmp_path):
                                      endpoints)
   assert not jobs and not done
   assert "another set-up" in other[runs[0].id]
+
+
+def test_publish_of_a_sweep_beside_a_run(known_sweep, tmp_path, capsys):
+  """scripts/paper.sh publishes the café's runs and a sweep in one call:
+  each of the sweep's conditions is a group of its own, its failed run is
+  left out, and a run given twice (in the sweep and on its own) counts once."""
+  data = json.loads((known_sweep / grid.SWEEP_JSON).read_text())
+  one = next(r for r in data["runs"] if r["status"] == "completed")
+  out = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(out), str(known_sweep),
+                   str(known_sweep / one["run_dir"])]) == 0
+  assert "published" in capsys.readouterr().out
+  results = json.loads((out / "results.json").read_text())
+  completed = [r for r in data["runs"] if r["status"] == "completed"]
+  assert len(results["runs"]) == len(completed)
+  assert {(r["arm"], r["seed"]) for r in results["runs"]} == {
+      (r["arm"], r["seed"]) for r in completed}
+  conditions = {r["condition"] for r in completed}
+  assert len(results["groups"]) == len(conditions)
+  readme = (out / "README.md").read_text()
+  for condition in conditions:
+    assert condition in readme
+  assert "x__full__a__normative__seed9" not in readme
