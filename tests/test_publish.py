@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics import findings
+from crsec_concordia.metrics import findings, publish
 
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import synthetic_run  # pylint: disable=wrong-import-position
@@ -60,7 +61,10 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
     assert f["rule"] and f["numbers"]
   # One day only: the day-2 finding cannot be told.
   assert group["findings"][1]["verdict"] == findings.UNSURE
+  # No labelled set for this synthetic venue: no error to show.
+  assert group["measurement_error"] == []
   readme = (out / "README.md").read_text()
+  assert "### Measurement error corrected for" not in readme
   assert "1.5B" in readme and "| finding | verdict |" in readme
   assert "| of them cached |" in readme and "response cache" in readme
   pngs = sorted((out / "figures").glob("*.png"))
@@ -111,3 +115,27 @@ def test_a_run_with_no_step_yet_is_published_not_a_traceback(tmp_path):
                    str(started)]) == 0
   runs = json.loads((out / "results.json").read_text())["runs"]
   assert sorted(r["steps_completed"] for r in runs) == [0, 6]
+
+
+def test_the_measured_error_is_shown_beside_the_estimates():
+  """Per target and measure, the labelled counts the corrected estimates
+  undo, from the first run that has them (a baseline has no belief)."""
+  def run(correction):
+    return SimpleNamespace(summary={"correction": {"targets": correction}})
+  rates = {"tp": 3, "fp": 0, "fn": 1, "tn": 42, "sensitivity": 0.75,
+           "specificity": 1.0, "source": "referee on 46 probe cases"}
+  matcher = {"tp": 15, "fp": 2, "fn": 9, "tn": 92, "sensitivity": 0.625,
+             "specificity": 0.9787, "source": "norm matcher, test half"}
+  baseline = run({"quiet": {"belief": {"rates": None},
+                            "behaviour": {"rates": rates}}})
+  normative = run({"quiet": {"belief": {"rates": matcher},
+                             "behaviour": {"rates": {**rates, "tp": 99}}}})
+  group = publish.Group(("venue", "", ""), {"baseline": [baseline],
+                                            "normative": [normative]})
+  errors = publish.measurement_error(group)
+  assert [(e["target"], e["measure"], e["tp"]) for e in errors] == [
+      ("quiet", "belief", 15), ("quiet", "behaviour", 3)]
+  text = "\n".join(publish._error_markdown(errors))  # pylint: disable=protected-access
+  assert "| quiet | belief | 0.62 (15/24) | 0.98 (92/94) |" in text
+  assert "| quiet | behaviour | 0.75 (3/4) | 1.00 (42/42) |" in text
+  assert publish._error_markdown([]) == []  # pylint: disable=protected-access

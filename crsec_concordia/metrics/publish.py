@@ -146,9 +146,47 @@ a 7B+ model.
 """
 
 
+def measurement_error(g: Group) -> list[dict[str, Any]]:
+  """The classifiers' measured error the corrected estimates undo, per
+  target and measure: the labelled counts of the first run that has them
+  (every run of a group reads the same labelled sets; a baseline run has
+  no belief to correct)."""
+  rows: dict[tuple[str, str], dict[str, Any]] = {}
+  for ms in g.runs.values():
+    for m in ms:
+      block = (m.summary.get("correction") or {}).get("targets") or {}
+      for target, by_measure in block.items():
+        for measure, entry in by_measure.items():
+          if entry.get("rates") and (target, measure) not in rows:
+            rows[(target, measure)] = {"target": target, "measure": measure,
+                                       **entry["rates"]}
+  order = {"belief": 0, "behaviour": 1}
+  return [rows[k] for k in sorted(rows, key=lambda k: (k[0],
+                                                       order.get(k[1], 2)))]
+
+
+def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
+  if not errors:
+    return []
+  lines = ["", "### Measurement error corrected for", "",
+           "Belief is read by the norm matcher, behaviour by the referee; "
+           "their sensitivity and specificity on labelled cases are what "
+           "the corrected estimates undo, and the intervals carry their "
+           "uncertainty (few labelled cases make wide intervals).", "",
+           "| target | measure | sensitivity | specificity | labelled from |",
+           "|---|---|---|---|---|"]
+  for e in errors:
+    lines.append(
+        f"| {_md_escape(e['target'])} | {e['measure']} | "
+        f"{_fmt(e['sensitivity'], 2)} ({e['tp']}/{e['tp'] + e['fn']}) | "
+        f"{_fmt(e['specificity'], 2)} ({e['tn']}/{e['tn'] + e['fp']}) | "
+        f"{_md_escape(e['source'])} |")
+  return lines
+
+
 def _group_markdown(g: Group, decided: list[dict[str, Any]],
-                    pictures: list[tuple[str, str]], rows: list[dict[str, Any]]
-                    ) -> str:
+                    pictures: list[tuple[str, str]], rows: list[dict[str, Any]],
+                    errors: list[dict[str, Any]] = ()) -> str:
   lines = [f"## {_md_escape(g.label)}", ""]
   arms = ", ".join(f"{arm}: {len(ms)} run{'s' if len(ms) != 1 else ''} "
                    f"(seeds {', '.join(str(m.run.seed) for m in ms)})"
@@ -161,6 +199,7 @@ def _group_markdown(g: Group, decided: list[dict[str, Any]],
   for f in decided:
     lines.append(f"| {_md_escape(f['finding'])} | **{f['verdict']}** | "
                  f"{_md_escape(f['numbers'])} | {_md_escape(f['rule'])} |")
+  lines += _error_markdown(list(errors))
   lines += ["", "### Cost", "",
             "| arm | seed | steps | wall time (s) | calls | of them cached | tokens | calls / agent-hour | tokens / agent-hour | model |",
             "|---|---|---|---|---|---|---|---|---|---|"]
@@ -191,12 +230,14 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
                      for r in rows)
     decided = findings.decide(g.runs)
     pictures = publish_figures.draw(g.runs, out / "figures", g.slug)
+    errors = measurement_error(g)
     groups_json.append({
         "scenario": g.key[0], "condition": g.key[1], "endpoint": g.key[2],
         "findings": decided,
         "corrected": findings.final_estimates(g.runs),
+        "measurement_error": errors,
         "figures": [p for p, _ in pictures]})
-    parts.append(_group_markdown(g, decided, pictures, rows))
+    parts.append(_group_markdown(g, decided, pictures, rows, errors))
   (out / "results.json").write_text(json.dumps(run_metrics.json_safe(
       {"runs": runs_json, "groups": groups_json}), indent=1,
       ensure_ascii=False) + "\n", encoding="utf-8")
