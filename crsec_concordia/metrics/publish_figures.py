@@ -113,7 +113,8 @@ def conflicts(runs: Runs) -> bytes | None:
     spread = data.std(axis=0, ddof=1) if len(rows) > 1 else None
     hours = np.arange(1, width + 1)
     ax.bar(hours + offset, mean, width=0.4, color=colour, yerr=spread,
-           capsize=2, label=f"{arm} (mean of {len(rows)} runs, ± sd)")
+           capsize=2, label=(f"{arm} (mean of {len(rows)} runs, ± sd)"
+                             if len(rows) > 1 else f"{arm} (1 run)"))
     drawn = True
   if not drawn:
     return None
