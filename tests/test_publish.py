@@ -68,7 +68,7 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
   assert "1.5B" in readme and "| finding | verdict |" in readme
   assert "| of them cached |" in readme and "response cache" in readme
   pngs = sorted((out / "figures").glob("*.png"))
-  assert len(pngs) == 4  # three targets and the conflicts
+  assert len(pngs) == 5  # three targets, the conflicts and the violations
   for png in pngs:
     assert png.stat().st_size < 300_000
     assert f"figures/{png.name}" in readme

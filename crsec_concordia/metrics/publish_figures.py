@@ -97,14 +97,24 @@ def adoption(runs: Runs, target, index: int) -> bytes | None:
   return figures.png(fig)
 
 
-def conflicts(runs: Runs) -> bytes | None:
+def _hourly(m, columns: Sequence[str]) -> np.ndarray | None:
+  """The per-hour sum of `columns` in one run (None if it has none)."""
+  present = [c for c in columns if c in m.per_hour]
+  if not present or not len(m.per_hour):
+    return None
+  return m.per_hour[present].to_numpy(float).sum(axis=1)
+
+
+def _hourly_bars(runs: Runs, columns_of, title: str, ylabel: str
+                 ) -> bytes | None:
+  """Per arm, bars of the per-hour sum of a run's `columns_of(m)` (mean
+  over runs, with the sd when there are several)."""
   fig = figures._figure(8.0, 3.0)  # pylint: disable=protected-access
   ax = fig.add_subplot()
   drawn = False
   for offset, (arm, colour) in zip((-0.2, 0.2), figures.ARM_COLOURS.items()):
-    ms = runs.get(arm, [])
-    rows = [m.per_hour["conflicts"].to_numpy(float) for m in ms
-            if "conflicts" in m.per_hour and len(m.per_hour)]
+    rows = [r for r in (_hourly(m, columns_of(m)) for m in runs.get(arm, []))
+            if r is not None]
     if not rows:
       continue
     width = min(len(r) for r in rows)
@@ -119,10 +129,26 @@ def conflicts(runs: Runs) -> bytes | None:
   if not drawn:
     return None
   ax.set_xlabel("simulated hour of the run")
-  ax.set_ylabel("conflicts per hour")
-  ax.set_title("Social conflicts per hour")
+  ax.set_ylabel(ylabel)
+  ax.set_title(title)
   ax.legend(fontsize=8)
   return figures.png(fig)
+
+
+def conflicts(runs: Runs) -> bytes | None:
+  """Conflicts the agents detected: a baseline agent detects none (it has
+  no ConflictDetector), so this is the normative arm's own course."""
+  return _hourly_bars(runs, lambda m: ["conflicts"], "Social conflicts per hour",
+                      "conflicts per hour")
+
+
+def violations(runs: Runs) -> bytes | None:
+  """Deeds against the target norms in the referee's event record: the
+  behaviour both arms can be compared on, hour by hour."""
+  return _hourly_bars(
+      runs, lambda m: [f"violations.{t.id}" for t in m.run.targets],
+      "Deeds against the target norms per hour (referee's record, raw)",
+      "violating deeds per hour")
 
 
 def draw(runs: Runs, out: Path, slug: str) -> list[tuple[str, str]]:
@@ -137,10 +163,17 @@ def draw(runs: Runs, out: Path, slug: str) -> list[tuple[str, str]]:
       (out / name).write_bytes(data)
       pictures.append((f"figures/{name}",
                        f"{target.text}: belief and behaviour adoption"))
-  data = conflicts(runs)
-  if data:
-    name = f"{slug}__conflicts.png"
-    (out / name).write_bytes(data)
-    pictures.append((f"figures/{name}",
-                     "Conflicts per simulated hour, normative vs baseline"))
+  for kind, draw_kind, caption in (
+      ("conflicts", conflicts,
+       "Conflicts per simulated hour, normative vs baseline (baseline agents "
+       "detect none)"),
+      ("violations", violations,
+       "Deeds against the target norms per simulated hour, normative vs "
+       "baseline (the referee's record; a deed that goes on counts in "
+       "every slot)")):
+    data = draw_kind(runs)
+    if data:
+      name = f"{slug}__{kind}.png"
+      (out / name).write_bytes(data)
+      pictures.append((f"figures/{name}", caption))
   return pictures
