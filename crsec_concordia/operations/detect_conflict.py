@@ -60,6 +60,15 @@ OP = "DetectConflict"
 # of 4. With the prompt below the library's 5 misses are plain breaches, 4
 # of them quoted and then judged kept ("unwraps a cheese sandwich at her
 # desk and eats it" against "Do not eat at the reading-room desks").
+# What limits it is the verdict, not the reading. Over those 64 cases the
+# 1.5B model quoted words for 57 items and then said "follows" for 37 of
+# them, plain breaches among them. Tried offline (2026-11-27, not built):
+# each deed followed by the behaviour a game master would name for it ("...
+# (That is: Owen Price takes or makes a phone call inside the reading
+# room.)"): 45 of 64, and still no breach of "No smoking indoors." in
+# "rolls a cigarette and smokes it at his table (That is: Wolfgang Schulz
+# smokes or lights a cigarette inside the café.)". A model that can judge a
+# breach is needed for this operation; the embedded one detects too few.
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
