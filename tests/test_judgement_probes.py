@@ -215,6 +215,16 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
   assert measured.rates is not None, measured.note
   assert measured.rates.fp == measured.rates.fn == 0
   assert measured.rates.tp > 0
+  # The same model as the run's referee: its error is this run's.
+  same = referee_quality.rates(target, scenario.model_dump(mode="json"),
+                               decisions=tmp_path, model="a scripted referee")
+  assert same.rates == measured.rates
+  # Another model's answers say nothing of this run's referee.
+  other = referee_quality.rates(target, scenario.model_dump(mode="json"),
+                                decisions=tmp_path, model="a 7B model")
+  assert other.rates is None
+  assert "measured with a scripted referee" in other.note
+  assert "not corrected" in other.note and "--record" in other.note
 
 
 def test_only_keeps_the_sections_asked_for(capsys):

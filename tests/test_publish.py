@@ -65,7 +65,9 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
   assert group["measurement_error"] == []
   readme = (out / "README.md").read_text()
   assert "### Measurement error corrected for" not in readme
-  assert "1.5B" in readme and "| finding | verdict |" in readme
+  # A scripted model's runs: named, not described as the embedded model's.
+  assert "`scripted`" in readme and "What a 1.5B model" not in readme
+  assert "| finding | verdict |" in readme
   assert "| of them cached |" in readme and "response cache" in readme
   pngs = sorted((out / "figures").glob("*.png"))
   assert len(pngs) == 5  # three targets, the conflicts and the violations
@@ -139,3 +141,18 @@ def test_the_measured_error_is_shown_beside_the_estimates():
   assert "| quiet | belief | 0.62 (15/24) | 0.98 (92/94) |" in text
   assert "| quiet | behaviour | 0.75 (3/4) | 1.00 (42/42) |" in text
   assert publish._error_markdown([]) == []  # pylint: disable=protected-access
+
+
+def test_the_model_paragraph_follows_the_runs_model():
+  """The embedded 1.5B model's limits are said of its runs only; runs on
+  another endpoint name their model instead."""
+  def group(*models):
+    runs = [SimpleNamespace(run=SimpleNamespace(run={"model": m}))
+            for m in models]
+    return publish.Group(("venue", "", ""), {"normative": runs})
+  embedded = {"endpoint": "embedded", "model": "qwen2.5-coder-1.5b"}
+  vllm = {"endpoint": "http://gpu:8000/v1", "model": "Qwen/Qwen2.5-7B"}
+  assert "1.5B" in publish.model_paragraph([group(embedded)])
+  text = publish.model_paragraph([group(embedded, vllm)])
+  assert "What a 1.5B model" not in text
+  assert "`Qwen/Qwen2.5-7B`" in text and "`qwen2.5-coder-1.5b`" in text

@@ -49,6 +49,7 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
   deed = referee_quality.run_tag_deed(run.records)
   doer = referee_quality.run_tag_doer(run.records)
   look = referee_quality.run_tag_look(run.records)
+  model = (run.run.get("model") or {}).get("model")
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
@@ -59,7 +60,7 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
     referee = referee_quality.rates(t, run.scenario, floor=floor, deed=deed,
-                                    doer=doer, look=look)
+                                    doer=doer, look=look, model=model)
     out[t.id] = {"belief": (belief, belief_note),
                  "behaviour": (referee.rates, referee.note)}
   return out

@@ -137,13 +137,33 @@ these results show that the pipeline works end to end: conflicts are
 detected, norms are passed on in talk and by observation, evaluated,
 planned with and measured. They cannot show that a society *of capable
 agents* forms norms: the small model copies others' actions, repeats its
-own, inverts norms it hears, flags conflicts liberally and acts against its
+own, inverts norms it hears, misjudges conflicts both ways and acts against its
 persona (README, "What the embedded 1.5B model can and cannot do"), and the
 referee's and matcher's errors are of the same order as the effects. Read
 "holds" on such a model as "the numbers are consistent with the paper's
 finding", not as a replication; for that, run examples/sweeps/paper.yaml on
 a 7B+ model.
 """
+
+OTHER_MODELS = """\
+**Models.** These runs were made with {models}. The paper's findings are
+judged by the same rules whatever the model; the referee's measured error
+corrects behaviour only where its answers on the labelled cases were
+recorded with the run's own model (see each group's measurement error).
+"""
+
+
+def model_paragraph(groups: Sequence[Group]) -> str:
+  """What the results can show depends on the model: the embedded 1.5B
+  model's limits, or the models named."""
+  infos = [m.run.run.get("model") or {} for g in groups
+           for ms in g.runs.values() for m in ms]
+  if all(i.get("endpoint") == "embedded" for i in infos):
+    return CAN_CANNOT
+  names = sorted({str(i.get("model") or i.get("endpoint") or "an unnamed "
+                      "model") for i in infos})
+  return OTHER_MODELS.format(models=", ".join(f"`{_md_escape(n)}`"
+                                              for n in names))
 
 
 def measurement_error(g: Group) -> list[dict[str, Any]]:
@@ -250,7 +270,7 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
             "docs/metrics.md). Each finding is decided by the rule beside "
             "it; **cannot tell** when runs are incomplete, too few, or the "
             "interval straddles the line. `results.json` holds every "
-            "number.", "", CAN_CANNOT]
+            "number.", "", model_paragraph(groups)]
   readme = out / "README.md"
   readme.write_text("\n".join(header) + "\n" + "\n".join(parts),
                     encoding="utf-8")

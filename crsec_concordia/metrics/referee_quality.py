@@ -172,12 +172,18 @@ def run_tag_look(records: Iterable[dict[str, Any]]) -> bool:
 def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
           decisions: Path | None = None, probes: Path | None = None,
           floor: float | None = None, deed: bool = False,
-          doer: bool = False, look: bool = False) -> Measured:
+          doer: bool = False, look: bool = False,
+          model: str | None = None) -> Measured:
   """The referee's counts for `target` in a run of `scenario` (its dict),
   whose referee dropped tags below `floor` (tag_gate.py) or none; with
   `deed`, also those below it without the place words; with `doer`, those
   the doer check did not find to be the actor's; with `look`, with the
-  second look's tags."""
+  second look's tags.
+
+  `model`: the model the run's referee was (its run.json). The referee's
+  error is the model's: answers recorded with another model say nothing of
+  this run's, so its behaviour is then not corrected (and the note says
+  how to record the run's model)."""
   decisions = DECISIONS if decisions is None else decisions
   probes = PROBES if probes is None else probes
   described = {b.get("id"): b.get("description")
@@ -186,9 +192,16 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
   for measured in _load(decisions):
     behaviours = measured.get("behaviours") or {}
     if all(behaviours.get(i) == d for i, d in wanted.items()):
+      recorded = measured.get("model")
+      if model and recorded and recorded != model:
+        return Measured(None, (
+            f"referee error measured with {recorded}, not with this run's "
+            f"model {model}: behaviour not corrected (record the referee's "
+            "answers with that model: bench/judgement_probe.py --all "
+            "--record, its endpoint in CRSEC_BASE_URL and CRSEC_MODEL)"))
       source = (f"referee on {len(measured.get('cases') or [])} probe cases "
                 f"of {measured.get('scenario')} "
-                f"({measured.get('model', 'model not recorded')})")
+                f"({recorded or 'model not recorded'})")
       cases = measured.get("cases") or []
       if floor is not None:
         source += f", tags below cosine {floor} left out" + (
