@@ -121,6 +121,8 @@ def _fmt(value: Any, digits: int = 0) -> str:
     return "–"
   if isinstance(value, float):
     return f"{value:,.{digits}f}"
+  if isinstance(value, int) and not isinstance(value, bool):
+    return f"{value:,}"
   return str(value)
 
 
@@ -230,6 +232,10 @@ def _group_markdown(g: Group, decided: list[dict[str, Any]],
         f" | {_fmt(r['cached_calls'])} | {_fmt(r['tokens'])} | "
         f"{_fmt(r['calls_per_agent_hour'], 1)} | "
         f"{_fmt(r['tokens_per_agent_hour'], 0)} | {_md_escape(r['model'])} |")
+  lines += ["", "Wall time is as measured on the machine that ran each run, "
+            "with whatever else it ran at the time (runs that shared one "
+            "model server took longer than alone); calls and tokens per "
+            "agent-hour are the figures to compare."]
   if any(r["cached_calls"] for r in rows):
     lines += ["", "Cached calls were answered from the response cache of an "
               "earlier run with the same prompts: they took no wall time "
