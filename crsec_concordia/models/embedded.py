@@ -184,8 +184,14 @@ def _free_port() -> int:
 
 @dataclasses.dataclass
 class ServerSettings:
+  """The embedded server's shape. `n_cache_reuse`: llama.cpp's reuse of
+  cached chunks of at least that many tokens after a prompt has parted from
+  the cached one (moved into place, not read again); 0 reuses the common
+  prefix only. bench/cache_reuse.py measures what it buys on a run's
+  requests."""
   n_ctx_per_slot: int = 4096
   n_parallel: int = 4
+  n_cache_reuse: int = 0
   threads: int = max(1, min(os.cpu_count() or 2, 8))
 
 
@@ -211,6 +217,7 @@ class EmbeddedServer:
     params = xllamacpp.CommonParams()
     params.model.path = str(self.model_file.path)
     params.n_parallel = s.n_parallel
+    params.n_cache_reuse = s.n_cache_reuse
     params.n_ctx = s.n_ctx_per_slot * s.n_parallel
     params.cpuparams.n_threads = s.threads
     params.cpuparams_batch.n_threads = s.threads
