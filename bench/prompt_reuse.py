@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -69,18 +70,41 @@ def _texts_and_prefixes(entries: Sequence[dict[str, Any]]
   return texts, best_prefixes(texts)
 
 
+def chunk_reuse(texts: Sequence[str], prefixes: Sequence[tuple[int, int]],
+                min_chars: int) -> list[int]:
+  """For each text: its shared prefix with its best earlier match, plus the
+  later stretches of at least `min_chars` characters it shares with that
+  match, in order: what a server that also reuses cached chunks after the
+  prefix (llama.cpp's n_cache_reuse, in tokens: about a quarter of the
+  characters) could have reused, had it held that match."""
+  out = []
+  for text, (shared, where) in zip(texts, prefixes):
+    if where < 0:
+      out.append(shared)
+      continue
+    matcher = difflib.SequenceMatcher(None, texts[where][shared:],
+                                      text[shared:], autojunk=False)
+    out.append(shared + sum(b.size for b in matcher.get_matching_blocks()
+                            if b.size >= min_chars))
+  return out
+
+
 def summarize(entries: Sequence[dict[str, Any]],
-              analysed: tuple[list[str], list[tuple[int, int]]] | None = None
+              analysed: tuple[list[str], list[tuple[int, int]]] | None = None,
+              chunks: Sequence[int] | None = None
               ) -> dict[str, dict[str, float]]:
   """Per tag (and "all"): calls, prompt tokens, reused and best-case reused.
 
   `analysed`: the entries' texts and best prefixes, if already computed
   (the comparison of every prompt with every earlier one is the costly part).
+  `chunks`: each entry's reusable characters with chunk reuse
+  (chunk_reuse), giving "chunks", the best case with it.
   """
   texts, prefixes = analysed or _texts_and_prefixes(entries)
   rows: dict[str, collections.Counter] = collections.defaultdict(
       collections.Counter)
-  for entry, text, (shared, _) in zip(entries, texts, prefixes):
+  for n, (entry, text, (shared, _)) in enumerate(
+      zip(entries, texts, prefixes)):
     best = entry["prompt_tokens"] * shared / max(1, len(text))
     for tag in (entry["tag"], "all"):
       row = rows[tag]
@@ -88,6 +112,8 @@ def summarize(entries: Sequence[dict[str, Any]],
       row["prompt_tokens"] += entry["prompt_tokens"]
       row["reused"] += entry["reused_prompt_tokens"]
       row["best"] += best
+      if chunks is not None:
+        row["chunks"] += entry["prompt_tokens"] * chunks[n] / max(1, len(text))
       row["completion_tokens"] += entry["completion_tokens"]
       row["seconds"] += entry["seconds"]
   return {tag: dict(row) for tag, row in rows.items()}
@@ -112,6 +138,11 @@ def partings(entries: Sequence[dict[str, Any]], tag: str, width: int = 90,
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("log", help="the CRSEC_CALL_LOG file of a run")
+  parser.add_argument("--chunks", type=int, default=0, metavar="CHARS",
+                      help="also the best case with later chunks of at least "
+                           "CHARS characters reused after the prefix "
+                           "(llama.cpp's n_cache_reuse; see "
+                           "bench/cache_reuse.py)")
   parser.add_argument("--where", type=int, default=0, metavar="N",
                       help="show where prompts part for the N operations "
                            "that lose the most prompt tokens")
@@ -125,21 +156,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"prompt_reuse: {args.log} logs no requests", file=sys.stderr)
     return 2
   analysed = _texts_and_prefixes(entries)
-  rows = summarize(entries, analysed)
+  chunks = (chunk_reuse(*analysed, args.chunks) if args.chunks > 0
+            else None)
+  rows = summarize(entries, analysed, chunks)
+  extra = f" {'chunks':>7}" if chunks is not None else ""
   print(f"{'operation':22} {'calls':>5} {'prompt':>7} {'reused':>7} "
-        f"{'best':>7} {'lost':>7}")
+        f"{'best':>7}{extra} {'lost':>7}")
   order = sorted((t for t in rows if t != "all"),
                  key=lambda t: rows[t]["prompt_tokens"] - rows[t]["reused"],
                  reverse=True)
   for tag in [*order, "all"]:
     r = rows[tag]
     p = max(1, r["prompt_tokens"])
+    extra = f" {r['chunks'] / p:7.0%}" if chunks is not None else ""
     print(f"{tag:22} {r['calls']:5d} {r['prompt_tokens']:7d} "
-          f"{r['reused'] / p:7.0%} {r['best'] / p:7.0%} "
+          f"{r['reused'] / p:7.0%} {r['best'] / p:7.0%}{extra} "
           f"{r['prompt_tokens'] - r['reused']:7d}")
   total = rows["all"]
+  with_chunks = ("" if chunks is None else
+                 f"; with chunks of {args.chunks}+ characters: "
+                 f"{total['chunks'] / total['prompt_tokens']:.0%}")
   print(f"prompt tokens reused: {total['reused'] / total['prompt_tokens']:.0%}"
-        f" (best prefix cache: {total['best'] / total['prompt_tokens']:.0%})")
+        f" (best prefix cache: {total['best'] / total['prompt_tokens']:.0%}"
+        f"{with_chunks})")
   again = resent(entries)
   print(f"requests sent again after a client timeout: {len(again)}"
         + "".join(f"\n  {e['tag']} ({e['seconds']:.0f} s)" for e in again))

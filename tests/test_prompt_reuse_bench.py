@@ -52,3 +52,21 @@ def test_a_request_the_server_already_held_whole_is_counted_as_resent():
   again = _entry("act", "a prompt", 100, 99)  # A retry we sent: not resent.
   other = _entry("act", "another", 100, 0)
   assert prompt_reuse.resent([first, again, other]) == [first]
+
+
+def test_chunk_reuse_adds_the_later_stretches_shared_with_the_best_match():
+  window = "event two. event three. event four. "
+  texts = ["persona. event one. " + window,
+           "persona. " + window + "event five. "]
+  analysed = (texts, prompt_reuse.best_prefixes(texts))
+  shared = len("persona. event ")  # The prefix ends inside the window.
+  later = "two. event three. event four. "  # The window's rest, reused.
+  assert prompt_reuse.chunk_reuse(*analysed, min_chars=10) == [
+      0, shared + len(later)]
+  # Stretches shorter than the minimum are not reused.
+  assert prompt_reuse.chunk_reuse(*analysed, min_chars=len(later) + 1) == [
+      0, shared]
+  entries = [_entry("act", t, 100, 0) for t in texts]
+  chunks = prompt_reuse.chunk_reuse(*analysed, min_chars=10)
+  rows = prompt_reuse.summarize(entries, analysed, chunks)
+  assert rows["act"]["chunks"] > rows["act"]["best"]
