@@ -296,3 +296,28 @@ def test_a_referee_with_the_second_look_is_measured_so(tmp_path, monkeypatch):
                    for c in cases])
   assert run("unrecorded", second_look={"candidates": score,
                                         "accepted": False})["rates"] is None
+
+
+def test_the_runs_own_venue_is_measured_before_another_with_its_words(
+    tmp_path, monkeypatch):
+  """Two venues describe the behaviours in the same words: the answers
+  recorded on the run's own venue are the ones its correction uses."""
+  scenario = shipped_wording()
+  described = {b["id"]: b["description"] for b in scenario["behaviours"]}
+  right = {"action": "a", "truth": ["smoking_outside"],
+           "given": ["smoking_outside"]}
+  none = {"action": "c", "truth": [], "given": []}
+  decisions = tmp_path / "decisions"
+  decisions.mkdir()
+  # Sorted first by file name, but recorded on another venue.
+  (decisions / "a_other.json").write_text(json.dumps(
+      {"scenario": "another_venue", "model": "test",
+       "behaviours": described, "cases": [right] * 3 + [none] * 3}))
+  (decisions / "b_own.json").write_text(json.dumps(
+      {"scenario": scenario["name"], "model": "test",
+       "behaviours": described, "cases": [right] * 5 + [none] * 5}))
+  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  target = rundir.load_run(build(tmp_path)).targets[0]
+  measured = referee_quality.rates(target, scenario)
+  assert scenario["name"] in measured.note
+  assert measured.rates.tp == 5

@@ -189,7 +189,12 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
   described = {b.get("id"): b.get("description")
                for b in scenario.get("behaviours") or ()}
   wanted = {i: described.get(i) for i in (*target.complies, *target.violates)}
-  for measured in _load(decisions):
+  # Venues may describe a behaviour in the same words (the café and the mini
+  # café do): the answers recorded on the run's own venue come first, as
+  # its referee read that venue's setting; another's serve only without.
+  own = scenario.get("name")
+  for measured in sorted(_load(decisions),
+                         key=lambda m: m.get("scenario") != own):
     behaviours = measured.get("behaviours") or {}
     if all(behaviours.get(i) == d for i, d in wanted.items()):
       recorded = measured.get("model")
