@@ -59,8 +59,11 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
   for f in group["findings"]:
     assert f["verdict"] in (findings.HOLDS, findings.FAILS, findings.UNSURE)
     assert f["rule"] and f["numbers"]
-  # One day only: the day-2 finding cannot be told.
+  # One day only: the day-2 finding cannot be told, and "at the end" says
+  # when the runs end (12 slots of 10 minutes from 09:00).
   assert group["findings"][1]["verdict"] == findings.UNSURE
+  assert "at Day 1 10:50, the runs' end" in group["findings"][0]["numbers"]
+  assert "the runs' end" in group["findings"][5]["numbers"]
   # No labelled set for this synthetic venue: no error to show.
   assert group["measurement_error"] == []
   readme = (out / "README.md").read_text()

@@ -89,12 +89,22 @@ def _targets(runs: Runs) -> list[Any]:
   return list(first.run.targets) if first else []
 
 
+def _end(ms: Sequence[run_metrics.RunMetrics]) -> str:
+  """When the runs end ("; at Day 1 10:15, the runs' end"), so that a
+  verdict "at the end" of a short scenario is not read as the paper's two
+  days; empty if unknown."""
+  ends = sorted({m.per_step["time"].iloc[-1] for m in ms
+                 if not m.per_step.empty and "time" in m.per_step})
+  return f"; at {', '.join(ends)}, the runs' end" if ends else ""
+
+
 def _emerge(runs: Runs) -> dict[str, Any]:
   n = runs.get("normative", [])
   ests = {t.id: _pooled(n, "belief", t.id) for t in _targets(runs)}
   return {"finding": "Target norms emerge (each held by >= 50% at the end)",
           "verdict": _all([_against(e, 0.5) for e in ests.values()]),
-          "numbers": "; ".join(f"{t}: {_show(e)}" for t, e in ests.items()),
+          "numbers": "; ".join(f"{t}: {_show(e)}" for t, e in ests.items())
+                     + _end(n),
           "rule": "holds when every target's final belief interval is >= "
                   "50%; does not hold when one is wholly below"}
 
@@ -215,7 +225,8 @@ def _unseeded(runs: Runs) -> dict[str, Any]:
       "emergent_norms"] if not e.get("seeded")][:3]
   return {"finding": "Norms nobody seeded emerge", "verdict": verdict,
           "numbers": f"{sum(found)} of {len(found)} normative runs"
-                     + (f"; e.g. {'; '.join(examples)}" if examples else ""),
+                     + (f"; e.g. {'; '.join(examples)}" if examples else "")
+                     + _end(n),
           "rule": "an unseeded norm held by >= 2 agents at the end (emergent "
                   "norms): holds in >= half the normative runs, does not "
                   "hold in none"}
