@@ -263,9 +263,11 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     if not self._show:
       return ""
     norms = self.database.render_qualified()
+    # Nothing while no norm is held: the act prompt is then the baseline
+    # agent's, word for word, as the plan is (normative_planner.py), so the
+    # arms differ only once CRSEC has given an agent a norm.
     return (f"{self.agent_name}'s personal norms (importance 100 = must "
-            f"follow, 1 = may disregard):\n{norms}" if norms else
-            f"{self.agent_name} holds no particular norms yet.")
+            f"follow, 1 = may disregard):\n{norms}" if norms else "")
 
   def pre_act(self, action_spec) -> str:
     value = self.get_pre_act_value()

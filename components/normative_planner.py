@@ -144,12 +144,21 @@ class NormativePlanner(entity_component.ContextComponent,
     return self._name or self.get_entity().name, self._persona
 
   def _norms(self) -> list | None:
-    """The norms the plan weighs, or None (planned without norms)."""
+    """The norms the plan weighs, or None (planned without norms).
+
+    An agent that holds no norm yet plans as a baseline agent does, with
+    the very same prompt: planned with an empty norm section ("Norms Tom
+    Gomez holds: (none)" and "weigh the norms"), the 1.5B model gave the
+    mini café's loud student "sleep" or "reading a book" where the baseline
+    arm's same seeds planned his phone calls, so the arms differed before
+    CRSEC had done anything (noise in 1 of 5 normative seeds, 4 of 5
+    baseline, at 2d79b5f). Once a norm is held, the plan is revised with it.
+    """
     if not self._use_norms:
       return None
     memory = self.norm_memory
     memory.ensure_created()
-    return memory.database.qualified()
+    return memory.database.qualified() or None
 
   def record_failure(self, failure: Mapping[str, Any]) -> None:
     memory = self.norm_memory

@@ -429,3 +429,28 @@ def test_a_task_that_names_only_a_time_is_not_a_decomposition():
       '"09:45" is a time, not an activity')
   assert decompose.problem(tasks[:1] + [{**tasks[1], "activity": "reads"}],
                            "09:00", "10:00") is None
+
+
+def test_an_agent_with_no_norm_plans_and_acts_with_the_baseline_s_prompts():
+  """The arms differ only once CRSEC has given an agent a norm: an ordinary
+  agent that holds none sends the baseline agent's plan and act prompts,
+  word for word; once it holds a norm, both carry it."""
+  prompts = {}
+  for arm in ("normative", "baseline"):
+    agent, model = agent_and_model(arm)
+    agent.act(spec("09:00"))
+    prompts[arm] = {c.tag: c.prompt for c in model.calls
+                    if c.tag in ("NormativePlan", "act")}
+  assert set(prompts["normative"]) == {"NormativePlan", "act"}
+  assert prompts["normative"] == prompts["baseline"]
+  assert "Norms" not in prompts["normative"]["NormativePlan"]
+  assert "norms" not in prompts["normative"]["act"]
+
+  agent, model = agent_and_model("normative")
+  agent.get_component(NORM_MEMORY_KEY).database.add(
+      "No smoking indoors.", "injunctive", 90, origin=Origin.CREATED,
+      qualified=True)
+  agent.act(spec("09:00"))
+  plan = [c for c in model.calls if c.tag == "NormativePlan"][-1].prompt
+  assert "1. No smoking indoors. (importance 90/100)" in plan
+  assert "No smoking indoors." in last_act_prompt(model)
