@@ -16,10 +16,9 @@ from crsec_concordia import observations
 
 
 def new_events(events: Iterable[observations.Event], me: str,
-               perceived: dict[str, str], *, own: bool = False
+               perceived: dict[str, str]
                ) -> list[observations.ActionObservation]:
-  """The actions of others in `events` (with `own`, the agent's own too)
-  the agent has not yet perceived.
+  """The actions of others in `events` the agent has not yet perceived.
 
   As in Generative Agents, what an observer has already perceived is not
   new: an action that goes on from an earlier slot (the game master marks
@@ -29,8 +28,7 @@ def new_events(events: Iterable[observations.Event], me: str,
   """
   fresh = []
   for e in events:
-    if (not isinstance(e, observations.ActionObservation)
-        or (e.actor == me and not own)
+    if (not isinstance(e, observations.ActionObservation) or e.actor == me
         or observations.is_no_action(e.text)):
       continue
     if perceived.get(e.actor) == e.text:

@@ -2,8 +2,7 @@
 
 After a conversation the agent took part in, IdentifyNorm reads the
 transcript; once `reflect_every` behaviours of others have been observed,
-Reflect forms thoughts about what happened (the agent's own deeds listed
-too) and IdentifyNorm reads those. What it
+Reflect forms thoughts about them and IdentifyNorm reads those. What it
 finds enters NormMemory as a candidate (deactivated, invalid) with its
 provenance, for the NormEvaluator to judge.
 
@@ -59,10 +58,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     self._observation = observation
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
-    # What happened since the last reflection, the agent's own deeds too;
-    # `_others` counts the others' (what `reflect_every` counts).
     self._buffer: list[str] = []
-    self._others = 0
     # Each person's last perceived action: going on, it is not new.
     self._perceived: dict[str, str] = {}
 
@@ -121,14 +117,12 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     if self._observation:
       with self._lock:
         # Only what is new is reflected on (an action going on is not).
-        # The agent's own deeds are listed too, in the order they came,
-        # so that agents who saw the same slots reflect on the same list.
-        for e in new_events(events, me, self._perceived, own=True):
-          self._buffer.append(f"{e.actor} ({e.place}): {e.text}")
-          self._others += e.actor != me
+        self._buffer.extend(
+            f"{e.actor} ({e.place}): {e.text}"
+            for e in new_events(events, me, self._perceived))
     with self._lock:
-      if self._others >= self._reflect_every:
-        observed, self._buffer, self._others = self._buffer, [], 0
+      if len(self._buffer) >= self._reflect_every:
+        observed, self._buffer = self._buffer, []
         tasks["r"] = functools.partial(self._from_observations, observed)
     results = concurrency.run_tasks(tasks)
     for key in sorted(results):  # "c0000" ... before "r".
@@ -138,13 +132,11 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:
-      return {"buffer": list(self._buffer), "others": self._others,
+      return {"buffer": list(self._buffer),
               "perceived": dict(self._perceived)}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
       self._buffer = [str(s) for s in state.get("buffer", [])]
-      # A checkpoint written before own deeds were buffered holds others'.
-      self._others = int(state.get("others", len(self._buffer)))
       self._perceived = {str(k): str(v) for k, v in
                          dict(state.get("perceived", {})).items()}

@@ -117,35 +117,6 @@ def test_observation_path_reflects_every_n_behaviours():
   assert kinds == ["thought", "candidate", "verdict"]
 
 
-def test_agents_who_saw_the_same_slots_reflect_on_the_same_list():
-  """Own deeds are listed (not counted toward `reflect_every`), so two
-  agents who saw the same slots send the same list, first in the prompt:
-  one prefix for the server's cache to reuse."""
-  def slot(step: int) -> str:
-    stamp = obs.Stamp(1, f"09:{step}0", step)
-    return "\n".join(obs.format_action(stamp, who, "indoors",
-                                       f"{who} {deed}, round {step}.")
-                     for who, deed in (("Carlos Gomez", "writes a stanza"),
-                                       ("Ruth Okafor", "reads a letter"),
-                                       ("Tom Gomez", "hums a tune")))
-  prompts = []
-  for name in ("Carlos Gomez", "Ruth Okafor"):
-    model = cs.cafe_model()
-    agent = cs.build_agent("normative", model, role="ordinary",
-                           reflect_every=4, name=name,
-                           persona=f"{name} is a regular here.")
-    agent.observe(slot(1))
-    assert "Reflect" not in model.calls_by_tag()  # 2 of others, 3 listed.
-    agent.observe(slot(2))
-    [call] = [c for c in model.calls if c.tag == "Reflect"]
-    prompts.append(call.prompt)
-  lists = [p.split(f"\n\n{n}:")[0] for p, n in
-           zip(prompts, ("Carlos Gomez", "Ruth Okafor"))]
-  assert lists[0] == lists[1]
-  assert lists[0].startswith("What happened here recently:\n1. Carlos Gomez")
-  assert lists[0].count("\n") == 6  # All six deeds, the agent's own too.
-
-
 # -- ImmediateEvaluation: each check's rejection reason ------------------------
 
 def _evaluate(model, content, held=(), names=("Carlos Gomez",)):
