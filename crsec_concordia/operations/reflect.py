@@ -17,6 +17,22 @@ SCHEMA = obj({"thoughts": {"type": "array", "items": text(120),
 
 
 def prompt(name: str, persona: str, observations: list[str]) -> str:
+  """Who reflects first, then what they saw, then the question.
+
+  Tried and dropped (2026-11-27): what happened first, the agent's own
+  deeds listed too, then the persona and the question. All 10 agents of
+  the 12-slot café reflect in one slot on nearly the same list (27 to 29
+  of their 31 to 33 items), so the list would be a prefix the server
+  reuses: Reflect's reuse went from 2% to 64% and the run's from 42% to
+  50% (seed 1, `bench/prompt_reuse.py`). But the 1.5B model then retold
+  the persona read just before the question ("Tamara Rodriguez is a quiet
+  and careful person who saves every cent...") in 5 or 6 of 10 thoughts
+  instead of 2, and the thoughts are the observation path's input. With
+  each thought after the numbers of the events it rests on (evidence
+  first), it cited runs of numbers and still retold the persona; with the
+  question between the list and the persona, it retold the persona in 9
+  of 10 (the run's 10 prompts replayed).
+  """
   return (
       f"{name}: {persona}\n\n"
       f"What {name} has seen others do recently:\n{numbered(observations)}\n\n"
