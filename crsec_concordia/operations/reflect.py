@@ -26,8 +26,10 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
   reuses: Reflect's reuse went from 2% to 64% and the run's from 42% to
   50% (seed 1, `bench/prompt_reuse.py`). But the 1.5B model then retold
   the persona read just before the question ("Tamara Rodriguez is a quiet
-  and careful person who saves every cent...") in 5 or 6 of 10 thoughts
-  instead of 2, and the thoughts are the observation path's input. With
+  and careful person who saves every cent..."): 5 of the 10 agents'
+  thoughts held five or more words of the persona in a row, against 1 of
+  10 in the run before, and the thoughts are the observation path's
+  input. With
   each thought after the numbers of the events it rests on (evidence
   first), it cited runs of numbers and still retold the persona; with the
   question between the list and the persona, it retold the persona in 9
