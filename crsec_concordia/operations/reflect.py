@@ -29,11 +29,10 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
   and careful person who saves every cent..."): 5 of the 10 agents'
   thoughts held five or more words of the persona in a row, against 1 of
   10 in the run before, and the thoughts are the observation path's
-  input. With
-  each thought after the numbers of the events it rests on (evidence
-  first), it cited runs of numbers and still retold the persona; with the
-  question between the list and the persona, it retold the persona in 9
-  of 10 (the run's 10 prompts replayed).
+  input. With each thought after the numbers of the events it rests on
+  (evidence first), it cited runs of numbers and still retold the
+  persona; with the question between the list and the persona, it retold
+  the persona in 9 of 10 (the run's 10 prompts replayed).
   """
   return (
       f"{name}: {persona}\n\n"
