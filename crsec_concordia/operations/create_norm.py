@@ -6,6 +6,7 @@ from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP, UTILITY,
                                               FailureSink, checked_call, obj,
                                               text)
 from crsec_concordia.operations.immediate_evaluation import names_person
+from crsec_concordia.operations.norm_type import settled_type
 
 OP = "CreateNorm"
 
@@ -65,4 +66,7 @@ def create_norm(model, *, name: str, persona: str, setting: str, count: int,
                         schema(count), lambda a: named(name, a["norms"]),
                         on_failure=on_failure, max_tokens=90 * count,
                         temperature=0.5, keep_last=True)
-  return None if answer is None else answer["norms"]
+  if answer is None:
+    return None
+  return [{**n, "type": settled_type(n["content"], n["type"])}
+          for n in answer["norms"]]

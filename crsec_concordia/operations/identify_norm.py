@@ -11,6 +11,7 @@ from __future__ import annotations
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
                                               structured_call, text)
+from crsec_concordia.operations.norm_type import settled_type
 
 OP = "IdentifyNorm"
 SCHEMA = obj({"rule": text(120), "is_rule": BOOLEAN, "type": NORM_TYPE,
@@ -64,5 +65,6 @@ def identify_norm(model, *, name: str, source_kind: str, source_text: str,
   if (answer is None or not answer["is_rule"]
       or answer["rule"].strip().lower().strip(".") == "none"):
     return None
-  return {"content": answer["rule"].strip(), "type": answer["type"],
+  content = answer["rule"].strip()
+  return {"content": content, "type": settled_type(content, answer["type"]),
           "utility": answer["utility"]}

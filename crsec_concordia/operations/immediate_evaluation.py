@@ -27,6 +27,7 @@ from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
                                               structured_call)
+from crsec_concordia.operations.norm_type import settled_type
 
 OP = "ImmediateEvaluation"
 DEFAULT_DUPLICATE_THRESHOLD = 0.85
@@ -112,7 +113,8 @@ def immediate_evaluation(
                            max_tokens=64, temperature=0.0)
   if answer is None:
     return None
-  v = dict(llm_calls=1, type=answer["type"], utility=answer["utility"])
+  v = dict(llm_calls=1, type=settled_type(candidate.content, answer["type"]),
+           utility=answer["utility"])
   if not answer["supported"]:
     return Verdict(False, RejectionReason.INCONSISTENT_WITH_SOURCE, **v)
   if nearest is not None and similarity >= related_threshold:
@@ -128,5 +130,5 @@ def immediate_evaluation(
   if nearest is not None and similarity >= related_threshold and pair["opposite"]:
     return Verdict(False, RejectionReason.CONFLICTS_WITH_NORM,
                    f"contradicts {nearest.id} ({nearest.content})", **v)
-  detail = "type corrected" if answer["type"] != candidate.type else ""
+  detail = "type corrected" if v["type"] != candidate.type else ""
   return Verdict(True, None, detail, **v)

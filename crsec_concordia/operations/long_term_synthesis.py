@@ -17,6 +17,7 @@ from crsec_concordia.norms import PersonalNorm, clamp_utility
 from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP,
                                               FailureSink, integer, numbered,
                                               obj, structured_call, text)
+from crsec_concordia.operations.norm_type import settled_type
 
 CLASSIFY_OP = "ClassifySpecificNorms"
 SYNTHESIZE_OP = "SynthesizeNorm"
@@ -92,5 +93,6 @@ def synthesize_norm(model, *, theme: str, norms: list[PersonalNorm],
                            on_failure=on_failure, max_tokens=96)
   if answer is None:
     return None
-  return AbstractNorm(theme, answer["content"], answer["type"], norms,
+  return AbstractNorm(theme, answer["content"],
+                      settled_type(answer["content"], answer["type"]), norms,
                       answer["weights"])
