@@ -174,25 +174,40 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
           on_failure=lambda f: self.record_failure(f, stamp))
       step = stamp.step if stamp else 0
       time = stamp.time if stamp else None
+      kept: dict[str, str] = {}  # Wording -> the id of the norm kept.
       for n in norms or ():
-        # The model sometimes describes the person instead ("Abigail Chen
-        # speaks up when ..."): kept, rejected as not a norm, as
-        # ImmediateEvaluation rejects a norm that names someone.
-        person = (None if self._initial_norms else
-                  names_person(n["content"], [self.agent_name]))
+        rejection = None if self._initial_norms else self._created_rejection(
+            n["content"], kept)
         norm = self.database.add(
             n["content"], n["type"], n["utility"], origin=Origin.CREATED,
-            qualified=person is None, source_text=self.persona,
+            qualified=rejection is None, source_text=self.persona,
             step=step, time=time)
-        if person is not None:
-          self.database.reject(norm.id, RejectionReason.NOT_A_NORM,
-                               f"names {person}", step=step, time=time)
+        if rejection is not None:
+          self.database.reject(norm.id, *rejection, step=step, time=time)
+        else:
+          kept[_wording(norm.content)] = norm.id
         self.record("created", stamp=stamp, norm_id=norm.id,
                     content=norm.content,
                     type=norm.type, utility=norm.utility,
-                    accepted=person is None,
-                    **({"reason": str(RejectionReason.NOT_A_NORM)}
-                       if person else {}))
+                    accepted=rejection is None,
+                    **({"reason": str(rejection[0])} if rejection else {}))
+
+  def _created_rejection(self, content: str, kept: dict[str, str]
+                         ) -> tuple[RejectionReason, str] | None:
+    """Why a created norm is not held, or None.
+
+    The model sometimes describes the person instead ("Abigail Chen speaks
+    up when ..."): kept, rejected as not a norm, as ImmediateEvaluation
+    rejects a norm that names someone. It also wrote the same norm twice
+    in one answer ("People should not smoke indoors." as Abigail Chen's
+    2nd and 5th, 2-day café at 2d79b5f): the second is a duplicate, or it
+    would count twice wherever norms are counted.
+    """
+    if person := names_person(content, [self.agent_name]):
+      return RejectionReason.NOT_A_NORM, f"names {person}"
+    if same := kept.get(_wording(content)):
+      return RejectionReason.DUPLICATE, f"same as {same}"
+    return None
 
   # -- Concordia hooks --------------------------------------------------------
 
@@ -305,3 +320,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       self._records = [dict(r) for r in state.get("records", [])]
       self._news = [str(n) for n in state.get("news", [])]
       self._identified = {str(n) for n in state.get("identified", [])}
+
+
+def _wording(content: str) -> str:
+  """A norm's words, case, spacing and end punctuation aside."""
+  return " ".join(content.lower().split()).rstrip(".!")

@@ -488,6 +488,26 @@ def test_a_created_norm_that_describes_the_person_is_rejected_not_held():
   assert "norm 5 names Abigail Chen" in asked[1]
 
 
+def test_a_norm_created_twice_in_one_answer_is_held_once():
+  norms = [{"content": c, "type": "injunctive", "utility": 80} for c in (
+      "No smoking indoors.", "Be quiet in public places.", "Tip after meals.",
+      "Wait your turn in line.", "no smoking  indoors")]
+  model = cs.cafe_model(**{cs.CREATE: {"norms": norms}})
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur")
+  memory(agent).ensure_created()
+  db = memory(agent).database
+  assert [n.content for n in db.qualified()] == [n["content"]
+                                                 for n in norms[:4]]
+  [twice] = [n for n in db.all() if not n.qualified]
+  first = db.qualified()[0]
+  assert twice.rejection_reason == RejectionReason.DUPLICATE
+  assert twice.rejection_detail == f"same as {first.id}"
+  created = [r for r in memory(agent).drain_records() if r["kind"] == "created"]
+  assert [r["accepted"] for r in created] == [True] * 4 + [False]
+  assert created[-1]["reason"] == str(RejectionReason.DUPLICATE)
+
+
 def test_a_created_norm_that_names_the_person_is_asked_for_once_more():
   general = [{"content": c, "type": "injunctive", "utility": 80} for c in (
       "No smoking indoors.", "Be quiet in public places.", "Tip after meals.",
