@@ -33,6 +33,14 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
   (evidence first), it cited runs of numbers and still retold the
   persona; with the question between the list and the persona, it retold
   the persona in 9 of 10 (the run's 10 prompts replayed).
+
+  Also tried (2026-11-27, the same 10 prompts replayed, each followed by
+  IdentifyNorm): thoughts of up to 200 characters, since 15 of the run's
+  22 thoughts stop at 120, mid-sentence. At 200 the 1.5B model wrote
+  until 200 as well (11 of 16 thoughts cut), so the limit is kept; and
+  with the persona left out (the paper's Reflect(observations)) it retold
+  no persona, but its thoughts were rarely about a deed ("people should
+  be respectful and considerate"): 2 of 10 named one, against 4 of 10.
   """
   return (
       f"{name}: {persona}\n\n"
