@@ -37,10 +37,12 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
   Also tried (2026-11-27, the same 10 prompts replayed, each followed by
   IdentifyNorm): thoughts of up to 200 characters, since 15 of the run's
   22 thoughts stop at 120, mid-sentence. At 200 the 1.5B model wrote
-  until 200 as well (11 of 16 thoughts cut), so the limit is kept; and
+  until 200 as well (13 of 16 thoughts cut; 14 of 22 at 120 in the same
+  replay), so the limit is kept; and
   with the persona left out (the paper's Reflect(observations)) it retold
   no persona, but its thoughts were rarely about a deed ("people should
-  be respectful and considerate"): 2 of 10 named one, against 4 of 10.
+  be respectful and considerate"): 2 of 10 named one, against 5 of 10
+  with the persona.
   """
   return (
       f"{name}: {persona}\n\n"
