@@ -117,6 +117,34 @@ def test_an_invalid_answer_is_asked_again_and_a_persistent_one_recorded():
   assert not [r for r in memory.drain_records() if r["kind"] == "thought"]
 
 
+class DriftingModel(language_model.LanguageModel):
+  """Answers the first time with a word of another script in it."""
+
+  def __init__(self):
+    self.prompts: list[str] = []
+
+  def sample_text(self, prompt: str, **kwargs) -> str:
+    del kwargs
+    self.prompts.append(prompt)
+    word = "considerate" if len(self.prompts) > 1 else "\u8003\u8651ate"
+    return json.dumps({"rule": f"People should be {word}."})
+
+  def sample_choice(self, prompt, responses, *, seed=None):
+    del prompt, seed
+    return 0, responses[0], {}
+
+
+def test_an_answer_in_a_script_the_prompt_does_not_use_is_asked_again():
+  drifting = DriftingModel()
+  model = ConcordiaModelAdapter(drifting)
+  answer = model.sample_json(
+      "Read the rules.", {"type": "object", "required": ["rule"],
+                          "properties": {"rule": {"type": "string"}}})
+  assert answer == {"rule": "People should be considerate."}
+  assert ("letters of a script the question does not use: CJK"
+          in drifting.prompts[1])
+
+
 def test_concordias_own_openai_wrapper_serves_crsec_end_to_end():
   """Concordia's GptLanguageModel, pointed at the test suite's fake server,
   drives every operation an entrepreneur makes on its first slot."""

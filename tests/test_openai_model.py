@@ -160,6 +160,22 @@ def test_sample_json_retries_an_invalid_answer_with_a_new_sample(server):
   assert usage["calls"] == 3 and usage["failed_calls"] == 0
 
 
+def test_an_answer_in_a_script_the_prompt_does_not_use_is_sampled_again(
+    server):
+  text_schema = {"type": "object", "required": ["rule"],
+                 "properties": {"rule": {"type": "string"}}}
+  server.script(Reply('{"rule": "Be kind and\u8003\u8651ate."}'),
+                Reply('{"rule": "Be kind and considerate."}'))
+  model = make(server, seed=3)
+  assert model.sample_json("Read the café's rules.", text_schema) == {
+      "rule": "Be kind and considerate."}
+  assert len(server.chat_requests()) == 2
+  # A prompt that holds the script allows it.
+  server.script(Reply('{"rule": "\u5b89\u9759"}'))
+  assert model.sample_json("Read: \u8bf7\u5b89\u9759", text_schema) == {
+      "rule": "\u5b89\u9759"}
+
+
 def test_sample_json_raises_structured_output_error_with_raw(server):
   server.responder = lambda request: Reply('{"breaks_rule": "maybe"}')
   model = make(server, json_retries=2)

@@ -26,6 +26,7 @@ import jsonschema
 from concordia.language_model import language_model
 
 from crsec_concordia.models import base
+from crsec_concordia.models.scripts import foreign_scripts
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
@@ -91,6 +92,9 @@ class ConcordiaModelAdapter(base.StructuredLanguageModel):
       try:
         answer = json_object_in(raw)
         jsonschema.validate(answer, schema)
+        if foreign := foreign_scripts(answer, prompt):
+          raise ValueError(f"letters of a script the question does not use: "
+                           f"{', '.join(foreign)}")
       except (ValueError, jsonschema.ValidationError) as e:
         why = e.message if isinstance(e, jsonschema.ValidationError) else str(e)
         asked = (f"{stated}\n\nYour answer was not valid ({why}). Answer "

@@ -26,6 +26,7 @@ from concordia.language_model import language_model
 from crsec_concordia.models import base, endpoint_errors
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
+from crsec_concordia.models.scripts import foreign_scripts
 
 _log = logging.getLogger(__name__)
 
@@ -407,6 +408,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         problems = sorted(validator.iter_errors(value), key=str)
         if problems:
           error = f"schema: {problems[0].message}"
+          return False
+        if foreign := foreign_scripts(value, prompt):
+          error = f"letters of a script the prompt does not use: {foreign}"
           return False
         parsed.append(value)
         return True

@@ -1,0 +1,44 @@
+"""Letters of a writing system the prompt does not use.
+
+Qwen2.5 models, trained on much Chinese text, drift into it mid-word in an
+English run ("It's important to be kind and考虑ate,", "providing products
+or a服务."): in the 2-day café at 2d79b5f, 12 of 154 thoughts and 3 of 146
+candidate norms, two of those then held. An answer whose strings hold
+letters of a script that no letter of its prompt is written in is treated
+as one that breaks its schema: sampled again, and recorded as a failure if
+it never comes right. A prompt in any language, or naming a person in
+another script, allows that script.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+
+def _scripts(text: str) -> set[str]:
+  """The scripts of `text`'s letters, by the first word of their Unicode
+  names (LATIN, CJK, HANGUL, CYRILLIC, ...)."""
+  out = set()
+  for ch in set(text):
+    if ch.isalpha():
+      out.add(unicodedata.name(ch, "UNKNOWN").split(" ", 1)[0])
+  return out
+
+
+def _strings(value: Any) -> Iterator[str]:
+  if isinstance(value, str):
+    yield value
+  elif isinstance(value, dict):
+    for v in value.values():
+      yield from _strings(v)
+  elif isinstance(value, list):
+    for v in value:
+      yield from _strings(v)
+
+
+def foreign_scripts(answer: Any, prompt: str) -> list[str]:
+  """The scripts of `answer`'s strings that `prompt` has no letter of."""
+  seen = _scripts("".join(_strings(answer)))
+  return sorted(seen - _scripts(prompt)) if seen else []
