@@ -95,6 +95,20 @@ def test_receiver_identifies_and_qualifies_a_norm_from_a_conversation():
   assert records[1]["accepted"] is True and records[1]["time"] == "Day 1 09:20"
 
 
+def test_a_rule_that_is_no_sentence_is_asked_for_again_never_held():
+  def identify(prompt):
+    again = "Your answer did not work" in prompt
+    return {"rule": "Smoking is not allowed inside." if again else "true",
+            "is_rule": True, "type": "injunctive", "utility": 70}
+  model = cs.cafe_model(**{cs.IDENTIFY: identify})
+  agent = cs.build_agent("normative", model, role="ordinary")
+  agent.observe(TALK)
+  [norm] = memory(agent).database.all()
+  assert norm.content == "Smoking is not allowed inside."
+  asked = [c.prompt for c in model.calls if c.tag == "IdentifyNorm"]
+  assert len(asked) == 2 and 'rule "true" is not a sentence' in asked[1]
+
+
 def test_a_failed_operation_is_recorded_and_invents_nothing():
   model = cs.cafe_model(**{cs.IDENTIFY: "this is not json"})
   agent = cs.build_agent("normative", model, role="ordinary")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
-                                              structured_call, text)
+                                              checked_call, text)
 from crsec_concordia.operations.norm_type import settled_type
 
 OP = "IdentifyNorm"
@@ -53,6 +53,19 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
       f"{label}:\n{source_text}")
 
 
+def _not_a_sentence(answer: dict) -> str | None:
+  """A rule too short to say any behaviour, or None.
+
+  The 1.5B model once wrote the rule as "true" (the 2-day café at
+  2d79b5f), and Abigail Chen then held "true" as a norm.
+  """
+  rule = answer["rule"].strip()
+  if rule.lower().strip(".") == "none" or len(rule.split()) >= 3:
+    return None
+  return (f"rule \"{rule}\" is not a sentence; write the rule as a sentence, "
+          "or 'none'")
+
+
 def identify_norm(model, *, name: str, source_kind: str, source_text: str,
                   on_failure: FailureSink | None) -> dict | None:
   """{content, type, utility} if the source holds a norm, else None.
@@ -60,8 +73,9 @@ def identify_norm(model, *, name: str, source_kind: str, source_text: str,
   A failed call is reported through `on_failure` and also returns None: the
   caller cannot and need not tell the two apart, as neither makes a candidate.
   """
-  answer = structured_call(model, OP, prompt(name, source_kind, source_text),
-                           SCHEMA, on_failure=on_failure, max_tokens=96)
+  answer = checked_call(model, OP, prompt(name, source_kind, source_text),
+                        SCHEMA, _not_a_sentence, on_failure=on_failure,
+                        max_tokens=96)
   if (answer is None or not answer["is_rule"]
       or answer["rule"].strip().lower().strip(".") == "none"):
     return None
