@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from crsec_concordia import observations, runner  # noqa: E402
 from game_masters.conversations import clean_utterance  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
+from crsec_concordia.models.scripts import strings  # noqa: E402
 from tests import schema_answers  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 from tests.fault_proxy import CALL_HEADER, KINDS, FaultProxy  # noqa: E402
@@ -108,18 +109,6 @@ class CallLog:
     completions.create = create_with_id
 
 
-def strings(value: Any) -> Iterator[str]:
-  """Every string in a JSON value, stripped."""
-  if isinstance(value, str):
-    yield value.strip()
-  elif isinstance(value, dict):
-    for v in value.values():
-      yield from strings(v)
-  elif isinstance(value, list):
-    for v in value:
-      yield from strings(v)
-
-
 def parsed(text: str) -> Any:
   try:
     return json.loads(text)
@@ -182,7 +171,7 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   for e in proxy.log():
     if e.fault is None and e.upstream_content is not None:
       clean[e.call].append(parsed(e.upstream_content))
-      said.update(strings(parsed(e.upstream_content)))
+      said.update(s.strip() for s in strings(parsed(e.upstream_content)))
   invented = []
   for call in calls.calls.values():
     if not call["done"]:

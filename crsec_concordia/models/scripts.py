@@ -27,18 +27,19 @@ def _scripts(text: str) -> set[str]:
   return out
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings(value: Any) -> Iterator[str]:
+  """Every string in a JSON value."""
   if isinstance(value, str):
     yield value
   elif isinstance(value, dict):
     for v in value.values():
-      yield from _strings(v)
+      yield from strings(v)
   elif isinstance(value, list):
     for v in value:
-      yield from _strings(v)
+      yield from strings(v)
 
 
 def foreign_scripts(answer: Any, prompt: str) -> list[str]:
   """The scripts of `answer`'s strings that `prompt` has no letter of."""
-  seen = _scripts("".join(_strings(answer)))
+  seen = _scripts("".join(strings(answer)))
   return sorted(seen - _scripts(prompt)) if seen else []
