@@ -170,7 +170,20 @@ def test_same_meaning_as_a_related_norm_is_a_duplicate():
   verdict = _evaluate(model, "Smoking is not permitted inside the cafe.",
                       held=["No smoking indoors."])
   assert verdict.reason == RejectionReason.DUPLICATE
-  assert model.calls_by_tag() == {"other": 2}
+  # The pairwise call comes first: a duplicate costs one call, no source
+  # check.
+  assert len(model.calls) == 1 and verdict.llm_calls == 1
+  assert "same_meaning:" in model.calls[0].prompt
+
+
+def test_a_related_norm_that_is_no_duplicate_is_then_checked_at_its_source():
+  model = cs.cafe_model(**{cs.EVALUATE: {"supported": False,
+                                         "type": "injunctive", "utility": 40}})
+  verdict = _evaluate(model, "Smoking is not permitted inside the cafe.",
+                      held=["No smoking indoors."])
+  assert verdict.reason == RejectionReason.INCONSISTENT_WITH_SOURCE
+  assert verdict.llm_calls == 2
+  assert ["same_meaning:" in c.prompt for c in model.calls] == [True, False]
 
 
 def test_opposite_of_a_related_norm_is_a_conflict():
