@@ -109,6 +109,16 @@ def test_a_rule_that_is_no_sentence_is_asked_for_again_never_held():
   assert len(asked) == 2 and 'rule "true" is not a sentence' in asked[1]
 
 
+def test_a_short_answer_that_finds_no_rule_is_not_asked_again():
+  model = cs.cafe_model(**{cs.IDENTIFY: {
+      "rule": "No rule.", "is_rule": False, "type": "injunctive",
+      "utility": 1}})
+  agent = cs.build_agent("normative", model, role="ordinary")
+  agent.observe(TALK)
+  assert not memory(agent).database.all()
+  assert model.calls_by_tag()["IdentifyNorm"] == 1
+
+
 def test_a_failed_operation_is_recorded_and_invents_nothing():
   model = cs.cafe_model(**{cs.IDENTIFY: "this is not json"})
   agent = cs.build_agent("normative", model, role="ordinary")

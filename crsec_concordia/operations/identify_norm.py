@@ -60,7 +60,8 @@ def _not_a_sentence(answer: dict) -> str | None:
   2d79b5f), and Abigail Chen then held "true" as a norm.
   """
   rule = answer["rule"].strip()
-  if rule.lower().strip(".") == "none" or len(rule.split()) >= 3:
+  if (not answer["is_rule"] or rule.lower().strip(".") == "none"
+      or len(rule.split()) >= 3):
     return None
   return (f"rule \"{rule}\" is not a sentence; write the rule as a sentence, "
           "or 'none'")
