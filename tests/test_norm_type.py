@@ -27,6 +27,8 @@ from tests import crsec_script as cs
     ("Keep the terrace tidy.", None),
     ("Tip after meals.", None),
     ("Most people think you should queue.", None),
+    ("No one smokes in the hall.", None),
+    ("No one should smoke in the hall.", "injunctive"),
 ])
 def test_the_wording_settles_the_type_or_leaves_it_open(content, expected):
   assert worded_type(content) == expected

@@ -36,7 +36,7 @@ _OBLIGATION = re.compile(
     r"\b(should|shouldn't|must|mustn't|ought|shall|has to|have to|"
     r"need to|needs to|(is|are)( not)? (allowed|permitted|expected|"
     r"required|supposed|forbidden|prohibited)\b)"
-    r"|^\s*(do not|don't|never|no|please|avoid)\b",
+    r"|^\s*(do not|don't|never|no(?! one\b)|please|avoid)\b",
     re.IGNORECASE)
 # Habit: what people usually do, without requiring it.
 _HABIT = re.compile(
