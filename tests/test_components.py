@@ -109,6 +109,17 @@ def test_a_rule_that_is_no_sentence_is_asked_for_again_never_held():
   assert len(asked) == 2 and 'rule "true" is not a sentence' in asked[1]
 
 
+def test_a_two_word_rule_is_a_rule():
+  model = cs.cafe_model(**{cs.IDENTIFY: {
+      "rule": "No smoking.", "is_rule": True, "type": "injunctive",
+      "utility": 70}})
+  agent = cs.build_agent("normative", model, role="ordinary")
+  agent.observe(TALK)
+  [norm] = memory(agent).database.all()
+  assert norm.content == "No smoking."
+  assert model.calls_by_tag()["IdentifyNorm"] == 1
+
+
 def test_a_short_answer_that_finds_no_rule_is_not_asked_again():
   model = cs.cafe_model(**{cs.IDENTIFY: {
       "rule": "No rule.", "is_rule": False, "type": "injunctive",

@@ -54,14 +54,15 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
 
 
 def _not_a_sentence(answer: dict) -> str | None:
-  """A rule too short to say any behaviour, or None.
+  """A rule of one word, which says no behaviour, or None ("No smoking."
+  is two).
 
   The 1.5B model once wrote the rule as "true" (the 2-day café at
   2d79b5f), and Abigail Chen then held "true" as a norm.
   """
   rule = answer["rule"].strip()
   if (not answer["is_rule"] or rule.lower().strip(".") == "none"
-      or len(rule.split()) >= 3):
+      or len(rule.split()) >= 2):
     return None
   return (f"rule \"{rule}\" is not a sentence; write the rule as a sentence, "
           "or 'none'")
