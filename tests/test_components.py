@@ -109,24 +109,17 @@ def test_a_rule_that_is_no_sentence_is_asked_for_again_never_held():
   assert len(asked) == 2 and 'rule "true" is not a sentence' in asked[1]
 
 
-def test_a_two_word_rule_is_a_rule():
+# A two-word rule is a rule; a one-word answer that claims none is no
+# claim: neither is asked for again.
+@pytest.mark.parametrize("rule, is_rule, held", [
+    ("No smoking.", True, ["No smoking."]), ("Nothing.", False, [])])
+def test_a_short_answer_is_asked_for_once_when_it_says_enough(
+    rule, is_rule, held):
   model = cs.cafe_model(**{cs.IDENTIFY: {
-      "rule": "No smoking.", "is_rule": True, "type": "injunctive",
-      "utility": 70}})
+      "rule": rule, "is_rule": is_rule, "type": "injunctive", "utility": 70}})
   agent = cs.build_agent("normative", model, role="ordinary")
   agent.observe(TALK)
-  [norm] = memory(agent).database.all()
-  assert norm.content == "No smoking."
-  assert model.calls_by_tag()["IdentifyNorm"] == 1
-
-
-def test_a_short_answer_that_finds_no_rule_is_not_asked_again():
-  model = cs.cafe_model(**{cs.IDENTIFY: {
-      "rule": "No rule.", "is_rule": False, "type": "injunctive",
-      "utility": 1}})
-  agent = cs.build_agent("normative", model, role="ordinary")
-  agent.observe(TALK)
-  assert not memory(agent).database.all()
+  assert [n.content for n in memory(agent).database.all()] == held
   assert model.calls_by_tag()["IdentifyNorm"] == 1
 
 
