@@ -53,6 +53,10 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
       f"{label}:\n{source_text}")
 
 
+def _says_none(rule: str) -> bool:
+  return rule.strip().lower().strip(".") == "none"
+
+
 def _not_a_sentence(answer: dict) -> str | None:
   """A rule of one word, which says no behaviour, or None ("No smoking."
   is two).
@@ -61,8 +65,7 @@ def _not_a_sentence(answer: dict) -> str | None:
   2d79b5f), and Abigail Chen then held "true" as a norm.
   """
   rule = answer["rule"].strip()
-  if (not answer["is_rule"] or rule.lower().strip(".") == "none"
-      or len(rule.split()) >= 2):
+  if not answer["is_rule"] or _says_none(rule) or len(rule.split()) >= 2:
     return None
   return (f"rule \"{rule}\" is not a sentence; write the rule as a sentence, "
           "or 'none'")
@@ -78,8 +81,7 @@ def identify_norm(model, *, name: str, source_kind: str, source_text: str,
   answer = checked_call(model, OP, prompt(name, source_kind, source_text),
                         SCHEMA, _not_a_sentence, on_failure=on_failure,
                         max_tokens=96)
-  if (answer is None or not answer["is_rule"]
-      or answer["rule"].strip().lower().strip(".") == "none"):
+  if answer is None or not answer["is_rule"] or _says_none(answer["rule"]):
     return None
   content = answer["rule"].strip()
   return {"content": content, "type": settled_type(content, answer["type"]),
