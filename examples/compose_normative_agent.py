@@ -37,12 +37,16 @@ def main() -> None:
       crsec.NORM_MEMORY_KEY: crsec.NormMemory(
           model.tagged("CreateNorm"), agent_name=name, persona=persona,
           role=crsec.ENTREPRENEUR, setting="Hobbs Cafe", initial_norm_count=3),
+      # One tag per operation, so usage is counted as `crsec run` counts it.
       crsec.CONFLICT_DETECTOR_KEY: crsec.ConflictDetector(
-          model.tagged("DetectConflict")),
+          model.tagged("DetectConflict"),
+          talk_model=model.tagged("DecideToTalk")),
       crsec.NORM_IDENTIFIER_KEY: crsec.NormIdentifier(
-          model.tagged("IdentifyNorm"), reflect_every=3),
+          model.tagged("IdentifyNorm"), reflect_model=model.tagged("Reflect"),
+          reflect_every=3),
       crsec.NORM_EVALUATOR_KEY: crsec.NormEvaluator(
-          model.tagged("ImmediateEvaluation"), embedder),
+          model.tagged("ImmediateEvaluation"), embedder,
+          synthesis_model=model.tagged("LongTermSynthesis")),
       crsec.NORMATIVE_PLANNER_KEY: crsec.NormativePlanner(
           model.tagged("NormativePlan"), setting="Hobbs Cafe"),
   }
@@ -63,7 +67,7 @@ def main() -> None:
   for record in norm_memory.drain_records():
     print(" ", record["kind"], {k: v for k, v in record.items()
                                if k in ("norm", "content", "actor", "talk")})
-  print("calls by component:", model.usage.by_tag())
+  print("calls by operation:", model.usage.by_tag())
 
 
 if __name__ == "__main__":

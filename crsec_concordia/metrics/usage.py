@@ -7,8 +7,9 @@ modules group them:
   creation     CreateNorm
   spreading    DetectConflict, DecideToTalk, Talk, IdentifyNorm, Reflect
   evaluation   ImmediateEvaluation, LongTermSynthesis, NormEvaluator
-  compliance   NormativePlan, act (actions)
+  compliance   NormativePlan, DecomposePlan, act (actions)
   game_master  GM.*
+  metrics      MetricsJudge (the report's optional LLM judge)
 Unknown tags land in "other" so that nothing is lost.
 """
 
