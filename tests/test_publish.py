@@ -81,6 +81,20 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
   assert not list(out.rglob("events.jsonl")) and not list(out.rglob("norms"))
 
 
+def test_publishing_again_leaves_no_figure_of_the_publication_before(tmp_path):
+  out = tmp_path / "results"
+  (out / "figures").mkdir(parents=True)
+  stale = out / "figures" / "another_group__no_smoking_indoors.png"
+  stale.write_bytes(b"an earlier publication's figure")
+  keep = out / "figures" / "notes.txt"
+  keep.write_text("not a figure")
+  publish.publish([compare_dir(tmp_path / "cmp")], out)
+  assert not stale.exists() and keep.exists()
+  readme = (out / "README.md").read_text()
+  for png in (out / "figures").glob("*.png"):
+    assert f"figures/{png.name}" in readme
+
+
 def test_too_few_or_incomplete_runs_cannot_tell(tmp_path):
   cmp = compare_dir(tmp_path / "cmp", seeds=(1, 2), steps=6)
   out = tmp_path / "results"

@@ -250,12 +250,14 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
   out.mkdir(parents=True, exist_ok=True)
   (out / "figures").mkdir(exist_ok=True)
   runs_json, groups_json, parts = [], [], []
+  drawn: set[str] = set()
   for g in groups:
     rows = [cost(m) for ms in g.runs.values() for m in ms]
     runs_json.extend(dict(r, condition=g.key[1], endpoint=g.key[2])
                      for r in rows)
     decided = findings.decide(g.runs)
     pictures = publish_figures.draw(g.runs, out / "figures", g.slug)
+    drawn.update(Path(p).name for p, _ in pictures)
     errors = measurement_error(g)
     groups_json.append({
         "scenario": g.key[0], "condition": g.key[1], "endpoint": g.key[2],
@@ -264,6 +266,12 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
         "measurement_error": errors,
         "figures": [p for p, _ in pictures]})
     parts.append(_group_markdown(g, decided, pictures, rows, errors))
+  # A figure of an earlier publication that this one did not draw (another
+  # group's name, a target no longer measured) would sit beside the new
+  # ones as if it were of these runs.
+  for old in (out / "figures").glob("*.png"):
+    if old.name not in drawn:
+      old.unlink()
   (out / "results.json").write_text(json.dumps(run_metrics.json_safe(
       {"runs": runs_json, "groups": groups_json}), indent=1,
       ensure_ascii=False) + "\n", encoding="utf-8")
