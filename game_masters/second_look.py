@@ -71,6 +71,26 @@ stand-in for the order check. The doer question asked with the
 description's head only (up to a colon or parenthesis: "who shares some of
 their extra vegetables or fruit?") changed no answer: "hands a bag of
 courgettes over the fence" is still done by "nobody".
+
+Tried and dropped (2026-11-27, the garden's 44 labelled cases replayed
+from a response cache, so only the new prompts were asked; as recorded
+there, P 1.00 R 0.74, 6 misses, 4 of them a right proposal or a right
+general tag refused): a proposal that is not the nearest let through
+(1) when the doer check names the actor for it and for no nearer
+behaviour: P 0.94 R 0.74 (Marta filling her bag from Gus's plot: who
+picks from another gardener's plot? someone else; the onions from Dev's
+own bed: Dev leaves the tools out too; "ties her bean plants to their
+canes" let through as picking from her plot); (2) when the model picks
+it over the nearest in a question about the two alone, asked in both
+orders: P 0.86 R 0.78 (one more right tag, the bag of Gus's tomatoes,
+and three wrong ones: planting garlic, sowing lettuce and tying beans as
+picking from one's own plot, in either order); (3) when it is the other
+side, for a target norm, of the nearest (picking from one's own plot
+against another's, sharing against keeping: the two sides of one deed,
+which the embedder does not tell apart): P 0.94 R 0.74 (Gus's tomatoes
+refused by the doer check as above; "pulls weeds ... and waters her plot"
+let through as picking from others). On this model the proposal between
+two sides of one deed is no better than the embedder's.
 """
 
 from __future__ import annotations
