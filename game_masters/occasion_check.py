@@ -16,6 +16,23 @@ behaviour's description reaches MIN_SIMILARITY. On 18 answers to the bill
 server a twenty and says 'Keep the change'", similarity 0.09) and dropped
 all 6 others (at most 0.15; "picks up the bill and leaves", 0.28, passes
 and is arguable). The check is recorded whole, accepted or not.
+
+Tried and dropped (2026-11-27): the proposal verified as the second look's
+is (second_look.py), after a venue the project had not seen (an office
+kitchen) got "pours himself the last cup ... and walks off without
+starting a fresh pot" accepted as making a fresh pot, with the id as its
+evidence. Its quote checked as words of the action, the question asked
+again with the choices in reverse order, and the doer check: on the
+labelled answers (bench/judgement_probe.py --all --only occasion) the
+harvest went from 8 to 4 of 13 right, the café's lunch bill from 9 to 4
+of 10, the mini café's bill from 12 to 9 of 14. Each check refused mostly
+right answers: this prompt's evidence is often the id or the behaviour's
+description with the actor's name ("refused_tip", "Francisco Lopez pays
+for food or drink without adding a tip or declines to tip"), the
+doer of a gift is "the neighbours", and Isabella's tip in the jar got
+another answer in reverse order. The two wrong answers left ("packs all
+the extra tomatoes ... and takes them home" and "waters her lettuce and
+pulls a few weeds" as sharing) passed all three.
 """
 
 from __future__ import annotations
