@@ -198,7 +198,21 @@ class StructuredAct(entity_component.ActingComponent,
     then = ""
     try:
       answer, then = self._sample(prompt, schema, speech)
-      if is_action:
+      if is_action and observations.says_nothing(name, answer):
+        # Once more, saying so; a second such answer is no action
+        # (observations.NO_DEED).
+        said = (f"\"{answer}\" says nothing {name} does." if answer.strip()
+                else "The answer was empty.")
+        prompt += f"\n{said} Write what {name} does now."
+        if planner is not None:
+          with self._follow_lock:
+            self._follow.reasons += (reasons_lib.ASKED_AGAIN,)
+        answer, then = self._sample(prompt, schema)
+        if observations.says_nothing(name, answer):
+          self._report_failure(
+              "said nothing the agent does when asked once more", answer)
+          answer = f"{name} {observations.NO_DEED}"
+      if is_action and not observations.is_no_action(answer):
         others, own = self._in_view(contexts)
         copy = self._copied(answer, others)
         repeat = None if copy is not None else self._copied(answer, own)

@@ -44,6 +44,24 @@ def is_no_action(text: str) -> bool:
   return NO_ACTION_MARK in text
 
 
+# An answer with no word beyond the actor's name ("", "Abigail Chen."): a
+# model too weak for the prompt gave both (SmolLM2-135M, session 25), and
+# the referee, asked about it, narrated a scene of its own making ("The
+# server asks Carlos Gomez if he can smoke outside. The server says no.")
+# that observers would have read as what happened.
+NO_DEED = f"{NO_ACTION_MARK}: the answer said nothing the agent does)"
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def says_nothing(actor: str, text: str) -> bool:
+  """Whether `text` holds no word but the actor's name (or its first)."""
+  rest = text
+  for name in (actor, actor.split()[0] if actor.split() else actor):
+    if name:
+      rest = re.sub(rf"\b{re.escape(name)}\b", " ", rest, flags=re.I)
+  return not _LETTER.search(rest)
+
+
 # How an agent's act says that it goes on with what it was doing, with no
 # new decision (no model call): the mark, then the action it continues, word
 # for word. The game master carries that action's adjudication forward

@@ -150,6 +150,10 @@ class Adjudication(entity_component.ContextComponent,
         return carried
       raw_action = going_on  # Not known here: adjudicated as new.
     action = clean_action(raw_action, actor)
+    if observations.says_nothing(actor, action):
+      # Nothing to adjudicate or tell (observations.NO_DEED): recorded as
+      # no action, as any agent's may be, whatever agent wrote it.
+      action = f"{actor} {observations.NO_DEED}"
     warmed = None
     if (self._warm is not None and tells_of_actor(actor, action)
         and not observations.is_no_action(action)):

@@ -627,6 +627,41 @@ def test_a_second_copy_is_no_action_and_is_recorded_as_a_failure():
           in failure["error"])
 
 
+@pytest.mark.parametrize("empty", ["  ", "Abigail Chen.", "Abigail"])
+def test_an_answer_that_says_nothing_is_asked_for_once_more(empty):
+  """SmolLM2-135M answered with the name alone, or nothing (session 25);
+  an empty string fails the schema already."""
+  model = _acting([empty, "Abigail Chen opens her laptop to plan the food drive."])
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="ordinary")
+  assert _act(agent) == "Abigail Chen opens her laptop to plan the food drive."
+  said = (f'"{empty.strip()}" says nothing Abigail Chen does.' if empty.strip()
+          else "The answer was empty.")
+  assert _second_ask(model).endswith(
+      f"{said} Write what Abigail Chen does now.")
+  assert agent.get_act_component().last_reasons[-1] == "asked once more"
+
+
+def test_a_second_answer_that_says_nothing_is_no_action_and_a_failure():
+  model = _acting(["Abigail Chen", " "])
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="ordinary")
+  assert _act(agent) == f"Abigail Chen {obs.NO_DEED}"
+  [failure] = [r for r in memory(agent).drain_records()
+               if r["kind"] == "failure" and r["op"] == "Act"]
+  assert "said nothing the agent does when asked once more" in failure["error"]
+  assert obs.is_no_action(obs.NO_DEED)
+
+
+def test_says_nothing_reads_the_name_and_its_first_part_only():
+  assert obs.says_nothing("Tom Gomez", "")
+  assert obs.says_nothing("Tom Gomez", "Tom Gomez.")
+  assert obs.says_nothing("Tom Gomez", "tom")
+  assert not obs.says_nothing("Tom Gomez", "Tom Gomez reads.")
+  assert not obs.says_nothing("Tom Gomez", "Gomez")  # A surname alone is a word.
+  assert not obs.says_nothing("Tom Gomez", "Tomas waves.")
+
+
 ABIGAIL_READS = obs.format_action(
     obs.Stamp(1, "09:30", 4), "Abigail Chen", "indoors",
     "Abigail Chen sits by the window with a book on community gardens.")

@@ -951,3 +951,29 @@ def test_the_default_place_is_validated():
   with pytest.raises(ValueError, match="default_place"):
     adjudication.Adjudication(ScriptedModel([]), place="x", behaviours=[],
                               default_place="upstairs")
+
+
+def test_an_action_that_says_nothing_is_no_action_whoever_wrote_it(
+    monkeypatch):
+  """An agent (any agent: a Concordia user's too) that answers with its
+  name alone, or nothing: not put to the referee, whose narration of it
+  would be a scene of its own making, and passed over by observers."""
+  monkeypatch.setitem(ACTIONS, "Tom Gomez", "Tom Gomez.")
+  monkeypatch.setitem(ACTIONS, "Carlos Gomez", "  ")
+  model = referee_model()
+  sim = simulation(model, detector=())
+  sim.play(max_steps=2)
+  records = {r["actor"]: r for r in game_masters.drain_records(
+      sim.get_game_masters()[0]) if r["kind"] == "action" and r["step"] == 1}
+  for name in ("Tom Gomez", "Carlos Gomez"):
+    assert records[name]["action"] == f"{name} {obs.NO_DEED}"
+    assert records[name]["adjudicated"] is False
+    assert records[name]["behaviours"] == []
+  assert records["Abigail Chen"]["adjudicated"] is True
+  asked = [c.prompt for c in model.calls if c.tag == "GM.adjudicate"]
+  assert asked and all("Abigail" in p for p in asked)
+  seen_by_abigail = " ".join(seen(agents(sim)["Abigail Chen"]))
+  assert "Tom Gomez." not in seen_by_abigail
+  # What observers are told is marked as no action (their perception
+  # passes over it: components/_perception.py).
+  assert f"Tom Gomez {obs.NO_DEED}" in seen_by_abigail
