@@ -179,3 +179,13 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # wordings that fail there: a list of ids (see adjudication_schema);
 # narration without "with the same meaning" (a refused tip retold as a tip)
 # or asked last (invented details).
+# Tried and dropped (2026-11-27): the tags that passed the gate and the doer
+# check kept only if the same call, every choice listed in reverse order
+# ("none" first), names them again, as the second look's proposals are
+# (second_look.py). The same answers replayed from a response cache,
+# P / R before -> after: café 0.95 / 0.88 -> 1.00 / 0.75, mini café 0.90 /
+# 0.82 -> 0.94 / 0.73, garden 1.00 / 0.74 -> 1.00 / 0.70, held-out library
+# 0.78 / 0.88 -> 0.78 / 0.75, held-out office kitchen 0.61 / 0.73 -> 0.65 /
+# 0.58: right tags lost everywhere, and most of the kitchen's wrong ones
+# ("wipes down the kitchen table" as washing up, "fills a glass with water"
+# as making fresh coffee) named again in either order.
