@@ -158,3 +158,28 @@ def test_report_cli_and_bad_directory(tmp_path, capsys):
   assert cli.main(["report", str(tmp_path)]) == 2
   err = capsys.readouterr().err.strip()
   assert "\n" not in err and "neither a run directory" in err
+
+
+def test_the_run_report_says_where_the_referees_error_was_measured(tmp_path):
+  """Behaviour shares are the referee's tags: the page says on which
+  labelled actions its error was measured, or that it was not (a venue
+  nobody labelled: the shares are raw)."""
+  import copy  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.scenarios import load_scenario  # pylint: disable=import-outside-toplevel
+  from metrics_fixtures import SCENARIO  # pylint: disable=import-outside-toplevel
+  unlabelled = RunBuilder(tmp_path / "unlabelled", steps=2)
+  unlabelled.action(1, CARLOS, ["smoking_indoors"], "Carlos lights up.")
+  page = report.run_report(unlabelled.write()).index.read_text()
+  assert "Behaviour is counted from the referee" in page
+  assert "referee error not measured: no labelled probe cases" in page
+  assert "bench/judgement_probe.py --scenario SCENARIO --probes FILE" in page
+
+  cafe = load_scenario("hobbs_cafe_mini").to_dict()
+  scenario = copy.deepcopy(SCENARIO)
+  scenario["name"] = "hobbs_cafe_mini"
+  scenario["behaviours"] = cafe["behaviours"]
+  scenario["target_norms"] = cafe["target_norms"]
+  labelled = RunBuilder(tmp_path / "labelled", steps=2, scenario=scenario)
+  labelled.action(1, CARLOS, ["smoking_indoors"], "Carlos lights up.")
+  page = report.run_report(labelled.write()).index.read_text()
+  assert "probe cases of hobbs_cafe_mini" in page

@@ -225,7 +225,10 @@ def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
   cases = probe_cases(name, probes)
   if cases is None:
     return Measured(None, "referee error not measured: no labelled probe "
-                    f"cases for {name}")
+                    f"cases for {name} (label the venue's actions, then "
+                    "record the referee's answers on them: bench/"
+                    "judgement_probe.py --scenario SCENARIO --probes FILE "
+                    "--record); behaviour not corrected")
   return Measured(None, f"referee error not measured: bench/probes/{name}."
                   f"yaml holds {cases} labelled cases, but no referee answers "
                   "on them are recorded (metrics/data/referee_decisions/)")

@@ -115,6 +115,18 @@ def _per_hour(per_hour: pd.DataFrame, targets: Sequence[Any]
   return {"header": columns, "rows": rows}
 
 
+def referee_notes(summary: dict[str, Any], targets: Sequence[Any]
+                  ) -> dict[str, str]:
+  """Per target id, where the referee's error on its behaviours was
+  measured, or why it was not (the summary's `correction` block): the
+  behaviour shares are the referee's tags, and on a venue with no recorded
+  answers they are raw."""
+  block = (summary.get("correction") or {}).get("targets") or {}
+  return {t.id: str(((block.get(t.id) or {}).get("behaviour") or {}).get(
+      "note") or "referee error not recorded in this summary")
+          for t in targets}
+
+
 def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
   """What run.html.j2 shows below the run's heading."""
   run, summary = m.run, m.summary
@@ -127,6 +139,7 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "targets": _targets(summary),
       "holders": _holders(summary) if run.has_norms else [],
       "target_norms": targets, "matcher_notes": notes,
+      "referee_notes": referee_notes(summary, targets),
       "totals": [_fmt(totals["conflicts"], 0),
                  _fmt(totals["conversations"], 0),
                  _fmt(totals["norm_conversations"], 0),
@@ -294,6 +307,7 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
       failed="; ".join(f"{f['arm']} seed {f['seed']}: {f['error']}"
                        for f in summary.get("failed") or ()),
       metrics=metrics, target_norms=targets, matcher_notes=notes,
+      referee_notes=referee_notes(first.summary, targets),
       figures=figs, has_normative=bool(normative),
       emergent=[dict(e, seed=m.run.seed) for m in normative
                 for e in m.summary["emergent_norms"]],
