@@ -17,10 +17,13 @@ can differ from one repeat to the next (session 18: "plants garlic cloves"
 tagged as picking from his own plot in one of two repeats of the same
 code); --jobs 1 asks one at a time.
 --heldout adds the venues of bench/heldout/, which nothing was tuned on.
+--cache FILE keeps the model's answers in a response cache: a change to one
+check, replayed with it, asks the model only the prompts it changed
+(session 25 tried five referee structures so, minutes each).
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | [--all] [--heldout]
        [--only referee|occasion|conflicts ...]
-       [--jobs N] [--record [DIR]]
+       [--jobs N] [--record [DIR]] [--cache FILE]
 """
 
 import argparse
@@ -366,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
                       help=f"cases asked at once (default {JOBS}, as in a "
                            "run; 1 asks one at a time, so the embedded "
                            "server's batching cannot change an answer)")
+  parser.add_argument("--cache", type=Path, default=None, metavar="FILE",
+                      help="answer from (and add to) this response cache: "
+                           "a replay asks the model only new prompts")
   args = parser.parse_args(argv)
   if args.record and args.only and "referee" not in args.only:
     parser.error("--record records the referee's answers: --only must "
@@ -398,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     return 2
   from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
   endpoint = EndpointConfig.resolve()
-  model = make_model(endpoint, seed=1)
+  model = make_model(endpoint, seed=1, cache_path=args.cache)
   name = str(endpoint.describe().get("model"))
   results = [probe_venue(model, scenario, probes, args.record, name,
                          args.jobs)

@@ -276,3 +276,27 @@ def test_cases_asked_at_once_are_recorded_in_the_cases_order():
   assert four == one
   assert counts_four.line() == counts_one.line()
   assert any(d["given"] == ["picked_own_plot"] for d in four)
+
+
+def test_cache_replays_the_models_answers_from_the_file_given(
+    tmp_path, monkeypatch):
+  """--cache hands the response cache to the model, so a replay asks only
+  the prompts a change made new."""
+  import crsec_concordia.models as models  # pylint: disable=import-outside-toplevel
+  given = {}
+
+  class Stop(Exception):
+    pass
+
+  def make_model(endpoint, **kwargs):
+    del endpoint
+    given.update(kwargs)
+    raise Stop
+  monkeypatch.setattr(models, "make_model", make_model)
+  with pytest.raises(Stop):
+    probe.main(["--scenario", "hobbs_cafe_mini", "--only", "conflicts",
+                "--cache", str(tmp_path / "answers.sqlite")])
+  assert given["cache_path"] == tmp_path / "answers.sqlite"
+  with pytest.raises(Stop):
+    probe.main(["--scenario", "hobbs_cafe_mini", "--only", "conflicts"])
+  assert given["cache_path"] is None
