@@ -204,10 +204,7 @@ class StructuredAct(entity_component.ActingComponent,
         said = (f"\"{answer}\" says nothing {name} does." if answer.strip()
                 else "The answer was empty.")
         prompt += f"\n{said} Write what {name} does now."
-        if planner is not None:
-          with self._follow_lock:
-            self._follow.reasons += (reasons_lib.ASKED_AGAIN,)
-        answer, then = self._sample(prompt, schema)
+        answer, then = self._once_more(prompt, schema, planner)
         if observations.says_nothing(name, answer):
           self._report_failure(
               "said nothing the agent does when asked once more", answer)
@@ -241,10 +238,7 @@ class StructuredAct(entity_component.ActingComponent,
           prompt += (f"\n\"{done}\" is what {name} already did. Write what "
                      f"{name} does now, going on from there.")
         if copy is not None or repeat is not None:
-          if planner is not None:
-            with self._follow_lock:
-              self._follow.reasons += (reasons_lib.ASKED_AGAIN,)
-          answer, then = self._sample(prompt, schema)
+          answer, then = self._once_more(prompt, schema, planner)
           again = self._copied(answer, others)
           if again is not None:
             self._report_failure(
@@ -311,6 +305,14 @@ class StructuredAct(entity_component.ActingComponent,
       entry["Prompt"] = prompt.splitlines()
     self._logging_channel(entry)
     return output
+
+  def _once_more(self, prompt: str, schema, planner) -> tuple[str, str]:
+    """An action asked for again (the prompt says why), the second call
+    recorded among the act's reasons."""
+    if planner is not None:
+      with self._follow_lock:
+        self._follow.reasons += (reasons_lib.ASKED_AGAIN,)
+    return self._sample(prompt, schema)
 
   def _sample(self, prompt: str, schema, speech: bool = False
               ) -> tuple[str, str]:

@@ -56,9 +56,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 def says_nothing(actor: str, text: str) -> bool:
   """Whether `text` holds no word but the actor's name (or its first)."""
   rest = text
-  for name in (actor, actor.split()[0] if actor.split() else actor):
-    if name:
-      rest = re.sub(rf"\b{re.escape(name)}\b", " ", rest, flags=re.I)
+  for name in (actor, *actor.split()[:1]):
+    rest = re.sub(rf"\b{re.escape(name)}\b", " ", rest, flags=re.I)
   return not _LETTER.search(rest)
 
 
