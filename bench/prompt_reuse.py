@@ -13,7 +13,13 @@ shared prefix), which says which part to move after the stable ones.
 
   CRSEC_CALL_LOG=/tmp/calls.jsonl crsec run scenarios/hobbs_cafe.yaml \
       --seed 1 --steps 12 --no-cache --out /tmp/cafe12
-  python bench/prompt_reuse.py /tmp/calls.jsonl --where 3
+  python bench/prompt_reuse.py /tmp/calls.jsonl --where 3 --seen 40
+
+`--seen` bounds what reordering can buy: the text each prompt shares, in
+runs of some length, with any earlier prompt in any place. Far above the
+best prefix, it says the run's prompts repeat each other a lot, but in
+other places: an agent's own parts (persona, norms, plan) and a slot's
+parts (the events everyone saw) cross, and a prefix can hold only one.
 """
 
 from __future__ import annotations
@@ -89,9 +95,29 @@ def chunk_reuse(texts: Sequence[str], prefixes: Sequence[tuple[int, int]],
   return out
 
 
+def seen_before(texts: Sequence[str], min_chars: int) -> list[int]:
+  """For each text: how many of its characters lie in a run of at least
+  `min_chars` characters that some earlier text holds anywhere. No
+  ordering of the same prompts' parts lets any cache reuse more than that:
+  what was never sent before has to be read."""
+  seen: set[str] = set()
+  out = []
+  for text in texts:
+    grams = [text[i:i + min_chars]
+             for i in range(len(text) - min_chars + 1)]
+    covered = bytearray(len(text))
+    for i, gram in enumerate(grams):
+      if gram in seen:
+        covered[i:i + min_chars] = b"\x01" * min_chars
+    seen.update(grams)
+    out.append(sum(covered))
+  return out
+
+
 def summarize(entries: Sequence[dict[str, Any]],
               analysed: tuple[list[str], list[tuple[int, int]]] | None = None,
-              chunks: Sequence[int] | None = None
+              chunks: Sequence[int] | None = None,
+              seen: Sequence[int] | None = None
               ) -> dict[str, dict[str, float]]:
   """Per tag (and "all"): calls, prompt tokens, reused and best-case reused.
 
@@ -99,6 +125,8 @@ def summarize(entries: Sequence[dict[str, Any]],
   (the comparison of every prompt with every earlier one is the costly part).
   `chunks`: each entry's reusable characters with chunk reuse
   (chunk_reuse), giving "chunks", the best case with it.
+  `seen`: each entry's characters sent before in any place (seen_before),
+  giving "seen", the ceiling of any reordering.
   """
   texts, prefixes = analysed or _texts_and_prefixes(entries)
   rows: dict[str, collections.Counter] = collections.defaultdict(
@@ -114,6 +142,8 @@ def summarize(entries: Sequence[dict[str, Any]],
       row["best"] += best
       if chunks is not None:
         row["chunks"] += entry["prompt_tokens"] * chunks[n] / max(1, len(text))
+      if seen is not None:
+        row["seen"] += entry["prompt_tokens"] * seen[n] / max(1, len(text))
       row["completion_tokens"] += entry["completion_tokens"]
       row["seconds"] += entry["seconds"]
   return {tag: dict(row) for tag, row in rows.items()}
@@ -143,6 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "CHARS characters reused after the prefix "
                            "(llama.cpp's n_cache_reuse; see "
                            "bench/cache_reuse.py)")
+  parser.add_argument("--seen", type=int, default=0, metavar="CHARS",
+                      help="also the share of prompt text sent before in "
+                           "runs of at least CHARS characters, anywhere in "
+                           "an earlier prompt: the ceiling of any reordering "
+                           "of the same parts")
   parser.add_argument("--where", type=int, default=0, metavar="N",
                       help="show where prompts part for the N operations "
                            "that lose the most prompt tokens")
@@ -158,8 +193,10 @@ def main(argv: Sequence[str] | None = None) -> int:
   analysed = _texts_and_prefixes(entries)
   chunks = (chunk_reuse(*analysed, args.chunks) if args.chunks > 0
             else None)
-  rows = summarize(entries, analysed, chunks)
+  seen = (seen_before(analysed[0], args.seen) if args.seen > 0 else None)
+  rows = summarize(entries, analysed, chunks, seen)
   extra = f" {'chunks':>7}" if chunks is not None else ""
+  extra += f" {'seen':>7}" if seen is not None else ""
   print(f"{'operation':22} {'calls':>5} {'prompt':>7} {'reused':>7} "
         f"{'best':>7}{extra} {'lost':>7}")
   order = sorted((t for t in rows if t != "all"),
@@ -169,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r = rows[tag]
     p = max(1, r["prompt_tokens"])
     extra = f" {r['chunks'] / p:7.0%}" if chunks is not None else ""
+    extra += f" {r['seen'] / p:7.0%}" if seen is not None else ""
     print(f"{tag:22} {r['calls']:5d} {r['prompt_tokens']:7d} "
           f"{r['reused'] / p:7.0%} {r['best'] / p:7.0%}{extra} "
           f"{r['prompt_tokens'] - r['reused']:7d}")
@@ -176,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   with_chunks = ("" if chunks is None else
                  f"; with chunks of {args.chunks}+ characters: "
                  f"{total['chunks'] / total['prompt_tokens']:.0%}")
+  if seen is not None:
+    with_chunks += (f"; sent before anywhere ({args.seen}+ characters): "
+                    f"{total['seen'] / total['prompt_tokens']:.0%}")
   print(f"prompt tokens reused: {total['reused'] / total['prompt_tokens']:.0%}"
         f" (best prefix cache: {total['best'] / total['prompt_tokens']:.0%}"
         f"{with_chunks})")

@@ -70,3 +70,19 @@ def test_chunk_reuse_adds_the_later_stretches_shared_with_the_best_match():
   chunks = prompt_reuse.chunk_reuse(*analysed, min_chars=10)
   rows = prompt_reuse.summarize(entries, analysed, chunks)
   assert rows["act"]["chunks"] > rows["act"]["best"]
+
+
+def test_seen_before_counts_text_sent_earlier_in_any_place():
+  # The slot's events come after the persona in one prompt and before
+  # another persona in the next: no shared prefix, but the events were
+  # sent before, and each persona is new.
+  events = "the events everyone saw this slot. "
+  texts = ["Ann likes tea. " + events, events + "Bob reads books. "]
+  seen = prompt_reuse.seen_before(texts, min_chars=10)
+  assert seen == [0, len(events)]
+  assert prompt_reuse.best_prefixes(texts)[1][0] == 0
+  entries = [_entry("act", t, 100, 0) for t in texts]
+  rows = prompt_reuse.summarize(entries, (texts, prompt_reuse.best_prefixes(
+      texts)), seen=seen)
+  assert rows["act"]["seen"] == 100 * len(events) / len(texts[1])
+  assert rows["act"]["best"] == 0
