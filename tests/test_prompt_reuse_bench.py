@@ -36,6 +36,8 @@ def test_summary_sets_the_server_reuse_beside_the_best(tmp_path, capsys):
   out = capsys.readouterr().out
   assert "prompt tokens reused: 16%" in out  # 40 of 250.
   assert "where prompts part" in out
+  assert prompt_reuse.main([str(log), "--seen", "5"]) == 0
+  assert "sent before anywhere (5+ characters):" in capsys.readouterr().out
 
 
 def test_an_empty_or_missing_log_is_one_line_and_exit_2(tmp_path, capsys):
