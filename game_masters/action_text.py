@@ -15,12 +15,19 @@ MAX_ACTION_CHARS = 600
 
 
 def clean_action(putative_event: str, actor: str | None) -> str:
-  """The agent's attempt without the engine's tag and "Name:" prefix."""
+  """The agent's attempt without the engine's tag and a "Name:" prefix.
+
+  Also without the head of an event line as observers read it ("Name
+  (indoors): "), when the agent wrote its action in that form: the 1.5B
+  model copied the form from its recent events in 3 of 156 new actions of
+  ten mini-café runs (2026-11-27), and observers then read the name and a
+  place twice, the place the agent's guess rather than the referee's.
+  """
   text = putative_event.strip()
   if text.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
     text = text[len(resolution_lib.PUTATIVE_EVENT_TAG):].strip()
-  if actor and text.startswith(f"{actor}:"):
-    text = text[len(actor) + 1:].strip()
+  if actor:
+    text = re.sub(rf"^{re.escape(actor)}(?: \([^()\n]*\))?:\s*", "", text)
   text = re.sub(r"\s+", " ", text)
   return text[:MAX_ACTION_CHARS]
 

@@ -548,6 +548,25 @@ def test_observers_see_the_agents_own_words_when_they_tell_the_action(
                                     "Carlos lights a cigarette.") == delivered
 
 
+@pytest.mark.parametrize("written, cleaned", [
+    ("Carlos Gomez: Carlos Gomez lights a cigarette.",
+     "Carlos Gomez lights a cigarette."),
+    # The head of an event line, copied from the agent's recent events.
+    ("Carlos Gomez (indoors): Carlos Gomez lights a cigarette.",
+     "Carlos Gomez lights a cigarette."),
+    ("Carlos Gomez (outdoors, continuing):  Carlos Gomez   smokes.",
+     "Carlos Gomez smokes."),
+    # Someone else's head, or a name with words after it, stays as written.
+    ("Tom Gomez (indoors): Tom Gomez laughs.",
+     "Tom Gomez (indoors): Tom Gomez laughs."),
+    ("Carlos Gomez (the poet) lights a cigarette.",
+     "Carlos Gomez (the poet) lights a cigarette."),
+])
+def test_an_action_loses_the_head_of_an_event_line_the_agent_copied(
+    written, cleaned):
+  assert adjudication.clean_action(written, "Carlos Gomez") == cleaned
+
+
 class _Talker:
   """An entity that says its lines in turn and keeps what it observes."""
 
