@@ -189,3 +189,11 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # 0.58: right tags lost everywhere, and most of the kitchen's wrong ones
 # ("wipes down the kitchen table" as washing up, "fills a glass with water"
 # as making fresh coffee) named again in either order.
+# Tried and dropped (2026-11-27): codes for ids ("B1: smokes or lights a
+# cigarette inside the café"), mapped back in code, since 7 of the mini
+# café's 12 wrong tags were `quiet` for an action with the word in it ("a
+# quiet moment", "the quiet environment", "her quiet, careful demeanor").
+# On its 66 labelled cases, P / R 0.66 / 0.79 -> 0.71 / 0.69: all 7 gone,
+# but a refused tip read as a tip twice ("not a cent more", "will not
+# leave a tip": the id's own word for the side was gone), a smoke at the
+# corner table as outside, phone use as loud once more.
