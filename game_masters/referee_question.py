@@ -196,4 +196,8 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
 # On its 66 labelled cases, P / R 0.66 / 0.79 -> 0.71 / 0.69: all 7 gone,
 # but a refused tip read as a tip twice ("not a cent more", "will not
 # leave a tip": the id's own word for the side was gone), a smoke at the
-# corner table as outside, phone use as loud once more.
+# corner table as outside, phone use as loud once more. A second contrast
+# choice beside talk_only ("scene_only: the words that sound like one of
+# these describe the place, its atmosphere or the actor's mood, not
+# something the actor does"): 0.65 / 0.83, the model never chose it and
+# tagged `quiet` for a quiet moment as before (8 wrong).
