@@ -32,7 +32,12 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
   input. With each thought after the numbers of the events it rests on
   (evidence first), it cited runs of numbers and still retold the
   persona; with the question between the list and the persona, it retold
-  the persona in 9 of 10 (the run's 10 prompts replayed).
+  the persona in 9 of 10 (the run's 10 prompts replayed). With a retold
+  thought (five words of the persona in a row) asked for once more,
+  saying it retells the description and not what happened
+  (2026-11-27, the same 10 prompts): 5 of 10 retold at first and 5 of 10
+  after the second ask, 4 of them word for word the first answer again
+  (/work/runs/s26/reflect_gate.py; 2 of 10 in the shipped order).
 
   Also tried (2026-11-27, the same 10 prompts replayed, each followed by
   IdentifyNorm): thoughts of up to 200 characters, since 15 of the run's
