@@ -37,7 +37,7 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
   saying it retells the description and not what happened
   (2026-11-27, the same 10 prompts): 5 of 10 retold at first and 5 of 10
   after the second ask, 4 of them word for word the first answer again
-  (/work/runs/s26/reflect_gate.py; 2 of 10 in the shipped order).
+  (2 of 10 in the shipped order, in the same replay).
 
   Also tried (2026-11-27, the same 10 prompts replayed, each followed by
   IdentifyNorm): thoughts of up to 200 characters, since 15 of the run's
