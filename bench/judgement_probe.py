@@ -27,6 +27,7 @@ Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
 """
 
 import argparse
+import functools
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +40,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from crsec_concordia import embedding  # noqa: E402
+from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
 from crsec_concordia.scenarios import (Scenario, builtin_names,  # noqa: E402
                                        load_scenario)
@@ -175,12 +178,12 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
   """The game master's own adjudication of each case (the run's code path:
   its evidence rule and the scenario's default place included): the tag
   counts and (places right, places labelled)."""
-  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.game_masters import adjudication  # pylint: disable=import-outside-toplevel
   referee = adjudication.Adjudication(
       model, place=scenario.setting, default_place=scenario.default_place,
       behaviours=[b.model_dump(mode="json") for b in scenario.behaviours],
-      similarity=shared_embedder().pair_similarity)
+      similarity=functools.partial(embedding.pair_similarity,
+                                     shared_embedder()))
   counts = probe_scores.TagCounts()
   results, places = [], []
   # `jobs` at a time (by default as a run's slot asks them: the embedded
@@ -253,7 +256,6 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
 
 def probe_occasion(model, scenario: Scenario, probes: _Occasion
                    ) -> tuple[str, int, int]:
-  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.game_masters import occasion_check  # pylint: disable=import-outside-toplevel
   occasion = next(o for o in scenario.occasions if o.id == probes.id)
   wanted = [b.model_dump(mode="json") for b in scenario.behaviours
@@ -265,7 +267,7 @@ def probe_occasion(model, scenario: Scenario, probes: _Occasion
         model, place=scenario.setting,
         situation=occasion.situation.replace("{actor}", case.actor),
         actor=case.actor, action=case.action, behaviours=wanted,
-        similarity=embedder.pair_similarity)
+        similarity=functools.partial(embedding.pair_similarity, embedder))
     want = set(case.behaviours)
     got = {check["behaviour"]} if check["accepted"] else set()
     results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
@@ -279,7 +281,6 @@ def probe_occasion(model, scenario: Scenario, probes: _Occasion
 def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict],
                     jobs: int = JOBS) -> tuple[int, int]:
   from crsec_concordia.norms import PersonalNorm  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.operations.detect_conflict import detect_conflict  # pylint: disable=import-outside-toplevel
   from crsec_concordia.relevance import nearest_rules  # pylint: disable=import-outside-toplevel
   def judge(case: _Conflict):

@@ -30,6 +30,7 @@ Usage: .venv/bin/python bench/referee_structures.py [--venue NAME ...]
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -39,6 +40,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from crsec_concordia import embedding  # noqa: E402
+from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.game_masters import adjudication  # noqa: E402
 from crsec_concordia.game_masters import referee_question as rq  # noqa: E402
 from crsec_concordia.models.base import (EndpointError,  # noqa: E402
@@ -67,11 +70,11 @@ def _ask(model, prompt: str, schema: Mapping[str, Any], max_tokens: int
 
 
 def shipped(model, scenario: Scenario, actor: str, action: str) -> set[str]:
-  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   referee = adjudication.Adjudication(
       model, place=scenario.setting, default_place=scenario.default_place,
       behaviours=_behaviours(scenario),
-      similarity=shared_embedder().pair_similarity)
+      similarity=functools.partial(embedding.pair_similarity,
+                                     shared_embedder()))
   event, _ = referee.adjudicate(actor, action)
   return set(event["behaviours"])
 

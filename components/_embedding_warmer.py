@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from crsec_concordia import embedding
+
 _log = logging.getLogger(__name__)
 # Texts warmed per embedder are remembered up to this many, then forgotten
 # (warming one again only costs a cache look-up in the embedder).
@@ -68,7 +70,7 @@ class EmbeddingWarmer:
           self._done.clear()
         self._done.update(batch)
       try:
-        self._embedder.encode(batch)
+        embedding.encode(self._embedder, batch)
       except Exception:  # pylint: disable=broad-except
         _log.debug("warming %d embeddings failed", len(batch), exc_info=True)
 

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from crsec_concordia import embedding
+
 # A sentence ends at . ! or ? (a closing quote may follow) before the next
 # one's capital letter or opening quote; not after a title ("Mr. Smith").
 _SENTENCE_END = re.compile(
@@ -68,7 +70,7 @@ def nearest_rules(embedder, texts: Sequence[str], rules: Sequence[str]
     return [None for _ in texts]
   scored = [pieces(text) for text in texts]
   flat = [p for ps in scored for p in ps]
-  scores = embedder.similarity(flat, list(rules))
+  scores = embedding.similarity(embedder, flat, list(rules))
   found, row = [], 0
   for ps in scored:
     block = np.asarray(scores[row:row + len(ps)], dtype=float)

@@ -34,6 +34,7 @@ from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
+from crsec_concordia import embedding
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models.base import TaggedModel, as_structured
 
@@ -118,7 +119,8 @@ class VenueGameMaster(prefab_lib.Prefab):
             player_names=names,
             # The same referee in every arm: its tags are checked by the
             # embedder (tag_gate.py), with or without normative observers.
-            similarity=shared_embedder().pair_similarity,
+            similarity=functools.partial(embedding.pair_similarity,
+                                         shared_embedder()),
             # Only observers with a ConflictDetector embed what they saw.
             warm=functools.partial(warm, shared_embedder()) if any(
                 CONFLICT_DETECTOR_KEY in getattr(

@@ -217,7 +217,7 @@ def tripwires(fired: list[str]) -> Iterator[None]:
   imported by name), and `xllamacpp` is a stub, so no path to llama.cpp or
   the embedder is left open.
   """
-  from crsec_concordia.embedding import Embedder  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.embedding import MiniLMEmbedder  # pylint: disable=import-outside-toplevel
   from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
   from crsec_concordia.models.openai_compatible import OpenAICompatibleModel  # pylint: disable=import-outside-toplevel
   from crsec_concordia.sweeps.ray_backend import RayBackend  # pylint: disable=import-outside-toplevel
@@ -238,7 +238,7 @@ def tripwires(fired: list[str]) -> Iterator[None]:
                          (embedded, "ensure_model_file"),
                          (embedded, "shared_server"),
                          (OpenAICompatibleModel, "__init__"),
-                         (Embedder, "__init__"),
+                         (MiniLMEmbedder, "__init__"),
                          (RayBackend, "__init__")):
       stack.enter_context(mock.patch.object(
           target, name, trip(f"{getattr(target, '__name__', target)}.{name}")))

@@ -6,6 +6,7 @@ import copy
 
 from concordia.associative_memory import basic_associative_memory
 
+from crsec_concordia import embedding
 from crsec_concordia import observations as obs
 from crsec_concordia.components import NORM_MEMORY_KEY
 from crsec_concordia.embedding import shared_embedder
@@ -41,5 +42,5 @@ def smoker_adopts(model) -> tuple[bool, float, list[str]]:
            agent.get_component(NORM_MEMORY_KEY).database.qualified()]
   if not norms:
     return False, 0.0, norms
-  best = float(embedder.similarity([TARGET], norms).max())
+  best = float(embedding.similarity(embedder, [TARGET], norms).max())
   return best >= MATCH_THRESHOLD, best, norms

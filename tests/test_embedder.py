@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from crsec_concordia.components import _embedding_warmer
-from crsec_concordia.embedding import DIMENSION, Embedder, shared_embedder
+from crsec_concordia import embedding
+from crsec_concordia.embedding import DIMENSION, MiniLMEmbedder, shared_embedder
 
 NORM = "No smoking indoors."
 PARAPHRASE = "Smoking is not permitted inside the cafe."
@@ -56,15 +57,15 @@ def fake_encode(texts: Sequence[str], **kwargs) -> np.ndarray:
   return np.array(rows, dtype=np.float32)
 
 
-def with_model(embedder: Embedder, encode) -> CountingModel:
+def with_model(embedder: MiniLMEmbedder, encode) -> CountingModel:
   counting = CountingModel(encode)
   embedder._model = counting  # pylint: disable=protected-access
   return counting
 
 
 @pytest.fixture(scope="module")
-def real() -> Embedder:
-  embedder = Embedder()
+def real() -> MiniLMEmbedder:
+  embedder = MiniLMEmbedder()
   embedder.encode(["warm up"])
   return embedder
 
@@ -73,7 +74,7 @@ def real() -> Embedder:
 
 
 def test_a_paraphrase_ranks_closer_than_an_unrelated_norm(real):
-  sims = real.similarity([PARAPHRASE], [NORM, UNRELATED])[0]
+  sims = embedding.similarity(real, [PARAPHRASE], [NORM, UNRELATED])[0]
   assert sims[0] > sims[1] + 0.3
   assert sims[0] > 0.5  # Measured 0.69 here.
 
@@ -110,10 +111,10 @@ def test_encode_is_batched_and_cached(real, monkeypatch):
 
 def test_empty_inputs(real):
   assert real.encode([]).shape == (0, DIMENSION)
-  assert real.similarity([], [NORM]).shape == (0, 1)
+  assert embedding.similarity(real, [], [NORM]).shape == (0, 1)
 
 
-class CountingEmbedder(Embedder):
+class CountingEmbedder(MiniLMEmbedder):
   """An embedder whose loaded model is wrapped in a CountingModel."""
 
   def __init__(self):
@@ -153,7 +154,7 @@ def test_eight_threads_share_one_model_and_one_cache(real):
 
 
 def test_a_full_cache_still_answers_every_text():
-  embedder = Embedder(cache_size=2)
+  embedder = MiniLMEmbedder(cache_size=2)
   counting = with_model(embedder, fake_encode)
   embedder.encode(["a", "b"])
   # "a" is cached and oldest; storing "c" and "d" evicts it mid-call.
@@ -167,7 +168,7 @@ def test_a_full_cache_still_answers_every_text():
 
 
 def test_the_cache_evicts_the_least_recently_used_text():
-  embedder = Embedder(cache_size=2)
+  embedder = MiniLMEmbedder(cache_size=2)
   counting = with_model(embedder, fake_encode)
   embedder.encode(["a", "b"])
   embedder.encode(["a"])  # "a" is now the most recent.
@@ -186,16 +187,16 @@ def test_a_process_exits_cleanly_while_embeddings_are_still_being_warmed(
   process ends at once (a rerun from the response cache takes a second).
   The warmer must be waited for: ended inside torch at exit, it aborted the
   process (exit 134) after everything had been written."""
-  warmer = _embedding_warmer.EmbeddingWarmer(Embedder())
+  warmer = _embedding_warmer.EmbeddingWarmer(MiniLMEmbedder())
   warmer.warm(["a text"])
   thread = warmer._worker  # pylint: disable=protected-access
   assert thread is not None and not thread.daemon
   warmer.join()
   script = tmp_path / "warm_then_exit.py"
   script.write_text(
-      "from crsec_concordia.embedding import Embedder\n"
+      "from crsec_concordia.embedding import MiniLMEmbedder\n"
       "from crsec_concordia.components import _embedding_warmer\n"
-      "embedder = Embedder()\n"
+      "embedder = MiniLMEmbedder()\n"
       "embedder.encode(['load the model first'])\n"
       "_embedding_warmer.warm(embedder, [f'sentence {i} about a guest' "
       "for i in range(2000)])\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import re
 import threading
@@ -24,7 +25,7 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
-from crsec_concordia import game_masters
+from crsec_concordia import embedding, game_masters
 from crsec_concordia import observations as obs
 from crsec_concordia.game_masters import adjudication, conversations, tag_gate
 
@@ -727,7 +728,7 @@ def test_an_action_far_from_every_behaviour_is_not_put_to_the_referee(
       model.tagged(adjudication.ADJUDICATE_TAG), place=s.setting,
       default_place="indoors",
       behaviours=[b.model_dump(mode="json") for b in s.behaviours],
-      similarity=embedder.pair_similarity)
+      similarity=functools.partial(embedding.pair_similarity, embedder))
   puzzle = "Tom Gomez solves a crossword puzzle."
   event, failure = referee.adjudicate("Tom Gomez", puzzle)
   assert failure is None and not model.calls
@@ -761,9 +762,9 @@ def test_a_tag_resting_on_the_place_words_alone_is_kept_apart(embedder):
   for action, counts in ((snack, False), (smoke, True)):
     ids = ["smoking_outside"]
     full = tag_gate.tag_similarities(action, ids, described,
-                                     embedder.pair_similarity)
+                                     functools.partial(embedding.pair_similarity, embedder))
     deed = tag_gate.deed_similarities(action, ids, described,
-                                      embedder.pair_similarity, words)
+                                      functools.partial(embedding.pair_similarity, embedder), words)
     assert full["smoking_outside"] >= tag_gate.MIN_TAG_SIMILARITY
     kept, far = tag_gate.split_tags(full, deed_scores=deed)
     assert (kept, far) == ((ids, []) if counts else ([], ids))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from crsec_concordia import embedding
 from crsec_concordia import observations as obs
 from crsec_concordia.components.conflict_detector import ConflictDetector
 from crsec_concordia.models.scripted import ScriptedModel
@@ -31,7 +32,7 @@ def test_sentences_split_at_ends_not_at_titles_or_numbers():
 
 
 def test_the_sentence_about_a_rule_finds_it(embedder):
-  whole = embedder.similarity([BURIED], RULES)[0]
+  whole = embedding.similarity(embedder, [BURIED], RULES)[0]
   near, = nearest_rules(embedder, [BURIED], RULES)
   assert near.rule == 1
   assert near.focus == sentences(BURIED)[1]

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from crsec_concordia import embedding
+
 LABELS_PATH = Path(__file__).with_name("matcher_labels.json")
 
 
@@ -62,12 +64,11 @@ def similarity_table(labels: dict[str, Any], embedder: Any = None
                      ) -> tuple[np.ndarray, np.ndarray, list[str]]:
   """(similarities items x targets, positive mask, target ids)."""
   if embedder is None:
-    from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
-    embedder = shared_embedder()
+    embedder = embedding.shared_embedder()
   ids = list(labels["targets"])
   items = labels["items"]
-  sims = embedder.similarity([i["text"] for i in items],
-                             [labels["targets"][t] for t in ids])
+  sims = embedding.similarity(embedder, [i["text"] for i in items],
+                              [labels["targets"][t] for t in ids])
   positive = np.array([[t in i["targets"] for t in ids] for i in items])
   return np.asarray(sims), positive, ids
 

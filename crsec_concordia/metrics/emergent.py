@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from crsec_concordia import embedding
 from crsec_concordia.metrics import rundir
 from crsec_concordia.metrics.matching import NormMatcher
 
@@ -55,9 +56,8 @@ def emergent_norms(run: rundir.RunData, matcher: NormMatcher,
   if not members:
     return []
   if embedder is None:
-    from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
-    embedder = shared_embedder()
-  vectors = embedder.encode([n["content"] for _, n in members])
+    embedder = embedding.shared_embedder()
+  vectors = embedding.encode(embedder, [n["content"] for _, n in members])
   out = []
   for group in _clusters(vectors, matcher.threshold):
     agents = sorted({members[i][0] for i in group})

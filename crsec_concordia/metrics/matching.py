@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from crsec_concordia import embedding
 from crsec_concordia.metrics import norm_clauses
 from crsec_concordia.metrics.rundir import TargetNorm
 
@@ -199,8 +200,7 @@ class NormMatcher:
                embedder: Any = None, judge: LLMJudge | None = None,
                judge_floor: float = JUDGE_FLOOR):
     if embedder is None:
-      from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
-      embedder = shared_embedder()
+      embedder = embedding.shared_embedder()
     self.targets = list(targets)
     self.rule = rule
     # The cosine at which two norms say the same (emergent norms' clusters).
@@ -243,7 +243,7 @@ class NormMatcher:
 
   def similarity(self, texts: Sequence[str]) -> np.ndarray:
     """Cosine of each text with each target's text, (len(texts), targets)."""
-    return self._embedder.similarity(list(texts),
+    return embedding.similarity(self._embedder, list(texts),
                                      [t.text for t in self.targets])
 
   def scores(self, texts: Sequence[str]) -> np.ndarray:
@@ -257,7 +257,7 @@ class NormMatcher:
     flat = list(dict.fromkeys(u for us in units for u in us))
     if not flat:
       return out
-    sims = np.asarray(self._embedder.similarity(flat, self._refs))
+    sims = np.asarray(embedding.similarity(self._embedder, flat, self._refs))
     if self.rule.polarity:
       # A reference that refuses a behaviour ("do not leave tools out")
       # and a unit that does not ("people leave tools out") are far apart
@@ -287,7 +287,7 @@ class NormMatcher:
     and the other against it (see `stance`)."""
     unit_deeds, unit_neg = zip(*map(norm_clauses.without_negation, units))
     ref_deeds, ref_neg = zip(*map(norm_clauses.without_negation, self._refs))
-    alike = np.asarray(self._embedder.similarity(list(unit_deeds),
+    alike = np.asarray(embedding.similarity(self._embedder, list(unit_deeds),
                                                  list(ref_deeds)))
     flipped = np.array(unit_neg)[:, None] != np.array(ref_neg)[None, :]
     return flipped & (alike >= self.rule.stance)
@@ -306,7 +306,7 @@ class NormMatcher:
       complies, violates = target.behaviour_texts[:n], target.behaviour_texts[n:]
       if not complies or not violates or not plain.any():
         continue
-      sims = np.asarray(self._embedder.similarity(units, [*complies, *violates]))
+      sims = np.asarray(embedding.similarity(self._embedder, units, [*complies, *violates]))
       closer = sims[:, n:].max(axis=1) > sims[:, :n].max(axis=1)
       out[:, k] = plain & closer
     return out
@@ -344,7 +344,7 @@ class NormMatcher:
         for ref in (target.text, *target.behaviour_texts):
           refs.append(ref)
           owner.append(target.id)
-      sims = self._embedder.similarity(todo, refs)
+      sims = embedding.similarity(self._embedder, todo, refs)
       for text, row in zip(todo, sims):
         self._about[text] = frozenset(
             owner[j] for j, s in enumerate(row) if s >= self.related_threshold)

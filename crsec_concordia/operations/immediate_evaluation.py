@@ -28,6 +28,7 @@ Shaped for small models as well as strong ones (tried on the 1.5B default):
 import dataclasses
 import re
 
+from crsec_concordia import embedding
 from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
@@ -104,7 +105,8 @@ def immediate_evaluation(
   """
   nearest, similarity = None, 0.0
   if held:
-    sims = embedder.similarity([candidate.content], [n.content for n in held])[0]
+    sims = embedding.similarity(embedder, [candidate.content],
+                                [n.content for n in held])[0]
     best = int(sims.argmax())
     nearest, similarity = held[best], float(sims[best])
     if similarity >= duplicate_threshold:
