@@ -207,3 +207,15 @@ def shared_embedder() -> MiniLMEmbedder:
     if _shared is None:
       _shared = MiniLMEmbedder()
     return _shared
+
+
+def embedder_of(memory_bank: object) -> SentenceEmbedder:
+  """The embedder a Concordia memory bank was built with, else the default.
+
+  Concordia's `Simulation` builds every entity's memory bank with the
+  simulation's `sentence_embedder`, and that bank is all `Prefab.build`
+  receives: taking the embedder from it is how a prefab uses the
+  simulation's embedder rather than loading its own.
+  """
+  found = getattr(memory_bank, "_embedder", None)
+  return found if callable(found) else shared_embedder()
