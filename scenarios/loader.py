@@ -11,11 +11,6 @@ reported at once, one line each, in the form editors and people both read:
 The line number comes from the YAML node tree (the same parse that produced
 the data), walked along the pydantic error location.
 
-YAML 1.1 quirks are switched off on purpose: `16:00` stays the text "16:00"
-(YAML 1.1 reads it as the number 960) and `no`, `yes`, `on`, `off` stay
-text (YAML 1.1 reads them as booleans, which would turn the preference
-`smoking: no` into False).
-
 The parts, each a module of this folder: problems.py (a problem and its
 line, ScenarioError), checks.py (the field types and the checks across
 fields), explain.py (a pydantic error as a problem with a fix) and

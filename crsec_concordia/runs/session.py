@@ -8,12 +8,13 @@ crash or Ctrl-C loses at most the slot in flight.
 What a slot leaves is taken when the slot ends (the checkpoint's states,
 the records, the norm snapshots, usage and run.json's fields), but written
 by one background thread, in the same order, while the next slot's agents
-observe and act: in a fifty-agent society the writing (JSON encoding,
-fsyncs) was a tenth of a second per slot with no model call in flight. The
-next slot's resolution waits until it is on disk (the engine's
-`before_resolve`), and so does the end of the run, Ctrl-C included. run.json
-stays the commit point: a kill before it is written loses that slot, and
-resume plays it again, as before.
+observe and act: the writing (JSON encoding, fsyncs) grows with the
+society, and done between slots it is time with no model call in flight
+(docs/trials/runs-and-sweeps.md). The next slot's resolution waits until
+it is on disk (the engine's `before_resolve`), and so does the end of the
+run, Ctrl-C included. run.json stays the commit point: a kill before it is
+written, or a write of the slot that fails, loses that slot, and resume
+plays it again.
 
 An agent's components run their hooks in parallel threads, so the order in
 which one agent's records reach its journal can differ between runs; they
