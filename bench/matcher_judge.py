@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.metrics import matcher_quality as mq  # noqa: E402
 from crsec_concordia.metrics.calibration import Score  # noqa: E402
+from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.metrics.matching import (  # noqa: E402
     CHOSEN_RULE, JUDGE_FLOOR, LLMJudge)
 
@@ -54,7 +55,6 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--limit", type=int, default=None,
                       help="judge at most this many pairs (a first look)")
   args = parser.parse_args(argv)
-  from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
   endpoint = EndpointConfig.resolve()
   model = make_model(endpoint, seed=1)
   judge = LLMJudge(model)

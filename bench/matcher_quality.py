@@ -28,6 +28,7 @@ from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.metrics import matcher_quality as mq  # noqa: E402
 from crsec_concordia.metrics.calibration import Score  # noqa: E402
 from crsec_concordia.metrics.matching import CHOSEN_RULE, MatchRule  # noqa: E402
+import matcher_learned as ml  # noqa: E402  (bench/, beside this file)
 
 
 def _row(label: str, counts: dict[str, Score]) -> list[str]:
@@ -118,7 +119,6 @@ def main() -> None:
 
 
 def _learned(embedder, items, ids) -> None:
-  import matcher_learned as ml  # pylint: disable=import-outside-toplevel
   data = ml.venues(embedder, items)
   print(f"\nLearned rules, per target, trained on the calibration half: "
         f"{ml.FOLDS}-fold cross-validation on it ({ml.REPEATS} repeats; cells "
