@@ -85,6 +85,8 @@ def writing(*roots: Path | str, then: str = FIX) -> Iterator[None]:
   except OSError as e:
     if not (_under(e.filename, paths) or e.errno in _WRITE_ERRNOS):
       raise
-    where = e.filename or paths[0]
-    raise UserError(f"cannot write {where} ({_reason(e)}); what was written "
-                    f"before is kept; {then}") from None
+    # A failed write() has no file name: the place being written is named.
+    what = (f"cannot write {e.filename}" if e.filename
+            else f"a write failed while writing {paths[0]}")
+    raise UserError(f"{what} ({_reason(e)}); what was written before is "
+                    f"kept; {then}") from None

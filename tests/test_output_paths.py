@@ -187,9 +187,9 @@ def test_a_full_disk_mid_run_is_one_line_and_the_run_can_resume(
                    "--base-url", server.base_url, "--model", "fake-model"])
   assert code == 2
   err = capsys.readouterr().err.strip().splitlines()
-  assert err[-1] == (f"crsec: cannot write {out} (No space left on device); "
-                     "what was written before is kept; make room there, "
-                     f"then `crsec resume {out}` continues")
+  assert err[-1] == (f"crsec: a write failed while writing {out} (No space "
+                     "left on device); what was written before is kept; "
+                     f"make room there, then `crsec resume {out}` continues")
   assert not any("Traceback" in line for line in err)
   info = json.loads((out / run_files.RUN_JSON).read_text())
   assert info["status"] == "interrupted" and info["completed_steps"] == 1
