@@ -23,6 +23,7 @@ import jsonschema
 import openai
 from concordia.language_model import language_model
 
+from crsec_concordia.errors import require
 from crsec_concordia.models import base, endpoint_errors
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
@@ -276,7 +277,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       elif self._schema_mode == "json_object":
         response_format = {"type": "json_object", "schema": dict(schema)}
       else:
-        import xllamacpp  # pylint: disable=import-outside-toplevel
+        # Optional (the `embedded` extra, llama.cpp's own schema compiler):
+        # imported late, only for this schema mode.
+        xllamacpp = require("xllamacpp", "embedded", "the grammar schema mode")
         extra["grammar"] = xllamacpp.json_schema_to_grammar(json.dumps(schema))
     if self.cache is not None and (hit := self.cache.get(key)) is not None:
       self.usage.record(tag, cached=True)
