@@ -40,17 +40,18 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
-from crsec_concordia import observations, threads
+from crsec_concordia.models.concordia_adapter import structured_view
+from crsec_concordia import embedding, observations, threads
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
-from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.relevance import nearest_rules
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
@@ -77,7 +78,9 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                        entity_component.ComponentWithLogging):
   """Detects conflicts with the agent's norms and asks to talk about them."""
 
-  def __init__(self, model, *, talk_model=None, embedder=None,
+  def __init__(self, model: language_model.LanguageModel, *,
+               talk_model: language_model.LanguageModel | None = None,
+               embedder: SentenceEmbedder | None = None,
                relevance: float = DEFAULT_RELEVANCE, cooldown_steps: int = 6,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the detector.
@@ -85,8 +88,9 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     Args:
       model: the model for DetectConflict (a tagged view is best).
       talk_model: the model for DecideToTalk (defaults to `model`).
-      embedder: finds the norm a behaviour is most about (default: the
-        project's shared sentence embedder).
+      embedder: finds the norm a behaviour is most about: any function
+        from text to vector, such as the simulation's (default: the
+        project's MiniLM, the `embeddings` extra).
       relevance: the similarity to the most related norm a behaviour needs
         to be judged at all (0 sends every behaviour).
       cooldown_steps: slots before the agent asks to talk with the same
@@ -96,7 +100,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     super().__init__()
     self._model = structured_view(model)
     self._talk_model = structured_view(talk_model or model)
-    self._embedder = embedder
+    # Norms and behaviours are compared slot after slot: cached vectors.
+    self._embedder = None if embedder is None else embedding.cached(embedder)
     self._relevance = relevance
     self._cooldown = cooldown_steps
     self._norm_memory_key = norm_memory_key
@@ -125,9 +130,9 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       requests, self._requests = self._requests, []
     return requests
 
-  def _embedding(self):
+  def _embedding(self) -> SentenceEmbedder:
     if self._embedder is None:
-      self._embedder = shared_embedder()
+      self._embedder = embedding.shared_embedder()
     return self._embedder
 
   def warm_norms(self) -> None:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import functools
 import threading
 
+from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.utils import concurrency
 
-from crsec_concordia.models.base import structured_view
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._shared import UsesNormMemory
@@ -37,7 +38,9 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
                      entity_component.ComponentWithLogging):
   """Turns conversations and observations into candidate norms."""
 
-  def __init__(self, model, *, reflect_model=None, reflect_every: int = 6,
+  def __init__(self, model: language_model.LanguageModel, *,
+               reflect_model: language_model.LanguageModel | None = None,
+               reflect_every: int = 6,
                communication: bool = True, observation: bool = True,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the identifier.

@@ -14,13 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from concordia.components.agent import action_spec_ignored
+from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
-from crsec_concordia.operations import create_norm
+from crsec_concordia.operations import create_norm, failure_notice
 from crsec_concordia.operations.immediate_evaluation import names_person
 
 NORM_MEMORY_KEY = "NormMemory"
@@ -62,7 +63,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   def __init__(
       self,
-      model,
+      model: language_model.LanguageModel,
       *,
       agent_name: str,
       persona: str,
@@ -138,9 +139,16 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   def record_failure(self, failure: Mapping[str, Any],
                      stamp: observations.Stamp | None = None) -> None:
-    """The sink the CRSEC operations report a failed call to."""
+    """The sink the CRSEC operations report a failed call to.
+
+    The first failure of an operation in the run is also a WARNING in the
+    Python log, and its channel entry says so (operations/failure_notice.py).
+    """
     fields = {k: v for k, v in failure.items() if k != "kind"}
-    self.record("failure", stamp=stamp, **fields)
+    record = self.record("failure", publish=False, stamp=stamp, **fields)
+    told = failure_notice.tell_once(self._model, record)
+    self._logging_channel({"Key": "failure", "Summary": told or "failure",
+                           "Value": record})
 
   def drain_records(self) -> list[dict[str, Any]]:
     """The records since the last drain (a run writes them each step)."""

@@ -32,14 +32,15 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from concordia.language_model import language_model
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
-from crsec_concordia.operations import normative_plan
+from crsec_concordia.operations import failure_notice, normative_plan
 from crsec_concordia.operations.decompose_plan import (block_as_tasks,
                                                        decompose_plan)
 
@@ -80,7 +81,8 @@ class NormativePlanner(entity_component.ContextComponent,
                        entity_component.ComponentWithLogging):
   """Plans each day (with the agent's norms in view) and its tasks."""
 
-  def __init__(self, model, *, goal: str = "", setting: str = "",
+  def __init__(self, model: language_model.LanguageModel, *,
+               goal: str = "", setting: str = "",
                day_start: str = "09:00", day_end: str = "16:00",
                replan_on_new_norms: bool = True,
                norm_memory_key: str | None = NORM_MEMORY_KEY,
@@ -161,29 +163,35 @@ class NormativePlanner(entity_component.ContextComponent,
     return memory.database.qualified() or None
 
   def record_failure(self, failure: Mapping[str, Any]) -> None:
+    """The sink of a failed call: NormMemory's, or this planner's journal
+    (a baseline agent's), told as NormMemory tells it."""
     memory = self.norm_memory
     if memory is not None:
       memory.record_failure(failure)
-    else:
-      self._note_record({**failure, "kind": "failure"})
+      return
+    record = self._note_record({**failure, "kind": "failure"})
+    told = failure_notice.tell_once(self._model, record)
+    self._logging_channel({"Key": "failure", "Summary": told or "failure",
+                           "Value": record})
 
-  def _note_record(self, record: dict[str, Any]) -> None:
+  def _note_record(self, record: dict[str, Any]) -> dict[str, Any]:
     stamp = self._stamp
-    self._journal.append({
+    noted = {
         "kind": record["kind"], "agent": self._who()[0],
         "step": stamp.step if stamp else 0,
         "time": stamp.time if stamp else None,
         "day": stamp.day if stamp else None,
         "clock": stamp.clock if stamp else None,
-        **{k: v for k, v in record.items() if k != "kind"}})
+        **{k: v for k, v in record.items() if k != "kind"}}
+    self._journal.append(noted)
+    return noted
 
   def _record(self, kind: str, **fields) -> None:
     memory = self.norm_memory
     if memory is not None:
       record = memory.record(kind, publish=False, **fields)
     else:
-      self._note_record({"kind": kind, **fields})
-      record = self._journal[-1]
+      record = self._note_record({"kind": kind, **fields})
       if kind == "plan" and fields.get("revised"):
         self._news.append("the plan revised")
     self._logging_channel({"Key": kind, "Summary": kind, "Value": record})
