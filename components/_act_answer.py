@@ -1,8 +1,9 @@
 """What an act answer looks like: its schema, its length, the reply line.
 
 Kept apart from StructuredAct (structured_act.py), which decides when to
-ask and checks what comes back: the wording asked for, and why, is the
-part tried and measured on the small model, and changes on its own.
+ask and checks what comes back: the wording asked for is the part tried
+and measured on the small model (docs/trials/acting-and-planning.md), and
+changes on its own.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from crsec_concordia.operations.base import obj, text
 
 # An action or a line of talk: "one or two sentences" fits. Every other
 # agent, the referee and the observers' operations read each action, so a
-# rambling one (400 characters: five sentences, cut off mid-word) cost its
-# length ten times over; an answer the limit cuts keeps its whole sentences.
+# rambling one costs its length many times over; an answer the limit cuts
+# keeps its whole sentences.
 MAX_ANSWER_CHARS = 240
 TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
 # An occasion in the slot a task begins: the occasion now, the task next
@@ -24,15 +25,13 @@ TWO_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS),
 _SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
 
 REPLY = {
-    # A conversation turn wants spoken words. With the action wording the
-    # 1.5B model narrated ("Carlos tells Abigail that...") and the two
-    # sides echoed each other's narration.
+    # A conversation turn wants spoken words: with the action wording a
+    # small model narrates, and the two sides echo each other's narration.
     "speech": ("Reply as {name}, in character: only what {name} says "
                "aloud, in the first person, one or two sentences."),
-    # Not phrased as "answer: <description>": the 1.5B model copied such a
-    # description into its answer word for word. "true to ... own habits":
-    # with recent events in view the model copied another agent's action
-    # word for word.
+    # Not phrased as "answer: <description>", which a small model copies
+    # into its answer; "true to ... own habits", or with recent events in
+    # view it copies another agent's action.
     "action": ("Reply as {name}, in character and in the third person: "
                "one or two concrete sentences starting with \"{name}\", "
                "saying what {name} does or says, true to {name}'s own "

@@ -2,34 +2,20 @@
 
 When the agent observes what others did, it runs DetectConflict against its
 qualified norms; on a conflict, DecideToTalk (entrepreneurs always talk)
-and, if so, it asks for a conversation with the violator. The game master
-collects the requests with `pop_conversation_requests()`.
-
-An agent with no qualified norms makes no call at all: ordinary agents start
-silent, as in the paper. A cooldown keeps one agent from talking to the
-same person again for a few slots (conflicts are still detected and logged).
-
-Which norm a behaviour is about is retrieval, done with the sentence
-embedder (the norm most similar to the behaviour or one of its sentences,
-that sentence then shown to the judge; crsec_concordia/relevance.py);
-whether the behaviour breaks it is the model's judgement (see
-DetectConflict for why the two are split). In a society where everyone
-acts every slot, an agent sees many behaviours at once, so the cost is
-bounded twice: a behaviour whose similarity to every norm the agent holds
-is below `relevance` is not sent at all (most of what people do is about
-none of anyone's rules), and the rest of one observation is judged in ONE
-call.
-
-Noticing happens while the agent goes on with its day: the agent's act
-does not depend on what it detects (only the talks the game master holds
-when it resolves the slot do), so detection runs in its own thread from
-the moment the observation arrives, with the norms held at that moment,
-and is joined when the game master collects the requests (or the state is
-saved, or the next observation arrives). An error there is recorded as a
-failure, never raised into the game master. The norms it will judge by are
-embedded ahead, in the background, as soon as they are held (see
-components/_embedding_warmer.py), so that fifty detections do not queue at
-the shared embedder's lock at the start of a slot.
+and, if so, it asks for a conversation with the violator, which the game
+master collects with `pop_conversation_requests()`. An agent with no
+qualified norms makes no call (ordinary agents start silent, as in the
+paper), and a cooldown keeps it from talking to the same person again for
+a few slots. Which norm a behaviour is about is retrieval, done with the
+sentence embedder (crsec_concordia/relevance.py); whether it breaks it is
+the model's judgement (operations/detect_conflict.py). A behaviour near no
+norm is not sent, and the rest of one observation is judged in one call.
+Noticing happens while the agent goes on with its day: detection runs in
+its own thread from the moment the observation arrives, with the norms
+held then, and is joined when the game master collects the requests (an
+error there is recorded as a failure, never raised into the game master);
+the norms are embedded ahead, in the background
+(components/_embedding_warmer.py). The trials: docs/trials/operations.md.
 """
 
 from __future__ import annotations
@@ -58,12 +44,9 @@ from crsec_concordia.operations import Observed, decide_to_talk, detect_conflict
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
 # Cosine (all-MiniLM-L6-v2) below which a behaviour is taken to be about
-# none of the agent's norms. Behaviour-to-rule similarity is low even for
-# plain breaches: on the 17 labelled café cases of bench/judgement_probe.py
-# (against a five-rule list) the breaches scored 0.18 to 0.44 and the
-# harmless actions 0.11 to 0.27, so the gate is set to lose no breach
-# (0.15 drops 2 of 12 harmless actions and none of the 5 breaches); the
-# model's judgement does the rest.
+# none of the agent's norms: low, because behaviour-to-rule similarity is
+# low even for plain breaches; set to lose no labelled breach, the model's
+# judgement does the rest (docs/trials/operations.md, the relevance gate).
 DEFAULT_RELEVANCE = 0.15
 # Observations in a row with no readable behaviour before the log says so.
 UNUSABLE_WARNING = 5
@@ -205,9 +188,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                                            on_failure)
              for i, (event, j) in enumerate(wanted)}
     # An entrepreneur always talks (no call) and one decision is one call:
-    # in this thread, then, not in a pool started for them (the detections
-    # of a fifty-agent slot queued at the pools' shared start lock, and the
-    # game master's talks waited for the last of them).
+    # in this thread, then, not in a pool started for them, whose start
+    # the detections of a whole slot would queue for.
     decisions = threads.run_tasks(tasks,
                                   parallel=memory.role != ENTREPRENEUR)
     raised: set[str] = set()

@@ -35,8 +35,7 @@ ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
 # reaction in the conversation, whose end is a reason of its own. A norm
 # identified is news until ImmediateEvaluation rejects it: a candidate
 # judged not a norm, a duplicate or against its source leaves the agent
-# as it was (in the demo, three of four candidates of one slot were
-# rejected, and each still cost a new action and its adjudication).
+# as it was, and is no reason for a new action and its adjudication.
 IDENTIFIED = "a norm identified"
 NEWS = {"candidate": IDENTIFIED,
         "verdict": "a norm qualified", "synthesis": "a norm qualified",
@@ -202,14 +201,11 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   def _created_rejection(self, content: str, kept: dict[str, str]
                          ) -> tuple[RejectionReason, str] | None:
-    """Why a created norm is not held, or None.
-
-    The model sometimes describes the person instead ("Abigail Chen speaks
-    up when ..."): kept, rejected as not a norm, as ImmediateEvaluation
-    rejects a norm that names someone. It also wrote the same norm twice
-    in one answer ("People should not smoke indoors." as Abigail Chen's
-    2nd and 5th, 2-day café at 2d79b5f): the second is a duplicate, or it
-    would count twice wherever norms are counted.
+    """Why a created norm is not held, or None: one that names its person
+    describes them (rejected as not a norm, as ImmediateEvaluation rejects
+    a norm naming someone), and the same norm twice in one answer would
+    count twice wherever norms are counted (the second is a duplicate;
+    docs/trials/operations.md#createnorm).
     """
     if person := names_person(content, [self.agent_name]):
       return RejectionReason.NOT_A_NORM, f"names {person}"

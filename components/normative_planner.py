@@ -1,28 +1,18 @@
 """NormativePlanner: CRSEC's Compliance module, and the plan agents act from.
 
-Once per simulated day it makes a plan of 2 to 4 blocks with the agent's
+Once per simulated day it plans the day hour by hour with the agent's
 qualified norms and their utilities in view (NormativePlan); when a block
 begins it decomposes it into tasks of 10 to 60 minutes (DecomposePlan), as
-Generative Agents does with the hour it is about to live. The act component
-follows the current task and asks the model only when something new
-happens (structured_act.py): a task that begins is one such thing.
-
-The day plan goes into the act context (it is stable all day, so a server's
-prompt cache reuses it); the current task is the act's to show, beside the
-slot's news. Compliance is chosen, never forced: the norms are in the plan's
-prompt and in the act's, and the agent weighs them.
-
-A norm qualified during the day revises the rest of that day's plan (one
-more NormativePlan call, from the current time on): otherwise a smoker who
-accepts "No smoking indoors" at 09:40 would follow his morning plan of
-smoking at his table until the next day, and compliance could only ever
-show a day late. `replan_on_new_norms=False` restores the once-a-day plan.
-
-Baseline agents plan with the same component and the same operations,
-norms absent (`norm_memory_key=None`, or `use_norms=False` for the
-compliance ablation): a comparison of the arms isolates CRSEC, not a
-planner. Without a NormMemory the component keeps its own small journal
-(plans, failures) for the run to drain.
+Generative Agents does with the hour it is about to live, and the act
+follows the current task (structured_act.py). The day plan goes into the
+act context (stable all day, so a server's prompt cache reuses it).
+Compliance is chosen, never forced: the norms are in the plan's prompt and
+in the act's, and the agent weighs them; a norm qualified during the day
+revises the rest of that day's plan (`replan_on_new_norms`), or compliance
+could only ever show a day late. Baseline agents plan with the same
+component and operations, norms absent (`norm_memory_key=None`, or
+`use_norms=False` for the compliance ablation), keeping their own small
+journal. The trials behind it: docs/trials/acting-and-planning.md.
 """
 
 from __future__ import annotations
@@ -51,13 +41,8 @@ _TIME_IN_CALL = re.compile(r"\bDay (?P<day>\d+),? (?P<clock>\d\d:\d\d)\b")
 
 def _current_block(items: list[dict], clock: str) -> dict | None:
   """The block running at `clock`: the one covering it, else the last one
-  begun before it, else the first.
-
-  The plan was asked to cover the day, but the 1.5B model leaves gaps
-  ("10:00-10:15" in a day from 09:00) and empty blocks ("10:15-10:15");
-  so a gap belongs to the block before it, and the time before the first
-  block to the first.
-  """
+  begun before it, else the first (a small model's plan may leave gaps and
+  empty blocks)."""
   if not items:
     return None
   covering = [i for i in items if i["start"] <= clock < i["end"]]
@@ -149,12 +134,8 @@ class NormativePlanner(entity_component.ContextComponent,
     """The norms the plan weighs, or None (planned without norms).
 
     An agent that holds no norm yet plans as a baseline agent does, with
-    the very same prompt: planned with an empty norm section ("Norms Tom
-    Gomez holds: (none)" and "weigh the norms"), the 1.5B model gave the
-    mini café's loud student "sleep" or "reading a book" where the baseline
-    arm's same seeds planned his phone calls, so the arms differed before
-    CRSEC had done anything (noise in 1 of 5 normative seeds, 4 of 5
-    baseline, at 2d79b5f). Once a norm is held, the plan is revised with it.
+    the very same prompt, so the arms differ only once CRSEC has given it
+    a norm; once a norm is held, the plan is revised with it.
     """
     if not self._use_norms:
       return None

@@ -209,10 +209,8 @@ class ServerSettings:
   """The embedded server's shape. `n_cache_reuse`: llama.cpp's reuse of
   cached chunks of at least that many tokens after a prompt has parted from
   the cached one (moved into place, not read again); 0 reuses the common
-  prefix only. Off: on the 12-slot café's 318 requests replayed
-  (bench/cache_reuse.py, 2026-11-27) the server reused 41% of the prompt
-  tokens with 0 and with 64, though a chunk-reusing cache could at best
-  reach 57% (bench/prompt_reuse.py --chunks 100)."""
+  prefix only, as much as 64 did on a run replayed
+  (docs/trials/models.md#cache-reuse-in-llamacpp)."""
   n_ctx_per_slot: int = 4096
   n_parallel: int = 4
   n_cache_reuse: int = 0

@@ -36,10 +36,8 @@ SCHEMA_MODES = ("json_schema", "json_object", "grammar")
 _JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
                 "given schema, and nothing else.")
 # llguidance's schema option (llama.cpp's grammar engine) for JSON on one
-# line: without it a small model indents every key and bracket, which costs
-# a third of a plan's or a norm list's generated tokens and says nothing,
-# and with flexible whitespace it once wrote 190 spaces after a key until
-# the token limit (a three-hour plan, grammar mode, 2026-11-26).
+# line: without it a small model indents every key and bracket, tokens that
+# say nothing (docs/trials/models.md#json-on-one-line).
 _ONE_LINE_JSON = {"whitespace_flexible": False, "key_separator": ": ",
                   "item_separator": ", "}
 
@@ -151,9 +149,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       max_in_flight: requests sent at once, the others waiting here. For a
         server with a fixed number of slots (the embedded one has 4): past
         that, requests queue in the server with the client's timeout
-        running, and on 2 cores ten agents' calls waited there over 180 s,
-        were sent again by the client (6 in a 12-slot café) and the work
-        done on the first sending was lost.
+        running, and may be sent again with the work on them lost.
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
@@ -286,9 +282,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       return hit[0]
     # The messages and the response format go in `extra_body`, which the
     # client sends as they are: as parameters it walks them against its
-    # type annotations first (a third of its CPU time per call, under the
-    # GIL the other agents' threads need). The JSON sent is the same; the
-    # required `messages` argument is replaced by extra_body's.
+    # type annotations first, CPU time under the GIL the other agents'
+    # threads need. The JSON sent is the same; the required `messages`
+    # argument is replaced by extra_body's.
     body: dict[str, Any] = {"messages": messages}
     request: dict[str, Any] = dict(
         model=self.model_name, messages=[], max_tokens=max_tokens,

@@ -1,16 +1,16 @@
 """SlotAgent: Concordia's entity agent, its hooks run in its own thread.
 
 Concordia runs every hook (pre_observe, post_observe, pre_act, post_act,
-update) of every component in a thread pool made for that call: six pools
-and dozens of threads per agent per slot, nearly all for hooks that return
-at once, and in a society that acts at once each start is a GIL hand-over
-between the agents and their model calls. So a hook runs its components in
-the agent's thread, in order, unless two or more of them may wait on the
-model this time (an entrepreneur's first observation: CreateNorm beside
-IdentifyNorm); then Concordia's pool runs them as before, so their calls
-still overlap. The components of one hook never depend on each other's
-order (each says so; NormMemory.note is idempotent), so either way gives
-the same contexts. Measurements: docs/trials/acting-and-planning.md.
+update) of every component in a thread pool made for that call, nearly all
+for hooks that return at once, and in a society that acts at once each
+thread start is a GIL hand-over between the agents and their model calls.
+So a hook runs its components in the agent's thread, in order, unless two
+or more of them may wait on the model this time (an entrepreneur's first
+observation: CreateNorm beside IdentifyNorm); then Concordia's pool runs
+them as before, so their calls still overlap. The components of one hook
+never depend on each other's order (each says so; NormMemory.note is
+idempotent), so either way gives the same contexts. The measurements:
+docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
 """
 
 from __future__ import annotations
