@@ -29,7 +29,6 @@ from typing import Any
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import embedding, observations, threads
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._free_text import events_in
@@ -38,6 +37,7 @@ from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
 from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.relevance import nearest_rules
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts

@@ -14,11 +14,11 @@ import threading
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import embedding
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin, PersonalNorm
 from crsec_concordia.operations import (Verdict, classify_specific_norms,
                                         immediate_evaluation, synthesize_norm)

@@ -22,12 +22,12 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.utils import concurrency
 
-from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin
 from crsec_concordia.operations import identify_norm, reflect
 

@@ -17,9 +17,9 @@ from concordia.components.agent import action_spec_ignored
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
 from crsec_concordia.operations import create_norm, failure_notice
 from crsec_concordia.operations.immediate_evaluation import names_person

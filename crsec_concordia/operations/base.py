@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.base import StructuredModel, StructuredOutputError
 
 FailureSink = Callable[[Mapping[str, Any]], None]
 
 
 def structured_call(
-    model,
+    model: StructuredModel,
     op: str,
     prompt: str,
     schema: Mapping[str, Any],
@@ -38,7 +38,7 @@ def structured_call(
 
 
 def checked_call(
-    model,
+    model: StructuredModel,
     op: str,
     prompt: str,
     schema: Mapping[str, Any],

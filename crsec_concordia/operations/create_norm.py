@@ -8,6 +8,7 @@ trials: docs/trials/operations.md#createnorm.
 
 from __future__ import annotations
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP, UTILITY,
                                               FailureSink, checked_call, obj,
                                               text)
@@ -55,7 +56,8 @@ def named(name: str, norms: list[dict]) -> str | None:
           f"and names nobody")
 
 
-def create_norm(model, *, name: str, persona: str, setting: str, count: int,
+def create_norm(model: StructuredModel, *, name: str, persona: str,
+                setting: str, count: int,
                 on_failure: FailureSink | None) -> list[dict] | None:
   """Returns `count` norms as dicts (content, type, utility), or None.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, has_evidence, obj,
                                               structured_call, text)
@@ -85,9 +86,9 @@ def prompt(observer: str, items: Sequence[Observed]) -> str:
   return "\n".join(lines)
 
 
-def detect_conflicts(model, *, observer: str, items: Sequence[Observed],
-                     on_failure: FailureSink | None
-                     ) -> list[Judgement] | None:
+def detect_conflicts(model: StructuredModel, *, observer: str,
+                     items: Sequence[Observed],
+                     on_failure: FailureSink | None) -> list[Judgement] | None:
   """A judgement per item (in order), or None if the model failed."""
   if not items:
     return []
@@ -106,10 +107,10 @@ def detect_conflicts(model, *, observer: str, items: Sequence[Observed],
   return judgements
 
 
-def detect_conflict(model, *, actor: str, behaviour: str, place: str,
-                    norm: PersonalNorm, observer: str = "This person",
-                    focus: str = "", on_failure: FailureSink | None
-                    ) -> tuple[bool, str] | None:
+def detect_conflict(model: StructuredModel, *, actor: str, behaviour: str,
+                    place: str, norm: PersonalNorm,
+                    observer: str = "This person", focus: str = "",
+                    on_failure: FailureSink | None) -> tuple[bool, str] | None:
   """One behaviour against one rule: (breaks?, the words quoted) or None."""
   judgements = detect_conflicts(
       model, observer=observer,

@@ -9,6 +9,7 @@ a small model: docs/trials/operations.md#identifynorm.
 
 from __future__ import annotations
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
                                               checked_call, text)
@@ -64,7 +65,8 @@ def _not_a_sentence(answer: dict) -> str | None:
           "or 'none'")
 
 
-def identify_norm(model, *, name: str, source_kind: str, source_text: str,
+def identify_norm(model: StructuredModel, *, name: str, source_kind: str,
+                  source_text: str,
                   on_failure: FailureSink | None) -> dict | None:
   """{content, type, utility} if the source holds a norm, else None.
 

@@ -20,6 +20,8 @@ import dataclasses
 import re
 
 from crsec_concordia import embedding
+from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
@@ -77,8 +79,8 @@ def names_person(content: str, names: list[str]) -> str | None:
 
 
 def immediate_evaluation(
-    model,
-    embedder,
+    model: StructuredModel,
+    embedder: SentenceEmbedder,
     *,
     name: str,
     persona: str,

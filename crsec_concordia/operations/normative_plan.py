@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, checked_call,
                                               has_evidence, integer, obj,
@@ -192,8 +193,8 @@ def clock_of(total: int) -> str:
   return f"{total // 60:02d}:{total % 60:02d}"
 
 
-def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
-                   day: int, start: str, end: str,
+def normative_plan(model: StructuredModel, *, name: str, persona: str,
+                   goal: str, setting: str, day: int, start: str, end: str,
                    norms: list[PersonalNorm] | None,
                    on_failure: FailureSink | None) -> dict | None:
   """The day plan as blocks of the hourly schedule (`items`), or None

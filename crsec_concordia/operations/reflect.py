@@ -10,6 +10,7 @@ did best with: docs/trials/operations.md#reflect.
 
 from __future__ import annotations
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (FailureSink, numbered, obj,
                                               structured_call, text)
 
@@ -31,7 +32,8 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
       "people behave here and how they should behave, in the first person.")
 
 
-def reflect(model, *, name: str, persona: str, observations: list[str],
+def reflect(model: StructuredModel, *, name: str, persona: str,
+            observations: list[str],
             on_failure: FailureSink | None) -> list[str] | None:
   answer = structured_call(model, OP, prompt(name, persona, observations),
                            SCHEMA, on_failure=on_failure, max_tokens=160,
