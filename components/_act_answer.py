@@ -1,4 +1,4 @@
-"""What an act answer looks like: its schema, its length, the reply line.
+"""What an act asks for: its prompt, the answer's schema, length and reply line.
 
 Kept apart from StructuredAct (structured_act.py), which decides when to
 ask and checks what comes back: the wording asked for is the part tried
@@ -9,6 +9,10 @@ changes on its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from concordia.typing import entity as entity_lib
 
 from crsec_concordia.operations.base import obj, text
 
@@ -22,6 +26,9 @@ TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
 # (_acting_reasons.py, "written ahead").
 TWO_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS),
                   "next": text(MAX_ANSWER_CHARS)})
+# A component with nothing to say still returns its label (Concordia's
+# ObservationToMemory gives ":"); a bare label line is left out.
+_BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 _SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
 
 REPLY = {
@@ -53,3 +60,25 @@ def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
     return answer
   ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
   return answer[:ends[-1]] if ends else answer
+
+
+def context_text(contexts: Mapping[str, str], order: Sequence[str]) -> str:
+  """The components' contexts in `order`, bare labels left out."""
+  return "\n".join(contexts[k].strip() for k in order
+                   if k in contexts and not _BARE_LABEL.fullmatch(
+                       contexts[k].strip()))
+
+
+def question(context: str, news: str, call: str,
+             action_spec: entity_lib.ActionSpec, *, name: str, kind: str
+             ) -> tuple[str, Mapping[str, Any]]:
+  """(the prompt, the answer's schema): the context, what is new, the call
+  to action and, for free text, the reply line of `kind` (REPLY)."""
+  prompt = f"{context}\n\n" + (f"{news}\n" if news else "") + f"{call}\n"
+  if action_spec.output_type == entity_lib.OutputType.CHOICE:
+    return prompt, obj({"answer": {"type": "string",
+                                   "enum": list(action_spec.options)}})
+  if action_spec.output_type == entity_lib.OutputType.FLOAT:
+    return prompt, obj({"answer": {"type": "number"}})
+  prompt += REPLY[kind].format(name=name)
+  return prompt, TWO_SCHEMA if kind == "two" else TEXT_SCHEMA

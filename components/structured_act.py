@@ -16,7 +16,6 @@ choices: docs/trials/acting-and-planning.md.
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,25 +24,20 @@ from concordia.language_model import language_model
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations, repetition
+from crsec_concordia import observations
 from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
-from crsec_concordia.components._events import parse_events
+from crsec_concordia.components import _copies as copies
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice
-from crsec_concordia.operations.base import obj
 
 NO_VALID_ACTION = (f"{observations.NO_ACTION_MARK}: the model's answer failed "
                    "its schema)")
 TALK_TAG = "Talk"
 NO_OWN_ACTION = (f"{observations.NO_ACTION_MARK}: the model copied another "
                  "agent's action when asked once more)")
-# What makes an action a copy of another agent's (words, names removed).
-COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
-_OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
-_BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 
 
 @dataclasses.dataclass
@@ -106,11 +100,7 @@ class StructuredAct(entity_component.ActingComponent,
     else:
       order = self._order or tuple(contexts)
       order += tuple(sorted(set(contexts) - set(order)))
-    # A component with nothing to say still returns its label (Concordia's
-    # ObservationToMemory gives ":"); a bare label line is left out.
-    return "\n".join(contexts[k].strip() for k in order
-                     if k in contexts and not _BARE_LABEL.fullmatch(
-                         contexts[k].strip()))
+    return answer_lib.context_text(contexts, order)
 
   def _report_failure(self, error: str, raw: str) -> None:
     """Records a failed act where the agent's failures go (NormMemory, or a
@@ -228,18 +218,10 @@ class StructuredAct(entity_component.ActingComponent,
            action_spec: entity_lib.ActionSpec, call: str, news: str,
            speech: bool) -> None:
     """The prompt and the schema of the answer, by the action spec."""
-    prompt = (f"{self._context(contexts, speech)}\n\n"
-              + (f"{news}\n" if news else "") + f"{call}\n")
-    if action_spec.output_type == entity_lib.OutputType.CHOICE:
-      schema = obj({"answer": {"type": "string",
-                               "enum": list(action_spec.options)}})
-    elif action_spec.output_type == entity_lib.OutputType.FLOAT:
-      schema = obj({"answer": {"type": "number"}})
-    else:
-      kind = "speech" if speech else "two" if turn.two else "action"
-      prompt += answer_lib.REPLY[kind].format(name=turn.name)
-      schema = answer_lib.TWO_SCHEMA if turn.two else answer_lib.TEXT_SCHEMA
-    turn.prompt, turn.schema = prompt, schema
+    turn.prompt, turn.schema = answer_lib.question(
+        self._context(contexts, speech), news, call, action_spec,
+        name=turn.name, kind="speech" if speech else "two" if turn.two
+        else "action")
 
   def _check_action(self, turn: "_Turn",
                     contexts: entity_component.ComponentContextMapping
@@ -379,8 +361,8 @@ class StructuredAct(entity_component.ActingComponent,
             whole(answers["next"]) if two else "")
 
   def _keep_ahead(self, action: str, answer: str, task,
-                  others: Sequence[tuple[str, str, str]],
-                  own: Sequence[tuple[str, str, str]]) -> None:
+                  others: Sequence[copies.Seen],
+                  own: Sequence[copies.Seen]) -> None:
     """Keeps `action`, written after `answer`, for the next slot, unless it
     copies another agent or repeats the agent's own (the answer included):
     then the next slot asks, as any slot whose task begins."""
@@ -403,47 +385,19 @@ class StructuredAct(entity_component.ActingComponent,
     return action
 
   def _in_view(self, contexts: entity_component.ComponentContextMapping
-               ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
-    """(who, "did" or "said", what) of every action or spoken line in view:
-    other agents' first, the agent's own actions second."""
-    name = self.get_entity().name
-    others: list[tuple[str, str, str]] = []
-    own: list[tuple[str, str, str]] = []
+               ) -> tuple[list[copies.Seen], list[copies.Seen]]:
+    """(others', the agent's own) actions and lines in view (_copies.py)."""
     with self._follow_lock:
       going_on = self._follow.action
-    if going_on:  # Named, not retold, in the recent events (RecentEvents).
-      own.append((name, "did", going_on))
-    # A component that shows its events in brief (RecentEvents) is read as
-    # delivered: the brief form is for the model, not for parsing.
-    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
-    texts = [raw() if callable(raw := getattr(components.get(key), "raw_text",
-                                              None)) else context
-             for key, context in contexts.items()]
-    for context in texts:
-      for event in parse_events(_OBSERVATION_TAG.sub("", context)):
-        if isinstance(event, observations.ActionObservation):
-          (own if event.actor == name else others).append(
-              (event.actor, "did", event.text))
-        elif isinstance(event, observations.ConversationObservation):
-          others.extend((speaker, "said", words)
-                        for speaker, words in event.turns if speaker != name)
-    return others, own
+    entity = self.get_entity()
+    return copies.in_view(
+        entity.name, going_on, contexts,
+        entity.get_all_context_components())  # type: ignore[attr-defined]
 
-  def _copied(self, answer: str, seen: Sequence[tuple[str, str, str]]
-              ) -> tuple[str, str, str] | None:
-    """The entry of `seen` (who, "did" or "said", what) that `answer`
-    copies, or None.
-
-    A small model writes other agents' latest actions as its own, and the
-    other side's lines of a talk as its next action; six words in a row or
-    most of the words make a copy, names aside (crsec_concordia/
-    repetition.py). Short answers ("Tom reads a book.") never do.
-    """
-    names = {self.get_entity().name, *(who for who, _, _ in seen)}
-    done = repetition.copied_from(
-        answer, (text for _, _, text in seen), names=names, ratio=COPY_RATIO,
-        run=COPY_RUN, min_words=COPY_MIN_WORDS)
-    return next((s for s in seen if s[2] == done), None)
+  def _copied(self, answer: str, seen: Sequence[copies.Seen]
+              ) -> copies.Seen | None:
+    """The entry of `seen` that `answer` copies, or None (_copies.py)."""
+    return copies.copied(self.get_entity().name, answer, seen)
 
   def get_state(self) -> entity_component.ComponentState:
     with self._follow_lock:

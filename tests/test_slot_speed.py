@@ -29,7 +29,8 @@ from crsec_concordia import observations, prefabs, repetition, runner
 from crsec_concordia.prefabs import agent_parts
 from crsec_concordia.components import _embedding_warmer, _events
 from crsec_concordia.components import _free_text as free_text
-from crsec_concordia.components import norm_memory, structured_act
+from crsec_concordia.components import _copies as copies
+from crsec_concordia.components import norm_memory
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.runs import config as config_lib
@@ -86,9 +87,9 @@ def concordias_own(monkeypatch):
   monkeypatch.setattr(agent_parts, "memory_bank_for", lambda bank: bank)
   monkeypatch.setattr(episode, "SlotSimulation", simulation_lib.Simulation)
   plain = lambda text: tuple(observations.parse_all(text))  # noqa: E731
-  for module in (norm_memory, free_text, structured_act):
+  for module in (norm_memory, free_text, copies):
     monkeypatch.setattr(module, "parse_events", plain)
-  monkeypatch.setattr(structured_act, "repetition", types.SimpleNamespace(
+  monkeypatch.setattr(copies, "repetition", types.SimpleNamespace(
       copied_from=plain_copied_from))
 
 
