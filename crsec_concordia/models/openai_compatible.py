@@ -10,12 +10,10 @@ choices and schemas (never string matching), retries with backoff through the
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import logging
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +22,7 @@ import openai
 from concordia.language_model import language_model
 
 from crsec_concordia.errors import require
-from crsec_concordia.models import base, endpoint_errors
+from crsec_concordia.models import base, endpoint_errors, wire
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.scripts import foreign_scripts
@@ -40,58 +38,6 @@ _JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
 # say nothing (docs/trials/models.md#json-on-one-line).
 _ONE_LINE_JSON = {"whitespace_flexible": False, "key_separator": ": ",
                   "item_separator": ", "}
-
-
-def is_loopback(url: str) -> bool:
-  """Whether `url` names this machine (where no proxy should be involved)."""
-  host = urllib.parse.urlsplit(url).hostname or ""
-  if host == "localhost":
-    return True
-  try:
-    return ipaddress.ip_address(host).is_loopback
-  except ValueError:
-    return False
-
-
-def _stop_sequences(terminators: Collection[str]) -> tuple[str, ...]:
-  """Terminators in a stable order, without blanks or repeats.
-
-  A set iterates in a per-process order (string hashing is randomised), which
-  would change the cache key and the four stops sent from one run to the next.
-  """
-  if not isinstance(terminators, Sequence):
-    terminators = sorted(terminators)
-  return tuple(dict.fromkeys(t for t in terminators if t))
-
-
-def _truncate_at_terminators(text: str, terminators: Collection[str]) -> str:
-  cut = len(text)
-  for t in terminators:
-    if t and (i := text.find(t)) != -1:
-      cut = min(cut, i)
-  return text[:cut]
-
-
-def reused_prompt_tokens(response: Any) -> int:
-  """Prompt tokens the server took from its prompt cache, if it says.
-
-  OpenAI-style servers (vLLM, hosted APIs, recent llama.cpp) report them as
-  `usage.prompt_tokens_details.cached_tokens`; llama.cpp's own `timings`
-  has `cache_n`. A server that says neither reused none we know of.
-  """
-  details = getattr(getattr(response, "usage", None),
-                    "prompt_tokens_details", None)
-  cached = getattr(details, "cached_tokens", None)
-  if cached is None and isinstance(details, dict):
-    cached = details.get("cached_tokens")
-  if cached is None:
-    timings = (getattr(response, "model_extra", None) or {}).get("timings")
-    if isinstance(timings, dict):
-      cached = timings.get("cache_n")
-  try:
-    return max(0, int(cached or 0))
-  except (TypeError, ValueError):
-    return 0
 
 
 class OpenAICompatibleModel(base.StructuredLanguageModel):
@@ -180,7 +126,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     # Proxy variables (HTTP_PROXY, ALL_PROXY) would send even loopback
     # requests to the proxy, which cannot reach a server on this machine.
     http_client = (openai.DefaultHttpxClient(trust_env=False)
-                   if is_loopback(base_url) else None)
+                   if wire.is_loopback(base_url) else None)
     return openai.OpenAI(base_url=base_url, http_client=http_client,
                          **self._client_args)
 
@@ -318,7 +264,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     usage = response.usage
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
-    reused = reused_prompt_tokens(response)
+    reused = wire.reused_prompt_tokens(response)
     self.usage.record(tag, prompt_tokens=prompt_tokens,
                       completion_tokens=completion_tokens,
                       reused_prompt_tokens=reused)
@@ -349,14 +295,14 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       seed: int | None = None,
   ) -> str:
     del top_k, timeout  # The client's own timeout and retries apply.
-    stop = _stop_sequences(terminators)
+    stop = wire.stop_sequences(terminators)
     text = self._complete(
         [{"role": "user", "content": prompt}], tag=tag,
         max_tokens=min(max_tokens, 1024), temperature=temperature,
         top_p=top_p, stop=stop, seed=seed)
     assert text is not None
     # Servers take at most four stop sequences; the rest are cut here.
-    return _truncate_at_terminators(text, stop)
+    return wire.truncate_at_terminators(text, stop)
 
   def _sample_choice(
       self, prompt: str, responses: Sequence[str], *, tag: str,
