@@ -69,7 +69,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     """Creates the detector.
 
     Args:
-      model: the model for DetectConflict (a tagged view is best).
+      model: the model for DetectConflict (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
       talk_model: the model for DecideToTalk (defaults to `model`).
       embedder: finds the norm a behaviour is most about: any function
         from text to vector, such as the simulation's (default: the

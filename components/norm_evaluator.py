@@ -42,7 +42,8 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     """Creates the evaluator.
 
     Args:
-      model: the model for ImmediateEvaluation (a tagged view is best).
+      model: the model for ImmediateEvaluation (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
       embedder: the sentence embedder of the duplicate pre-check: any
         function from text to vector, such as the simulation's.
       synthesis_model: the model for LongTermSynthesis (defaults to `model`).

@@ -46,7 +46,8 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     """Creates the identifier.
 
     Args:
-      model: the model for IdentifyNorm (a tagged view is best).
+      model: the model for IdentifyNorm (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
       reflect_model: the model for Reflect (defaults to `model`).
       reflect_every: observed behaviours of others between reflections.
       communication: the receiver side (off in its ablation).

@@ -76,7 +76,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     """Creates the database.
 
     Args:
-      model: the model for CreateNorm (a tagged view is best).
+      model: the model for CreateNorm (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
       agent_name: the owner.
       persona: the owner's description, for CreateNorm.
       role: `entrepreneur` (starts with norms) or `ordinary` (starts empty).

@@ -66,7 +66,8 @@ class StructuredAct(entity_component.ActingComponent,
     """Creates the act component.
 
     Args:
-      model: a structured model view (the prefabs tag it "act").
+      model: any Concordia LanguageModel (the prefabs give a view of theirs
+        tagged "act", so its calls are counted apart).
       component_order: the order of the context components in the prompt.
       speech_components: the components a conversation turn sees.
       max_tokens, temperature: the answer's budget and sampling.

@@ -25,8 +25,13 @@ rm -rf "$VENV"
 echo "check: a fresh venv at $VENV with $PY ($("$PY" --version))"
 "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
+# From a copy of the checkout: an in-tree build leaves build/ behind, whose
+# stale files a later build would package.
+mkdir -p "$scratch/src"
+tar -c --exclude=./.venv --exclude=./build --exclude='*.egg-info' \
+    --exclude=./runs --exclude=./.git . | tar -x -C "$scratch/src"
 start=$SECONDS
-"$VENV/bin/python" -m pip install --quiet .
+"$VENV/bin/python" -m pip install --quiet "$scratch/src"
 echo "check: pip install . took $((SECONDS - start))s"
 
 status=0
