@@ -36,7 +36,8 @@ from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia import embedding
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.models.base import TaggedModel, as_structured
+from crsec_concordia.models.base import TaggedModel
+from crsec_concordia.models.concordia_adapter import as_structured
 
 DEFAULT_NAME = "Game Master"
 OTHER_TAG = "GM.other"

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia.errors import UserError
+from crsec_concordia.errors import UserError, require
+from crsec_concordia.models import embedded
 from crsec_concordia.sweeps.runjob import Outcome, RunJob, one_line, play
 from crsec_concordia.sweeps.spec import Resources
 
@@ -33,18 +34,22 @@ HOST_PREFIX = "crsec-embedded-"
 _HOST_WAIT = 120.0  # Seconds a task waits for its node's host to appear.
 
 
-def _ray():
-  try:
-    import ray  # pylint: disable=import-outside-toplevel
-  except ModuleNotFoundError:
-    raise UserError("ray is not installed, so runs cannot go to Ray; "
-                    "update the package (`make setup`)") from None
-  return ray
+FEATURE = "crsec sweep (its runs are Ray tasks)"
+
+
+def _ray() -> Any:
+  # Optional and heavy (the `sweep` extra): imported only when a sweep runs.
+  return require("ray", "sweep", FEATURE)
+
+
+def _node_affinity() -> Any:
+  """Ray's NodeAffinitySchedulingStrategy (imported late, as `_ray`)."""
+  return require("ray.util.scheduling_strategies", "sweep",
+                 FEATURE).NodeAffinitySchedulingStrategy
 
 
 def start_embedded() -> Any:
   """The embedded llama.cpp server (it has `base_url`), started."""
-  from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
   return embedded.EmbeddedServer().start()
 
 
@@ -180,7 +185,7 @@ class RayBackend:
 
   def _start_hosts(self) -> None:
     """One host per node with CPUs, created now (they start lazily)."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # pylint: disable=import-outside-toplevel
+    node_affinity = _node_affinity()
     actor = self.ray.remote(num_cpus=0)(EmbeddedHost)
     for node in self._nodes():
       node_id = node["NodeID"]
@@ -194,7 +199,7 @@ class RayBackend:
           name=HOST_PREFIX + node_id, namespace=NAMESPACE,
           get_if_exists=True,
           runtime_env={"env_vars": {"OMP_NUM_THREADS": threads}},
-          scheduling_strategy=NodeAffinitySchedulingStrategy(
+          scheduling_strategy=node_affinity(
               node_id, soft=False)).remote(self._host_start)
 
   def hosts(self) -> dict[str, Any]:
@@ -205,10 +210,10 @@ class RayBackend:
 
   def check_shared_directory(self, probe: Path) -> None:
     """Every node must see the sweep directory (workers write the runs)."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # pylint: disable=import-outside-toplevel
+    node_affinity = _node_affinity()
     check = self.ray.remote(num_cpus=0)(_visible)
     refs = {n["NodeManagerAddress"]: check.options(
-        scheduling_strategy=NodeAffinitySchedulingStrategy(
+        scheduling_strategy=node_affinity(
             n["NodeID"], soft=False)).remote(str(probe.resolve()))
             for n in self._nodes()}
     blind = [addr for addr, ref in refs.items() if not self.ray.get(ref)]
