@@ -27,11 +27,12 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import embedding, game_masters
 from crsec_concordia import observations as obs
-from crsec_concordia.game_masters import action_text, adjudication, conversations
+from crsec_concordia import repetition
+from crsec_concordia.game_masters import action_text, adjudication
+from crsec_concordia.game_masters import conversations
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters.referee import general_call, tag_gate
-
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.operations.base import has_evidence
 from crsec_concordia.runs.slot_engine import SlotEngine
@@ -819,7 +820,6 @@ def test_a_description_made_of_place_words_alone_keeps_its_full_texts():
 
 
 def test_a_quote_may_drop_or_change_a_word():
-  from crsec_concordia import repetition  # pylint: disable=import-outside-toplevel
   action = "Carlos Gomez lights one cigarette after another at the table."
   assert repetition.quotes("lights one cigarette after another", action)
   assert repetition.quotes("Carlos lit one cigarette after another", action,
