@@ -368,7 +368,7 @@ def _venues(args: argparse.Namespace) -> list[tuple[Scenario, Probes]]:
   return venues
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--scenario", default=None,
                       help="a built-in scenario name or a .yaml path "
@@ -397,6 +397,11 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--cache", type=Path, default=None, metavar="FILE",
                       help="answer from (and add to) this response cache: "
                            "a replay asks the model only new prompts")
+  return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = _parser()
   args = parser.parse_args(argv)
   if args.record and args.only and "referee" not in args.only:
     parser.error("--record records the referee's answers: --only must "

@@ -42,7 +42,8 @@ sys.path.insert(0, str(HERE))
 from crsec_concordia import models  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.game_masters import referee  # noqa: E402
-from crsec_concordia.game_masters.referee import general_call as rq  # noqa: E402
+from crsec_concordia.game_masters.referee import (  # noqa: E402
+    general_call as rq)
 from crsec_concordia.models.base import (EndpointError,  # noqa: E402
                                          StructuredOutputError)
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
