@@ -39,8 +39,8 @@ _DOER_ACTION = re.compile(r'^Action: "(?P<action>.*)"$', re.M)
 
 
 def doer_answer(prompt: str) -> dict[str, str]:
-  """The doer check (game_masters/doer_check.py) answered as a good model
-  would for the tests' actions: the person the action begins with."""
+  """The doer check (game_masters/referee/doer_check.py) answered as a good
+  model would for the tests' actions: the person the action begins with."""
   action = _DOER_ACTION.search(prompt)["action"]
   name = re.match(r"(?:[A-Z][\w'-]*\s?)+", action)
   return {"who": name.group(0).strip() if name else "nobody"}

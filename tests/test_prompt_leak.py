@@ -37,10 +37,11 @@ from concordia.typing import entity as entity_lib
 from crsec_concordia import observations as obs
 from crsec_concordia import operations as ops
 from crsec_concordia.game_masters import action_spec as action_spec_lib
-from crsec_concordia.game_masters import adjudication, conversations
-from crsec_concordia.game_masters import doer_check, occasion_check
+from crsec_concordia.game_masters import conversations
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.prefab import short_place
+from crsec_concordia.game_masters.referee import doer_check, general_call
+from crsec_concordia.game_masters.referee import occasion_check
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.prefabs import PREFABS
@@ -306,10 +307,10 @@ def capture_referee(v: Venue) -> None:
 
   def adjudicate(situation: str = ""):
     return lambda: model.sample_json(
-        adjudication.adjudication_prompt(
+        general_call.adjudication_prompt(
             place=s.setting, behaviours=behaviours, actor=actor, action=deed,
             situation=situation),
-        adjudication.adjudication_schema(ids))
+        general_call.adjudication_schema(ids))
 
   v.cap.run("referee", given, adjudicate())
   v.cap.run("doer check", given, lambda: doer_check.check_doers(

@@ -1,58 +1,18 @@
-"""The embedder's check of the referee's behaviour tags.
+"""The gates: the sentence embedder's check of the referee's behaviour tags.
 
-The referee (one call, referee_question.py) names the behaviours an action
-shows and quotes its words; code checks that the quote is the action's
-words. That catches an invented quote, not an invented reading of a true
-one: on Qwen2.5-Coder-1.5B, "reads the town budget report over his coffee"
-was tagged as keeping quiet, "declines the cigarette Sam offers her" as
-refusing a tip, "carefully counts his change and tips the server" as
-refusing a tip. Each such action is far, for the sentence embedder, from
-the description of the behaviour it was given. So a tag counts only if the
-action's embedding is at least MIN_TAG_SIMILARITY (cosine) from that
-behaviour's description; a tag below is kept apart, visibly, with its
-score, and costs no call.
-
-The floor is low on purpose: it drops readings the action's words do not
-support at all, not borderline ones, so that it holds on a venue whose
-behaviours the labels do not cover. Measured with the project's embedder
-(all-MiniLM-L6-v2) on the referee's recorded answers to the labelled
-probes of the three shipped venues (crsec_concordia/metrics/data/
-referee_decisions): every right tag scored 0.18 or more (lowest: "shouts
-across the room" as loud, "cuts courgettes from Gus's plot" as picking
-from another's plot), and 4 of the 17 wrong ones scored below 0.16. In
-three runs' tags (a 12-slot café, two mini cafés; 51 tags), the 6 below
-0.16 were all wrong ("begins reading a book" as quiet, 5 times; a tip as a
-refused tip) and none above it was dropped; in the first run with the
-floor (a 12-slot café at f814e1c) it left out 3 of 16 tags, each a book or
-a workout read as keeping quiet (0.07-0.16). What it cannot see: a wrong
-tag on an action that is about the behaviour without doing it ("tells
-Wolfgang that cigarette smoke is bad for a singer's voice" as smoking,
-0.42; "empties the ashtray on the terrace" as smoking there, 0.60): the
-doer check asks that of each tag kept (doer_check.py).
-
-The deed, not the place: a behaviour's description often says where
-("smokes a cigarette outside, on the terrace or the street"), and an action
-that only happens there shares those words ("takes a break to eat his
-snacks at the small outdoor terrace", 0.23, tagged as smoking outside). The
-place is the place field's to say. So the tag must also reach the floor
-with the words of the setting line and of the place field left out of both
-texts (`deed_similarities`, recorded as `tag_deed_similarity`). On the
-recorded probe answers it left out one more wrong tag ("steps outside onto
-the terrace to stretch his legs", 0.28 -> 0.10; mini café precision 0.78
--> 0.82, the café and the garden unchanged) and no right one; in five
-runs' tags, three wrong ones (that snack, "leaves the outdoor terrace for
-the rest of the day", "leaves her seat to go outside to rest") and no
-right one.
-
-Before the call: an action that is far from every behaviour, by the same
-floor, with and without the place words, could keep no tag the referee
-gave it, so the referee is not asked (`nearest_behaviour`): its record has
-no behaviour, its place is the unsaid one, and observers read the agent's
-own words (it is asked only of an action that tells of its actor: other
-text is read through the referee's narration). On two 12-slot cafés (s15),
-10 of 36 and 11 of 37 adjudicated actions outside an occasion were so far;
-of their tags, one would have been lost, and it was wrong ("stands outside
-the cafe, looking for a place" as smoking outside).
+Code checks that the general call's quote is the action's words; that
+catches an invented quote, not an invented reading of a true one ("reads
+the town budget report over his coffee" tagged as keeping quiet). Such a
+reading is far, for the embedder, from the behaviour's description. So a
+tag counts only if the action is at least MIN_TAG_SIMILARITY (cosine) from
+that description, and also once the words of the setting and the place
+field are left out of both texts (the deed, not the place: "eats his
+snacks on the terrace" shares the terrace with smoking outside); a tag
+below is kept apart, visibly, with its scores. The floor is low on purpose,
+to drop readings the words do not support at all and hold on venues the
+labels do not cover. The same floor spares the call: an action far from
+every behaviour could keep no tag, so the referee is not asked
+(`nearest_behaviour`). Measurements: docs/trials/referee.md ("The gates").
 """
 
 from __future__ import annotations
@@ -60,10 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from crsec_concordia.game_masters.occasion_check import Similarity
+from crsec_concordia.game_masters.referee._shared import Similarity
 
 MIN_TAG_SIMILARITY = 0.16
-# The words of the place field (referee_question.PLACES) and their forms.
+# The words of the place field (general_call.PLACES) and their forms.
 PLACE_WORDS = frozenset({"indoors", "outdoors", "indoor", "outdoor",
                          "inside", "outside"})
 # Kept however a setting line uses them: they say nothing of a place.

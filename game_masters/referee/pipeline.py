@@ -1,21 +1,12 @@
-"""The referee: one action judged into an event's fields (not a component).
+"""The Referee: one action through the referee's pipeline, step by step.
 
-Kept apart from the Adjudication component (adjudication.py), which puts
-every new action of a slot to it at once, keeps the records in order and
-tells observers: this is what one action is asked and checked for. The
-general call (referee_question.py) narrates the action, says where it
-happens and which behaviour ids it shows, with a quote of the action's
-words, checked in code (asked once more, saying why, if it is not). Each
-tag must then be near the action for the sentence embedder (tag_gate.py)
-and be the actor's own deed (doer_check.py); an action far from every
-behaviour is not asked at all (tag_gate.py); an answer to an occasion that
-names behaviours also gets a focused check (occasion_check.py). Where no
-tag of the general call counts, the nearest behaviours get a second look
-(second_look.py): the model proposes, the embedder and the doer check
-verify.
-
-A failed call is visible, never silent: a `failure` record, and the action
-recorded with no behaviours and evidence saying adjudication failed.
+Kept apart from the Adjudication component (game_masters/adjudication.py),
+which puts every new action of a slot to it at once, keeps the records in
+order and tells observers: this is what one action is asked and checked
+for, in the order the package's docstring gives. It keeps nothing between
+actions, so many threads may call it at once. A failed call is visible,
+never silent: a `failure` record, and the action recorded with no
+behaviours and evidence saying adjudication failed.
 """
 
 from __future__ import annotations
@@ -24,26 +15,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crsec_concordia import observations
-from crsec_concordia.game_masters import doer_check
-from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
-from crsec_concordia.game_masters import second_look as look_lib
-from crsec_concordia.game_masters import tag_gate
 from crsec_concordia.game_masters.action_text import tells_of_actor
-from crsec_concordia.game_masters.referee_question import (
-    PLACES, _none_token, adjudication_prompt, adjudication_schema,
-    behaviours_of, supported)
+from crsec_concordia.game_masters.referee import doer_check
+from crsec_concordia.game_masters.referee import general_call
+from crsec_concordia.game_masters.referee import occasion_check
+from crsec_concordia.game_masters.referee import second_look as look_lib
+from crsec_concordia.game_masters.referee import tag_gate
+from crsec_concordia.game_masters.referee._shared import (Similarity,
+                                                          failure_record)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
-ADJUDICATE_TAG = "GM.adjudicate"
+ADJUDICATE_TAG = general_call.TAG
 FAILED_EVIDENCE = "adjudication failed: {error}"
 NO_ACTION_EVIDENCE = "no action: the agent produced none of its own"
-
-
-def _failure(error: Exception) -> dict[str, Any]:
-  """The failure record of an adjudication call."""
-  return {"op": ADJUDICATE_TAG, "error": str(error),
-          "raw": getattr(error, "raw", "")}
 
 
 class Referee:
@@ -52,11 +37,12 @@ class Referee:
 
   def __init__(self, model, *, place: str,
                behaviours: Sequence[Mapping[str, str]], max_tokens: int = 160,
-               similarity: check_lib.Similarity | None = None,
+               similarity: Similarity | None = None,
                default_place: str | None = None, doer: bool = True):
-    """See Adjudication (adjudication.py) for the arguments."""
-    if default_place not in (None, *PLACES):
-      raise ValueError(f"default_place must be one of {PLACES} or None")
+    """See Adjudication (game_masters/adjudication.py) for the arguments."""
+    if default_place not in (None, *general_call.PLACES):
+      raise ValueError(
+          f"default_place must be one of {general_call.PLACES} or None")
     self._default_place = default_place
     self._model = model
     self._place = place
@@ -66,7 +52,7 @@ class Referee:
                         for b in behaviours]
     self._ids = [b["id"] for b in self._behaviours]
     self._descriptions = {b["id"]: b["description"] for b in self._behaviours}
-    self._schema = adjudication_schema(self._ids)
+    self._schema = general_call.adjudication_schema(self._ids)
     self._max_tokens = max_tokens
     self._similarity = similarity
     # The doer check's calls are counted apart from the referee's own.
@@ -79,52 +65,30 @@ class Referee:
   def adjudicate(self, actor: str, action: str, situation: str = "",
                  checked: Sequence[str] = ()
                  ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The event fields for an action, and a failure record if the call
+    """The event fields for an action, and a failure record if a call
     failed. `checked`: the behaviours an occasion's focused check decides
     for this action (occasion_check.py)."""
     if observations.is_no_action(action):
       # The agent's act produced nothing of its own; nothing to adjudicate.
-      return ({"narration": action, "place": self.unsaid_place(),
-               "behaviours": [], "evidence": NO_ACTION_EVIDENCE,
-               "adjudicated": False}, None)
+      return self._unjudged(action, NO_ACTION_EVIDENCE, False), None
     near = self._nearest(actor, action, situation, checked)
     if near is not None and near[1] < tag_gate.MIN_TAG_SIMILARITY:
       # No tag could pass the gate (tag_gate.py): the referee is not asked.
-      return ({"narration": action, "place": self.unsaid_place(),
-               "behaviours": [], "evidence": "none", "adjudicated": True,
-               "referee_asked": False, "nearest_behaviour": list(near)}, None)
-    prompt = adjudication_prompt(place=self._place, behaviours=self._behaviours,
-                                 actor=actor, action=action,
-                                 situation=situation,
-                                 default_place=self._default_place)
+      return self._unjudged(action, "none", True, referee_asked=False,
+                            nearest_behaviour=list(near)), None
     try:
-      answer = self._ask(prompt)
+      answer, failure = self._general_call(actor, action, situation)
     except (StructuredOutputError, EndpointError) as e:
       # An endpoint that stays down past its retries fails this action's
       # adjudication, not the run.
-      return ({"narration": action, "place": self.unsaid_place(),
-               "behaviours": [], "evidence": FAILED_EVIDENCE.format(error=e),
-               "adjudicated": False}, _failure(e))
-    failure = None
-    if not self._supported(answer, actor, action):
-      # A behaviour named with evidence that is not the action's words (the
-      # 1.5B model wrote the id, "smoking_indoors", as the quote of a man
-      # chain-smoking at his table, and of one reading on his phone): an
-      # invalid answer, asked for once more, saying why.
-      none = _none_token(self._ids)
-      retry = (f"{prompt}\nYour evidence \"{str(answer['evidence']).strip()}\" "
-               f"is not words of {actor}'s action. Answer again: the evidence "
-               f"copies words of the action, or is \"none\" if you choose "
-               f"{none}.")
-      try:
-        answer = self._ask(retry)
-      except (StructuredOutputError, EndpointError) as e:
-        failure = _failure(e)  # The first answer stands, its claim apart.
-    ids = behaviours_of(answer, self._ids)
-    evidence = str(answer["evidence"]).strip()
-    narration = " ".join(str(answer["narration"]).split()) or action
-    fields = {"narration": narration, "place": answer["place"],
-              "behaviours": ids, "evidence": evidence, "adjudicated": True}
+      return (self._unjudged(action, FAILED_EVIDENCE.format(error=e), False),
+              failure_record(ADJUDICATE_TAG, e))
+    ids = general_call.behaviours_of(answer, self._ids)
+    fields = {"narration": " ".join(str(answer["narration"]).split())
+                           or action,
+              "place": answer["place"], "behaviours": ids,
+              "evidence": str(answer["evidence"]).strip(),
+              "adjudicated": True}
     if not self._supported(answer, actor, action):
       # Still no words of the action showing it (or "none" beside a
       # behaviour: "prepares food boxes" tagged as a tip). The claim is
@@ -139,6 +103,34 @@ class Referee:
     if not fields["behaviours"]:
       failure = self._look(fields, actor, action, checked) or failure
     return fields, failure
+
+  def _unjudged(self, action: str, evidence: str, adjudicated: bool,
+                **more: Any) -> dict[str, Any]:
+    """The fields of an action no answer of the referee's judges: the
+    agent's own words, the unsaid place, no behaviour."""
+    return {"narration": action, "place": self.unsaid_place(),
+            "behaviours": [], "evidence": evidence,
+            "adjudicated": adjudicated, **more}
+
+  def _general_call(self, actor: str, action: str, situation: str
+                    ) -> tuple[Mapping[str, Any], dict[str, Any] | None]:
+    """The general call's answer (general_call.py), and the failure record
+    of its second ask, or None. A behaviour named with evidence that is not
+    the action's words is an invalid answer, asked for once more, saying
+    why; if that call fails, the first answer stands, its claim apart. The
+    first call's failure is raised."""
+    prompt = general_call.adjudication_prompt(
+        place=self._place, behaviours=self._behaviours, actor=actor,
+        action=action, situation=situation, default_place=self._default_place)
+    answer = self._ask(prompt)
+    if self._supported(answer, actor, action):
+      return answer, None
+    retry = general_call.retry_prompt(prompt, str(answer["evidence"]), actor,
+                                      self._ids)
+    try:
+      return self._ask(retry), None
+    except (StructuredOutputError, EndpointError) as e:
+      return answer, failure_record(ADJUDICATE_TAG, e)
 
   def _look(self, fields: dict[str, Any], actor: str, action: str,
             checked: Sequence[str]) -> dict[str, Any] | None:
@@ -193,8 +185,8 @@ class Referee:
     """The behaviour nearest an action the referee may be spared, or None
     (ask). Only an action that tells of its actor; in answer to an
     occasion, only if a focused check decides the occasion's behaviours,
-    the others then weighed (the general call never once named a tip on
-    a bill: occasion_check.py)."""
+    the others then weighed (the general call may miss the occasion's
+    behaviours: occasion_check.py)."""
     if (self._similarity is None or (situation and not checked)
         or not tells_of_actor(actor, action)):
       return None
@@ -209,20 +201,20 @@ class Referee:
 
   def _supported(self, answer: Mapping[str, Any], actor: str,
                  action: str) -> bool:
-    return supported(answer, self._ids, actor, action)
+    return general_call.supported(answer, self._ids, actor, action)
 
   def unsaid_place(self) -> str:
     """The place of an action that was not adjudicated."""
     return self._default_place or "indoors"
 
   def check(self, occasion: occasions_lib.Occasion, actor: str, action: str
-             ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The focused second look at an answer to an occasion (occasion_check.py)."""
+            ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The focused look at an answer to an occasion (occasion_check.py)."""
     if self._similarity is None:
       raise RuntimeError(f"occasion {occasion.id!r} names behaviours to check "
                          "but the adjudication has no embedder")
     wanted = [b for b in self._behaviours if b["id"] in occasion.behaviours]
-    return check_lib.check_occasion(
+    return occasion_check.check_occasion(
         self._model, place=self._place, situation=occasion.text_for(actor),
         actor=actor, action=action, behaviours=wanted,
         similarity=self._similarity)

@@ -1,52 +1,29 @@
-"""The referee's second look at an answer to an occasion (the bill).
+"""The occasion check: a focused look at an answer to an occasion (the bill).
 
-The general adjudication picks, among all the scenario's behaviours, the one
-an action shows. On Qwen2.5-Coder-1.5B it never once picked a tipping
-behaviour, not even for "Abigail Chen pays the bill ... and gives a small
-tip to the server" (0 of 8 tipping answers; its other choices were 14 of 14
-right). Asked about only the occasion's behaviours ("Which of these does
-Tom Gomez do? tipped / refused_tip / none"), it got every one of 12 tipping
-answers right, but it also named a tipping behaviour for answers that
-ignore the bill ("Tom Gomez turns up the music on his laptop"), and it
-says "true" to any "does this deal with the situation?". So the model
-proposes and the embedder verifies: a proposed behaviour counts only if the
-action is about it, i.e. the action's embedding similarity to the
-behaviour's description reaches MIN_SIMILARITY. On 18 answers to the bill
-(12 paying, 6 not) that gate kept all 12 paying ones but one ("hands the
-server a twenty and says 'Keep the change'", similarity 0.09) and dropped
-all 6 others (at most 0.15; "picks up the bill and leaves", 0.28, passes
-and is arguable). The check is recorded whole, accepted or not.
-
-Tried and dropped (2026-11-27): the proposal verified as the second look's
-is (second_look.py), after a venue the project had not seen (an office
-kitchen) got "pours himself the last cup ... and walks off without
-starting a fresh pot" accepted as making a fresh pot, with the id as its
-evidence. Its quote checked as words of the action, the question asked
-again with the choices in reverse order, and the doer check: on the
-labelled answers (bench/judgement_probe.py --all --only occasion) the
-harvest went from 8 to 4 of 13 right, the café's lunch bill from 9 to 4
-of 10, the mini café's bill from 12 to 9 of 14. Each check refused mostly
-right answers: this prompt's evidence is often the id or the behaviour's
-description with the actor's name ("refused_tip", "Francisco Lopez pays
-for food or drink without adding a tip or declines to tip"), the
-doer of a gift is "the neighbours", and Isabella's tip in the jar got
-another answer in reverse order. The two wrong answers left ("packs all
-the extra tomatoes ... and takes them home" and "waters her lettuce and
-pulls a few weeds" as sharing) passed all three.
+Among all the scenario's behaviours the general call may miss the ones an
+occasion is about (it never once named a tip, even for "pays the bill and
+gives a small tip to the server"); asked about only the occasion's
+behaviours, the model names them readily, but also for answers that ignore
+the occasion. So the model proposes and the embedder verifies: a proposed
+behaviour counts only if the action's similarity to its description
+reaches MIN_SIMILARITY. The check is recorded whole, accepted or not, and
+an accepted one decides among the occasion's behaviours (`decide`). Its
+figures, and the stricter verification measured against it:
+docs/trials/referee.md ("The occasion check").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crsec_concordia.game_masters.referee._shared import (Similarity,
+                                                          failure_record)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
 OP = "GM.adjudicate (occasion)"  # A failure record's `op`.
 MIN_SIMILARITY = 0.25
 NONE = "none"
-
-Similarity = Callable[[str, str], float]
 
 
 def check_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
@@ -97,7 +74,7 @@ def check_occasion(model, *, place: str, situation: str, actor: str,
   except (StructuredOutputError, EndpointError) as e:
     return ({"behaviour": NONE, "evidence": "", "similarity": 0.0,
              "accepted": False},
-            {"op": OP, "error": str(e), "raw": getattr(e, "raw", "")})
+            failure_record(OP, e))
   proposed = answer["behaviour"]
   score = 0.0
   if proposed in ids:
@@ -116,8 +93,8 @@ def decide(behaviours: Sequence[str], check: Mapping[str, Any],
   Among the occasion's behaviours an accepted check, which chooses one,
   decides: the general referee's others go. Both kept, "pays exactly what
   the bill says" was recorded as tipped (the general referee) and
-  refused_tip (the check) at once, 2 of 4 bills in a demo, and the metrics
-  read such an action as both. A check not accepted changes nothing.
+  refused_tip (the check) at once, and the metrics read such an action as
+  both. A check not accepted changes nothing.
   """
   if not check["accepted"]:
     return list(behaviours)
