@@ -198,7 +198,7 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
     if decisions is not None:  # A failed answer flags nothing.
       # What the general call gave, before the tag floor, with the scores
       # the floor reads: a run's corrected estimates apply the floor its
-      # referee did (crsec_concordia/metrics/referee_quality.py); and the
+      # referee did (crsec_concordia/metrics/classifiers/referee_quality.py); and the
       # second look's tag, counted only for a run whose referee took it.
       looked = [look["behaviour"]] if look.get("accepted") else []
       given = [] if failed else sorted(
@@ -308,7 +308,8 @@ def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict],
 def record_decisions(scenario: Scenario, model_name: str,
                      decisions: list[dict], out: Path) -> Path:
   """Writes the referee's answers on the labelled cases where the
-  corrected behaviour estimates read them (metrics/referee_quality.py)."""
+  corrected behaviour estimates read them
+  (metrics/classifiers/referee_quality.py)."""
   out.mkdir(parents=True, exist_ok=True)
   path = out / f"{scenario.name}.json"
   path.write_text(json.dumps(

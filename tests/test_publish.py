@@ -11,7 +11,7 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics import findings, publish
+from crsec_concordia.metrics.present import findings, publish
 
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import synthetic_run  # pylint: disable=wrong-import-position

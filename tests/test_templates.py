@@ -10,7 +10,8 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from crsec_concordia.metrics import questionnaire, report, templating
+from crsec_concordia.metrics.present import questionnaire, report
+from crsec_concordia.metrics.present import templating
 from tests.metrics_fixtures import ABIGAIL, SCENARIO, RunBuilder
 
 SCRIPT = "<script>alert(1)</script>"

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from crsec_concordia.metrics import figures
-from crsec_concordia.metrics.report import MatcherFactory, Report, _stats
-from crsec_concordia.metrics.templating import Cell, Page
+from crsec_concordia.metrics.present import figures
+from crsec_concordia.metrics.present.report import MatcherFactory, Report, _stats
+from crsec_concordia.metrics.present.templating import Cell, Page
 from crsec_concordia.sweeps import aggregate as sweep_aggregate
 
 _SHARE_PREFIXES = ("belief", "behaviour", "plan")

@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia.metrics import correction, matcher_quality, referee_quality
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers import correction, measured
+from crsec_concordia.metrics.classifiers import referee_quality
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.rundir.reading import Run
 
 MEASURES = ("belief", "behaviour")
 SUFFIXES = ("corrected", "corrected_low", "corrected_high")
@@ -39,11 +40,11 @@ def columns_of(measure: str, target_id: str) -> tuple[str, str, str]:
   return tuple(f"{measure}_{s}.{target_id}" for s in SUFFIXES)  # type: ignore[return-value]
 
 
-def measured_rates(run: rundir.RunData, matcher: NormMatcher
+def measured_rates(run: Run, matcher: NormMatcher
                    ) -> dict[str, dict[str, tuple[correction.Rates | None, str]]]:
   """{target id: {measure: (rates or None, where they come from / why not)}}."""
   out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
-  measured = matcher_quality.load_measured()
+  figures = measured.load_measured()
   # The gate the run's referee applied (one for the whole run).
   floor = referee_quality.run_tag_floor(run.records)
   deed = referee_quality.run_tag_deed(run.records)
@@ -53,7 +54,7 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
-      belief = matcher_quality.rates(t, matcher.rule.name, SPLIT, measured)
+      belief = measured.rates(t, matcher.rule.name, SPLIT, figures)
     belief_note = (belief.source if belief else
                    "matcher error not measured for this rule, wording or "
                    "with the LLM judge: belief not corrected")
