@@ -116,8 +116,11 @@ def _day_rules(ax: Any, length: int, low: float, high: float) -> None:
     x = day * length
     if x > low:
       ax.axvline(x, color="#555555", lw=0.9, ls="--", zorder=1)
-      ax.text(x, 0.99, f" Day {day + 1}", transform=ax.get_xaxis_transform(),
-              ha="left", va="top", fontsize=7, color="#333333")
+      # Along the rule, halfway up: legends sit in the corners.
+      ax.text(x, 0.5, f" Day {day + 1} ", transform=ax.get_xaxis_transform(),
+              rotation=90, ha="left", va="center", fontsize=7,
+              color="#333333", zorder=6,
+              bbox={"facecolor": "white", "alpha": 0.7, "lw": 0, "pad": 1})
     day += 1
   ax.set_xlim(low, high)
 
