@@ -1,4 +1,5 @@
-"""Corrected belief and behaviour in a run's metrics (metrics/corrected.py)."""
+"""Corrected belief and behaviour in a run's metrics
+(metrics/classifiers/corrected.py)."""
 
 from __future__ import annotations
 

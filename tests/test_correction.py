@@ -1,4 +1,4 @@
-"""Misclassification-corrected shares (metrics/correction.py).
+"""Misclassification-corrected shares (metrics/classifiers/correction.py).
 
 The coverage simulation draws, from the matcher's labelled TEST half, both
 the world and its measurement: for each target, a classifier whose true

@@ -1,4 +1,5 @@
-"""`crsec report --publish DIR RUN_OR_COMPARE...` (metrics/publish.py)."""
+"""`crsec report --publish DIR RUN_OR_COMPARE...`
+(metrics/present/publish.py)."""
 
 from __future__ import annotations
 

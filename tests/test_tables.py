@@ -1,4 +1,4 @@
-"""Long-form and per-seed tables (metrics/tables.py)."""
+"""Long-form and per-seed tables (metrics/present/tables.py)."""
 
 from __future__ import annotations
 

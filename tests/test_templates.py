@@ -1,6 +1,7 @@
 """The HTML pages come from autoescaped, strict Jinja2 templates
-(metrics/templating.py): markup in what agents and scenario authors wrote is
-shown as text, and a template asking for a value nobody gave fails loudly."""
+(metrics/present/templating.py): markup in what agents and scenario authors
+wrote is shown as text, and a template asking for a value nobody gave fails
+loudly."""
 
 from __future__ import annotations
 

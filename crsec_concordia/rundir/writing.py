@@ -53,8 +53,8 @@ def write_json(path: Path, data: Any) -> None:
   """Writes atomically: a reader (or a crash) never sees half a file.
 
   The text is made whole first: `json.dump` to a file runs the pure-Python
-  encoder, `json.dumps` the C one, several times faster (a fifty-agent
-  checkpoint was the largest piece of work between two slots).
+  encoder, `json.dumps` the C one, several times faster; a large society's
+  checkpoint is the biggest write between two slots.
   """
   text = json.dumps(data, indent=2, ensure_ascii=False)
   tmp = path.with_name(temporary(path.name))

@@ -7,10 +7,9 @@ and the summary a `correction` block: per target and measure the counts
 used (or why there are none) and the final estimate. Belief uses the
 matcher's counts on the TEST half of data/norm_labels.jsonl: the
 calibration half is where the thresholds were set, and its figures are
-optimistic (the simulation of tests/test_correction.py, run with
-calibration counts against test-half errors, covered the truth in only
-0.77-0.89 of draws for five of the six targets; docs/metrics.md). Behaviour uses the
-referee's counts on the probe cases where they were recorded
+optimistic (intervals built from them cover the truth too seldom;
+docs/trials/metrics.md has the simulation). Behaviour uses the referee's
+counts on the probe cases where they were recorded
 (referee_quality.py); elsewhere its corrected columns are NaN and the
 summary says so.
 

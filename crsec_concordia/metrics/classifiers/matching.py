@@ -4,17 +4,18 @@ Agents word the same norm in many ways, often as long policy sentences,
 compounds, hedged or conditional norms, so string equality would miss most
 adoptions and one cosine to one four-word sentence misses many. The rule
 (CHOSEN_RULE, a MatchRule; chosen on the calibration half of
-data/norm_labels.jsonl, see matcher_quality.py and docs/metrics.md):
+data/norm_labels.jsonl by matcher_quality.py, docs/metrics.md):
 
   The norm is read in *units*: the whole text and each of its clauses, each
   without the part it turns away from ("rather than ...") and also without
   the reason it gives ("so that ..."); a unit that permits or dismisses
   ("is fine", "optional", "no need to") is left out. A unit's score for a
-  target is its best cosine (all-MiniLM-L6-v2) with the target's text or
-  one of the scenario's `aliases` for it, less 0.05 where one of the two
-  refuses something and the other does not; a unit counts only for the
-  target it is nearest to. The norm MEANS a target when one unit's score
-  is at least 0.565. A compound norm may mean several targets.
+  target is the mean of its three best cosines (all-MiniLM-L6-v2, the
+  embedder the threshold was set with) with the target's text and the
+  scenario's `aliases` for it, each less 0.05 where one of the two refuses
+  something and the other does not; a unit counts only for the target it
+  is nearest to. The norm MEANS a target when one unit's score reaches the
+  rule's threshold (0.525). A compound norm may mean several targets.
 
 What counts as a match (the labels' standard): holding the norm commits the
 holder to the target's standard of behaviour: same behaviour, same or wider
@@ -47,7 +48,8 @@ from crsec_concordia import embedding
 from crsec_concordia.metrics.classifiers import measured, norm_clauses
 from crsec_concordia.scenarios import TargetNorm
 
-# The old single-cosine threshold; still the cut of emergent norms' clusters.
+# The single cosine's threshold (calibration.py): the cut of emergent norms'
+# clusters, where two norms of agents are compared, not a norm and a target.
 MATCH_THRESHOLD = 0.52
 JUDGE_FLOOR = 0.40
 RELATED_THRESHOLD = 0.40
