@@ -32,7 +32,7 @@ REPORT = "report"
 
 # `crsec compare`: {scenario, seeds, arms: {arm: [run dirs]}, failed, ...}.
 COMPARE_JSON = "compare.json"
-# `crsec sweep`: the grid and each run's status (crsec_concordia/sweeps/grid.py).
+# `crsec sweep`: the grid and each run's status (sweeps/grid.py writes it).
 SWEEP_JSON = "sweep.json"
 SWEEP_RUNS = "runs"
 

@@ -1,8 +1,9 @@
 """A sweep's metrics: per condition over seeds, and each ablation's effect.
 
 Every completed run's metrics are computed as for a compare directory
-(crsec_concordia.metrics.measure.aggregate, one call per cell: scenario, condition
-and endpoint, with both arms), and then, from the run-level numbers:
+(crsec_concordia.metrics.measure.aggregate, one call per cell: scenario,
+condition and endpoint, with both arms), and then, from the run-level
+numbers:
 
 - per cell and arm, each metric's mean over seeds with its 95% t-interval
   (`aggregate.mean_ci`, the same statistics as `crsec compare`);
