@@ -237,7 +237,9 @@ class Adjudication(entity_component.ContextComponent,
       if actor in slot.reasons:
         record = {**record, "act_reasons": list(slot.reasons[actor])}
       records.append(record)
-      texts.append(text)
+      if not observations.is_no_action(record["action"]):
+        # A failed or empty answer is no deed: nobody perceives its marker.
+        texts.append(text)
     queue = self._component(self._observations_key,
                             queue_lib.ExactObservations)
     for text in texts:

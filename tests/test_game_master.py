@@ -29,6 +29,7 @@ from crsec_concordia import embedding, game_masters
 from crsec_concordia import observations as obs
 from crsec_concordia.game_masters import adjudication, conversations, tag_gate
 
+from crsec_concordia.components import structured_act
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.operations.base import has_evidence
 from crsec_concordia.runs.slot_engine import SlotEngine
@@ -374,6 +375,28 @@ def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
   first = people["Abigail Chen"].get_act_component().turns[0]
   assert "Carlos lights a cigarette" in first and "No smoking indoors" in first
   assert "No smoking indoors" not in talk_calls[0]
+
+
+def test_a_turn_whose_answer_failed_its_schema_ends_the_talk(monkeypatch):
+  """The act's failure marker is no line of talk: nobody reads it as words."""
+  model = referee_model()
+  sim = simulation(model)
+  carlos = agents(sim)["Carlos Gomez"]
+  act = carlos.act
+
+  def failing_speech(action_spec=None):
+    if action_spec is not None and action_spec.tag == obs.SPEECH_TAG:
+      return f"{carlos.name} {structured_act.NO_VALID_ACTION}"
+    return act(action_spec)
+
+  monkeypatch.setattr(carlos, "act", failing_speech)
+  sim.play(max_steps=3)
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  talk, = [r for r in records if r["kind"] == "conversation"]
+  assert [t["speaker"] for t in talk["turns"]] == ["Abigail Chen"]
+  assert talk["ended"].startswith("Carlos Gomez's turn failed")
+  for person in agents(sim).values():
+    assert not any(obs.NO_ACTION_MARK in o for o in seen(person))
 
 
 def test_the_episode_ends_at_the_scenario_length_without_asking_a_model():
@@ -994,6 +1017,5 @@ def test_an_action_that_says_nothing_is_no_action_whoever_wrote_it(
   assert asked and all("Abigail" in p for p in asked)
   seen_by_abigail = " ".join(seen(agents(sim)["Abigail Chen"]))
   assert "Tom Gomez." not in seen_by_abigail
-  # What observers are told is marked as no action (their perception
-  # passes over it: components/_perception.py).
-  assert f"Tom Gomez {obs.NO_DEED}" in seen_by_abigail
+  # No deed, nothing perceived: the marker reaches no observer's prompt.
+  assert obs.NO_ACTION_MARK not in seen_by_abigail

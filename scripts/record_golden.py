@@ -1,0 +1,67 @@
+"""Records the golden replay (tests/golden/mini_cafe/) anew.
+
+Plays the mini café (seed 1, five slots) on the embedded model with a fresh
+response cache, replays that cache with no model, and keeps the cache and
+the replay's run directory and metrics as the test's expectation
+(tests/golden_replay.py). Run it when a change is meant to alter what the
+model is asked (a prompt, a schema, a seed); it takes a few minutes.
+`--from-cache FILE` skips the live run and takes a cache recorded before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
+from crsec_concordia.models.cache import ResponseCache  # noqa: E402
+from crsec_concordia.runner import run_episode  # noqa: E402
+from tests import golden_replay as golden  # noqa: E402
+
+
+def compact_copy(source: Path, target: Path) -> None:
+  """The cache as one small SQLite file (no WAL beside it)."""
+  target.unlink(missing_ok=True)
+  with sqlite3.connect(source) as conn:
+    conn.execute("VACUUM INTO ?", (str(target),))
+
+
+def main() -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--from-cache", type=Path,
+                      help="a response cache recorded before, instead of a "
+                      "live run")
+  args = parser.parse_args()
+  with tempfile.TemporaryDirectory() as tmp:
+    work = Path(tmp)
+    cache_path = work / golden.CACHE
+    if args.from_cache:
+      compact_copy(args.from_cache, cache_path)
+    else:
+      model = make_model(EndpointConfig(), seed=golden.SEED,
+                         cache_path=cache_path,
+                         progress=lambda m: print(m, file=sys.stderr))
+      run_episode(golden.SCENARIO, arm="normative", seed=golden.SEED,
+                  out_dir=work / "live", model=model)
+      model.cache.close()
+    cache = ResponseCache(cache_path)
+    replayed = golden.replay(work / "replay",
+                             golden.ReplayModel(cache, seed=golden.SEED))
+    cache.close()
+    golden.report(replayed, work / "report")
+    golden.write_expected(golden.normalised(replayed),
+                          golden.GOLDEN / golden.EXPECTED)
+    compact_copy(cache_path, golden.GOLDEN / golden.CACHE)
+  size = sum(p.stat().st_size for p in golden.GOLDEN.rglob("*") if p.is_file())
+  print(f"recorded {golden.GOLDEN} ({size / 1024:.0f} KB)")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,66 @@
+"""The golden replay: the recorded mini café gives the same run, byte for byte.
+
+See tests/golden_replay.py. Every restructuring must keep this green; a
+change meant to alter prompts records the golden run anew.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+
+import pytest
+
+from tests import golden_replay as golden
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory):
+  """The golden run replayed from a copy of its cache, and its metrics."""
+  if not (golden.GOLDEN / golden.CACHE).is_file():
+    pytest.fail(f"no golden recording at {golden.GOLDEN}: "
+                f"{golden.RECORD_HINT}")
+  work = tmp_path_factory.mktemp("golden")
+  cache = work / golden.CACHE
+  shutil.copyfile(golden.GOLDEN / golden.CACHE, cache)
+  model_cache = golden.ResponseCache(cache)
+  model = golden.ReplayModel(model_cache, seed=golden.SEED)
+  try:
+    run_dir = golden.replay(work / "run", model)
+  finally:
+    model_cache.close()
+  golden.report(run_dir, work / "report")
+  return model, golden.normalised(run_dir)
+
+
+def test_the_replay_asks_the_model_nothing_new(replayed):
+  """Calls the cache could not answer are the operations whose prompt changed."""
+  model, _ = replayed
+  expected = json.loads((golden.GOLDEN / golden.EXPECTED / "usage.json")
+                        .read_text(encoding="utf-8"))["by_tag"]
+  def asked(by_tag):
+    return {tag: (c.get("calls", 0), c.get("failed_calls", 0))
+            for tag, c in by_tag.items()
+            if c.get("calls", 0) or c.get("failed_calls", 0)}
+  assert asked(model.usage.by_tag()) == asked(expected), (
+      "the replay needed calls the recording did not (tag: calls, failed): "
+      f"{asked(model.usage.by_tag())} against {asked(expected)}; a prompt, "
+      f"a seed or a call changed; {golden.RECORD_HINT}")
+  assert model.usage.totals()["cached_calls"] >= 50
+
+
+def test_the_replay_gives_the_recorded_run_byte_for_byte(replayed):
+  _, files = replayed
+  expected = golden.read_expected(golden.GOLDEN / golden.EXPECTED)
+  assert sorted(files) == sorted(expected), (
+      "the replay wrote other files than the recording: "
+      f"missing {sorted(set(expected) - set(files))}, "
+      f"new {sorted(set(files) - set(expected))}")
+  for name, text in expected.items():
+    if files[name] != text:
+      diff = "".join(list(difflib.unified_diff(
+          text.splitlines(True), files[name].splitlines(True),
+          f"golden/{name}", f"replay/{name}"))[:60])
+      pytest.fail(f"{name} differs from the golden run:\n{diff}\n"
+                  f"{golden.RECORD_HINT}")
