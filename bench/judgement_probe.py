@@ -221,7 +221,7 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
 def _decision(case: _Case, event: dict, failed: bool) -> dict:
   """What the general call gave, before the tag floor, with the scores
   the floor reads: a run's corrected estimates apply the floor its
-  referee did (crsec_concordia/metrics/referee_quality.py); and the
+  referee did (crsec_concordia/metrics/classifiers/referee_quality.py); and the
   second look's tag, counted only for a run whose referee took it."""
   look = event.get("second_look") or {}
   looked = [look["behaviour"]] if look.get("accepted") else []
@@ -314,7 +314,8 @@ def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict],
 def record_decisions(scenario: Scenario, model_name: str,
                      decisions: list[dict], out: Path) -> Path:
   """Writes the referee's answers on the labelled cases where the
-  corrected behaviour estimates read them (metrics/referee_quality.py)."""
+  corrected behaviour estimates read them
+  (metrics/classifiers/referee_quality.py)."""
   out.mkdir(parents=True, exist_ok=True)
   path = out / f"{scenario.name}.json"
   path.write_text(json.dumps(

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from crsec_concordia import runner  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
 from crsec_concordia.models import EndpointConfig  # noqa: E402
-from crsec_concordia.runs import rundir  # noqa: E402
+from crsec_concordia.rundir import writing as rundir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "scenarios" / "hobbs_cafe_mini.yaml"

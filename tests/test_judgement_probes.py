@@ -17,8 +17,7 @@ import pytest
 
 from crsec_concordia import models
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics import referee_quality
-from crsec_concordia.metrics.rundir import TargetNorm
+from crsec_concordia.metrics.classifiers import referee_quality
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.scenarios import builtin_names, load_scenario
 from tests import crsec_script
@@ -200,8 +199,9 @@ def test_the_probe_says_what_is_wrong_in_one_line_and_exit_2(tmp_path, capsys):
 
 def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
     tmp_path):
-  """--record writes what metrics/referee_quality.py reads: a referee that
-  answers every case as labelled gives no false tag for a target."""
+  """--record writes what metrics/classifiers/referee_quality.py reads: a
+  referee that answers every case as labelled gives no false tag for a
+  target."""
   scenario = load_scenario("hobbs_cafe_mini")
   cases = probe.load_probes(probe.probes_path(scenario), scenario).referee
   decisions = [{"action": c.action, "truth": sorted(c.behaviours),
@@ -209,10 +209,7 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
   path = probe.record_decisions(scenario, "a scripted referee", decisions,
                                 tmp_path)
   assert json.loads(path.read_text())["model"] == "a scripted referee"
-  t = scenario.target_norms[0]
-  target = TargetNorm(id=t.id, text=t.text, type=t.type,
-                      complies=list(t.complies), violates=list(t.violates),
-                      aliases=list(t.aliases))
+  target = scenario.target_norms[0]
   measured = referee_quality.rates(
       target, scenario.model_dump(mode="json"), decisions=tmp_path)
   assert measured.rates is not None, measured.note

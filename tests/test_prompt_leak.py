@@ -469,7 +469,8 @@ def test_an_agent_built_without_a_setting_is_of_no_venue():
 def test_the_questionnaire_names_no_venue_but_the_runs_own(tmp_path):
   """The operations' descriptions on a rater's page hold no venue's word;
   the place they name is the run's own setting name."""
-  from crsec_concordia.metrics import questionnaire, rundir  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics.present import questionnaire  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.rundir import reading  # pylint: disable=import-outside-toplevel
   from tests.metrics_fixtures import RunBuilder  # pylint: disable=import-outside-toplevel
   every = set().union(*DISTINCTIVE.values())
   for op, template in questionnaire.OPERATIONS.items():
@@ -480,7 +481,7 @@ def test_the_questionnaire_names_no_venue_but_the_runs_own(tmp_path):
     agent = scenario.agents[0].name
     builder = RunBuilder(tmp_path / name, steps=2, scenario=scenario.to_dict())
     builder.hold(1, agent, NORMS[0], origin="created")
-    run = rundir.load_run(builder.write())
+    run = reading.read_run(builder.write())
     assert questionnaire.place_of(run) == place
     out = questionnaire.write([run], tmp_path / f"questionnaire-{name}")
     page = (out / f"{questionnaire.slug(agent)}.html").read_text()

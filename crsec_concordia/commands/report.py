@@ -1,14 +1,16 @@
 """`crsec report`: metrics, figures, an HTML page and a questionnaire.
 
 Given a run directory, writes RUN_DIR/metrics/ (per-step and per-hour CSV,
-summary.json) and RUN_DIR/report/ (index.html with embedded figures,
-figures/*.png, questionnaire/). Given a compare directory, aggregates its
+the long table and the events as CSV and, with the `parquet` extra,
+Parquet; summary.json) and RUN_DIR/report/ (index.html with embedded
+figures, figures/*.png, or also .svg or .pdf with --figure-format,
+questionnaire/). Given a compare directory, aggregates its
 runs over seeds first (compare_summary.json and CSVs) and draws normative
 vs baseline with confidence bands. Given a sweep directory, aggregates
 per condition (crsec_concordia/sweeps/aggregate.py: CSV and Parquet
 tables) and draws one figure per metric, conditions side by side.
 With --publish DIR and any number of those directories, writes results a
-reader needs nothing to run for (metrics/publish.py).
+reader needs nothing to run for (metrics/present/publish.py).
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ def add_parser(sub) -> None:
                  "(default 20)")
   p.add_argument("--sample-seed", type=int, default=0,
                  help="seed of the questionnaire sampling (default 0)")
+  p.add_argument("--figure-format", choices=("png", "svg", "pdf"),
+                 default="png",
+                 help="also save the figures as SVG or PDF, for print "
+                 "(PNG, at 200 dpi, is always saved and embedded; run and "
+                 "compare reports)")
   p.add_argument("--llm-judge", action="store_true",
                  help="confirm each semantic norm match with a yes/no from "
                  "the model endpoint (off by default: embeddings only)")
@@ -48,16 +55,20 @@ def _matcher_factory(args: argparse.Namespace):
   if not args.llm_judge:
     return None
   # pylint: disable=import-outside-toplevel
-  from crsec_concordia.metrics.matching import LLMJudge, NormMatcher
+  from crsec_concordia.metrics.classifiers.judge import LLMJudge
+  from crsec_concordia.metrics.classifiers.matching import NormMatcher
   from crsec_concordia.models import EndpointConfig, make_model
   config = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
                                   args.schema_mode, args.timeout)
   judge = LLMJudge(make_model(config, seed=0))
-  return lambda run: NormMatcher(run.targets, judge=judge)
+  return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
+                                 judge=judge)
 
 
 def run(args: argparse.Namespace) -> int:
-  from crsec_concordia.metrics import report, rundir  # pylint: disable=import-outside-toplevel
+  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics.present import report
+  from crsec_concordia.rundir import reading
   if args.publish is not None:
     return _publish(args)
   if len(args.path) != 1:
@@ -70,22 +81,28 @@ def run(args: argparse.Namespace) -> int:
                     "(with run.json) or a compare directory (with "
                     "compare.json)")
   factory = None
-  from crsec_concordia.sweeps import grid  # pylint: disable=import-outside-toplevel
-  if grid.is_sweep_dir(path):
+  formats = [args.figure_format]
+  if reading.is_sweep_dir(path):
+    if args.figure_format != "png":
+      raise UserError(f"--figure-format {args.figure_format}: a sweep's "
+                      "report draws PNG only; report its runs or a compare "
+                      "directory for SVG or PDF")
     from crsec_concordia.sweeps.report import sweep_report  # pylint: disable=import-outside-toplevel
     result = sweep_report(path, args.out,
                           matcher_factory=_matcher_factory(args))
     print(f"report: {result.index} ({len(result.figures)} figures; tables "
-          f"in {path} as CSV and Parquet)")
+          f"in {path})")
     return 0
-  if rundir.is_compare_dir(path):
+  if reading.is_compare_dir(path):
     factory = _matcher_factory(args)
     result = report.compare_report(path, args.out, matcher_factory=factory,
-                                   per_op=args.samples, seed=args.sample_seed)
-  elif rundir.is_run_dir(path):
+                                   per_op=args.samples, seed=args.sample_seed,
+                                   figure_formats=formats)
+  elif reading.is_run_dir(path):
     factory = _matcher_factory(args)
     result = report.run_report(path, args.out, matcher_factory=factory,
-                               per_op=args.samples, seed=args.sample_seed)
+                               per_op=args.samples, seed=args.sample_seed,
+                               figure_formats=formats)
   else:
     raise UserError(f"{path} is neither a run directory (no run.json), a "
                     "compare directory (no compare.json) nor a sweep "
@@ -97,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-  from crsec_concordia.metrics import publish  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics.present import publish  # pylint: disable=import-outside-toplevel
   for path in args.path:
     if not path.is_dir():
       raise UserError(f"{path} is not a directory; pass run, compare or "

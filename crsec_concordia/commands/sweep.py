@@ -22,6 +22,7 @@ from pathlib import Path
 
 from crsec_concordia.commands.compare import positive as _positive
 from crsec_concordia.errors import UserError
+from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
 
 
 def add_parser(sub) -> None:
@@ -59,7 +60,7 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
   out: Path = args.out or Path("runs") / f"sweep-{name}"
   if out.exists() and not out.is_dir():
     raise UserError(f"--out {out} is a file; pass a directory")
-  for marker, what in (("run.json", "a run"), ("compare.json", "a compare")):
+  for marker, what in ((RUN_JSON, "a run"), (COMPARE_JSON, "a compare")):
     if (out / marker).exists():
       raise UserError(f"--out {out} is {what} directory; pass a new or a "
                       "sweep directory")

@@ -13,11 +13,12 @@ from concordia.prefabs.simulation import generic as simulation_lib
 from crsec_concordia import observations
 from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics.usage import per_agent_hour
+from crsec_concordia.metrics.measure.usage import per_agent_hour
 from crsec_concordia.models import EndpointConfig, embedded, make_model
 from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.runs import config as config_lib
-from crsec_concordia.runs import rundir
 from crsec_concordia.runs.session import Session
 from crsec_concordia.runs.simulation import SlotSimulation
 from crsec_concordia.runs.slot_engine import SlotEngine
@@ -152,7 +153,7 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
     for line in f:
       record = json.loads(line)
       kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
-      if record["kind"] == "action":
+      if record["kind"] == ACTION:
         acted += 1
         action = record.get("action", "")
         for reason in record.get("act_reasons", ()):

@@ -1,21 +1,16 @@
-"""The matcher's measured error on labelled norms, per target.
+"""Measuring the matcher on labelled norms: how its rule was chosen.
 
-`data/norm_labels.jsonl` holds 451 norms written to look like agents' output
-(long policy sentences, hedged, conditional, descriptive, place-naming,
-wider, compound, near-misses, opposites, unrelated) for the café's three
-targets and the community garden's three, each labelled with the targets
-it MEANS (the rule in docs/metrics.md) and put, before any rule was tried,
-in the `calibration` or the `test` half. Every rule and parameter is chosen
-on the calibration half; the test half gives the figures.
+Every rule and parameter is chosen on the calibration half of the
+labelled norms (labels.py); the test half gives the figures. Scoring is
+over (norm, target) pairs within a venue. `TRIED` lists every rule put
+to the calibration half, `select` picks one; docs/trials/matcher.md has
+the figures of each and the history of the choice.
 
-Scoring is over (norm, target) pairs within a venue: a norm is scored
-against its venue's targets, as the scenario's own file states them
-(text and aliases).
-
-`data/matcher_quality.json` holds the chosen rule's counts; the report
-shows them beside the belief curves, and tests/test_matcher_quality.py
-checks that they are what this module computes. Regenerate it with
-`python -m crsec_concordia.metrics.matcher_quality --write`.
+`data/matcher_quality.json` holds the chosen rule's counts (measured.py
+reads them); the report shows them beside the belief curves, and
+tests/test_matcher_quality.py checks that they are what this module
+computes. Regenerate it with
+`python -m crsec_concordia.metrics.classifiers.matcher_quality --write`.
 """
 
 from __future__ import annotations
@@ -24,49 +19,24 @@ import argparse
 import dataclasses
 import json
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.calibration import Score
-from crsec_concordia.metrics.correction import Rates
-from crsec_concordia.metrics.matching import CHOSEN_RULE, MatchRule, NormMatcher
+from crsec_concordia.metrics.classifiers.calibration import Score
+from crsec_concordia.metrics.classifiers.labels import (SPLITS, VENUES,
+                                                        LabelledNorm,
+                                                        load_items,
+                                                        venue_behaviours,
+                                                        venue_targets)
+from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
+                                                          MatchRule,
+                                                          NormMatcher)
+from crsec_concordia.metrics.classifiers.measured import QUALITY_PATH
+from crsec_concordia.scenarios import TargetNorm
 
-DATA = Path(__file__).with_name("data")
-LABELS_PATH = DATA / "norm_labels.jsonl"
-QUALITY_PATH = DATA / "matcher_quality.json"
-# The scenario whose target norms each venue's labels refer to.
-VENUES = {"cafe": "hobbs_cafe", "garden": "community_garden"}
-SPLITS = ("calibration", "test")
 # Thresholds tried when a rule is calibrated.
 GRID = tuple(float(x) for x in np.round(np.arange(0.30, 0.90 + 1e-9, 0.005), 3))
-
-
-@dataclasses.dataclass(frozen=True)
-class LabelledNorm:
-  venue: str
-  split: str
-  kind: str
-  targets: tuple[str, ...]
-  text: str
-
-
-def load_items(path: Path = LABELS_PATH) -> list[LabelledNorm]:
-  items = []
-  for line in Path(path).read_text(encoding="utf-8").splitlines():
-    if line.strip():
-      d = json.loads(line)
-      items.append(LabelledNorm(d["venue"], d["split"], d["kind"],
-                                tuple(d["targets"]), d["text"]))
-  return items
-
-
-def venue_targets(venue: str) -> list[rundir.TargetNorm]:
-  """The venue's target norms as its shipped scenario file states them."""
-  from crsec_concordia.scenarios import load_scenario  # pylint: disable=import-outside-toplevel
-  return rundir.scenario_targets(load_scenario(VENUES[venue]).to_dict())
 
 
 @dataclasses.dataclass
@@ -90,7 +60,7 @@ def _score(scores: np.ndarray, positive: np.ndarray, threshold: float) -> Score:
 
 def table(rule: MatchRule, split: str, *, embedder: Any = None,
           items: Sequence[LabelledNorm] | None = None,
-          targets: dict[str, list[rundir.TargetNorm]] | None = None) -> Table:
+          targets: dict[str, list[TargetNorm]] | None = None) -> Table:
   """Every (norm, target) pair of `split` scored by `rule` (no judge)."""
   items = load_items() if items is None else items
   out = Table({}, {}, {}, {})
@@ -99,7 +69,8 @@ def table(rule: MatchRule, split: str, *, embedder: Any = None,
     if not chosen:
       continue
     venue_t = (targets or {}).get(venue) or venue_targets(venue)
-    matcher = NormMatcher(venue_t, rule=rule, embedder=embedder)
+    matcher = NormMatcher(venue_t, rule=rule, embedder=embedder,
+                          behaviours=venue_behaviours(venue))
     scores = matcher.scores([i.text for i in chosen])
     for k, target in enumerate(venue_t):
       out.scores[target.id] = scores[:, k]
@@ -216,82 +187,6 @@ def measure(rule: MatchRule = CHOSEN_RULE, *, embedder: Any = None
                    targets=targets).counts(rule)
     out[split] = figures(counts)
   return out
-
-
-def load_measured(path: Path = QUALITY_PATH) -> dict[str, Any] | None:
-  try:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-  except (OSError, ValueError):
-    return None
-
-
-def measured_error(target: rundir.TargetNorm, rule_name: str,
-                   measured: dict[str, Any] | None = None
-                   ) -> dict[str, Any] | None:
-  """The test-half figures that hold for `target` under the rule named, or
-  None when the target's wording (text, aliases) or the rule differ from
-  what was measured: figures for other words would say nothing."""
-  measured = load_measured() if measured is None else measured
-  if not measured or measured["rule"]["name"] != rule_name:
-    return None
-  wording = measured["targets"].get(target.id)
-  if not wording or wording["text"] != target.text or tuple(
-      wording["aliases"]) != tuple(target.aliases):
-    return None
-  return measured["test"].get(target.id)
-
-
-def venue_norms(split: str, path: Path = LABELS_PATH) -> dict[str, int]:
-  """Labelled norms per venue in `split`: every one is scored against every
-  target of its venue, so a target's negatives are the venue's norms that
-  do not mean it."""
-  counts = {v: 0 for v in VENUES}
-  for item in load_items(path):
-    if item.split == split:
-      counts[item.venue] = counts.get(item.venue, 0) + 1
-  return counts
-
-
-def rates(target: rundir.TargetNorm, rule_name: str, split: str = "calibration",
-          measured: dict[str, Any] | None = None) -> Rates | None:
-  """The matcher's confusion counts for `target` on a labelled half, with
-  its true negatives (the venue's norms of that half that are not the
-  target's, minus false positives), for misclassification-corrected belief;
-  None where the rule or the target's wording were not measured.
-
-  The calibration half is the default: the test half is kept to check, by
-  simulation (tests/test_correction.py), that intervals built from the
-  calibration figures cover the truth on norms they were not fitted on."""
-  measured = load_measured() if measured is None else measured
-  if measured_error(target, rule_name, measured) is None:
-    return None
-  entry = measured.get(split, {}).get(target.id)
-  venue = measured["targets"][target.id]["venue"]
-  if not entry:
-    return None
-  total = venue_norms(split)[venue]
-  tn = total - entry["tp"] - entry["fp"] - entry["fn"]
-  return Rates(tp=entry["tp"], fp=entry["fp"], fn=entry["fn"], tn=tn,
-               source=f"norm matcher, {split} half of "
-               f"data/norm_labels.jsonl ({total} {venue} norms)")
-
-
-def error_note(entry: dict[str, Any] | None) -> str:
-  """One line on the matcher's measured error for a target, for the report."""
-  if not entry:
-    return "matcher error not measured for this target's wording"
-  return (f"matcher on labelled test norms: precision {entry['precision']:.2f} "
-          f"({entry['tp']}/{entry['tp'] + entry['fp']}), recall "
-          f"{entry['recall']:.2f} ({entry['tp']}/{entry['tp'] + entry['fn']})")
-
-
-def report_notes(matcher: dict[str, Any], targets: Sequence[Any]
-                 ) -> dict[str, str]:
-  """Per target id, the line the report shows beside its belief curve,
-  from a summary's `matcher` block (NormMatcher.describe)."""
-  measured = matcher.get("measured_error") or {}
-  judged = " (measured without the LLM judge)" if matcher.get("judge") else ""
-  return {t.id: error_note(measured.get(t.id)) + judged for t in targets}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

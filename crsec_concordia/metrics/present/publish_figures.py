@@ -4,19 +4,25 @@ Per target norm, over simulated time: the normative arm's belief and
 behaviour (raw mean over runs as lines; corrected pooled estimates with
 their 95% interval as a band where the classifier's error was measured)
 and the baseline's behaviour; and conflicts per simulated hour, normative
-against baseline. 100 dpi and a few colours keep each PNG far below 300 KB.
+against baseline. A line of one run says "one run". 100 dpi and a few
+colours keep each PNG far below 300 KB, small enough to sit in the
+repository.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from crsec_concordia.metrics import corrected, figures, run_metrics
+from crsec_concordia.metrics.classifiers import corrected
+from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.present import figures
 
 Runs = dict[str, list[run_metrics.RunMetrics]]
+DPI = 100
 
 
 def _mean(ms: Sequence[run_metrics.RunMetrics], column: str, width: int
@@ -26,7 +32,6 @@ def _mean(ms: Sequence[run_metrics.RunMetrics], column: str, width: int
   if not rows:
     return np.full(width, np.nan)
   with np.errstate(all="ignore"):
-    import warnings  # pylint: disable=import-outside-toplevel
     with warnings.catch_warnings():
       warnings.simplefilter("ignore", RuntimeWarning)
       return np.nanmean(rows, axis=0)
@@ -61,7 +66,7 @@ def adoption(runs: Runs, target, index: int) -> bytes | None:
     return None
   width = min(len(m.per_step) for ms in runs.values() for m in ms)
   x = base[0].per_step["elapsed_minutes"].to_numpy()[:width]
-  fig = figures._figure(8.0, 3.4)  # pylint: disable=protected-access
+  fig = figures.canvas(8.0, 3.4)
   ax = fig.add_subplot()
   norm, other = figures.ARM_COLOURS["normative"], figures.ARM_COLOURS["baseline"]
   if normative:
@@ -70,7 +75,8 @@ def adoption(runs: Runs, target, index: int) -> bytes | None:
       raw = _mean(normative, f"{measure}.{target.id}", width)
       if np.isfinite(raw).any():
         ax.plot(x, raw, ls=style, color=colour, lw=1.2, alpha=0.6,
-                label=f"normative {measure}, raw (mean of runs)")
+                label=f"normative {measure}, raw "
+                f"({figures.runs_note(len(normative))})")
       value, low, high = _band(normative, measure, target.id, width)
       if np.isfinite(value).any():
         ax.plot(x, value, ls=style, color=colour, lw=2,
@@ -79,7 +85,8 @@ def adoption(runs: Runs, target, index: int) -> bytes | None:
   if baseline:
     raw = _mean(baseline, f"behaviour.{target.id}", width)
     ax.plot(x, raw, ls=":", color=other, lw=1.2, alpha=0.6,
-            label="baseline behaviour, raw")
+            label=f"baseline behaviour, raw "
+            f"({figures.runs_note(len(baseline))})")
     # The same correction as the normative arm's: the referee's false tags
     # (going out tagged as smoking outside) raise both arms' raw shares.
     value, low, high = _band(baseline, "behaviour", target.id, width)
@@ -89,12 +96,12 @@ def adoption(runs: Runs, target, index: int) -> bytes | None:
       ax.fill_between(x, low, high, color=other, alpha=0.12, lw=0)
   ax.set_title(f"{target.text} ({target.type})", fontsize=10)
   ax.set_ylabel("share of agents")
-  figures._share_axis(ax)  # pylint: disable=protected-access
-  figures._time_axis(ax, base[0].run.clock)  # pylint: disable=protected-access
-  # Beside the axes, not on them: inside, it hid the end of day 2, where
-  # the findings are read.
+  figures.share_axis(ax)
+  figures.time_axis(ax, base[0].run.clock)
+  # Beside the axes, not on them: the end of the last day, where the
+  # findings are read, stays in sight.
   ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-  return figures.png(fig)
+  return figures.png(fig, DPI)
 
 
 def _hourly(m, columns: Sequence[str]) -> np.ndarray | None:
@@ -109,7 +116,7 @@ def _hourly_bars(runs: Runs, columns_of, title: str, ylabel: str
                  ) -> bytes | None:
   """Per arm, bars of the per-hour sum of a run's `columns_of(m)` (mean
   over runs, with the sd when there are several)."""
-  fig = figures._figure(8.0, 3.0)  # pylint: disable=protected-access
+  fig = figures.canvas(8.0, 3.0)
   ax = fig.add_subplot()
   drawn = False
   for offset, (arm, colour) in zip((-0.2, 0.2), figures.ARM_COLOURS.items()):
@@ -123,8 +130,8 @@ def _hourly_bars(runs: Runs, columns_of, title: str, ylabel: str
     spread = data.std(axis=0, ddof=1) if len(rows) > 1 else None
     hours = np.arange(1, width + 1)
     ax.bar(hours + offset, mean, width=0.4, color=colour, yerr=spread,
-           capsize=2, label=(f"{arm} (mean of {len(rows)} runs, ± sd)"
-                             if len(rows) > 1 else f"{arm} (1 run)"))
+           capsize=2, label=f"{arm} ({figures.runs_note(len(rows))}"
+           + (", ± sd)" if len(rows) > 1 else ")"))
     drawn = True
   if not drawn:
     return None
@@ -132,7 +139,7 @@ def _hourly_bars(runs: Runs, columns_of, title: str, ylabel: str
   ax.set_ylabel(ylabel)
   ax.set_title(title)
   ax.legend(fontsize=8)
-  return figures.png(fig)
+  return figures.png(fig, DPI)
 
 
 def conflicts(runs: Runs) -> bytes | None:

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.rundir.format import CANDIDATE, VERDICT
+from crsec_concordia.rundir.reading import Run
 
 OTHER = "other"
 
 
-def edges(run: rundir.RunData, matcher: NormMatcher) -> list[dict[str, Any]]:
-  candidates = [r for r in run.of_kind("candidate")
+def edges(run: Run, matcher: NormMatcher) -> list[dict[str, Any]]:
+  candidates = [r for r in run.of_kind(CANDIDATE)
                 if r.get("source_agent") and r.get("agent")
                 and r.get("origin") in ("conversation", "observation")
                 and r.get("source_agent") != r.get("agent")]
-  accepted = {(r.get("agent"), r.get("norm_id")) for r in run.of_kind("verdict")
+  accepted = {(r.get("agent"), r.get("norm_id")) for r in run.of_kind(VERDICT)
               if r.get("accepted")}
   meant = matcher.means_many([str(r.get("content") or "") for r in candidates])
   grouped: dict[tuple[str, str, str, str], dict[str, Any]] = {}

@@ -4,17 +4,18 @@ Agents word the same norm in many ways, often as long policy sentences,
 compounds, hedged or conditional norms, so string equality would miss most
 adoptions and one cosine to one four-word sentence misses many. The rule
 (CHOSEN_RULE, a MatchRule; chosen on the calibration half of
-data/norm_labels.jsonl, see matcher_quality.py and docs/metrics.md):
+data/norm_labels.jsonl by matcher_quality.py, docs/metrics.md):
 
   The norm is read in *units*: the whole text and each of its clauses, each
   without the part it turns away from ("rather than ...") and also without
   the reason it gives ("so that ..."); a unit that permits or dismisses
   ("is fine", "optional", "no need to") is left out. A unit's score for a
-  target is its best cosine (all-MiniLM-L6-v2) with the target's text or
-  one of the scenario's `aliases` for it, less 0.05 where one of the two
-  refuses something and the other does not; a unit counts only for the
-  target it is nearest to. The norm MEANS a target when one unit's score
-  is at least 0.565. A compound norm may mean several targets.
+  target is the mean of its three best cosines (all-MiniLM-L6-v2, the
+  embedder the threshold was set with) with the target's text and the
+  scenario's `aliases` for it, each less 0.05 where one of the two refuses
+  something and the other does not; a unit counts only for the target it
+  is nearest to. The norm MEANS a target when one unit's score reaches the
+  rule's threshold (0.525). A compound norm may mean several targets.
 
 What counts as a match (the labels' standard): holding the norm commits the
 holder to the target's standard of behaviour: same behaviour, same or wider
@@ -23,7 +24,7 @@ conditions, other behaviours, permissions, opposites, and scopes that leave
 the target's case open do not count. Embeddings cannot see most of that
 (a narrowed norm scores like a paraphrase): the measured error per target
 is in data/matcher_quality.json, shown beside the belief curves; the
-optional LLM judge applies the rule in words.
+optional LLM judge (judge.py) applies the rule in words.
 
 With a judge, every pair whose score is at or above JUDGE_FLOOR (0.40) is
 put to the judge and its yes/no decides; a judge failure falls back to the
@@ -38,79 +39,28 @@ never belief.
 from __future__ import annotations
 
 import dataclasses
-import logging
-import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from crsec_concordia import embedding
-from crsec_concordia.metrics import norm_clauses
-from crsec_concordia.metrics.rundir import TargetNorm
+from crsec_concordia.metrics.classifiers import measured, norm_clauses
+from crsec_concordia.scenarios import TargetNorm
 
-_LOG = logging.getLogger(__name__)
-
-# The old single-cosine threshold; still the cut of emergent norms' clusters.
+# The single cosine's threshold (calibration.py): the cut of emergent norms'
+# clusters, where two norms of agents are compared, not a norm and a target.
 MATCH_THRESHOLD = 0.52
 JUDGE_FLOOR = 0.40
 RELATED_THRESHOLD = 0.40
 
-JUDGE_TAG = "MetricsJudge"
-JUDGE_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["answer"],
-    "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
-}
-_JUDGE_PROMPT = """\
-You check whether a person's social norm means the same as a target norm.
-It does when holding the norm commits the person to the target's standard of
-behaviour: the same behaviour, with the same or a wider scope. What people
-usually do counts as much as a rule ("people usually do X" means "do X").
-It does not when it only shares the topic: a narrower condition (the target
-only at some times, in some places or towards some people), a different
-behaviour, a permission or the opposite ("X is optional", "X is fine"), or a
-scope that leaves the target's own case open.
-
-Target norm: {target}
-Person's norm: {norm}
-
-Does the person's norm mean the target norm? Answer yes or no."""
-
-
-class LLMJudge:
-  """Schema-constrained yes/no from a StructuredLanguageModel, cached."""
-
-  def __init__(self, model: Any, *, tag: str = JUDGE_TAG, seed: int = 0):
-    self._model = model
-    self._tag = tag
-    self._seed = seed
-    self._lock = threading.Lock()
-    self._cache: dict[tuple[str, str], bool | None] = {}
-    self.failures = 0
+class Judge(Protocol):
+  """MEANS in words for a (norm, target text) pair: True, False, or None
+  when no valid answer came (judge.py's LLMJudge); `failures` counts those."""
+  failures: int
 
   def __call__(self, norm: str, target: str) -> bool | None:
-    """True/False, or None when the model gave no valid answer."""
-    key = (norm, target)
-    with self._lock:
-      if key in self._cache:
-        return self._cache[key]
-    # Imported here so that the metrics load without the model stack.
-    from crsec_concordia.models.base import StructuredOutputError  # pylint: disable=import-outside-toplevel
-    try:
-      answer = self._model.sample_json(
-          _JUDGE_PROMPT.format(target=target, norm=norm), JUDGE_SCHEMA,
-          max_tokens=16, temperature=0.0, seed=self._seed, tag=self._tag)
-      verdict: bool | None = answer["answer"] == "yes"
-    except StructuredOutputError as e:
-      _LOG.warning("LLM judge gave no valid answer for %r: %s", norm, e)
-      verdict = None
-    with self._lock:
-      if verdict is None:
-        self.failures += 1
-      self._cache[key] = verdict
-    return verdict
+    ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,15 +126,11 @@ class MatchRule:
     return dataclasses.asdict(self) | {"thresholds": dict(self.thresholds)}
 
 
-# The single-cosine rule this project used first (calibrated on short
-# paraphrases; kept for comparison in bench/matcher_quality.py).
+# One cosine with the target's text (bench/matcher_quality.py compares it).
 SINGLE_COSINE = MatchRule("single_cosine")
-# The rule chosen on the calibration half of data/norm_labels.jsonl (see
-# docs/metrics.md and crsec_concordia/metrics/matcher_quality.py): one
-# threshold for every target, so a venue the labels do not cover is read as
-# the shipped ones are. (Per-target thresholds were chosen until the labels
-# had norms in IdentifyNorm's "People should / should not" form, among them
-# 30 that turn a target around: "People should not tip.")
+# The rule chosen on the calibration half of data/norm_labels.jsonl
+# (matcher_quality.select; docs/trials/matcher.md): one threshold for every
+# target, so a venue the labels do not cover is read as the shipped ones are.
 CHOSEN_RULE = MatchRule(
     "nearest_target_polarity_pool3", threshold=0.525, aliases=True,
     clauses=True, contrast=True, permissions=True, reasons=True, margin=0.0,
@@ -195,13 +141,25 @@ class NormMatcher:
   """MEANS and ABOUT relations between texts and a scenario's target norms."""
 
   def __init__(self, targets: Sequence[TargetNorm], *,
+               behaviours: Mapping[str, str] | None = None,
                rule: MatchRule = CHOSEN_RULE,
                related_threshold: float = RELATED_THRESHOLD,
-               embedder: Any = None, judge: LLMJudge | None = None,
+               embedder: embedding.SentenceEmbedder | None = None,
+               judge: Judge | None = None,
                judge_floor: float = JUDGE_FLOOR):
+    """`behaviours`: the scenario's behaviour descriptions by id (a run's
+    `Run.behaviours`); what a text ABOUT a target may speak of, and what
+    tells its compliance from its violation. A behaviour without one is
+    read as its id in words."""
     if embedder is None:
       embedder = embedding.shared_embedder()
     self.targets = list(targets)
+    described = behaviours or {}
+    # Per target: the descriptions of its complying, then its violating
+    # behaviours.
+    self._behaviour_texts = [
+        tuple(described.get(b, b.replace("_", " "))
+              for b in (*t.complies, *t.violates)) for t in self.targets]
     self.rule = rule
     # The cosine at which two norms say the same (emergent norms' clusters).
     self.threshold = MATCH_THRESHOLD
@@ -219,10 +177,13 @@ class NormMatcher:
         self._refs.append(wording)
         self._ref_owner.append(k)
 
+  @property
+  def embedder(self) -> embedding.SentenceEmbedder:
+    """The text -> vector function the matcher compares with."""
+    return self._embedder
+
   def describe(self) -> dict[str, Any]:
-    # Imported here: matcher_quality builds matchers itself.
-    from crsec_concordia.metrics import matcher_quality  # pylint: disable=import-outside-toplevel
-    measured = matcher_quality.load_measured()
+    figures = measured.load_measured()
     return {"rule": self.rule.name,
             "threshold": self.rule.threshold,
             "settings": self.rule.describe(),
@@ -237,8 +198,7 @@ class NormMatcher:
             # Precision and recall on the labelled test half, without the
             # judge, where this rule and the target's wording were measured.
             "measured_error": {
-                t.id: matcher_quality.measured_error(t, self.rule.name,
-                                                     measured)
+                t.id: measured.measured_error(t, self.rule.name, figures)
                 for t in self.targets}}
 
   def similarity(self, texts: Sequence[str]) -> np.ndarray:
@@ -303,7 +263,8 @@ class NormMatcher:
     plain = np.array([not norm_clauses.has_negation(u) for u in units])
     for k, target in enumerate(self.targets):
       n = len(target.complies)
-      complies, violates = target.behaviour_texts[:n], target.behaviour_texts[n:]
+      texts = self._behaviour_texts[k]
+      complies, violates = texts[:n], texts[n:]
       if not complies or not violates or not plain.any():
         continue
       sims = np.asarray(embedding.similarity(self._embedder, units, [*complies, *violates]))
@@ -340,8 +301,8 @@ class NormMatcher:
     if todo and self.targets:
       refs: list[str] = []
       owner: list[str] = []
-      for target in self.targets:
-        for ref in (target.text, *target.behaviour_texts):
+      for target, described in zip(self.targets, self._behaviour_texts):
+        for ref in (target.text, *described):
           refs.append(ref)
           owner.append(target.id)
       sims = embedding.similarity(self._embedder, todo, refs)

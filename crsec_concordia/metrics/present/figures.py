@@ -1,8 +1,12 @@
-"""Figures in the spirit of the paper's Figure 2, as PNG bytes.
+"""Figures in the spirit of the paper's Figure 2, as matplotlib Figures.
 
 Matplotlib's object API with the Agg canvas (no pyplot, no global backend),
-so figures can be drawn from any thread and on machines without a display.
-The x axis is simulated time (active minutes, labelled "D1 09:00").
+so figures can be drawn from any thread and on machines without a display;
+`png` and `save` render them (PNG at print resolution, SVG and PDF with
+their text kept as text). The x axis is simulated time (active minutes,
+labelled "D1 09:00"), with the night between two simulated days marked by
+a rule labelled with the day that begins. A figure of one run says so: a
+line of one run is no mean, and its band no interval over runs.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -21,7 +27,8 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 from matplotlib.ticker import PercentFormatter
 
-from crsec_concordia.metrics.rundir import Clock
+from crsec_concordia.metrics.measure import timeline
+from crsec_concordia.scenarios.loader import Clock
 
 ARM_COLOURS = {"normative": "#1f77b4", "baseline": "#d62728"}
 TARGET_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
@@ -33,29 +40,64 @@ def target_colour(index: int) -> str:
   return TARGET_COLOURS[index % len(TARGET_COLOURS)]
 
 
-def _figure(width: float = 8.0, height: float = 3.6) -> Figure:
+FORMATS = ("png", "svg", "pdf")
+# Print resolution of a PNG; SVG and PDF are vector graphics.
+PRINT_DPI = 200
+# Text stays text: searchable, editable, and sharp at any size.
+_VECTOR_TEXT = {"svg.fonttype": "none", "pdf.fonttype": 42}
+
+
+def canvas(width: float = 8.0, height: float = 3.6) -> Figure:
+  """An empty figure on the Agg canvas."""
   fig = Figure(figsize=(width, height), dpi=100)
   FigureCanvasAgg(fig)
   return fig
 
 
-def png(fig: Figure) -> bytes:
+# The name crsec_concordia/sweeps/report.py draws with.
+_figure = canvas
+
+
+def render(fig: Figure, fmt: str = "png", dpi: int = PRINT_DPI) -> bytes:
+  """The figure as PNG (at `dpi`), SVG or PDF bytes."""
   buffer = io.BytesIO()
-  fig.savefig(buffer, format="png", bbox_inches="tight")
+  with matplotlib.rc_context(_VECTOR_TEXT):
+    fig.savefig(buffer, format=fmt, bbox_inches="tight", dpi=dpi)
   return buffer.getvalue()
 
 
-def _time_axis(ax: Any, clock: Clock, span: float | None = None) -> None:
-  """Ticks on round simulated times (10 min to 8 h apart): "D1 09:00"."""
+def png(fig: Figure, dpi: int = PRINT_DPI) -> bytes:
+  return render(fig, "png", dpi)
+
+
+def save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
+  """Writes STEM.<format> for each format; returns the paths."""
+  paths = []
+  for fmt in formats:
+    path = stem.with_name(f"{stem.name}.{fmt}")
+    path.write_bytes(render(fig, fmt))
+    paths.append(path)
+  return paths
+
+
+def runs_note(n: int) -> str:
+  """What a line over `n` runs is: "one run" or "mean of n runs"."""
+  return "one run" if n == 1 else f"mean of {n} runs"
+
+
+def time_axis(ax: Any, clock: Clock, span: float | None = None) -> None:
+  """Ticks on round simulated times (10 min to 8 h apart): "D1 09:00";
+  a rule where a simulated day ends and the next begins."""
+  length = timeline.day_length(clock)
   def label(x: float, _pos: int) -> str:
-    if x > 0 and round(x) % clock.day_length == 0:
+    if x > 0 and round(x) % length == 0:
       # The end of a day's window, not the start of the next day.
-      end = clock.start + clock.day_length
-      return f"D{round(x) // clock.day_length} {end // 60:02d}:{end % 60:02d}"
-    day, hhmm = clock.at(x)
+      end = timeline.minutes_of(clock.start) + length
+      return f"D{round(x) // length} {end // 60:02d}:{end % 60:02d}"
+    day, hhmm = timeline.at(clock, x)
     return f"D{day} {hhmm}"
+  low, high = ax.get_xlim()
   if span is None:
-    low, high = ax.get_xlim()
     span = high - low
   every = next((m for m in (10, 20, 30, 60, 120, 240, 480) if span / m <= 8),
                960)
@@ -63,9 +105,27 @@ def _time_axis(ax: Any, clock: Clock, span: float | None = None) -> None:
   ax.xaxis.set_major_formatter(FuncFormatter(label))
   ax.set_xlabel("simulated time")
   ax.grid(alpha=0.3)
+  _day_rules(ax, length, low, high)
 
 
-def _share_axis(ax: Any) -> None:
+def _day_rules(ax: Any, length: int, low: float, high: float) -> None:
+  """The nights: elapsed minutes skip them, so day 2 would otherwise run on
+  from day 1's last minute unmarked."""
+  day = 1
+  while day * length < high:
+    x = day * length
+    if x > low:
+      ax.axvline(x, color="#555555", lw=0.9, ls="--", zorder=1)
+      # Along the rule, halfway up: legends sit in the corners.
+      ax.text(x, 0.5, f" Day {day + 1} ", transform=ax.get_xaxis_transform(),
+              rotation=90, ha="left", va="center", fontsize=7,
+              color="#333333", zorder=6,
+              bbox={"facecolor": "white", "alpha": 0.7, "lw": 0, "pad": 1})
+    day += 1
+  ax.set_xlim(low, high)
+
+
+def share_axis(ax: Any) -> None:
   ax.set_ylim(-0.03, 1.03)
   ax.yaxis.set_major_formatter(PercentFormatter(1.0))
   for level in (0.5, 0.9):
@@ -75,10 +135,15 @@ def _share_axis(ax: Any) -> None:
 # -- one run ---------------------------------------------------------------
 
 
+def one_run(title: str, run: str) -> str:
+  """A one-run figure's title: which run, and that it is one."""
+  return f"{title}\n({run}: {runs_note(1)})"
+
+
 def conflicts(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
-              title: str = "Social conflicts") -> bytes:
+              run: str, title: str = "Social conflicts") -> Figure:
   """Conflicts per step (bars) and per target norm (lines)."""
-  fig = _figure()
+  fig = canvas()
   ax = fig.add_subplot()
   x = per_step["elapsed_minutes"].to_numpy()
   width = clock.minutes_per_step * 0.8
@@ -91,15 +156,16 @@ def conflicts(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
               label=f"about: {t.text}")
   ax.set_ylabel("conflicts per step")
   ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-  ax.set_title(title)
-  _time_axis(ax, clock)
+  ax.set_title(one_run(title, run))
+  time_axis(ax, clock)
   ax.legend(fontsize=8, loc="upper right")
-  return png(fig)
+  return fig
 
 
-def activity(per_step: pd.DataFrame, clock: Clock,
-             title: str = "Norm-related conversations and thoughts") -> bytes:
-  fig = _figure()
+def activity(per_step: pd.DataFrame, clock: Clock, run: str,
+             title: str = "Norm-related conversations and thoughts"
+             ) -> Figure:
+  fig = canvas()
   ax = fig.add_subplot()
   x = per_step["elapsed_minutes"].to_numpy()
   ax.plot(x, per_step["norm_conversations"], marker="o", ms=3,
@@ -108,10 +174,10 @@ def activity(per_step: pd.DataFrame, clock: Clock,
           label="norm-related thoughts")
   ax.set_ylabel("per step")
   ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-  ax.set_title(title)
-  _time_axis(ax, clock)
+  ax.set_title(one_run(title, run))
+  time_axis(ax, clock)
   ax.legend(fontsize=8, loc="upper right")
-  return png(fig)
+  return fig
 
 
 def _error_note(ax: Any, notes: Mapping[str, str] | None, target_id: str
@@ -124,12 +190,12 @@ def _error_note(ax: Any, notes: Mapping[str, str] | None, target_id: str
 
 
 def adoption(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
-             title: str = "Adoption: belief and behaviour",
-             errors: Mapping[str, str] | None = None) -> bytes:
+             run: str, title: str = "Adoption: belief and behaviour",
+             errors: Mapping[str, str] | None = None) -> Figure:
   """One panel per target norm: belief, behaviour and plan shares, with
   the matcher's measured error (`errors`, by target id) on each panel."""
   n = max(1, len(targets))
-  fig = _figure(8.0, 2.6 * n)
+  fig = canvas(8.0, 2.6 * n)
   x = per_step["elapsed_minutes"].to_numpy()
   for i, t in enumerate(targets):
     ax = fig.add_subplot(n, 1, i + 1)
@@ -148,16 +214,16 @@ def adoption(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
     ax.set_title(f"{t.text} ({t.type})", fontsize=10)
     ax.set_ylabel("share of agents")
     _error_note(ax, errors, t.id)
-    _share_axis(ax)
-    _time_axis(ax, clock)
+    share_axis(ax)
+    time_axis(ax, clock)
     ax.legend(fontsize=7, loc="lower right")
-  fig.suptitle(title)
+  fig.suptitle(one_run(title, run))
   fig.tight_layout()
-  return png(fig)
+  return fig
 
 
 def usage(summary_usage: dict[str, Any] | None,
-          title: str = "LLM calls per module") -> bytes | None:
+          title: str = "LLM calls per module") -> Figure | None:
   if not summary_usage or not summary_usage.get("by_module"):
     return None
   modules = list(summary_usage["by_module"])
@@ -165,7 +231,7 @@ def usage(summary_usage: dict[str, Any] | None,
   tokens = [summary_usage["by_module"][m]["prompt_tokens"]
             + summary_usage["by_module"][m]["completion_tokens"]
             for m in modules]
-  fig = _figure(8.0, max(2.2, 0.8 + 0.45 * len(modules)))
+  fig = canvas(8.0, max(2.2, 0.8 + 0.45 * len(modules)))
   ax1 = fig.add_subplot(1, 2, 1)
   ax1.barh(modules, calls, color="#4c72b0")
   ax1.set_xlabel("calls")
@@ -175,13 +241,13 @@ def usage(summary_usage: dict[str, Any] | None,
   ax2.tick_params(labelleft=False)
   fig.suptitle(title)
   fig.tight_layout()
-  return png(fig)
+  return fig
 
 
 def diffusion(edges: Sequence[dict[str, Any]], agents: Sequence[str],
               roles: dict[str, str], targets: Sequence[Any],
               title: str = "Norm diffusion (who passed which norm to whom)"
-              ) -> bytes:
+              ) -> Figure:
   """Agents on a circle; an arrow per (source, receiver, target norm).
 
   Width grows with the number of candidates; solid = the receiver accepted
@@ -189,7 +255,7 @@ def diffusion(edges: Sequence[dict[str, Any]], agents: Sequence[str],
   Entrepreneurs are drawn as squares. Arrows of different norms between the
   same pair bend by different amounts so that none hides another.
   """
-  fig = _figure(7.5, 7.0)
+  fig = canvas(7.5, 7.0)
   ax = fig.add_subplot()
   ax.set_aspect("equal")
   ax.axis("off")
@@ -233,7 +299,7 @@ def diffusion(edges: Sequence[dict[str, Any]], agents: Sequence[str],
   ax.set_xlim(-1.9, 1.9)
   ax.set_ylim(-1.4, 1.4)
   ax.set_title(title if edges else title + "\n(no norm passed between agents)")
-  return png(fig)
+  return fig
 
 
 # -- a compare directory ----------------------------------------------------
@@ -242,13 +308,17 @@ def diffusion(edges: Sequence[dict[str, Any]], agents: Sequence[str],
 def _band(ax: Any, data: pd.DataFrame, arm: str, metric: str, *,
           colour: str, style: str = "-", label: str,
           clip: tuple[float, float] = (0.0, math.inf)) -> bool:
-  """Mean line and CI band; the band is clipped to the metric's range."""
+  """Mean line and CI band; the band is clipped to the metric's range.
+  The label says over how many runs (one run: a line, no band)."""
   rows = data[(data["arm"] == arm) & (data["metric"] == metric)]
   rows = rows[rows["mean"].notna()]
   if rows.empty:
     return False
   x = rows["elapsed_minutes"].to_numpy()
-  ax.plot(x, rows["mean"], ls=style, color=colour, lw=2, label=label)
+  n = int(rows["n"].max())
+  note = runs_note(n) + ("" if n == 1 else ", 95% CI")
+  ax.plot(x, rows["mean"], ls=style, color=colour, lw=2,
+          label=f"{label} ({note})")
   low = np.clip(rows["ci_low"].to_numpy(float), *clip)
   high = np.clip(rows["ci_high"].to_numpy(float), *clip)
   if np.isfinite(low).any():
@@ -256,39 +326,38 @@ def _band(ax: Any, data: pd.DataFrame, arm: str, metric: str, *,
   return True
 
 
-def compare_conflicts(per_step: pd.DataFrame, clock: Clock) -> bytes:
-  fig = _figure()
+def compare_conflicts(per_step: pd.DataFrame, clock: Clock) -> Figure:
+  fig = canvas()
   ax = fig.add_subplot()
   for arm, colour in ARM_COLOURS.items():
-    _band(ax, per_step, arm, "conflicts", colour=colour,
-          label=f"{arm} (mean, 95% CI)")
+    _band(ax, per_step, arm, "conflicts", colour=colour, label=arm)
   ax.set_ylabel("conflicts per step")
   ax.set_title("Social conflicts: normative vs baseline")
-  _time_axis(ax, clock)
+  time_axis(ax, clock)
   ax.legend(fontsize=8, loc="upper right")
-  return png(fig)
+  return fig
 
 
-def compare_activity(per_step: pd.DataFrame, clock: Clock) -> bytes:
-  fig = _figure()
+def compare_activity(per_step: pd.DataFrame, clock: Clock) -> Figure:
+  fig = canvas()
   ax = fig.add_subplot()
   for arm, colour in ARM_COLOURS.items():
     _band(ax, per_step, arm, "norm_conversations", colour=colour,
           label=f"{arm}: norm-related conversations")
     _band(ax, per_step, arm, "norm_thoughts", colour=colour, style=":",
           label=f"{arm}: norm-related thoughts")
-  ax.set_ylabel("per step (mean, 95% CI)")
+  ax.set_ylabel("per step")
   ax.set_title("Norm-related conversations and thoughts")
-  _time_axis(ax, clock)
+  time_axis(ax, clock)
   ax.legend(fontsize=8, loc="upper right")
-  return png(fig)
+  return fig
 
 
 def compare_adoption(per_step: pd.DataFrame, targets: Sequence[Any],
                      clock: Clock,
-                     errors: Mapping[str, str] | None = None) -> bytes:
+                     errors: Mapping[str, str] | None = None) -> Figure:
   n = max(1, len(targets))
-  fig = _figure(8.0, 2.7 * n)
+  fig = canvas(8.0, 2.7 * n)
   for i, t in enumerate(targets):
     ax = fig.add_subplot(n, 1, i + 1)
     norm, base = ARM_COLOURS["normative"], ARM_COLOURS["baseline"]
@@ -301,11 +370,11 @@ def compare_adoption(per_step: pd.DataFrame, targets: Sequence[Any],
           style="--", label="baseline: complies (behaviour)",
           clip=(0.0, 1.0))
     ax.set_title(f"{t.text} ({t.type})", fontsize=10)
-    ax.set_ylabel("share (mean, 95% CI)")
+    ax.set_ylabel("share of agents")
     _error_note(ax, errors, t.id)
-    _share_axis(ax)
-    _time_axis(ax, clock)
+    share_axis(ax)
+    time_axis(ax, clock)
     ax.legend(fontsize=7, loc="lower right")
   fig.suptitle("Adoption per target norm: normative vs baseline")
   fig.tight_layout()
-  return png(fig)
+  return fig

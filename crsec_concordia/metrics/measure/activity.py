@@ -23,8 +23,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.rundir.format import (CANDIDATE, CONFLICT, CONVERSATION,
+                                           STEP, THOUGHT)
+from crsec_concordia.rundir.reading import Run
 
 
 def _zeros(steps: Sequence[int]) -> dict[int, float]:
@@ -34,7 +36,7 @@ def _zeros(steps: Sequence[int]) -> dict[int, float]:
 Series = dict[str, list[float]]
 
 
-def counts(run: rundir.RunData, steps: Sequence[int], matcher: NormMatcher
+def counts(run: Run, steps: Sequence[int], matcher: NormMatcher
            ) -> tuple[Series, dict[str, Series]]:
   """(totals {column: [per step]}, per target {column: {id: [per step]}})."""
   ids = [t.id for t in matcher.targets]
@@ -51,14 +53,14 @@ def counts(run: rundir.RunData, steps: Sequence[int], matcher: NormMatcher
       for i in about:
         per[per_column or column][i][step] += 1
 
-  conflicts = run.of_kind("conflict")
+  conflicts = run.of_kind(CONFLICT)
   about_norm = matcher.about_many([str(r.get("norm") or "") for r in conflicts])
   about_act = matcher.about_many([str(r.get("behaviour") or "")
                                   for r in conflicts])
   for record, a, b in zip(conflicts, about_norm, about_act):
     add("conflicts", int(record["step"]), a | b)
 
-  conversations = run.of_kind("conversation")
+  conversations = run.of_kind(CONVERSATION)
   about_norm = matcher.about_many([str(r.get("norm") or "")
                                    for r in conversations])
   about_topic = matcher.about_many([str(r.get("topic") or "")
@@ -73,11 +75,11 @@ def counts(run: rundir.RunData, steps: Sequence[int], matcher: NormMatcher
       add("norm_conversations", step)
 
   sources: dict[tuple[str, int], list[str]] = {}
-  for record in run.of_kind("candidate"):
+  for record in run.of_kind(CANDIDATE):
     if record.get("origin") == "observation":
       sources.setdefault((record.get("agent"), int(record["step"])), []).append(
           str(record.get("source_text") or ""))
-  thoughts = run.of_kind("thought")
+  thoughts = run.of_kind(THOUGHT)
   flat = [(r, str(t)) for r in thoughts for t in (r.get("thoughts") or ())]
   abouts = matcher.about_many([t for _, t in flat])
   for (record, text), about in zip(flat, abouts):
@@ -94,11 +96,11 @@ def counts(run: rundir.RunData, steps: Sequence[int], matcher: NormMatcher
   return totals, per_target
 
 
-def llm_per_step(run: rundir.RunData, steps: Sequence[int]
+def llm_per_step(run: Run, steps: Sequence[int]
                  ) -> dict[str, list[float]]:
   """Per-step LLM calls and tokens from the cumulative `step` records."""
   columns = ("calls", "prompt_tokens", "completion_tokens")
-  records = run.of_kind("step")
+  records = run.of_kind(STEP)
   names = {"calls": "llm_calls", "prompt_tokens": "prompt_tokens",
            "completion_tokens": "completion_tokens"}
   if not records:

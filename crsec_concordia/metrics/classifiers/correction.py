@@ -132,8 +132,8 @@ def _corrected(flags: np.ndarray, k: np.ndarray, se: np.ndarray,
   Rogan-Gladen over the agents that hold any norm (k > 0), then scaled to
   all agents: an agent with none is a known non-holder, never flagged.
   Averaged in with the others (its chance of being flagged if it held the
-  target counted as 0), such agents pulled the mean sensitivity down, and
-  three entrepreneurs of ten, each rightly flagged, read as 100%.
+  target counted as 0), such agents would pull the mean sensitivity down
+  and inflate the share of those who do hold norms (docs/trials/metrics.md).
   """
   hit, false = _agent_rates(se[..., None], sp[..., None], k)
   some = np.broadcast_to(k > 0, hit.shape)
@@ -160,8 +160,8 @@ def _unanimous_draws(f: np.ndarray, flags: np.ndarray, k: np.ndarray,
   share of flagged agents is drawn from its Jeffreys posteriors
   Beta(x + 1/2, n - x + 1/2) (x of n agents with a norm flagged, all runs
   pooled), and each resampled agent with a norm is flagged with that
-  chance: 0 of 10 gives a raw interval of about [0%, 32%], close to what
-  one flagged agent of 10 gives by resampling ([0%, 31%]).
+  chance: none of 10 gives about the interval that one flagged agent of 10
+  gives by resampling.
   """
   some = k > 0
   n = int(some.sum())
@@ -203,9 +203,9 @@ def estimate(flags: Sequence[Sequence[bool]] | np.ndarray,
   f = _unanimous_draws(f, flags, k, kk, rng)
   tail = (1.0 - confidence) / 2 * 100
   # The bootstrap's spread of a mean of n units is (n-1)/n of the
-  # variance's unbiased estimate: with 5 runs the intervals fall 11% short
-  # (coverage 0.86-0.90 for a nominal 0.95 in tests/test_correction.py).
-  # Draws are stretched about the point by sqrt(n/(n-1)).
+  # variance's unbiased estimate, so with a few runs the intervals fall
+  # short of their coverage (docs/trials/metrics.md). Draws are stretched
+  # about the point by sqrt(n/(n-1)).
   units = runs if runs > 1 else agents
   stretch = math.sqrt(units / (units - 1)) if units > 1 else 1.0
   raw = float(flags.mean())

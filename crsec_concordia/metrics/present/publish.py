@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics import findings, publish_figures, rundir
-from crsec_concordia.metrics import run_metrics
+from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.present import findings, publish_figures
+from crsec_concordia.rundir import reading
 
 
 @dataclasses.dataclass
@@ -46,16 +47,13 @@ class Group:
 
 def _run_dirs(path: Path) -> list[tuple[Path, str, str]]:
   """(run directory, condition, endpoint) for a run, compare or sweep."""
-  from crsec_concordia.sweeps import grid  # pylint: disable=import-outside-toplevel
-  if grid.is_sweep_dir(path):
-    data = grid.read_manifest(path) or {}
-    out = [(path / r.run_dir, r.condition, r.endpoint)
-           for r in grid.runs_of(data)]
-    return [o for o in out if rundir.is_run_dir(o[0])]
-  if rundir.is_compare_dir(path):
-    compare = rundir.load_compare(path)
+  if reading.is_sweep_dir(path):
+    return [(r.path, r.condition, r.endpoint)
+            for r in reading.read_sweep(path)]
+  if reading.is_compare_dir(path):
+    compare = reading.read_compare(path)
     return [(d, "", "") for dirs in compare.runs.values() for d in dirs]
-  if rundir.is_run_dir(path):
+  if reading.is_run_dir(path):
     return [(path, "", "")]
   raise UserError(f"{path} is neither a run, a compare nor a sweep "
                   "directory; pass directories written by `crsec run`, "
@@ -70,7 +68,7 @@ def collect(paths: Sequence[Path], matcher_factory=None) -> list[Group]:
       if d.resolve() in seen:
         continue
       seen.add(d.resolve())
-      run = rundir.load_run(d)
+      run = reading.read_run(d)
       m = run_metrics.compute(run, matcher_factory(run) if matcher_factory
                               else None)
       key = (str(run.scenario.get("name")), condition, endpoint)

@@ -7,10 +7,9 @@ and the summary a `correction` block: per target and measure the counts
 used (or why there are none) and the final estimate. Belief uses the
 matcher's counts on the TEST half of data/norm_labels.jsonl: the
 calibration half is where the thresholds were set, and its figures are
-optimistic (the simulation of tests/test_correction.py, run with
-calibration counts against test-half errors, covered the truth in only
-0.77-0.89 of draws for five of the six targets; docs/metrics.md). Behaviour uses the
-referee's counts on the probe cases where they were recorded
+optimistic (intervals built from them cover the truth too seldom;
+docs/trials/metrics.md has the simulation). Behaviour uses the referee's
+counts on the probe cases where they were recorded
 (referee_quality.py); elsewhere its corrected columns are NaN and the
 summary says so.
 
@@ -26,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia.metrics import correction, matcher_quality, referee_quality
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers import correction, measured
+from crsec_concordia.metrics.classifiers import referee_quality
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.rundir.reading import Run
 
 MEASURES = ("belief", "behaviour")
 SUFFIXES = ("corrected", "corrected_low", "corrected_high")
@@ -39,11 +39,11 @@ def columns_of(measure: str, target_id: str) -> tuple[str, str, str]:
   return tuple(f"{measure}_{s}.{target_id}" for s in SUFFIXES)  # type: ignore[return-value]
 
 
-def measured_rates(run: rundir.RunData, matcher: NormMatcher
+def measured_rates(run: Run, matcher: NormMatcher
                    ) -> dict[str, dict[str, tuple[correction.Rates | None, str]]]:
   """{target id: {measure: (rates or None, where they come from / why not)}}."""
   out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
-  measured = matcher_quality.load_measured()
+  figures = measured.load_measured()
   # The gate the run's referee applied (one for the whole run).
   floor = referee_quality.run_tag_floor(run.records)
   deed = referee_quality.run_tag_deed(run.records)
@@ -53,7 +53,7 @@ def measured_rates(run: rundir.RunData, matcher: NormMatcher
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
-      belief = matcher_quality.rates(t, matcher.rule.name, SPLIT, measured)
+      belief = measured.rates(t, matcher.rule.name, SPLIT, figures)
     belief_note = (belief.source if belief else
                    "matcher error not measured for this rule, wording or "
                    "with the LLM judge: belief not corrected")

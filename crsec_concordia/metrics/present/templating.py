@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from matplotlib.figure import Figure as Drawing
+
+from crsec_concordia.metrics.present import figures
 
 ENVIRONMENT = jinja2.Environment(
     loader=jinja2.PackageLoader("crsec_concordia.metrics", "templates"),
@@ -83,21 +86,34 @@ def render(template: str, **context: Any) -> str:
 
 class Page:
   """One report page in `out`: its figures are saved under out/figures/ as
-  well as embedded, its links are relative to `out`."""
+  well as embedded (as PNG), its links are relative to `out`. `formats`:
+  the files each figure is also saved as ("svg", "pdf"), for print."""
 
-  def __init__(self, out: Path):
+  def __init__(self, out: Path, formats: Sequence[str] = ()):
+    unknown = set(formats) - set(figures.FORMATS)
+    if unknown:
+      raise ValueError(f"figure formats {sorted(unknown)}: not one of "
+                       f"{', '.join(figures.FORMATS)}")
     self.out = out
+    self.formats = [f for f in formats if f != "png"]
     self.figures: list[Path] = []
     (out / "figures").mkdir(parents=True, exist_ok=True)
 
-  def figure(self, name: str, data: bytes | None,
+  def figure(self, name: str, drawing: Drawing | bytes | None,
              caption: str) -> Figure | None:
-    """Saves the PNG as figures/NAME.png; None (no figure) when no data."""
-    if data is None:
+    """Saves figures/NAME.png (and NAME.svg, NAME.pdf as asked); None (no
+    figure) when there is no drawing. A drawing given as PNG bytes is
+    saved as it is."""
+    if drawing is None:
       return None
-    path = self.out / "figures" / f"{name}.png"
+    stem = self.out / "figures" / name
+    data = (drawing if isinstance(drawing, bytes)
+            else figures.png(drawing))
+    path = stem.with_name(f"{name}.png")
     path.write_bytes(data)
     self.figures.append(path)
+    if not isinstance(drawing, bytes):
+      self.figures.extend(figures.save(drawing, stem, self.formats))
     return Figure(caption, base64.b64encode(data).decode("ascii"))
 
   def link(self, target: Path, text: str) -> Link:

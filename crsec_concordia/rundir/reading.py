@@ -3,6 +3,10 @@
 Everything the metrics need is in the files a run writes; nothing here calls
 a model. A directory that is not a run fails with one `UserError` line that
 names the missing piece and the fix, because the CLI shows it to a person.
+A run's scenario is read back as the scenario's own types
+(crsec_concordia.scenarios: `TargetNorm`, `Clock`), as the run wrote it:
+scenario.json was validated when the run started, and a run made by an
+earlier version is still read rather than refused.
 """
 
 from __future__ import annotations
@@ -10,92 +14,55 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from crsec_concordia.errors import UserError
+from crsec_concordia.rundir.format import (ACTION, CANDIDATE, COMPARE_JSON,
+                                           CREATED, EVENTS, NORMS, RUN_JSON,
+                                           SCENARIO_JSON, SWEEP_JSON,
+                                           SYNTHESIS, USAGE_JSON, VERDICT,
+                                           snapshot_step)
+from crsec_concordia.scenarios.loader import Clock, TargetNorm
 
 _LOG = logging.getLogger(__name__)
-_SNAPSHOT = re.compile(r"^step_(\d+)\.json$")
 
 Record = dict[str, Any]
+# A scenario.json without a clock (hand-written, or older) is read as the
+# café's morning.
+_CLOCK = {"start": "09:00", "end": "13:00", "minutes_per_step": 10, "days": 1}
 
 
-@dataclasses.dataclass(frozen=True)
-class TargetNorm:
-  """A norm the scenario measures, with the behaviours that show it."""
-  id: str
-  text: str
-  type: str = "injunctive"
-  complies: tuple[str, ...] = ()
-  violates: tuple[str, ...] = ()
-  # Descriptions of the complies/violates behaviours: what a conflict,
-  # conversation or thought "about" this norm talks about.
-  behaviour_texts: tuple[str, ...] = ()
-  # Other wordings of the target (the scenario's `aliases`): references for
-  # MEANS besides `text`.
-  aliases: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class Clock:
-  """The scenario's active day window: steps map onto simulated minutes.
-
-  `elapsed` minutes count active time only (09:00-13:00 on day 2 follows
-  13:00 on day 1), so "time to adoption" is comparable across days.
-  """
-  start: int = 9 * 60
-  end: int = 13 * 60
-  minutes_per_step: int = 10
-  days: int = 1
-
-  @property
-  def day_length(self) -> int:
-    return max(1, self.end - self.start)
-
-  def elapsed(self, day: int, clock: str) -> int:
-    return (int(day) - 1) * self.day_length + parse_clock(clock) - self.start
-
-  def at(self, elapsed: float) -> tuple[int, str]:
-    """(day, "HH:MM") of an elapsed active minute."""
-    elapsed = int(round(elapsed))
-    day, minute = divmod(elapsed, self.day_length)
-    minute += self.start
-    return day + 1, f"{minute // 60:02d}:{minute % 60:02d}"
-
-  def label(self, elapsed: float) -> str:
-    day, clock = self.at(elapsed)
-    return f"Day {day} {clock}"
-
-
-def parse_clock(text: str) -> int:
-  """Minutes after midnight of "HH:MM"."""
-  hours, minutes = str(text).strip().split(":")[:2]
-  return int(hours) * 60 + int(minutes)
-
-
-def scenario_targets(scenario: dict[str, Any]) -> list[TargetNorm]:
+def target_norms(scenario: Mapping[str, Any]) -> list[TargetNorm]:
   """The target norms of a scenario's data (scenario.json, `to_dict`)."""
-  behaviours = {b["id"]: b.get("description", b["id"])
-                for b in scenario.get("behaviours", []) if "id" in b}
-  out = []
-  for t in scenario.get("target_norms", []):
-    complies = tuple(t.get("complies", ()))
-    violates = tuple(t.get("violates", ()))
-    out.append(TargetNorm(
-        id=str(t["id"]), text=str(t["text"]),
-        type=str(t.get("type", "injunctive")), complies=complies,
-        violates=violates,
-        behaviour_texts=tuple(behaviours.get(b, b.replace("_", " "))
-                              for b in complies + violates),
-        aliases=tuple(str(a) for a in t.get("aliases") or ())))
-  return out
+  return [TargetNorm.model_construct(
+      id=str(t["id"]), text=str(t["text"]),
+      type=str(t.get("type", "injunctive")),
+      complies=[str(b) for b in t.get("complies") or ()],
+      violates=[str(b) for b in t.get("violates") or ()],
+      aliases=[str(a) for a in t.get("aliases") or ()])
+          for t in scenario.get("target_norms", [])]
+
+
+def behaviour_texts(scenario: Mapping[str, Any]) -> dict[str, str]:
+  """Behaviour id -> its description in a scenario's data."""
+  return {b["id"]: b.get("description", b["id"])
+          for b in scenario.get("behaviours", []) if "id" in b}
+
+
+def scenario_clock(scenario: Mapping[str, Any]) -> Clock:
+  """The clock of a scenario's data, the café's morning where unset."""
+  given = {k: v for k, v in (scenario.get("clock") or {}).items()
+           if k in _CLOCK}
+  c = {**_CLOCK, **given}
+  return Clock.model_construct(
+      start=str(c["start"]), end=str(c["end"]),
+      minutes_per_step=int(c["minutes_per_step"]), days=int(c["days"]))
 
 
 @dataclasses.dataclass
-class RunData:
+class Run:
   """One run directory, loaded."""
   path: Path
   run: dict[str, Any]
@@ -121,12 +88,13 @@ class RunData:
 
   @property
   def agents(self) -> list[str]:
-    names = [a["name"] for a in self.scenario.get("agents", []) if "name" in a]
-    if names:
-      return names
+    listed = [a["name"] for a in self.scenario.get("agents", []) if "name" in a]
+    if listed:
+      return listed
     # A scenario without agents would be refused by the loader; be lenient
     # anyway and take every actor and snapshot owner seen.
-    seen = {r.get("actor") for r in self.records if r.get("kind") == "action"}
+    seen = {r.get("actor") for r in self.records
+            if r.get("kind") == ACTION}
     for snapshot in self.snapshots.values():
       seen.update(snapshot)
     return sorted(n for n in seen if n)
@@ -138,20 +106,15 @@ class RunData:
 
   @property
   def behaviours(self) -> dict[str, str]:
-    return {b["id"]: b.get("description", b["id"])
-            for b in self.scenario.get("behaviours", []) if "id" in b}
+    return behaviour_texts(self.scenario)
 
   @property
   def targets(self) -> list[TargetNorm]:
-    return scenario_targets(self.scenario)
+    return target_norms(self.scenario)
 
   @property
   def clock(self) -> Clock:
-    c = self.scenario.get("clock", {}) or {}
-    return Clock(start=parse_clock(c.get("start", "09:00")),
-                 end=parse_clock(c.get("end", "13:00")),
-                 minutes_per_step=int(c.get("minutes_per_step", 10)),
-                 days=int(c.get("days", 1)))
+    return scenario_clock(self.scenario)
 
   def of_kind(self, *kinds: str) -> list[Record]:
     return [r for r in self.records if r.get("kind") in kinds]
@@ -207,14 +170,18 @@ def read_records(path: Path) -> list[Record]:
 
 
 def is_run_dir(path: Path) -> bool:
-  return (Path(path) / "run.json").is_file()
+  return (Path(path) / RUN_JSON).is_file()
 
 
 def is_compare_dir(path: Path) -> bool:
-  return (Path(path) / "compare.json").is_file()
+  return (Path(path) / COMPARE_JSON).is_file()
 
 
-def load_run(path: str | Path) -> RunData:
+def is_sweep_dir(path: Path) -> bool:
+  return (Path(path) / SWEEP_JSON).is_file()
+
+
+def read_run(path: str | Path) -> Run:
   """Loads RUN_DIR; raises UserError when it is not a run directory."""
   path = Path(path)
   if not path.is_dir():
@@ -223,44 +190,45 @@ def load_run(path: str | Path) -> RunData:
   if not is_run_dir(path):
     hint = (" (it is a compare directory: use `crsec report` on it)"
             if is_compare_dir(path) else "")
-    raise UserError(f"{path} is not a run directory (no run.json){hint}; "
+    raise UserError(f"{path} is not a run directory (no {RUN_JSON}){hint}; "
                     "pass a directory written by `crsec run`")
   fix = "the run directory is incomplete: run the episode again"
-  run = _read_json(path / "run.json", fix)
-  scenario = _read_json(path / "scenario.json", fix)
+  run = _read_json(path / RUN_JSON, fix)
+  scenario = _read_json(path / SCENARIO_JSON, fix)
   if not isinstance(scenario, dict) or not scenario.get("target_norms"):
-    raise UserError(f"{path / 'scenario.json'} names no target_norms; the "
+    raise UserError(f"{path / SCENARIO_JSON} names no target_norms; the "
                     "metrics measure those: add them to the scenario and run "
                     "again")
-  records = read_records(path / "events.jsonl")
+  records = read_records(path / EVENTS)
   snapshots: dict[int, dict[str, Any]] = {}
-  norms_dir = path / "norms"
+  norms_dir = path / NORMS
   if norms_dir.is_dir():
     for file in sorted(norms_dir.iterdir()):
-      match = _SNAPSHOT.match(file.name)
-      if match:
-        snapshots[int(match.group(1))] = _read_json(file, fix)
+      step = snapshot_step(file.name)
+      if step is not None:
+        snapshots[step] = _read_json(file, fix)
   usage = None
-  if (path / "usage.json").is_file():
-    usage = _read_json(path / "usage.json", fix)
-  return RunData(path=path, run=run, scenario=scenario, records=records,
-                 snapshots=snapshots, usage=usage)
+  if (path / USAGE_JSON).is_file():
+    usage = _read_json(path / USAGE_JSON, fix)
+  return Run(path=path, run=run, scenario=scenario, records=records,
+             snapshots=snapshots, usage=usage)
 
 
 @dataclasses.dataclass
-class CompareData:
+class Compare:
   """A compare directory: its manifest and the run directories per arm."""
   path: Path
   manifest: dict[str, Any]
   runs: dict[str, list[Path]]
 
 
-def load_compare(path: str | Path) -> CompareData:
+def read_compare(path: str | Path) -> Compare:
   path = Path(path)
   if not is_compare_dir(path):
-    raise UserError(f"{path} is not a compare directory (no compare.json); "
-                    "pass a directory written by `crsec compare`")
-  manifest = _read_json(path / "compare.json",
+    raise UserError(f"{path} is not a compare directory (no "
+                    f"{COMPARE_JSON}); pass a directory written by "
+                    "`crsec compare`")
+  manifest = _read_json(path / COMPARE_JSON,
                         "run `crsec compare` again to rewrite it")
   runs: dict[str, list[Path]] = {}
   for arm, dirs in (manifest.get("arms") or {}).items():
@@ -268,12 +236,46 @@ def load_compare(path: str | Path) -> CompareData:
                  for d in (Path(x) for x in dirs)]
     runs[arm] = [d for d in runs[arm] if is_run_dir(d)]
   if not any(runs.values()):
-    raise UserError(f"{path / 'compare.json'} lists no finished run "
+    raise UserError(f"{path / COMPARE_JSON} lists no finished run "
                     "directory; run `crsec compare` again")
-  return CompareData(path=path, manifest=manifest, runs=runs)
+  return Compare(path=path, manifest=manifest, runs=runs)
 
 
-def norm_index(run: RunData) -> dict[tuple[str, str], dict[str, Any]]:
+@dataclasses.dataclass(frozen=True)
+class SweepRun:
+  """A run of a sweep as its sweep.json lists it (crsec_concordia/sweeps/
+  grid.py writes it; only the fields a reader needs)."""
+  id: str
+  path: Path
+  scenario: str
+  condition: str
+  endpoint: str
+  arm: str
+  seed: int | None
+  status: str | None
+
+
+def read_sweep(path: str | Path) -> list[SweepRun]:
+  """The runs a sweep directory lists whose run directory exists."""
+  path = Path(path)
+  manifest = _read_json(path / SWEEP_JSON,
+                        "run `crsec sweep` again to rewrite it")
+  out = []
+  for r in (manifest.get("runs") or []) if isinstance(manifest, dict) else []:
+    run_dir = path / str(r.get("run_dir") or "")
+    if not r.get("run_dir") or not is_run_dir(run_dir):
+      continue
+    seed = r.get("seed")
+    out.append(SweepRun(
+        id=str(r.get("id") or run_dir.name), path=run_dir,
+        scenario=str(r.get("scenario") or ""),
+        condition=str(r.get("condition") or ""),
+        endpoint=str(r.get("endpoint") or ""), arm=str(r.get("arm") or ""),
+        seed=None if seed is None else int(seed), status=r.get("status")))
+  return out
+
+
+def norm_index(run: Run) -> dict[tuple[str, str], dict[str, Any]]:
   """(agent, norm id) -> the latest known entry (content, origin, ...).
 
   Plans name norms by id only; snapshots and records give their content.
@@ -282,12 +284,13 @@ def norm_index(run: RunData) -> dict[tuple[str, str], dict[str, Any]]:
   for record in run.records:
     kind = record.get("kind")
     agent = record.get("agent")
-    if kind in ("created", "candidate", "verdict") and record.get("norm_id"):
+    if kind in (CREATED, CANDIDATE,
+                VERDICT) and record.get("norm_id"):
       index.setdefault((agent, record["norm_id"]), {}).update(
           {k: v for k, v in record.items() if k in ("content", "type",
                                                     "utility", "origin",
                                                     "source_agent")})
-    elif kind == "synthesis" and record.get("abstract_id"):
+    elif kind == SYNTHESIS and record.get("abstract_id"):
       index.setdefault((agent, record["abstract_id"]), {}).update(
           {"content": record.get("content"), "type": record.get("type"),
            "origin": "synthesis"})

@@ -14,17 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.cluster import hierarchy
+from scipy.spatial import distance
 
 from crsec_concordia import embedding
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.rundir import reading
+from crsec_concordia.rundir.reading import Run
 
 
 def _clusters(vectors: np.ndarray, threshold: float) -> list[list[int]]:
   if len(vectors) == 1:
     return [[0]]
-  from scipy.cluster import hierarchy  # pylint: disable=import-outside-toplevel
-  from scipy.spatial import distance  # pylint: disable=import-outside-toplevel
   dist = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
   np.fill_diagonal(dist, 0.0)
   tree = hierarchy.linkage(distance.squareform(dist, checks=False),
@@ -36,7 +37,7 @@ def _clusters(vectors: np.ndarray, threshold: float) -> list[list[int]]:
   return list(groups.values())
 
 
-def emergent_norms(run: rundir.RunData, matcher: NormMatcher,
+def emergent_norms(run: Run, matcher: NormMatcher,
                    embedder: Any = None) -> list[dict[str, Any]]:
   """Clusters of non-target qualified norms held by >= 2 agents, big first."""
   if not run.snapshots:
@@ -47,7 +48,7 @@ def emergent_norms(run: rundir.RunData, matcher: NormMatcher,
            for n in (a.get("initial_norms") or [])}
   members = []
   for agent in run.agents:
-    for norm in rundir.qualified(final.get(agent)):
+    for norm in reading.qualified(final.get(agent)):
       members.append((agent, norm))
   if not members:
     return []
@@ -56,7 +57,7 @@ def emergent_norms(run: rundir.RunData, matcher: NormMatcher,
   if not members:
     return []
   if embedder is None:
-    embedder = embedding.shared_embedder()
+    embedder = matcher.embedder
   vectors = embedding.encode(embedder, [n["content"] for _, n in members])
   out = []
   for group in _clusters(vectors, matcher.threshold):

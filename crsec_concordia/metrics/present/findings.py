@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia.metrics import corrected, run_metrics
-from crsec_concordia.metrics.correction import Estimate
+from crsec_concordia.metrics.classifiers import corrected, correction
+from crsec_concordia.metrics.classifiers.correction import Estimate
+from crsec_concordia.metrics.measure import run_metrics
 
 MIN_SEEDS = 3
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "cannot tell"
@@ -35,7 +36,7 @@ Runs = dict[str, list[run_metrics.RunMetrics]]
 def _pooled(ms: Sequence[run_metrics.RunMetrics], measure: str, tid: str,
             index: int = -1) -> Estimate:
   if not ms:
-    return corrected.correction.NAN_ESTIMATE
+    return correction.NAN_ESTIMATE
   flags = [m.agent_flags.get(measure, {}).get(tid, [None])[index] for m in ms]
   norms = ([m.agent_flags["norms"][index] for m in ms]
            if measure == "belief" else None)

@@ -7,19 +7,16 @@ belief, a level never reached) are left out and `n` says how many counted.
 
 The treatment effect is normative minus baseline, paired by seed (both arms
 ran on the same seeds): the mean of the per-seed differences with its t
-interval. Outputs, in the compare directory:
-  compare_summary.json  per arm {metric: {mean, ci_low, ci_high, n, values}}
-                        and effects {metric: {...}}
-  compare_summary.csv   the same, one row per (arm or "effect", metric)
-  compare_per_step.csv  per arm, step and per-step column: n, mean, CI
-  compare_per_seed.{csv,parquet}, compare_long.{csv,parquet}  tidy tables
-                        of every run (tables.py)
+interval. `CompareMetrics.summary` holds, per arm, {metric: {mean,
+ci_low, ci_high, n, values}} and the effects {metric: {...}};
+`per_step` per arm, step and per-step column: n, mean, CI.
+metrics/present/tables.py writes them (compare_summary.json and the
+compare_* tables).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,13 +24,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as scipy_stats
 
-from crsec_concordia.metrics import rundir, run_metrics
-from crsec_concordia.metrics.csv_cells import safe_frame
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.rundir import reading
+from crsec_concordia.rundir.reading import Run
 
 ARMS = ("normative", "baseline")
-_TIME_COLUMNS = ("step", "day", "clock", "time", "elapsed_minutes", "hour")
+MatcherFactory = Callable[[Run], NormMatcher]
 
 
 # Metrics that are shares of agents (0..1) and the belief-behaviour gap
@@ -72,9 +71,9 @@ def mean_ci(values: Sequence[float | None], confidence: float = 0.95,
   mean = float(np.mean(finite))
   out["mean"] = mean
   if n >= 2:
-    from scipy import stats  # pylint: disable=import-outside-toplevel
     sd = float(np.std(finite, ddof=1))
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    half = (float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd
+            / math.sqrt(n))
     low, high = mean - half, mean + half
     if bounds[0] is not None:
       low = max(low, bounds[0])
@@ -129,7 +128,7 @@ def _per_step(arm: str, metrics: list[run_metrics.RunMetrics]
     return []
   data = pd.concat(frames, ignore_index=True)
   value_columns = [c for c in data.columns
-                   if c not in _TIME_COLUMNS and c != "seed"
+                   if c not in run_metrics.TIME_COLUMNS and c != "seed"
                    and pd.api.types.is_numeric_dtype(data[c])]
   rows = []
   for step, group in data.groupby("step", sort=True):
@@ -144,31 +143,26 @@ def _per_step(arm: str, metrics: list[run_metrics.RunMetrics]
 
 
 def aggregate(path: str | Path,
-              matcher_factory: Callable[[rundir.RunData], NormMatcher]
-              | None = None,
-              write_run_metrics: bool = True) -> CompareMetrics:
+              matcher_factory: MatcherFactory | None = None
+              ) -> CompareMetrics:
   """Computes each run's metrics and aggregates them per arm and effect."""
-  compare = rundir.load_compare(path)
+  compare = reading.read_compare(path)
   return aggregate_runs(compare.path, compare.runs, compare.manifest,
-                        matcher_factory, write_run_metrics)
+                        matcher_factory)
 
 
 def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
                    manifest: dict[str, Any],
-                   matcher_factory: Callable[[rundir.RunData], NormMatcher]
-                   | None = None,
-                   write_run_metrics: bool = True) -> CompareMetrics:
+                   matcher_factory: MatcherFactory | None = None
+                   ) -> CompareMetrics:
   """`aggregate` of run directories grouped by arm (a compare directory's,
   or one cell of a sweep: crsec_concordia/sweeps/aggregate.py)."""
   runs: dict[str, list[run_metrics.RunMetrics]] = {}
   for arm, dirs in run_dirs.items():
     for d in dirs:
-      run = rundir.load_run(d)
+      run = reading.read_run(d)
       matcher = matcher_factory(run) if matcher_factory else None
-      m = run_metrics.compute(run, matcher)
-      if write_run_metrics:
-        run_metrics.write(m)
-      runs.setdefault(arm, []).append(m)
+      runs.setdefault(arm, []).append(run_metrics.compute(run, matcher))
   per_arm: dict[str, dict[str, dict[int | None, float | None]]] = {}
   arms_out: dict[str, Any] = {}
   for arm, metrics in runs.items():
@@ -217,32 +211,3 @@ def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
   }
   return CompareMetrics(path=path, runs=runs, per_step=per_step,
                         summary=run_metrics.json_safe(summary))
-
-
-def write(metrics: CompareMetrics, out_dir: str | Path | None = None) -> Path:
-  out = Path(out_dir) if out_dir else metrics.path
-  out.mkdir(parents=True, exist_ok=True)
-  (out / "compare_summary.json").write_text(
-      json.dumps(metrics.summary, indent=2, ensure_ascii=False),
-      encoding="utf-8")
-  safe_frame(metrics.per_step).to_csv(out / "compare_per_step.csv",
-                                      index=False)
-  rows = []
-  for arm, data in metrics.summary["arms"].items():
-    for name, stats in data["metrics"].items():
-      rows.append({"group": arm, "metric": name,
-                   **{k: stats[k] for k in ("n", "mean", "ci_low",
-                                            "ci_high")}})
-  for name, stats in metrics.summary["effects"].items():
-    rows.append({"group": "effect", "metric": name,
-                 **{k: stats[k] for k in ("n", "mean", "ci_low", "ci_high")}})
-  safe_frame(pd.DataFrame(rows, columns=[
-      "group", "metric", "n", "mean", "ci_low", "ci_high"])).to_csv(
-          out / "compare_summary.csv", index=False)
-  from crsec_concordia.metrics import tables  # pylint: disable=import-outside-toplevel
-  runs = [m for ms in metrics.runs.values() for m in ms]
-  tables.write(tables.per_seed(runs), out, "compare_per_seed")
-  tables.write(pd.concat([tables.long_form(m) for m in runs],
-                         ignore_index=True) if runs
-               else pd.DataFrame(columns=tables.LONG), out, "compare_long")
-  return out

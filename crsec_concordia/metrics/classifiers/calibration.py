@@ -1,13 +1,17 @@
-"""Calibrating and measuring the matcher on the labelled set.
+"""Precision, recall and F1, and the single cosine's calibration.
 
-`matcher_labels.json` holds hand-written norms, each labelled with the
-target norms it means (see its "about" and matching.py for the standard).
-Scoring is over (item, target) pairs: a pair is positive when the item
-lists the target. The threshold is the one with the highest F1 on a 0.005
-grid (ties go to the higher threshold, i.e. to precision).
+`Score` counts a classifier's (item, target) decisions; matcher_quality.py
+scores every rule with it. `data/matcher_labels.json` holds short
+hand-written paraphrases and near-misses of the café's targets, each
+labelled with the target norms it means (see its "about" and matching.py
+for the standard): the set the single cosine's MATCH_THRESHOLD was
+calibrated on, which still cuts emergent norms' clusters. A pair is
+positive when the item lists the target; the threshold is the one with the
+highest F1 on a 0.005 grid (ties go to the higher threshold, i.e. to
+precision).
 
-Run `python -m crsec_concordia.metrics.calibration` to print the sweep and
-the errors at the chosen threshold.
+Run `python -m crsec_concordia.metrics.classifiers.calibration` to print
+the sweep and the errors at the chosen threshold.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from typing import Any
 import numpy as np
 
 from crsec_concordia import embedding
+from crsec_concordia.metrics.classifiers import DATA
+from crsec_concordia.metrics.classifiers.matching import MATCH_THRESHOLD
 
-LABELS_PATH = Path(__file__).with_name("matcher_labels.json")
+LABELS_PATH = DATA / "matcher_labels.json"
 
 
 def precision(tp: int, fp: int) -> float:
@@ -96,7 +102,6 @@ def calibrate(sims: np.ndarray, positive: np.ndarray,
 
 
 def main() -> None:
-  from crsec_concordia.metrics.matching import MATCH_THRESHOLD  # pylint: disable=import-outside-toplevel
   labels = load_labels()
   sims, positive, ids = similarity_table(labels)
   print(f"{len(labels['items'])} items, {int(positive.sum())} positive pairs "

@@ -46,12 +46,15 @@ from typing import Any
 
 import yaml
 
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.correction import Rates
+from crsec_concordia.metrics.classifiers import DATA
+from crsec_concordia.metrics.classifiers.correction import Rates
+from crsec_concordia.rundir.format import ACTION
+from crsec_concordia.scenarios import TargetNorm
 
-DECISIONS = Path(__file__).with_name("data") / "referee_decisions"
-# bench/probes/ of a source checkout (not installed with the package).
-PROBES = Path(__file__).resolve().parents[2] / "bench" / "probes"
+DECISIONS = DATA / "referee_decisions"
+# bench/probes/ of a source checkout (not installed with the package):
+# crsec_concordia/metrics/classifiers/ -> the repository root.
+PROBES = Path(__file__).resolve().parents[3] / "bench" / "probes"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +75,7 @@ def probe_cases(scenario: str, probes: Path = PROBES) -> int | None:
   return len(data.get("referee") or []) + len(occasion.get("answers") or [])
 
 
-def _complies(ids: Iterable[str], target: rundir.TargetNorm) -> bool:
+def _complies(ids: Iterable[str], target: TargetNorm) -> bool:
   ids = set(ids)
   return bool(ids & set(target.complies)) and not ids & set(target.violates)
 
@@ -113,7 +116,7 @@ def scored(cases: Iterable[dict[str, Any]], deed: bool = False,
                  not look or all("looked" in c for c in cases))
 
 
-def confusion(cases: Iterable[dict[str, Any]], target: rundir.TargetNorm,
+def confusion(cases: Iterable[dict[str, Any]], target: TargetNorm,
               source: str = "", floor: float | None = None,
               deed: bool = False, doer: bool = False,
               look: bool = False) -> Rates:
@@ -143,7 +146,7 @@ def _load(directory: Path) -> list[dict[str, Any]]:
 def run_tag_floor(records: Iterable[dict[str, Any]]) -> float | None:
   """The tag floor a run's referee applied (None: none, an older run)."""
   for record in records:
-    if record.get("kind") == "action" and "tag_floor" in record:
+    if record.get("kind") == ACTION and "tag_floor" in record:
       return float(record["tag_floor"])
   return None
 
@@ -151,25 +154,25 @@ def run_tag_floor(records: Iterable[dict[str, Any]]) -> float | None:
 def run_tag_deed(records: Iterable[dict[str, Any]]) -> bool:
   """Whether a run's referee also gated on the scores without the place
   words (tag_gate.py; older runs did not)."""
-  return any(r.get("kind") == "action" and "tag_deed_similarity" in r
+  return any(r.get("kind") == ACTION and "tag_deed_similarity" in r
              for r in records)
 
 
 def run_tag_doer(records: Iterable[dict[str, Any]]) -> bool:
   """Whether a run's referee asked who does each tag it kept
   (doer_check.py; older runs did not)."""
-  return any(r.get("kind") == "action" and "tag_doers" in r
+  return any(r.get("kind") == ACTION and "tag_doers" in r
              for r in records)
 
 
 def run_tag_look(records: Iterable[dict[str, Any]]) -> bool:
   """Whether a run's referee took a second look at actions no tag of its
   general call counted for (second_look.py; older runs did not)."""
-  return any(r.get("kind") == "action" and "second_look" in r
+  return any(r.get("kind") == ACTION and "second_look" in r
              for r in records)
 
 
-def rates(target: rundir.TargetNorm, scenario: dict[str, Any],
+def rates(target: TargetNorm, scenario: dict[str, Any],
           decisions: Path | None = None, probes: Path | None = None,
           floor: float | None = None, deed: bool = False,
           doer: bool = False, look: bool = False,

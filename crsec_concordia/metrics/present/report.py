@@ -1,10 +1,10 @@
 """The HTML report of a run or a compare directory, with its figures.
 
 One self-contained page (figures embedded as base64 PNG, so it can be mailed
-or archived alone) at OUT/index.html, the same PNGs under OUT/figures/, the
-metrics exported beside the runs (metrics/ in each run directory, the
-compare_* files in a compare directory) and the questionnaire under
-OUT/questionnaire/.
+or archived alone) at OUT/index.html, the same PNGs under OUT/figures/ (and
+SVG or PDF for print, as asked), the metrics exported beside the runs
+(metrics/ in each run directory, the compare_* files in a compare
+directory: tables.py) and the questionnaire under OUT/questionnaire/.
 
 The pages are templates/run.html.j2 and compare.html.j2; this module
 computes what they show, as plain text and data (templating.py).
@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from crsec_concordia.metrics import aggregate, figures, matcher_quality
-from crsec_concordia.metrics import questionnaire, rundir, run_metrics
-from crsec_concordia.metrics.matching import NormMatcher
-from crsec_concordia.metrics.templating import (Cell, Lines, Page, Stats,
-                                                Strong)
-
-MatcherFactory = Callable[[rundir.RunData], NormMatcher]
+from crsec_concordia.metrics.classifiers import measured
+from crsec_concordia.metrics.measure import aggregate, run_metrics
+from crsec_concordia.metrics.measure.aggregate import MatcherFactory
+from crsec_concordia.metrics.present import figures, questionnaire, tables
+from crsec_concordia.metrics.present.templating import (Cell, Lines, Page,
+                                                        Stats, Strong)
+from crsec_concordia.rundir import reading
+from crsec_concordia.rundir.format import LOG_HTML, METRICS, REPORT
 _USAGE_FIELDS = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
                  "completion_tokens")
 
@@ -132,7 +133,7 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
   run, summary = m.run, m.summary
   targets, clock = run.targets, run.clock
   totals = summary["totals"]
-  notes = matcher_quality.report_notes(summary["matcher"], targets)
+  notes = measured.report_notes(summary["matcher"], targets)
   tokens = (None if totals["prompt_tokens"] is None else
             totals["prompt_tokens"] + totals["completion_tokens"])
   return {
@@ -155,38 +156,45 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "figures": {
           "adoption": page.figure(
               "adoption", figures.adoption(m.per_step, targets, clock,
-                                           errors=notes),
+                                           run.name, errors=notes),
               "Belief (holds), behaviour (complies) and plans per target "
               "norm over simulated time; dotted lines at 50% and 90%."),
           "conflicts": page.figure(
-              "conflicts", figures.conflicts(m.per_step, targets, clock),
+              "conflicts", figures.conflicts(m.per_step, targets, clock,
+                                             run.name),
               "Conflicts detected per step, and those about each target "
               "norm."),
           "activity": page.figure(
-              "activity", figures.activity(m.per_step, clock),
+              "activity", figures.activity(m.per_step, clock, run.name),
               "Norm-related conversations and thoughts per step."),
           "diffusion": page.figure(
-              "diffusion", figures.diffusion(summary["diffusion"],
-                                             run.agents, run.roles, targets),
+              "diffusion", figures.diffusion(
+                  summary["diffusion"], run.agents, run.roles, targets,
+                  figures.one_run("Norm diffusion (who passed which norm "
+                                  "to whom)", run.name)),
               "Who passed which norm to whom: candidates with a source "
               "agent; squares are norm entrepreneurs."),
           "usage": page.figure(
-              "usage", figures.usage(summary["usage"]),
+              "usage", figures.usage(summary["usage"], figures.one_run(
+                  "LLM calls per module", run.name)),
               "LLM calls and tokens per CRSEC module (usage.json).")}}
 
 
 def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
                matcher_factory: MatcherFactory | None = None,
-               per_op: int = 20, seed: int = 0) -> Report:
-  run = rundir.load_run(run_dir)
-  out = Path(out_dir) if out_dir else run.path / "report"
+               per_op: int = 20, seed: int = 0,
+               figure_formats: Sequence[str] = ()) -> Report:
+  """RUN_DIR/metrics/ and the report page, its figures also in
+  `figure_formats` ("svg", "pdf")."""
+  run = reading.read_run(run_dir)
+  out = Path(out_dir) if out_dir else run.path / REPORT
   out.mkdir(parents=True, exist_ok=True)
   m = run_metrics.compute(run, matcher_factory(run) if matcher_factory
                           else None)
-  metrics_dir = run_metrics.write(m)
+  metrics_dir = tables.write_run(m)
   qdir = questionnaire.write([run], out / "questionnaire", per_op=per_op,
                              seed=seed)
-  page = Page(out)
+  page = Page(out, figure_formats)
   info = run.run
   index = page.write(
       "run.html.j2", name=run.name,
@@ -196,10 +204,11 @@ def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
             f"{_fmt(info.get('max_steps'))}",
             str((info.get("model") or {}).get("model", "")),
             _fmt(info.get("wall_seconds"), 0) + " s"],
-      links=[page.link(run.path / "log.html", "Concordia log"),
-             page.link(metrics_dir / "per_step.csv", "per-step CSV"),
-             page.link(metrics_dir / "per_hour.csv", "per-hour CSV"),
-             page.link(metrics_dir / "summary.json", "summary.json"),
+      links=[page.link(run.path / LOG_HTML, "Concordia log"),
+             page.link(metrics_dir / tables.PER_STEP_CSV, "per-step CSV"),
+             page.link(metrics_dir / tables.PER_HOUR_CSV, "per-hour CSV"),
+             page.link(metrics_dir / tables.SUMMARY_JSON,
+                       tables.SUMMARY_JSON),
              page.link(qdir / "index.html", "human evaluation kit")],
       **_run_sections(page, m))
   return Report(index=index, figures=page.figures, questionnaire=qdir)
@@ -256,15 +265,18 @@ def _merged_diffusion(normative: Sequence[run_metrics.RunMetrics]
 
 def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
                    *, matcher_factory: MatcherFactory | None = None,
-                   per_op: int = 20, seed: int = 0) -> Report:
+                   per_op: int = 20, seed: int = 0,
+                   figure_formats: Sequence[str] = ()) -> Report:
+  """The compare directory's tables (and each run's) and its page, its
+  figures also in `figure_formats` ("svg", "pdf")."""
   cm = aggregate.aggregate(compare_dir, matcher_factory)
-  aggregate.write(cm)
-  out = Path(out_dir) if out_dir else cm.path / "report"
+  tables.write_compare(cm)
+  out = Path(out_dir) if out_dir else cm.path / REPORT
   out.mkdir(parents=True, exist_ok=True)
   first = next(m for ms in cm.runs.values() for m in ms)
   targets, clock = first.run.targets, first.run.clock
   summary = cm.summary
-  page = Page(out)
+  page = Page(out, figure_formats)
   arms = summary["arms"]
   metrics = []
   for key, label, percent in _key_metrics(targets):
@@ -272,7 +284,7 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
         _stats((arms.get(arm) or {}).get("metrics", {}).get(key), percent)
         for arm in ("normative", "baseline")]
                    + [_stats(summary["effects"].get(key), percent)])
-  notes = matcher_quality.report_notes(first.summary["matcher"], targets)
+  notes = measured.report_notes(first.summary["matcher"], targets)
   normative = cm.runs.get("normative", [])
   figs = {
       "adoption": page.figure("compare_adoption", figures.compare_adoption(
@@ -290,8 +302,8 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
           targets), "Who passed which norm to whom, summed over seeds.")
                    if normative else None}
   runs = [[arm, str(m.run.seed), str(m.run.run.get("status")),
-           page.link(m.run.path / "log.html", "Concordia log"),
-           page.link(m.run.path / "metrics" / "summary.json", "metrics"),
+           page.link(m.run.path / LOG_HTML, "Concordia log"),
+           page.link(m.run.path / METRICS / tables.SUMMARY_JSON, "metrics"),
            _fmt(m.summary["totals"]["conflicts"], 0)]
           for arm, ms in cm.runs.items() for m in ms]
   qruns = [m.run for m in normative] or [m.run for ms in cm.runs.values()
@@ -302,8 +314,9 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
       "compare.html.j2", scenario=str(summary.get("scenario")),
       seeds=str(summary.get("seeds")),
       links=[page.link(cm.path / name, name)
-             for name in ("compare_summary.json", "compare_summary.csv",
-                          "compare_per_step.csv")],
+             for name in (tables.COMPARE_SUMMARY_JSON,
+                          tables.COMPARE_SUMMARY_CSV,
+                          tables.COMPARE_PER_STEP_CSV)],
       failed="; ".join(f"{f['arm']} seed {f['seed']}: {f['error']}"
                        for f in summary.get("failed") or ()),
       metrics=metrics, target_norms=targets, matcher_notes=notes,

@@ -4,7 +4,9 @@ A reader (or a crash) never sees half a file: JSON files are replaced
 whole, records are appended a slot at a time and fsynced, and checkpoints
 carry the episode's own slot number (Concordia's engine numbers steps from 1
 in every `play`, so after a resume its file names would overwrite the
-earlier ones). See docs/design.md, "Run directory".
+earlier ones). The names are format.py's, imported here so that a writer
+finds them beside the functions (`rundir.EVENTS`, `rundir.write_json`).
+See docs/design.md, "Run directory".
 """
 
 from __future__ import annotations
@@ -19,18 +21,22 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-RUN_JSON = "run.json"
-SCENARIO_JSON = "scenario.json"
-CONFIG_JSON = "config.json"
-EVENTS = "events.jsonl"
-USAGE_JSON = "usage.json"
-LOG_HTML = "log.html"
-# Concordia's `SimulationLog.to_json`: the file `concordia-log overview|actions
-# |context|... RUN_DIR/log.json` reads.
-LOG_JSON = "log.json"
-RUN_LOG = "run.log"
-CHECKPOINTS = "checkpoints"
-NORMS = "norms"
+from crsec_concordia.rundir.format import (
+    CHECKPOINT_FILES, CHECKPOINTS, CONFIG_JSON, EVENTS, LOG_HTML, LOG_JSON,
+    NORM_SNAPSHOTS, NORMS, RUN_JSON, RUN_LOG, SCENARIO_JSON, STEP, USAGE_JSON,
+    checkpoint, checkpoint_step, norm_snapshot, snapshot_step, temporary)
+
+__all__ = [
+    # The format's names a writer uses.
+    "CHECKPOINTS", "CONFIG_JSON", "EVENTS", "LOG_HTML", "LOG_JSON", "NORMS",
+    "RUN_JSON", "RUN_LOG", "SCENARIO_JSON", "USAGE_JSON", "norm_snapshot",
+    # Writing.
+    "KEEP_CHECKPOINTS", "VERSIONED", "USAGE_FIELDS", "add_usage",
+    "append_records", "checkpoint_path", "drop_norm_snapshots_after",
+    "git_commit", "now", "provenance", "read_json", "save_checkpoint",
+    "totals", "truncate_events", "versions", "write_json", "write_log_json",
+]
+
 KEEP_CHECKPOINTS = 2
 VERSIONED = ("crsec-concordia", "gdm-concordia", "openai", "numpy", "pandas",
              "sentence-transformers", "transformers", "torch", "xllamacpp",
@@ -47,11 +53,11 @@ def write_json(path: Path, data: Any) -> None:
   """Writes atomically: a reader (or a crash) never sees half a file.
 
   The text is made whole first: `json.dump` to a file runs the pure-Python
-  encoder, `json.dumps` the C one, several times faster (a fifty-agent
-  checkpoint was the largest piece of work between two slots).
+  encoder, `json.dumps` the C one, several times faster; a large society's
+  checkpoint is the biggest write between two slots.
   """
   text = json.dumps(data, indent=2, ensure_ascii=False)
-  tmp = path.with_name(f".{path.name}.tmp")
+  tmp = path.with_name(temporary(path.name))
   with open(tmp, "w", encoding="utf-8") as f:
     f.write(text)
     f.flush()
@@ -75,7 +81,7 @@ def versions() -> dict[str, str]:
   return found
 
 
-# The checkout this module belongs to, when it is one: crsec_concordia/runs/
+# The checkout this module belongs to, when it is one: crsec_concordia/rundir/
 # -> crsec_concordia/ -> the repository root.
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,25 +150,22 @@ def write_log_json(run_dir: Path, log: Any) -> None:
   """
   text = log.to_json(indent=None)
   path = run_dir / LOG_JSON
-  tmp = path.with_name(f".{path.name}.tmp")
+  tmp = path.with_name(temporary(path.name))
   with open(tmp, "w", encoding="utf-8") as f:
     f.write(text)
   os.replace(tmp, path)
 
 
 def checkpoint_path(run_dir: Path, step: int) -> Path:
-  return run_dir / CHECKPOINTS / f"step_{step}_checkpoint.json"
+  return run_dir / CHECKPOINTS / checkpoint(step)
 
 
 def save_checkpoint(run_dir: Path, step: int, data: Mapping[str, Any]) -> None:
   """Writes the checkpoint of `step`; keeps only the latest two."""
   write_json(checkpoint_path(run_dir, step), data)
-  for old in (run_dir / CHECKPOINTS).glob("step_*_checkpoint.json"):
-    try:
-      number = int(old.name.split("_")[1])
-    except ValueError:
-      continue
-    if number <= step - KEEP_CHECKPOINTS:
+  for old in (run_dir / CHECKPOINTS).glob(CHECKPOINT_FILES):
+    number = checkpoint_step(old.name)
+    if number is not None and number <= step - KEEP_CHECKPOINTS:
       old.unlink(missing_ok=True)
 
 
@@ -211,14 +214,15 @@ def truncate_events(path: Path, steps: int) -> None:
         except json.JSONDecodeError:
           break  # A line cut short by the crash: the slot was not flushed.
         kept.append(line if line.endswith("\n") else line + "\n")
-        if record.get("kind") == "step":
+        if record.get("kind") == STEP:
           seen += 1
-  tmp = path.with_name(f".{path.name}.tmp")
+  tmp = path.with_name(temporary(path.name))
   tmp.write_text("".join(kept), encoding="utf-8")
   os.replace(tmp, path)
 
 
 def drop_norm_snapshots_after(run_dir: Path, steps: int) -> None:
-  for snapshot in (run_dir / NORMS).glob("step_*.json"):
-    if int(snapshot.stem.split("_")[1]) > steps:
+  for snapshot in (run_dir / NORMS).glob(NORM_SNAPSHOTS):
+    number = snapshot_step(snapshot.name)
+    if number is not None and number > steps:
       snapshot.unlink()

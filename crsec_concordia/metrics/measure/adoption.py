@@ -36,13 +36,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from crsec_concordia.metrics import rundir
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.rundir import reading
+from crsec_concordia.rundir.format import ACTION, PLAN
+from crsec_concordia.rundir.reading import Run
 
 NAN = math.nan
 
 
-def belief(run: rundir.RunData, steps: Sequence[int],
+def belief(run: Run, steps: Sequence[int],
            matcher: NormMatcher) -> dict[str, Any]:
   """{target id: [share per step]} and who held what at the end.
 
@@ -54,14 +56,14 @@ def belief(run: rundir.RunData, steps: Sequence[int],
   agents = run.agents
   ids = [t.id for t in matcher.targets]
   contents = sorted({n["content"] for snap in run.snapshots.values()
-                     for db in snap.values() for n in rundir.qualified(db)})
+                     for db in snap.values() for n in reading.qualified(db)})
   means = dict(zip(contents, matcher.means_many(contents)))
   share: dict[str, list[float]] = {i: [] for i in ids}
   holders: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
   flags: dict[str, list[list[bool] | None]] = {i: [] for i in ids}
   norms: list[list[int] | None] = []
   for step in steps:
-    snapshot = rundir.snapshot_at(run.snapshots, step)
+    snapshot = reading.snapshot_at(run.snapshots, step)
     if snapshot is None:
       for i in ids:
         share[i].append(NAN)
@@ -71,7 +73,7 @@ def belief(run: rundir.RunData, steps: Sequence[int],
     held: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
     counts = []
     for agent in agents:
-      mine = rundir.qualified(snapshot.get(agent))
+      mine = reading.qualified(snapshot.get(agent))
       counts.append(len(mine))
       for norm in mine:
         for i in means.get(norm["content"], ()):
@@ -84,7 +86,7 @@ def belief(run: rundir.RunData, steps: Sequence[int],
   return {"share": share, "holders": holders, "flags": flags, "norms": norms}
 
 
-def behaviour(run: rundir.RunData, steps: Sequence[int],
+def behaviour(run: Run, steps: Sequence[int],
               matcher: NormMatcher, flags: bool = False
               ) -> dict[str, dict[str, list[Any]]]:
   """{measure: {target id: [value per step]}} from `action` records.
@@ -98,7 +100,7 @@ def behaviour(run: rundir.RunData, steps: Sequence[int],
   n = len(agents)
   targets = matcher.targets
   by_step: dict[int, list[dict[str, Any]]] = {}
-  for record in run.of_kind("action"):
+  for record in run.of_kind(ACTION):
     by_step.setdefault(int(record["step"]), []).append(record)
   state: dict[str, dict[str, str]] = {t.id: {} for t in targets}
   out = {m: {t.id: [] for t in targets}
@@ -140,18 +142,18 @@ def behaviour(run: rundir.RunData, steps: Sequence[int],
   return out
 
 
-def plans(run: rundir.RunData, steps: Sequence[int],
+def plans(run: Run, steps: Sequence[int],
           matcher: NormMatcher) -> dict[str, dict[str, list[float]]]:
   """{"plan": {id: [...]}, "plan_observed": {id: [...]}}; NaN without plans."""
   ids = [t.id for t in matcher.targets]
-  records = run.of_kind("plan")
+  records = run.of_kind(PLAN)
   out = {"plan": {i: [] for i in ids}, "plan_observed": {i: [] for i in ids}}
   if not records:
     for m in out.values():
       for i in ids:
         m[i] = [NAN] * len(steps)
     return out
-  index = rundir.norm_index(run)
+  index = reading.norm_index(run)
   agents = set(run.agents)
   n = len(agents)
   by_step: dict[int, list[dict[str, Any]]] = {}
