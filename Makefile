@@ -1,7 +1,7 @@
 # The README's two commands: `make demo` (set up, then run the mini café on
 # the embedded model) and `make test` (set up, then the test suite). Both
 # work first thing on a fresh clone; `make setup` takes seconds once done.
-.PHONY: setup demo test bench paper
+.PHONY: setup demo test bench paper check-core
 
 setup:
 	bash scripts/setup.sh
@@ -19,3 +19,9 @@ bench: setup
 # The paper's experiment to its end, then docs/results/ (hours; resumable).
 paper: setup
 	bash scripts/paper.sh
+
+# The core install without extras, measured in a fresh venv (minutes; not
+# part of `make test`): no torch, Ray or llama.cpp, at most 600 MB, and the
+# README's composition runs on it.
+check-core:
+	bash scripts/check_core_install.sh

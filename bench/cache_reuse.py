@@ -34,7 +34,7 @@ import openai
 
 from crsec_concordia.models import embedded
 from crsec_concordia.models.call_log import read
-from crsec_concordia.models.openai_compatible import reused_prompt_tokens
+from crsec_concordia.models.wire import reused_prompt_tokens
 
 
 def replay(base_url: str, entries: Sequence[dict[str, Any]], jobs: int

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from crsec_concordia.metrics.norm_clauses import has_negation  # noqa: E402
+from crsec_concordia.metrics.classifiers.norm_clauses import has_negation  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.operations.identify_norm import identify_norm  # noqa: E402
 

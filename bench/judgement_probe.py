@@ -13,13 +13,13 @@ endpoint: set CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the
 embedded model. The cases are test data: nothing of them reaches a prompt
 of the product. Cases are asked four at a time (--jobs), as a run's slot
 asks them; the embedded server then batches them, and a borderline answer
-can differ from one repeat to the next (session 18: "plants garlic cloves"
-tagged as picking from his own plot in one of two repeats of the same
-code); --jobs 1 asks one at a time.
+can differ from one repeat to the next ("plants garlic cloves" tagged as
+picking from his own plot in one of two repeats of the same code); --jobs 1
+asks one at a time. The figures measured so: docs/trials/referee.md.
 --heldout adds the venues of bench/heldout/, which nothing was tuned on.
 --cache FILE keeps the model's answers in a response cache: a change to one
 check, replayed with it, asks the model only the prompts it changed
-(session 25 tried five referee structures so, minutes each).
+(minutes, not the quarter hour of a full probe).
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | [--all] [--heldout]
        [--only referee|occasion|conflicts ...]
@@ -27,7 +27,6 @@ Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
 """
 
 import argparse
-import functools
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -40,9 +39,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from crsec_concordia import embedding  # noqa: E402
+from crsec_concordia import models  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
+from crsec_concordia.game_masters import referee as referee_lib  # noqa: E402
+from crsec_concordia.game_masters.referee import occasion_check  # noqa: E402
+from crsec_concordia.norms import PersonalNorm  # noqa: E402
+from crsec_concordia.operations.detect_conflict import (  # noqa: E402
+    detect_conflict)
+from crsec_concordia.relevance import nearest_rules  # noqa: E402
 from crsec_concordia.scenarios import (Scenario, builtin_names,  # noqa: E402
                                        load_scenario)
 import probe_scores  # noqa: E402  (bench/, beside this file)
@@ -175,15 +180,13 @@ def report(name: str, results: list[tuple[bool, str]]) -> tuple[int, int]:
 def probe_referee(model, scenario: Scenario, cases: list[_Case],
                   decisions: list[dict] | None = None, jobs: int = JOBS
                   ) -> tuple[probe_scores.TagCounts, tuple[int, int] | None]:
-  """The game master's own adjudication of each case (the run's code path:
-  its evidence rule and the scenario's default place included): the tag
+  """The game master's own referee on each case (the run's code path: its
+  evidence rule and the scenario's default place included): the tag
   counts and (places right, places labelled)."""
-  from crsec_concordia.game_masters import adjudication  # pylint: disable=import-outside-toplevel
-  referee = adjudication.Adjudication(
+  referee = referee_lib.Referee(
       model, place=scenario.setting, default_place=scenario.default_place,
       behaviours=[b.model_dump(mode="json") for b in scenario.behaviours],
-      similarity=functools.partial(embedding.pair_similarity,
-                                     shared_embedder()))
+      similarity=referee_lib.similarity_of(shared_embedder()))
   counts = probe_scores.TagCounts()
   results, places = [], []
   # `jobs` at a time (by default as a run's slot asks them: the embedded
@@ -194,56 +197,17 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
   for case, (event, failure) in zip(cases, answers):
     want = set(case.behaviours)
     failed = failure is not None and not event.get("adjudicated")
-    look = event.get("second_look") or {}
     if decisions is not None:  # A failed answer flags nothing.
-      # What the general call gave, before the tag floor, with the scores
-      # the floor reads: a run's corrected estimates apply the floor its
-      # referee did (crsec_concordia/metrics/referee_quality.py); and the
-      # second look's tag, counted only for a run whose referee took it.
-      looked = [look["behaviour"]] if look.get("accepted") else []
-      given = [] if failed else sorted(
-          [*(i for i in event["behaviours"] if i not in looked),
-           *event.get("far_from_action", ()),
-           *event.get("not_by_actor", ())])
-      doers = event.get("tag_doers", {})
-      decisions.append({"action": case.action, "truth": sorted(want),
-                        "given": given,
-                        "scores": {i: event["tag_similarity"][i]
-                                   for i in given},
-                        "deed_scores": {i: event["tag_deed_similarity"][i]
-                                        for i in given},
-                        # The doer check's answer for each tag it was
-                        # asked about, and whether it named the actor.
-                        "doers": doers,
-                        "by_actor": {i: i in event["behaviours"]
-                                     for i in doers},
-                        "looked": looked})
+      decisions.append(_decision(case, event, failed))
     if failed:
       counts.add(want, ())
       results.append((False, f"want {sorted(want)} failed: "
                      f"{failure['error']} | {case.action}"))
       continue
     got = set(event["behaviours"])
-    # A claim without the action's words as evidence is not counted; shown
-    # on a miss with the evidence given, to tell the two failures apart.
-    claimed = (f" (claimed {event['unsupported']}, evidence "
-               f"{event['evidence']!r})" if event.get("unsupported") else
-               f" (evidence {event['evidence']!r})")
-    if event.get("not_by_actor"):
-      claimed += (f" (not the actor's: {event['not_by_actor']}, who does "
-                  f"it: {event['tag_doers']})")
-    if look:
-      claimed += (f" (second look: {look.get('behaviour')} of "
-                  f"{look['candidates']}"
-                  + (", accepted)" if look["accepted"] else
-                     f", not counted: {look.get('why')})"))
-    if event.get("far_from_action"):
-      claimed += (f" (far from the action: {event['far_from_action']}, "
-                  f"{event['tag_similarity']}, without the place words "
-                  f"{event['tag_deed_similarity']})")
     ok = counts.add(want, got)
-    results.append((ok, f"want {sorted(want)} got {sorted(got)}{claimed} | "
-                    f"{case.actor}: {case.action}"))
+    results.append((ok, f"want {sorted(want)} got {sorted(got)}"
+                    f"{_checks_said(event)} | {case.actor}: {case.action}"))
     if case.place:
       places.append((event["place"] == case.place,
                      f"want {case.place} got {event['place']} | "
@@ -254,9 +218,54 @@ def probe_referee(model, scenario: Scenario, cases: list[_Case],
   return counts, placed
 
 
+def _decision(case: _Case, event: dict, failed: bool) -> dict:
+  """What the general call gave, before the tag floor, with the scores
+  the floor reads: a run's corrected estimates apply the floor its
+  referee did (crsec_concordia/metrics/classifiers/referee_quality.py); and the
+  second look's tag, counted only for a run whose referee took it."""
+  look = event.get("second_look") or {}
+  looked = [look["behaviour"]] if look.get("accepted") else []
+  given = [] if failed else sorted(
+      [*(i for i in event["behaviours"] if i not in looked),
+       *event.get("far_from_action", ()),
+       *event.get("not_by_actor", ())])
+  doers = event.get("tag_doers", {})
+  return {"action": case.action, "truth": sorted(set(case.behaviours)),
+          "given": given,
+          "scores": {i: event["tag_similarity"][i] for i in given},
+          "deed_scores": {i: event["tag_deed_similarity"][i] for i in given},
+          # The doer check's answer for each tag it was asked about, and
+          # whether it named the actor.
+          "doers": doers,
+          "by_actor": {i: i in event["behaviours"] for i in doers},
+          "looked": looked}
+
+
+def _checks_said(event: dict) -> str:
+  """What each check said of an answer, for its line: a claim without the
+  action's words as evidence is not counted, so it is shown with the
+  evidence given, to tell the two failures apart."""
+  said = (f" (claimed {event['unsupported']}, evidence "
+          f"{event['evidence']!r})" if event.get("unsupported") else
+          f" (evidence {event['evidence']!r})")
+  if event.get("not_by_actor"):
+    said += (f" (not the actor's: {event['not_by_actor']}, who does "
+             f"it: {event['tag_doers']})")
+  look = event.get("second_look") or {}
+  if look:
+    said += (f" (second look: {look.get('behaviour')} of "
+             f"{look['candidates']}"
+             + (", accepted)" if look["accepted"] else
+                f", not counted: {look.get('why')})"))
+  if event.get("far_from_action"):
+    said += (f" (far from the action: {event['far_from_action']}, "
+             f"{event['tag_similarity']}, without the place words "
+             f"{event['tag_deed_similarity']})")
+  return said
+
+
 def probe_occasion(model, scenario: Scenario, probes: _Occasion
                    ) -> tuple[str, int, int]:
-  from crsec_concordia.game_masters import occasion_check  # pylint: disable=import-outside-toplevel
   occasion = next(o for o in scenario.occasions if o.id == probes.id)
   wanted = [b.model_dump(mode="json") for b in scenario.behaviours
             if b.id in occasion.behaviours]
@@ -267,7 +276,7 @@ def probe_occasion(model, scenario: Scenario, probes: _Occasion
         model, place=scenario.setting,
         situation=occasion.situation.replace("{actor}", case.actor),
         actor=case.actor, action=case.action, behaviours=wanted,
-        similarity=functools.partial(embedding.pair_similarity, embedder))
+        similarity=referee_lib.similarity_of(embedder))
     want = set(case.behaviours)
     got = {check["behaviour"]} if check["accepted"] else set()
     results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
@@ -280,9 +289,6 @@ def probe_occasion(model, scenario: Scenario, probes: _Occasion
 
 def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict],
                     jobs: int = JOBS) -> tuple[int, int]:
-  from crsec_concordia.norms import PersonalNorm  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.operations.detect_conflict import detect_conflict  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.relevance import nearest_rules  # pylint: disable=import-outside-toplevel
   def judge(case: _Conflict):
     # The sentence nearest the rule, as ConflictDetector finds it.
     near, = nearest_rules(shared_embedder(), [case.action], [case.norm])
@@ -308,7 +314,8 @@ def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict],
 def record_decisions(scenario: Scenario, model_name: str,
                      decisions: list[dict], out: Path) -> Path:
   """Writes the referee's answers on the labelled cases where the
-  corrected behaviour estimates read them (metrics/referee_quality.py)."""
+  corrected behaviour estimates read them
+  (metrics/classifiers/referee_quality.py)."""
   out.mkdir(parents=True, exist_ok=True)
   path = out / f"{scenario.name}.json"
   path.write_text(json.dumps(
@@ -344,7 +351,25 @@ def probe_venue(model, scenario: Scenario, probes: Probes,
   return line, tags
 
 
-def main(argv: list[str] | None = None) -> int:
+def _venues(args: argparse.Namespace) -> list[tuple[Scenario, Probes]]:
+  """The venues the arguments name, each with its cases (only the sections
+  asked for)."""
+  if not (args.all or args.heldout):
+    scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
+    return [(scenario, load_probes(args.probes or probes_path(scenario),
+                                   scenario).only(args.only))]
+  venues = []
+  for name in probed_venues() if args.all else []:
+    scenario = load_scenario(name)
+    venues.append((scenario, load_probes(probes_path(scenario),
+                                         scenario).only(args.only)))
+  for path, probes in heldout_venues() if args.heldout else []:
+    scenario = load_scenario(str(path))
+    venues.append((scenario, load_probes(probes, scenario).only(args.only)))
+  return venues
+
+
+def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--scenario", default=None,
                       help="a built-in scenario name or a .yaml path "
@@ -373,6 +398,11 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--cache", type=Path, default=None, metavar="FILE",
                       help="answer from (and add to) this response cache: "
                            "a replay asks the model only new prompts")
+  return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = _parser()
   args = parser.parse_args(argv)
   if args.record and args.only and "referee" not in args.only:
     parser.error("--record records the referee's answers: --only must "
@@ -386,26 +416,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.error("--record writes the shipped venues' decisions for the "
                  "corrected estimates: not with --heldout")
   try:
-    if args.all or args.heldout:
-      venues = []
-      for name in probed_venues() if args.all else []:
-        scenario = load_scenario(name)
-        venues.append((scenario, load_probes(probes_path(scenario),
-                                             scenario).only(args.only)))
-      for path, probes in heldout_venues() if args.heldout else []:
-        scenario = load_scenario(str(path))
-        venues.append((scenario, load_probes(probes, scenario).only(
-            args.only)))
-    else:
-      scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
-      venues = [(scenario, load_probes(args.probes or probes_path(scenario),
-                                       scenario).only(args.only))]
+    venues = _venues(args)
   except UserError as e:
     print(f"judgement_probe: {e}", file=sys.stderr)
     return 2
-  from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
-  endpoint = EndpointConfig.resolve()
-  model = make_model(endpoint, seed=1, cache_path=args.cache)
+  endpoint = models.EndpointConfig.resolve()
+  model = models.make_model(endpoint, seed=1, cache_path=args.cache)
   name = str(endpoint.describe().get("model"))
   results = [probe_venue(model, scenario, probes, args.record, name,
                          args.jobs)

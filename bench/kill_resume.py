@@ -48,7 +48,7 @@ from crsec_concordia import runner  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
 from crsec_concordia.models import EndpointConfig  # noqa: E402
-from crsec_concordia.runs import rundir  # noqa: E402
+from crsec_concordia.rundir import writing as rundir  # noqa: E402
 from tests import schema_answers  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 

@@ -1,7 +1,7 @@
 """What the LLM judge adds to the norm matcher, on the labelled test half.
 
 The metrics decide that a personal norm MEANS a target by the chosen
-embedding rule (crsec_concordia/metrics/matching.py, CHOSEN_RULE); with a
+embedding rule (crsec_concordia/metrics/classifiers/matching.py, CHOSEN_RULE); with a
 judge (`crsec report --judge`), every (norm, target) pair whose rule score
 is at or above JUDGE_FLOOR goes to the language model, whose yes/no
 decides (a failed answer leaves the rule's decision). This bench puts the
@@ -30,11 +30,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
-from crsec_concordia.metrics import matcher_quality as mq  # noqa: E402
-from crsec_concordia.metrics.calibration import Score  # noqa: E402
+from crsec_concordia.metrics.classifiers import matcher_quality as mq  # noqa: E402
+from crsec_concordia.metrics.classifiers.calibration import Score  # noqa: E402
+from crsec_concordia.metrics.classifiers.judge import LLMJudge  # noqa: E402
+from crsec_concordia.metrics.classifiers.matching import (  # noqa: E402
+    CHOSEN_RULE, JUDGE_FLOOR)
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
-from crsec_concordia.metrics.matching import (  # noqa: E402
-    CHOSEN_RULE, JUDGE_FLOOR, LLMJudge)
 
 
 def _counts(decided: list[tuple[str, bool, bool]]) -> dict[str, Score]:

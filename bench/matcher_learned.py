@@ -36,10 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia.metrics import matcher_quality as mq
-from crsec_concordia.metrics import norm_clauses
-from crsec_concordia.metrics.calibration import Score
-from crsec_concordia.metrics.matching import CHOSEN_RULE, MatchRule, NormMatcher
+from crsec_concordia.metrics.classifiers import matcher_quality as mq
+from crsec_concordia.metrics.classifiers import norm_clauses
+from crsec_concordia.metrics.classifiers.calibration import Score
+from crsec_concordia.metrics.classifiers.labels import venue_behaviours
+from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
+                                                          MatchRule,
+                                                          NormMatcher)
 
 FOLDS = 5
 REPEATS = 5
@@ -66,8 +69,10 @@ def venues(embedder: Any, items: Sequence[mq.LabelledNorm] | None = None
     mine = [i for i in items if i.venue == venue]
     texts = [i.text for i in mine]
 
-    def scored(rule: MatchRule, texts=texts, targets=targets) -> np.ndarray:
-      return NormMatcher(targets, rule=rule, embedder=embedder).scores(texts)
+    def scored(rule: MatchRule, texts=texts, targets=targets,
+               behaviours=venue_behaviours(venue)) -> np.ndarray:
+      return NormMatcher(targets, behaviours=behaviours, rule=rule,
+                         embedder=embedder).scores(texts)
 
     chosen = scored(CHOSEN_RULE)
     negation = np.array([[norm_clauses.has_negation(t)] for t in texts], float)

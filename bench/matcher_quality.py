@@ -1,6 +1,6 @@
 """How well the norm matcher finds targets in agents' wording, per target.
 
-Every rule tried (crsec_concordia/metrics/matcher_quality.py, TRIED: the old
+Every rule tried (metrics/classifiers/matcher_quality.py, TRIED: the old
 single cosine at 0.52 first) has its threshold(s) set on the calibration
 half of crsec_concordia/metrics/data/norm_labels.jsonl, then is scored on
 both halves over (norm, target) pairs within a venue. Prints, per rule, the
@@ -25,9 +25,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
-from crsec_concordia.metrics import matcher_quality as mq  # noqa: E402
-from crsec_concordia.metrics.calibration import Score  # noqa: E402
-from crsec_concordia.metrics.matching import CHOSEN_RULE, MatchRule  # noqa: E402
+from crsec_concordia.metrics.classifiers import matcher_quality as mq  # noqa: E402
+from crsec_concordia.metrics.classifiers import measured as matcher_error  # noqa: E402
+from crsec_concordia.metrics.classifiers.calibration import Score  # noqa: E402
+from crsec_concordia.metrics.classifiers.matching import (  # noqa: E402
+    CHOSEN_RULE, MatchRule)
 import matcher_learned as ml  # noqa: E402  (bench/, beside this file)
 
 
@@ -98,10 +100,10 @@ def main() -> None:
   same = fitted[best] == CHOSEN_RULE
   print(f"matching.CHOSEN_RULE is the selected rule as calibrated: "
         f"{'yes' if same else 'NO'}")
-  measured = mq.load_measured()
+  measured = matcher_error.load_measured()
   if measured is not None and measured.get("test") != mq.figures(chosen_test):
     print(f"{mq.QUALITY_PATH.name} is out of date: run "
-          "python -m crsec_concordia.metrics.matcher_quality --write")
+          "python -m crsec_concordia.metrics.classifiers.matcher_quality --write")
 
   if args.errors:
     calibration = mq.table(CHOSEN_RULE, "calibration", embedder=embedder,

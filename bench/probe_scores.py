@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from crsec_concordia.metrics import calibration
+from crsec_concordia.metrics.classifiers import calibration
 
 # The acceptance of issue 21 for the embedded model, per venue.
 TARGET_PRECISION = 0.9

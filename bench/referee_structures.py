@@ -1,8 +1,8 @@
 """The referee's answer structures tried on the probes, side by side.
 
 The shipped referee (one call: narration, place, a behaviour id, a second
-id, a quote; game_masters/referee_question.py) is compared with the other
-structures tried for issue 21 on the same labelled cases
+id, a quote; game_masters/referee/general_call.py) is compared with the
+other structures measured for issue 21 on the same labelled cases
 (bench/probes/<venue>.yaml), each scored by precision and recall over
 behaviour tags (bench/probe_scores.py):
 
@@ -16,7 +16,7 @@ behaviour tags (bench/probe_scores.py):
              a few words) before the ids
 
 The wordings are those measured on the mini café (figures in
-referee_question.py); `how` and `deed` here skip the shipped referee's
+docs/trials/referee.md); `how` and `deed` here skip the shipped referee's
 second ask after an unsupported quote, so their figures may differ a
 little. So a claim such as "a yes/no verifier cannot lift precision on this
 model" can be checked on any model or venue, not taken on trust. Any
@@ -30,7 +30,6 @@ Usage: .venv/bin/python bench/referee_structures.py [--venue NAME ...]
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -40,10 +39,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from crsec_concordia import embedding  # noqa: E402
+from crsec_concordia import models  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
-from crsec_concordia.game_masters import adjudication  # noqa: E402
-from crsec_concordia.game_masters import referee_question as rq  # noqa: E402
+from crsec_concordia.game_masters import referee  # noqa: E402
+from crsec_concordia.game_masters.referee import (  # noqa: E402
+    general_call as rq)
 from crsec_concordia.models.base import (EndpointError,  # noqa: E402
                                          StructuredOutputError)
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
@@ -70,12 +70,11 @@ def _ask(model, prompt: str, schema: Mapping[str, Any], max_tokens: int
 
 
 def shipped(model, scenario: Scenario, actor: str, action: str) -> set[str]:
-  referee = adjudication.Adjudication(
+  judge = referee.Referee(
       model, place=scenario.setting, default_place=scenario.default_place,
       behaviours=_behaviours(scenario),
-      similarity=functools.partial(embedding.pair_similarity,
-                                     shared_embedder()))
-  event, _ = referee.adjudicate(actor, action)
+      similarity=referee.similarity_of(shared_embedder()))
+  event, _ = judge.adjudicate(actor, action)
   return set(event["behaviours"])
 
 
@@ -139,7 +138,7 @@ def _extended(model, scenario: Scenario, actor: str, action: str, *,
   prompt = prompt.replace(f"{before}: ", f"{line}\n{before}: ", 1)
   answer = _ask(model, prompt, schema, 200)
   named = set(rq.behaviours_of(answer, ids))
-  return answer, (named if adjudication.supported(answer, ids, actor, action)
+  return answer, (named if rq.supported(answer, ids, actor, action)
                   else set())
 
 
@@ -192,8 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                       default=list(STRUCTURES))
   args = parser.parse_args(argv)
   venues = args.venue or judgement_probe.probed_venues()
-  from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
-  model = make_model(EndpointConfig.resolve(), seed=1)
+  model = models.make_model(models.EndpointConfig.resolve(), seed=1)
   lines = []
   for name in venues:
     scenario = load_scenario(name)

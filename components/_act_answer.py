@@ -1,38 +1,44 @@
-"""What an act answer looks like: its schema, its length, the reply line.
+"""What an act asks for: its prompt, the answer's schema, length and reply line.
 
 Kept apart from StructuredAct (structured_act.py), which decides when to
-ask and checks what comes back: the wording asked for, and why, is the
-part tried and measured on the small model, and changes on its own.
+ask and checks what comes back: the wording asked for is the part tried
+and measured on the small model (docs/trials/acting-and-planning.md), and
+changes on its own.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from concordia.typing import entity as entity_lib
 
 from crsec_concordia.operations.base import obj, text
 
 # An action or a line of talk: "one or two sentences" fits. Every other
 # agent, the referee and the observers' operations read each action, so a
-# rambling one (400 characters: five sentences, cut off mid-word) cost its
-# length ten times over; an answer the limit cuts keeps its whole sentences.
+# rambling one costs its length many times over; an answer the limit cuts
+# keeps its whole sentences.
 MAX_ANSWER_CHARS = 240
 TEXT_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS)})
 # An occasion in the slot a task begins: the occasion now, the task next
 # (_acting_reasons.py, "written ahead").
 TWO_SCHEMA = obj({"answer": text(MAX_ANSWER_CHARS),
                   "next": text(MAX_ANSWER_CHARS)})
+# A component with nothing to say still returns its label (Concordia's
+# ObservationToMemory gives ":"); a bare label line is left out.
+_BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
 _SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d]*)(?=\s)")
 
 REPLY = {
-    # A conversation turn wants spoken words. With the action wording the
-    # 1.5B model narrated ("Carlos tells Abigail that...") and the two
-    # sides echoed each other's narration.
+    # A conversation turn wants spoken words: with the action wording a
+    # small model narrates, and the two sides echo each other's narration.
     "speech": ("Reply as {name}, in character: only what {name} says "
                "aloud, in the first person, one or two sentences."),
-    # Not phrased as "answer: <description>": the 1.5B model copied such a
-    # description into its answer word for word. "true to ... own habits":
-    # with recent events in view the model copied another agent's action
-    # word for word.
+    # Not phrased as "answer: <description>", which a small model copies
+    # into its answer; "true to ... own habits", or with recent events in
+    # view it copies another agent's action.
     "action": ("Reply as {name}, in character and in the third person: "
                "one or two concrete sentences starting with \"{name}\", "
                "saying what {name} does or says, true to {name}'s own "
@@ -54,3 +60,25 @@ def whole_sentences(answer: str, limit: int = MAX_ANSWER_CHARS) -> str:
     return answer
   ends = [m.end() for m in _SENTENCE_END.finditer(answer)]
   return answer[:ends[-1]] if ends else answer
+
+
+def context_text(contexts: Mapping[str, str], order: Sequence[str]) -> str:
+  """The components' contexts in `order`, bare labels left out."""
+  return "\n".join(contexts[k].strip() for k in order
+                   if k in contexts and not _BARE_LABEL.fullmatch(
+                       contexts[k].strip()))
+
+
+def question(context: str, news: str, call: str,
+             action_spec: entity_lib.ActionSpec, *, name: str, kind: str
+             ) -> tuple[str, Mapping[str, Any]]:
+  """(the prompt, the answer's schema): the context, what is new, the call
+  to action and, for free text, the reply line of `kind` (REPLY)."""
+  prompt = f"{context}\n\n" + (f"{news}\n" if news else "") + f"{call}\n"
+  if action_spec.output_type == entity_lib.OutputType.CHOICE:
+    return prompt, obj({"answer": {"type": "string",
+                                   "enum": list(action_spec.options)}})
+  if action_spec.output_type == entity_lib.OutputType.FLOAT:
+    return prompt, obj({"answer": {"type": "number"}})
+  prompt += REPLY[kind].format(name=name)
+  return prompt, TWO_SCHEMA if kind == "two" else TEXT_SCHEMA

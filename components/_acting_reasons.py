@@ -1,10 +1,9 @@
 """Why a plan-driven agent asks the model for an action in a slot.
 
 CRSEC, like Generative Agents, acts from a decomposed plan: an agent goes on
-with its current task and asks the model only when something new happens.
-Writing a fresh action every slot cost most of a run's calls and gave the
-small model's worst artefacts (an agent writing its last action again word
-for word; an occasion's answer given three slots running). The reasons,
+with its current task and asks the model only when something new happens
+(a fresh action every slot cost most of a run's calls and gave a small
+model's worst artefacts: docs/trials/acting-and-planning.md). The reasons,
 in the order they are recorded:
 
   - `task begins`: the plan's current task is not the one the agent last
@@ -24,11 +23,10 @@ recorded as such, with no model call (`observations.continuing`).
 
 An occasion put to the agent in the slot its new task begins wants two new
 actions: the answer to the occasion now, and the task's first action after
-it. Asked for the task in the next slot, the small model mostly wrote its
-answer to the occasion again (8 of 10 agents in the slot after the café's
-bill, each then asked once more). So that one call writes both, in order;
-the second is the agent's action in the next slot if nothing else new has
-happened by then (`WRITTEN_AHEAD`, no call), and is dropped otherwise.
+it (asked for the task in the next slot, a small model writes its answer to
+the occasion again). So that one call writes both, in order; the second is
+the agent's action in the next slot if nothing else new has happened by
+then (`WRITTEN_AHEAD`, no call), and is dropped otherwise.
 """
 
 from __future__ import annotations
@@ -138,9 +136,8 @@ def why_now(name: str, reasons: Iterable[str], task: Mapping[str, Any] | None,
             partners: Iterable[str]) -> str:
   """The lines of the act prompt that say what is new, after the events.
 
-  Plain statements of fact about the agent, no instruction: the 1.5B model
-  recited an instruction line as its action ("weighs the personal norms
-  above by their importance").
+  Plain statements of fact about the agent, no instruction: a small model
+  recites an instruction line as its action.
   """
   partners = list(dict.fromkeys(partners))
   told = {

@@ -1,18 +1,15 @@
 """Embeds texts ahead of need, in batches, in the background (not a component).
 
-The shared sentence embedder serves every agent behind one lock. At the
-start of a slot each normative observer's ConflictDetector embeds the
-behaviours it saw and the norms it holds; the norms were new to the
-embedder (created or qualified the slot before), so the detections queued
-behind one another at the lock, one forward pass each: with fifty agents
-their DetectConflict calls started one by one over most of a second, after
-the acts, and the talks the game master holds waited for the last of them.
-
-A text handed to `warm` is embedded in a background thread, together with
-whatever else is waiting (one forward pass for many texts), while the
-agents' model calls are in flight; the detection then finds it in the
-embedder's cache. Nothing depends on warming: a text not yet warmed is
-embedded where it is needed, as before, and a failure here is only logged.
+The shared sentence embedder serves every agent behind one lock, and at
+the start of a slot every normative observer's ConflictDetector embeds the
+norms it holds, new to the embedder since the slot before: one forward pass
+each, queued at the lock, ahead of their DetectConflict calls. A text handed
+to `warm` is embedded in a background thread, together with whatever else
+is waiting (one forward pass for many texts), while the agents' model calls
+are in flight; the detection then finds it in the embedder's cache. Nothing
+depends on warming: a text not yet warmed is embedded where it is needed,
+and a failure here is only logged. The measurements:
+docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
 """
 
 from __future__ import annotations
@@ -51,9 +48,7 @@ class EmbeddingWarmer:
       # Not a daemon: the interpreter waits for it at exit. A daemon thread
       # still inside torch when Python finalizes is ended by an unwinding
       # that torch's C++ frames do not allow, and the process aborts
-      # ("terminate called without an active exception", exit 134) after
-      # a run that has written everything: a rerun answered from the cache
-      # ended so, its last slot's norms still being warmed.
+      # (exit 134) after a run that has written everything.
       self._worker = threading.Thread(target=self._run, daemon=False,
                                       name="EmbeddingWarmer")
       self._worker.start()

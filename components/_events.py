@@ -1,11 +1,10 @@
 """The events of an observation, parsed once per text (not a component).
 
 In a slot every agent receives nearly the same observation (everyone's
-actions of the last slot, one line each), and each of its components used
-to parse it again: NormMemory.note from four components, the
-ConflictDetector, the NormIdentifier and the act's copy check, about six
-parses of fifty lines per agent per slot. The events are frozen
-dataclasses, so one parse per distinct text is shared by all.
+actions of the last slot, one line each), and several of its components
+read it (NormMemory.note from four components, the ConflictDetector, the
+NormIdentifier, the act's copy check). The events are frozen dataclasses,
+so one parse per distinct text is shared by all.
 """
 
 from __future__ import annotations

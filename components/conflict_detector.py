@@ -2,34 +2,20 @@
 
 When the agent observes what others did, it runs DetectConflict against its
 qualified norms; on a conflict, DecideToTalk (entrepreneurs always talk)
-and, if so, it asks for a conversation with the violator. The game master
-collects the requests with `pop_conversation_requests()`.
-
-An agent with no qualified norms makes no call at all: ordinary agents start
-silent, as in the paper. A cooldown keeps one agent from talking to the
-same person again for a few slots (conflicts are still detected and logged).
-
-Which norm a behaviour is about is retrieval, done with the sentence
-embedder (the norm most similar to the behaviour or one of its sentences,
-that sentence then shown to the judge; crsec_concordia/relevance.py);
-whether the behaviour breaks it is the model's judgement (see
-DetectConflict for why the two are split). In a society where everyone
-acts every slot, an agent sees many behaviours at once, so the cost is
-bounded twice: a behaviour whose similarity to every norm the agent holds
-is below `relevance` is not sent at all (most of what people do is about
-none of anyone's rules), and the rest of one observation is judged in ONE
-call.
-
-Noticing happens while the agent goes on with its day: the agent's act
-does not depend on what it detects (only the talks the game master holds
-when it resolves the slot do), so detection runs in its own thread from
-the moment the observation arrives, with the norms held at that moment,
-and is joined when the game master collects the requests (or the state is
-saved, or the next observation arrives). An error there is recorded as a
-failure, never raised into the game master. The norms it will judge by are
-embedded ahead, in the background, as soon as they are held (see
-components/_embedding_warmer.py), so that fifty detections do not queue at
-the shared embedder's lock at the start of a slot.
+and, if so, it asks for a conversation with the violator, which the game
+master collects with `pop_conversation_requests()`. An agent with no
+qualified norms makes no call (ordinary agents start silent, as in the
+paper), and a cooldown keeps it from talking to the same person again for
+a few slots. Which norm a behaviour is about is retrieval, done with the
+sentence embedder (crsec_concordia/relevance.py); whether it breaks it is
+the model's judgement (operations/detect_conflict.py). A behaviour near no
+norm is not sent, and the rest of one observation is judged in one call.
+Noticing happens while the agent goes on with its day: detection runs in
+its own thread from the moment the observation arrives, with the norms
+held then, and is joined when the game master collects the requests (an
+error there is recorded as a failure, never raised into the game master);
+the norms are embedded ahead, in the background
+(components/_embedding_warmer.py). The trials: docs/trials/operations.md.
 """
 
 from __future__ import annotations
@@ -40,29 +26,27 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
-from crsec_concordia import observations, threads
+from crsec_concordia import embedding, observations, threads
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
-from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.relevance import nearest_rules
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
 # Cosine (all-MiniLM-L6-v2) below which a behaviour is taken to be about
-# none of the agent's norms. Behaviour-to-rule similarity is low even for
-# plain breaches: on the 17 labelled café cases of bench/judgement_probe.py
-# (against a five-rule list) the breaches scored 0.18 to 0.44 and the
-# harmless actions 0.11 to 0.27, so the gate is set to lose no breach
-# (0.15 drops 2 of 12 harmless actions and none of the 5 breaches); the
-# model's judgement does the rest.
+# none of the agent's norms: low, because behaviour-to-rule similarity is
+# low even for plain breaches; set to lose no labelled breach, the model's
+# judgement does the rest (docs/trials/operations.md, the relevance gate).
 DEFAULT_RELEVANCE = 0.15
 # Observations in a row with no readable behaviour before the log says so.
 UNUSABLE_WARNING = 5
@@ -77,16 +61,20 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                        entity_component.ComponentWithLogging):
   """Detects conflicts with the agent's norms and asks to talk about them."""
 
-  def __init__(self, model, *, talk_model=None, embedder=None,
+  def __init__(self, model: language_model.LanguageModel, *,
+               talk_model: language_model.LanguageModel | None = None,
+               embedder: SentenceEmbedder | None = None,
                relevance: float = DEFAULT_RELEVANCE, cooldown_steps: int = 6,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the detector.
 
     Args:
-      model: the model for DetectConflict (a tagged view is best).
+      model: the model for DetectConflict (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
       talk_model: the model for DecideToTalk (defaults to `model`).
-      embedder: finds the norm a behaviour is most about (default: the
-        project's shared sentence embedder).
+      embedder: finds the norm a behaviour is most about: any function
+        from text to vector, such as the simulation's (default: the
+        project's MiniLM, the `embeddings` extra).
       relevance: the similarity to the most related norm a behaviour needs
         to be judged at all (0 sends every behaviour).
       cooldown_steps: slots before the agent asks to talk with the same
@@ -96,7 +84,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     super().__init__()
     self._model = structured_view(model)
     self._talk_model = structured_view(talk_model or model)
-    self._embedder = embedder
+    # Norms and behaviours are compared slot after slot: cached vectors.
+    self._embedder = None if embedder is None else embedding.cached(embedder)
     self._relevance = relevance
     self._cooldown = cooldown_steps
     self._norm_memory_key = norm_memory_key
@@ -125,9 +114,9 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       requests, self._requests = self._requests, []
     return requests
 
-  def _embedding(self):
+  def _embedding(self) -> SentenceEmbedder:
     if self._embedder is None:
-      self._embedder = shared_embedder()
+      self._embedder = embedding.shared_embedder()
     return self._embedder
 
   def warm_norms(self) -> None:
@@ -200,9 +189,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                                            on_failure)
              for i, (event, j) in enumerate(wanted)}
     # An entrepreneur always talks (no call) and one decision is one call:
-    # in this thread, then, not in a pool started for them (the detections
-    # of a fifty-agent slot queued at the pools' shared start lock, and the
-    # game master's talks waited for the last of them).
+    # in this thread, then, not in a pool started for them, whose start
+    # the detections of a whole slot would queue for.
     decisions = threads.run_tasks(tasks,
                                   parallel=memory.role != ENTREPRENEUR)
     raised: set[str] = set()

@@ -1,23 +1,18 @@
 """ListMemoryBank: Concordia's associative memory bank without pandas.
 
 Concordia's `AssociativeMemoryBank` keeps an agent's memories in a pandas
-DataFrame and embeds every memory when it is added. In a society where
-every agent observes every slot, that was per-agent work on every slot's
-critical path, under the GIL: a sentence-embedder call (behind the shared
-embedder's lock) and a DataFrame concat per observation, another per read,
-and, in every checkpoint, the whole frame with its 384 floats per memory
-written to JSON twice. The CRSEC agents only ever read their recent
-memories (the act shows the last slot's observation); nothing of theirs
-retrieves by similarity.
-
-This bank has the same interface and the same answers: memories in the
-order added, newlines replaced by spaces, exact duplicates dropped (unless
-`allow_duplicates`), `retrieve_recent`, `scan`, `retrieve_associative`
-(cosine of unit vectors, as Concordia's). It differs in when it works:
-a memory is embedded only when an associative retrieval first needs it, and
-its state holds the texts only (embeddings are derived data, recomputed on
-need). It reads Concordia's state format too, so a checkpoint written with
-the stock bank resumes.
+DataFrame and embeds every memory when it is added: in a society where
+every agent observes every slot, per-agent work on every slot's critical
+path, under the GIL, though the CRSEC agents only ever read their recent
+memories. This bank has the same interface and the same answers (memories
+in the order added, newlines replaced by spaces, exact duplicates dropped
+unless `allow_duplicates`; `retrieve_recent`, `scan`,
+`retrieve_associative` by cosine of unit vectors, as Concordia's). It
+differs in when it works: a memory is embedded only when an associative
+retrieval first needs it, and its state holds the texts only. It reads
+Concordia's state format too, so a checkpoint written with the stock bank
+resumes. The measurements:
+docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
 """
 
 from __future__ import annotations

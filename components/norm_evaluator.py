@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import threading
 
+from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
+from crsec_concordia import embedding
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin, PersonalNorm
 from crsec_concordia.operations import (Verdict, classify_specific_norms,
                                         immediate_evaluation, synthesize_norm)
@@ -29,7 +32,9 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
                     entity_component.ComponentWithLogging):
   """Evaluates candidate norms and condenses qualified ones."""
 
-  def __init__(self, model, embedder, *, synthesis_model=None,
+  def __init__(self, model: language_model.LanguageModel,
+               embedder: SentenceEmbedder, *,
+               synthesis_model: language_model.LanguageModel | None = None,
                synthesis_threshold: int = 350,
                immediate_evaluation: bool = True, synthesis: bool = True,
                duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
@@ -37,8 +42,10 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     """Creates the evaluator.
 
     Args:
-      model: the model for ImmediateEvaluation (a tagged view is best).
-      embedder: the sentence embedder of the duplicate pre-check.
+      model: the model for ImmediateEvaluation (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
+      embedder: the sentence embedder of the duplicate pre-check: any
+        function from text to vector, such as the simulation's.
       synthesis_model: the model for LongTermSynthesis (defaults to `model`).
       synthesis_threshold: accepted utility that triggers synthesis.
       immediate_evaluation: the checks (off in its ablation).
@@ -49,7 +56,8 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     """
     super().__init__()
     self._model = structured_view(model)
-    self._embedder = embedder
+    # Each candidate is compared with the same held norms: cached vectors.
+    self._embedder = embedding.cached(embedder)
     self._synthesis_model = structured_view(synthesis_model or model)
     self._threshold = synthesis_threshold
     self._evaluate = immediate_evaluation

@@ -18,15 +18,16 @@ from __future__ import annotations
 import functools
 import threading
 
+from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.utils import concurrency
 
-from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin
 from crsec_concordia.operations import identify_norm, reflect
 
@@ -37,13 +38,16 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
                      entity_component.ComponentWithLogging):
   """Turns conversations and observations into candidate norms."""
 
-  def __init__(self, model, *, reflect_model=None, reflect_every: int = 6,
+  def __init__(self, model: language_model.LanguageModel, *,
+               reflect_model: language_model.LanguageModel | None = None,
+               reflect_every: int = 6,
                communication: bool = True, observation: bool = True,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the identifier.
 
     Args:
-      model: the model for IdentifyNorm (a tagged view is best).
+      model: the model for IdentifyNorm (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
       reflect_model: the model for Reflect (defaults to `model`).
       reflect_every: observed behaviours of others between reflections.
       communication: the receiver side (off in its ablation).

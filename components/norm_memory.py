@@ -14,13 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from concordia.components.agent import action_spec_ignored
+from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
+from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
-from crsec_concordia.operations import create_norm
+from crsec_concordia.operations import create_norm, failure_notice
 from crsec_concordia.operations.immediate_evaluation import names_person
 
 NORM_MEMORY_KEY = "NormMemory"
@@ -34,8 +35,7 @@ ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
 # reaction in the conversation, whose end is a reason of its own. A norm
 # identified is news until ImmediateEvaluation rejects it: a candidate
 # judged not a norm, a duplicate or against its source leaves the agent
-# as it was (in the demo, three of four candidates of one slot were
-# rejected, and each still cost a new action and its adjudication).
+# as it was, and is no reason for a new action and its adjudication.
 IDENTIFIED = "a norm identified"
 NEWS = {"candidate": IDENTIFIED,
         "verdict": "a norm qualified", "synthesis": "a norm qualified",
@@ -62,7 +62,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   def __init__(
       self,
-      model,
+      model: language_model.LanguageModel,
       *,
       agent_name: str,
       persona: str,
@@ -76,7 +76,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     """Creates the database.
 
     Args:
-      model: the model for CreateNorm (a tagged view is best).
+      model: the model for CreateNorm (any Concordia LanguageModel;
+        a tagged view counts its calls apart).
       agent_name: the owner.
       persona: the owner's description, for CreateNorm.
       role: `entrepreneur` (starts with norms) or `ordinary` (starts empty).
@@ -138,9 +139,16 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   def record_failure(self, failure: Mapping[str, Any],
                      stamp: observations.Stamp | None = None) -> None:
-    """The sink the CRSEC operations report a failed call to."""
+    """The sink the CRSEC operations report a failed call to.
+
+    The first failure of an operation in the run is also a WARNING in the
+    Python log, and its channel entry says so (operations/failure_notice.py).
+    """
     fields = {k: v for k, v in failure.items() if k != "kind"}
-    self.record("failure", stamp=stamp, **fields)
+    record = self.record("failure", publish=False, stamp=stamp, **fields)
+    told = failure_notice.tell_once(self._model, record)
+    self._logging_channel({"Key": "failure", "Summary": told or "failure",
+                           "Value": record})
 
   def drain_records(self) -> list[dict[str, Any]]:
     """The records since the last drain (a run writes them each step)."""
@@ -194,14 +202,11 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
 
   def _created_rejection(self, content: str, kept: dict[str, str]
                          ) -> tuple[RejectionReason, str] | None:
-    """Why a created norm is not held, or None.
-
-    The model sometimes describes the person instead ("Abigail Chen speaks
-    up when ..."): kept, rejected as not a norm, as ImmediateEvaluation
-    rejects a norm that names someone. It also wrote the same norm twice
-    in one answer ("People should not smoke indoors." as Abigail Chen's
-    2nd and 5th, 2-day café at 2d79b5f): the second is a duplicate, or it
-    would count twice wherever norms are counted.
+    """Why a created norm is not held, or None: one that names its person
+    describes them (rejected as not a norm, as ImmediateEvaluation rejects
+    a norm naming someone), and the same norm twice in one answer would
+    count twice wherever norms are counted (the second is a duplicate;
+    docs/trials/operations.md#createnorm).
     """
     if person := names_person(content, [self.agent_name]):
       return RejectionReason.NOT_A_NORM, f"names {person}"

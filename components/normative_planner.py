@@ -1,28 +1,18 @@
 """NormativePlanner: CRSEC's Compliance module, and the plan agents act from.
 
-Once per simulated day it makes a plan of 2 to 4 blocks with the agent's
+Once per simulated day it plans the day hour by hour with the agent's
 qualified norms and their utilities in view (NormativePlan); when a block
 begins it decomposes it into tasks of 10 to 60 minutes (DecomposePlan), as
-Generative Agents does with the hour it is about to live. The act component
-follows the current task and asks the model only when something new
-happens (structured_act.py): a task that begins is one such thing.
-
-The day plan goes into the act context (it is stable all day, so a server's
-prompt cache reuses it); the current task is the act's to show, beside the
-slot's news. Compliance is chosen, never forced: the norms are in the plan's
-prompt and in the act's, and the agent weighs them.
-
-A norm qualified during the day revises the rest of that day's plan (one
-more NormativePlan call, from the current time on): otherwise a smoker who
-accepts "No smoking indoors" at 09:40 would follow his morning plan of
-smoking at his table until the next day, and compliance could only ever
-show a day late. `replan_on_new_norms=False` restores the once-a-day plan.
-
-Baseline agents plan with the same component and the same operations,
-norms absent (`norm_memory_key=None`, or `use_norms=False` for the
-compliance ablation): a comparison of the arms isolates CRSEC, not a
-planner. Without a NormMemory the component keeps its own small journal
-(plans, failures) for the run to drain.
+Generative Agents does with the hour it is about to live, and the act
+follows the current task (structured_act.py). The day plan goes into the
+act context (stable all day, so a server's prompt cache reuses it).
+Compliance is chosen, never forced: the norms are in the plan's prompt and
+in the act's, and the agent weighs them; a norm qualified during the day
+revises the rest of that day's plan (`replan_on_new_norms`), or compliance
+could only ever show a day late. Baseline agents plan with the same
+component and operations, norms absent (`norm_memory_key=None`, or
+`use_norms=False` for the compliance ablation), keeping their own small
+journal. The trials behind it: docs/trials/acting-and-planning.md.
 """
 
 from __future__ import annotations
@@ -32,14 +22,15 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from concordia.language_model import language_model
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
-from crsec_concordia.operations import normative_plan
+from crsec_concordia.models.concordia_adapter import structured_view
+from crsec_concordia.operations import failure_notice, normative_plan
 from crsec_concordia.operations.decompose_plan import (block_as_tasks,
                                                        decompose_plan)
 
@@ -50,13 +41,8 @@ _TIME_IN_CALL = re.compile(r"\bDay (?P<day>\d+),? (?P<clock>\d\d:\d\d)\b")
 
 def _current_block(items: list[dict], clock: str) -> dict | None:
   """The block running at `clock`: the one covering it, else the last one
-  begun before it, else the first.
-
-  The plan was asked to cover the day, but the 1.5B model leaves gaps
-  ("10:00-10:15" in a day from 09:00) and empty blocks ("10:15-10:15");
-  so a gap belongs to the block before it, and the time before the first
-  block to the first.
-  """
+  begun before it, else the first (a small model's plan may leave gaps and
+  empty blocks)."""
   if not items:
     return None
   covering = [i for i in items if i["start"] <= clock < i["end"]]
@@ -80,7 +66,8 @@ class NormativePlanner(entity_component.ContextComponent,
                        entity_component.ComponentWithLogging):
   """Plans each day (with the agent's norms in view) and its tasks."""
 
-  def __init__(self, model, *, goal: str = "", setting: str = "",
+  def __init__(self, model: language_model.LanguageModel, *,
+               goal: str = "", setting: str = "",
                day_start: str = "09:00", day_end: str = "16:00",
                replan_on_new_norms: bool = True,
                norm_memory_key: str | None = NORM_MEMORY_KEY,
@@ -147,12 +134,8 @@ class NormativePlanner(entity_component.ContextComponent,
     """The norms the plan weighs, or None (planned without norms).
 
     An agent that holds no norm yet plans as a baseline agent does, with
-    the very same prompt: planned with an empty norm section ("Norms Tom
-    Gomez holds: (none)" and "weigh the norms"), the 1.5B model gave the
-    mini café's loud student "sleep" or "reading a book" where the baseline
-    arm's same seeds planned his phone calls, so the arms differed before
-    CRSEC had done anything (noise in 1 of 5 normative seeds, 4 of 5
-    baseline, at 2d79b5f). Once a norm is held, the plan is revised with it.
+    the very same prompt, so the arms differ only once CRSEC has given it
+    a norm; once a norm is held, the plan is revised with it.
     """
     if not self._use_norms:
       return None
@@ -161,29 +144,35 @@ class NormativePlanner(entity_component.ContextComponent,
     return memory.database.qualified() or None
 
   def record_failure(self, failure: Mapping[str, Any]) -> None:
+    """The sink of a failed call: NormMemory's, or this planner's journal
+    (a baseline agent's), told as NormMemory tells it."""
     memory = self.norm_memory
     if memory is not None:
       memory.record_failure(failure)
-    else:
-      self._note_record({**failure, "kind": "failure"})
+      return
+    record = self._note_record({**failure, "kind": "failure"})
+    told = failure_notice.tell_once(self._model, record)
+    self._logging_channel({"Key": "failure", "Summary": told or "failure",
+                           "Value": record})
 
-  def _note_record(self, record: dict[str, Any]) -> None:
+  def _note_record(self, record: dict[str, Any]) -> dict[str, Any]:
     stamp = self._stamp
-    self._journal.append({
+    noted = {
         "kind": record["kind"], "agent": self._who()[0],
         "step": stamp.step if stamp else 0,
         "time": stamp.time if stamp else None,
         "day": stamp.day if stamp else None,
         "clock": stamp.clock if stamp else None,
-        **{k: v for k, v in record.items() if k != "kind"}})
+        **{k: v for k, v in record.items() if k != "kind"}}
+    self._journal.append(noted)
+    return noted
 
   def _record(self, kind: str, **fields) -> None:
     memory = self.norm_memory
     if memory is not None:
       record = memory.record(kind, publish=False, **fields)
     else:
-      self._note_record({"kind": kind, **fields})
-      record = self._journal[-1]
+      record = self._note_record({"kind": kind, **fields})
       if kind == "plan" and fields.get("revised"):
         self._news.append("the plan revised")
     self._logging_channel({"Key": kind, "Summary": kind, "Value": record})

@@ -1,64 +1,64 @@
 """StructuredAct: the act component of both normative and baseline agents.
 
-Concordia's ConcatActComponent samples free text; every LLM operation in
-this project is schema-constrained, the act included. The prompt is the
-agents' component contexts in order (persona, norms and plan for a normative
-agent, recent observations) and the game master's call to action. Normative
-and baseline agents share it, so a comparison isolates CRSEC.
-
-If the model fails the schema after its retries, the failure is recorded and
-the returned text says plainly that no valid action was produced: nothing is
-invented on the agent's behalf. The same holds for an action that copies
-another agent's action in view, asked once more naming the copy: a small
-model's commonest failure, and one that would put Carlos's cigarette on
-Abigail's record. An action that repeats the agent's own last one is asked
-once more too, saying it is done; the second answer stands.
-
-Plan-driven (with a planner, the default in both prefabs): in a slot the
-agent asks the model for an action only when there is a reason (a task
-begins, an occasion, a conversation ended, something its components found
-new, a failed last turn: components/_acting_reasons.py), and the reason is
-kept (`last_reasons`). Otherwise it goes on with its current action, with
-no call: the text `observations.continuing(action)`, which the game master
-carries forward without adjudicating it again.
+Concordia's ConcatActComponent samples free text; here the act, like every
+LLM operation of the project, is one schema-constrained call whose prompt is
+the agent's component contexts in order and the game master's call to
+action, shared by both arms so that a comparison isolates CRSEC. Nothing is
+invented on the agent's behalf: an answer that fails its schema, says no
+deed, or copies another agent's action in view (asked once more, naming the
+copy) is recorded as no action of the agent's. Plan-driven, as in
+Generative Agents, the agent asks the model only for a reason
+(components/_acting_reasons.py) and otherwise goes on with its current
+action, with no call (`observations.continuing`). The trials behind these
+choices: docs/trials/acting-and-planning.md.
 """
 
 from __future__ import annotations
 
-import logging
-import re
+import dataclasses
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from concordia.language_model import language_model
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia.models.base import structured_view
-from crsec_concordia import observations, repetition
+from crsec_concordia import observations
 from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
-from crsec_concordia.components._events import parse_events
+from crsec_concordia.components import _copies as copies
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.base import StructuredOutputError
-from crsec_concordia.operations.base import obj
+from crsec_concordia.models.concordia_adapter import structured_view
+from crsec_concordia.operations import failure_notice
 
-_log = logging.getLogger(__name__)
 NO_VALID_ACTION = (f"{observations.NO_ACTION_MARK}: the model's answer failed "
                    "its schema)")
 TALK_TAG = "Talk"
 NO_OWN_ACTION = (f"{observations.NO_ACTION_MARK}: the model copied another "
                  "agent's action when asked once more)")
-# What makes an action a copy of another agent's (words, names removed).
-COPY_RATIO, COPY_RUN, COPY_MIN_WORDS = 0.6, 6, 5
-_OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
-_BARE_LABEL = re.compile(r"(?:[^\n]*:)?")
+
+
+@dataclasses.dataclass
+class _Turn:
+  """One act in progress: what is asked, and what came back."""
+  name: str
+  planner: Any = None
+  task: dict | None = None
+  two: bool = False  # Also writes the next slot's action (an occasion).
+  prompt: str = ""
+  schema: Mapping[str, Any] | None = None
+  answer: str = ""
+  then: str = ""  # A two-part answer's second part.
 
 
 class StructuredAct(entity_component.ActingComponent,
                     entity_component.ComponentWithLogging):
   """Writes the agent's action or answer with a schema-constrained call."""
 
-  def __init__(self, model, *, component_order: Sequence[str] | None = None,
+  def __init__(self, model: language_model.LanguageModel, *,
+               component_order: Sequence[str] | None = None,
                speech_components: Sequence[str] | None = None,
                max_tokens: int = 120, temperature: float = 0.7,
                norm_memory_key: str = NORM_MEMORY_KEY,
@@ -66,7 +66,8 @@ class StructuredAct(entity_component.ActingComponent,
     """Creates the act component.
 
     Args:
-      model: a structured model view (the prefabs tag it "act").
+      model: any Concordia LanguageModel (the prefabs give a view of theirs
+        tagged "act", so its calls are counted apart).
       component_order: the order of the context components in the prompt.
       speech_components: the components a conversation turn sees.
       max_tokens, temperature: the answer's budget and sampling.
@@ -82,10 +83,8 @@ class StructuredAct(entity_component.ActingComponent,
     tagged = getattr(self._model, "tagged", None)
     self._talk_model = tagged(TALK_TAG) if callable(tagged) else self._model
     self._order = tuple(component_order) if component_order else None
-    # A conversation turn carries its transcript in the call; with the
-    # recent events and the plan in view too, the 1.5B model answered with
-    # its own last action ("Abigail Chen stands at the counter, ready to
-    # serve breakfast") and each turn cost ~1,000 prompt tokens.
+    # A conversation turn carries its transcript in the call, so it sees
+    # only these components, not the recent events or the plan.
     self._speech = (tuple(speech_components) if speech_components is not None
                     else None)
     self._max_tokens = max_tokens
@@ -102,13 +101,12 @@ class StructuredAct(entity_component.ActingComponent,
     else:
       order = self._order or tuple(contexts)
       order += tuple(sorted(set(contexts) - set(order)))
-    # A component with nothing to say still returns its label (Concordia's
-    # ObservationToMemory gives ":"); a bare label line is left out.
-    return "\n".join(contexts[k].strip() for k in order
-                     if k in contexts and not _BARE_LABEL.fullmatch(
-                         contexts[k].strip()))
+    return answer_lib.context_text(contexts, order)
 
   def _report_failure(self, error: str, raw: str) -> None:
+    """Records a failed act where the agent's failures go (NormMemory, or a
+    baseline agent's planner), which tells the first in the log; an agent
+    with neither has it told here."""
     entity = self.get_entity()
     components = entity.get_all_context_components()  # type: ignore[attr-defined]
     failure = {"op": "Act", "error": error, "raw": raw[:2000]}
@@ -116,7 +114,8 @@ class StructuredAct(entity_component.ActingComponent,
       entity.get_component(self._norm_memory_key).record_failure(failure)
     elif self._plan_key in components:  # A baseline agent's journal.
       entity.get_component(self._plan_key).record_failure(failure)
-    _log.warning("%s: act failed: %s", entity.name, error)
+    else:
+      failure_notice.tell_once(self._model, failure)
 
   @property
   def last_reasons(self) -> tuple[str, ...]:
@@ -160,117 +159,151 @@ class StructuredAct(entity_component.ActingComponent,
       contexts: entity_component.ComponentContextMapping,
       action_spec: entity_lib.ActionSpec,
   ) -> str:
+    """The agent's action or answer: its current one going on (no call)
+    when a plan-driven agent has no reason to act anew, else one structured
+    call whose answer is checked (`_check_action`)."""
     name = self.get_entity().name
     call = action_spec.call_to_action.format(name=name)
     speech = action_spec.tag == observations.SPEECH_TAG
     is_action = (action_spec.output_type == entity_lib.OutputType.FREE
                  and not speech)
-    planner = self._planner() if is_action else None
-    news, two = "", False
-    if planner is not None:
-      task = planner.current_task()
-      reasons, partners = self._reasons(planner, action_spec, task)
-      with self._follow_lock:
-        ahead = reasons_lib.ahead_now(self._follow, reasons, task)
-        self._follow.ahead = None  # Good for the next slot only.
-      if ahead is not None:
-        return self._take_ahead(ahead, task)
-      if not reasons:
-        return self._go_on()
-      two = reasons_lib.writes_ahead(reasons)
-      news = reasons_lib.why_now(name, reasons, task, partners)
-      with self._follow_lock:
-        self._follow.reasons = tuple(reasons)
-        # Until an action of its own is written: a turn that raises is a
-        # failed one, and a reason to ask again next slot.
-        self._follow.failed = True
-    prompt = (f"{self._context(contexts, speech)}\n\n"
-              + (f"{news}\n" if news else "") + f"{call}\n")
-    if action_spec.output_type == entity_lib.OutputType.CHOICE:
-      schema = obj({"answer": {"type": "string",
-                               "enum": list(action_spec.options)}})
-    elif action_spec.output_type == entity_lib.OutputType.FLOAT:
-      schema = obj({"answer": {"type": "number"}})
-    else:
-      kind = "speech" if speech else "two" if two else "action"
-      prompt += answer_lib.REPLY[kind].format(name=name)
-      schema = answer_lib.TWO_SCHEMA if two else answer_lib.TEXT_SCHEMA
-    then = ""
+    turn = _Turn(name, planner=self._planner() if is_action else None)
+    news = ""
+    if turn.planner is not None:
+      news, done = self._news_or_no_call(turn, action_spec)
+      if done is not None:
+        return done
+    self._ask(turn, contexts, action_spec, call, news, speech)
     try:
-      answer, then = self._sample(prompt, schema, speech)
-      if is_action and observations.says_nothing(name, answer):
-        # Once more, saying so; a second such answer is no action
-        # (observations.NO_DEED).
-        said = (f"\"{answer}\" says nothing {name} does." if answer.strip()
-                else "The answer was empty.")
-        prompt += f"\n{said} Write what {name} does now."
-        answer, then = self._once_more(prompt, schema, planner)
-        if observations.says_nothing(name, answer):
-          self._report_failure(
-              "said nothing the agent does when asked once more", answer)
-          answer = f"{name} {observations.NO_DEED}"
-      if is_action and not observations.is_no_action(answer):
-        others, own = self._in_view(contexts)
-        copy = self._copied(answer, others)
-        repeat = None if copy is not None else self._copied(answer, own)
-        if repeat is not None and self._may_go_on(repeat[2]):
-          return self._go_on(prompt)
-        if copy is not None:
-          # Once more, naming the copy; a second copy is no action of theirs.
-          who, verb, done = copy
-          prompt += (f"\n\"{done}\" is what {who} {verb}, not {name}. Write "
-                     f"what {name} does now, in {name}'s own way.")
-        elif repeat is not None:
-          # The agent's own last action, written again word for word: the
-          # 1.5B model did so in a quarter of its acts (a guest "takes a
-          # seat at the counter and orders a breakfast" in all five slots,
-          # even when asked about the bill). Once more, saying it is done;
-          # the second answer stands, a repeat or not: going on with what
-          # one is doing is a choice an agent may make.
-          # Said up front, in the first ask, when a new action is wanted,
-          # it did not help and did harm: in a 12-slot café (043040a) the
-          # slot after the bill still had 7 of 10 repeats, asked once more
-          # with the very same prompt (and, seeded from the prompt, given
-          # the same answer); and told up front that their last action was
-          # done, 6 of 10 agents answered the bill itself with no word of
-          # it ("going on from there"). So only here, after a repeat.
-          _, _, done = repeat
-          prompt += (f"\n\"{done}\" is what {name} already did. Write what "
-                     f"{name} does now, going on from there.")
-        if copy is not None or repeat is not None:
-          answer, then = self._once_more(prompt, schema, planner)
-          again = self._copied(answer, others)
-          if again is not None:
-            self._report_failure(
-                f"copied another agent's action ({again[0]}'s) when asked "
-                "once more", answer)
-            answer = f"{name} {NO_OWN_ACTION}"
-        if two and not observations.is_no_action(answer):
-          self._keep_ahead(then, answer, task, others, own)
+      turn.answer, turn.then = self._sample(turn.prompt, turn.schema, speech)
+      if is_action:
+        went_on = self._check_action(turn, contexts)
+        if went_on is not None:
+          return went_on
     except StructuredOutputError as e:
       self._report_failure(str(e), e.raw)
       if action_spec.output_type != entity_lib.OutputType.FREE:
         raise  # No option or number may be made up for the agent.
-      answer = f"{name} {NO_VALID_ACTION}"
-    output = str(answer).strip()
-    if planner is not None:
-      with self._follow_lock:
-        self._follow.failed = observations.is_no_action(output)
-        if not self._follow.failed and action_spec.tag != reasons_lib.OCCASION_TAG:
-          # An answer to an occasion is a deed of the moment: afterwards
-          # the agent goes on with what it was doing before.
-          self._follow.action = output
-          self._follow.task = reasons_lib.task_key(task)
-        elif self._follow.action is None:
-          self._follow.task = None
+      turn.answer = f"{name} {NO_VALID_ACTION}"
+    output = str(turn.answer).strip()
+    if turn.planner is not None:
+      self._settle(output, turn.task, action_spec)
+    self._log_act(output, turn)
+    return output
+
+  def _news_or_no_call(self, turn: "_Turn",
+                       action_spec: entity_lib.ActionSpec
+                       ) -> tuple[str, str | None]:
+    """(the prompt's lines on what is new, None), or ("", the action) when
+    no call is needed: one written ahead, or the current one going on."""
+    turn.task = turn.planner.current_task()
+    reasons, partners = self._reasons(turn.planner, action_spec, turn.task)
+    with self._follow_lock:
+      ahead = reasons_lib.ahead_now(self._follow, reasons, turn.task)
+      self._follow.ahead = None  # Good for the next slot only.
+    if ahead is not None:
+      return "", self._take_ahead(ahead, turn.task)
+    if not reasons:
+      return "", self._go_on()
+    turn.two = reasons_lib.writes_ahead(reasons)
+    news = reasons_lib.why_now(turn.name, reasons, turn.task, partners)
+    with self._follow_lock:
+      self._follow.reasons = tuple(reasons)
+      # Until an action of its own is written: a turn that raises is a
+      # failed one, and a reason to ask again next slot.
+      self._follow.failed = True
+    return news, None
+
+  def _ask(self, turn: "_Turn",
+           contexts: entity_component.ComponentContextMapping,
+           action_spec: entity_lib.ActionSpec, call: str, news: str,
+           speech: bool) -> None:
+    """The prompt and the schema of the answer, by the action spec."""
+    turn.prompt, turn.schema = answer_lib.question(
+        self._context(contexts, speech), news, call, action_spec,
+        name=turn.name, kind="speech" if speech else "two" if turn.two
+        else "action")
+
+  def _check_action(self, turn: "_Turn",
+                    contexts: entity_component.ComponentContextMapping
+                    ) -> str | None:
+    """Checks a written action, asking once more where it says nothing,
+    copies another agent or repeats the agent's own; returns the action
+    going on if the agent chose to carry on, else None (`turn` holds the
+    answer)."""
+    self._said_nothing(turn)
+    if observations.is_no_action(turn.answer):
+      return None
+    others, own = self._in_view(contexts)
+    copy = self._copied(turn.answer, others)
+    repeat = None if copy is not None else self._copied(turn.answer, own)
+    if repeat is not None and self._may_go_on(repeat[2]):
+      return self._go_on(turn.prompt)
+    name = turn.name
+    if copy is not None:
+      # Once more, naming the copy; a second copy is no action of theirs.
+      who, verb, done = copy
+      turn.prompt += (f"\n\"{done}\" is what {who} {verb}, not {name}. Write "
+                      f"what {name} does now, in {name}'s own way.")
+    elif repeat is not None:
+      # Once more, saying it is done, and only after a repeat; the second
+      # answer stands, a repeat or not: going on with what one is doing is
+      # a choice an agent may make.
+      _, _, done = repeat
+      turn.prompt += (f"\n\"{done}\" is what {name} already did. Write "
+                      f"what {name} does now, going on from there.")
+    if copy is not None or repeat is not None:
+      turn.answer, turn.then = self._once_more(turn.prompt, turn.schema,
+                                               turn.planner)
+      again = self._copied(turn.answer, others)
+      if again is not None:
+        self._report_failure(
+            f"copied another agent's action ({again[0]}'s) when asked "
+            "once more", turn.answer)
+        turn.answer = f"{name} {NO_OWN_ACTION}"
+    if turn.two and not observations.is_no_action(turn.answer):
+      self._keep_ahead(turn.then, turn.answer, turn.task, others, own)
+    return None
+
+  def _said_nothing(self, turn: "_Turn") -> None:
+    """An answer with no deed in it is asked for once more, saying so; a
+    second such answer is no action (observations.NO_DEED)."""
+    name = turn.name
+    if not observations.says_nothing(name, turn.answer):
+      return
+    said = (f"\"{turn.answer}\" says nothing {name} does."
+            if turn.answer.strip() else "The answer was empty.")
+    turn.prompt += f"\n{said} Write what {name} does now."
+    turn.answer, turn.then = self._once_more(turn.prompt, turn.schema,
+                                             turn.planner)
+    if observations.says_nothing(name, turn.answer):
+      self._report_failure(
+          "said nothing the agent does when asked once more", turn.answer)
+      turn.answer = f"{name} {observations.NO_DEED}"
+
+  def _settle(self, output: str, task: dict | None,
+              action_spec: entity_lib.ActionSpec) -> None:
+    """What the agent goes on with from now, after a written action."""
+    with self._follow_lock:
+      self._follow.failed = observations.is_no_action(output)
+      if (not self._follow.failed
+          and action_spec.tag != reasons_lib.OCCASION_TAG):
+        # An answer to an occasion is a deed of the moment: afterwards
+        # the agent goes on with what it was doing before.
+        self._follow.action = output
+        self._follow.task = reasons_lib.task_key(task)
+      elif self._follow.action is None:
+        self._follow.task = None
+
+  def _log_act(self, output: str, turn: "_Turn") -> None:
     entry = {"Key": "act", "Summary": output, "Value": output,
-             "Prompt": prompt.splitlines(), "Reasons": list(self.last_reasons)}
-    if two:
+             "Prompt": turn.prompt.splitlines(),
+             "Reasons": list(self.last_reasons)}
+    if turn.two:
       with self._follow_lock:
         kept = self._follow.ahead is not None
-      entry["Next"] = {"text": then, "kept": kept}
+      entry["Next"] = {"text": turn.then, "kept": kept}
     self._logging_channel(entry)
-    return output
 
   def _may_go_on(self, repeated: str) -> bool:
     """Whether an answer that repeats `repeated` is the agent going on.
@@ -329,8 +362,8 @@ class StructuredAct(entity_component.ActingComponent,
             whole(answers["next"]) if two else "")
 
   def _keep_ahead(self, action: str, answer: str, task,
-                  others: Sequence[tuple[str, str, str]],
-                  own: Sequence[tuple[str, str, str]]) -> None:
+                  others: Sequence[copies.Seen],
+                  own: Sequence[copies.Seen]) -> None:
     """Keeps `action`, written after `answer`, for the next slot, unless it
     copies another agent or repeats the agent's own (the answer included):
     then the next slot asks, as any slot whose task begins."""
@@ -353,47 +386,19 @@ class StructuredAct(entity_component.ActingComponent,
     return action
 
   def _in_view(self, contexts: entity_component.ComponentContextMapping
-               ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
-    """(who, "did" or "said", what) of every action or spoken line in view:
-    other agents' first, the agent's own actions second."""
-    name = self.get_entity().name
-    others: list[tuple[str, str, str]] = []
-    own: list[tuple[str, str, str]] = []
+               ) -> tuple[list[copies.Seen], list[copies.Seen]]:
+    """(others', the agent's own) actions and lines in view (_copies.py)."""
     with self._follow_lock:
       going_on = self._follow.action
-    if going_on:  # Named, not retold, in the recent events (RecentEvents).
-      own.append((name, "did", going_on))
-    # A component that shows its events in brief (RecentEvents) is read as
-    # delivered: the brief form is for the model, not for parsing.
-    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
-    texts = [raw() if callable(raw := getattr(components.get(key), "raw_text",
-                                              None)) else context
-             for key, context in contexts.items()]
-    for context in texts:
-      for event in parse_events(_OBSERVATION_TAG.sub("", context)):
-        if isinstance(event, observations.ActionObservation):
-          (own if event.actor == name else others).append(
-              (event.actor, "did", event.text))
-        elif isinstance(event, observations.ConversationObservation):
-          others.extend((speaker, "said", words)
-                        for speaker, words in event.turns if speaker != name)
-    return others, own
+    entity = self.get_entity()
+    return copies.in_view(
+        entity.name, going_on, contexts,
+        entity.get_all_context_components())  # type: ignore[attr-defined]
 
-  def _copied(self, answer: str, seen: Sequence[tuple[str, str, str]]
-              ) -> tuple[str, str, str] | None:
-    """The entry of `seen` (who, "did" or "said", what) that `answer`
-    copies, or None.
-
-    The 1.5B model wrote other agents' latest actions as its own, and the
-    other side's lines of a talk as its next action (see
-    crsec_concordia/repetition.py); six words in a row or most of the words
-    make a copy, names aside. Short answers ("Tom reads a book.") never do.
-    """
-    names = {self.get_entity().name, *(who for who, _, _ in seen)}
-    done = repetition.copied_from(
-        answer, (text for _, _, text in seen), names=names, ratio=COPY_RATIO,
-        run=COPY_RUN, min_words=COPY_MIN_WORDS)
-    return next((s for s in seen if s[2] == done), None)
+  def _copied(self, answer: str, seen: Sequence[copies.Seen]
+              ) -> copies.Seen | None:
+    """The entry of `seen` that `answer` copies, or None (_copies.py)."""
+    return copies.copied(self.get_entity().name, answer, seen)
 
   def get_state(self) -> entity_component.ComponentState:
     with self._follow_lock:

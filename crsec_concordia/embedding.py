@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -122,11 +123,25 @@ class CachedEmbedder:
     return self.encode([text])[0]
 
 
+# Held weakly: a cache lives as long as a component holds it.
+_caches: weakref.WeakValueDictionary[int, CachedEmbedder] = (
+    weakref.WeakValueDictionary())
+_caches_lock = threading.Lock()
+
+
 def cached(embedder: SentenceEmbedder) -> SentenceEmbedder:
-  """`embedder` with a vector cache in front, unless it already has one."""
+  """`embedder` with a vector cache in front, unless it already has one.
+
+  One cache per embedder while it is in use, so every agent built with the
+  simulation's embedder shares it (and its background warming).
+  """
   if isinstance(embedder, (CachedEmbedder, MiniLMEmbedder)):
     return embedder
-  return CachedEmbedder(embedder)
+  with _caches_lock:
+    found = _caches.get(id(embedder))
+    if found is None or found.wrapped is not embedder:
+      found = _caches[id(embedder)] = CachedEmbedder(embedder)
+  return found
 
 
 class MiniLMEmbedder:

@@ -44,11 +44,10 @@ def is_no_action(text: str) -> bool:
   return NO_ACTION_MARK in text
 
 
-# An answer with no word beyond the actor's name ("", "Abigail Chen."): a
-# model too weak for the prompt gave both (SmolLM2-135M, session 25), and
-# the referee, asked about it, narrated a scene of its own making ("The
-# server asks Carlos Gomez if he can smoke outside. The server says no.")
-# that observers would have read as what happened.
+# An answer with no word beyond the actor's name ("", "Abigail Chen."), as a
+# model too weak for the prompt gives: the referee, asked about it, narrates
+# a scene of its own making, which observers would read as what happened
+# (docs/trials/models.md#a-model-too-small).
 NO_DEED = f"{NO_ACTION_MARK}: the answer said nothing the agent does)"
 _LETTER = re.compile(r"[^\W\d_]")
 

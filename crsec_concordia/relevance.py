@@ -2,16 +2,11 @@
 
 Retrieval for DetectConflict (the model judges one deed against one rule;
 the embedder picks the rule). An action as agents write it is often two or
-three sentences, and the deed a rule is about may be the last of them: "Carlos
-Gomez continues to drink coffee while waiting for Tamara Rodriguez to finish
-her meal. He stays seated at his corner table, lighting one cigarette after
-another, as he has always done." Embedded whole, that action scored 0.17
-against "People should not smoke indoors." (barely over the gate), and the
-1.5B model, asked to quote the words the rule is about, quoted the first
-sentence and judged no breach: the mini café's only smoking that morning
-went unnoticed, and no talk followed. Scored sentence by sentence, the rule
-is found by the sentence that is about it, and that sentence is shown to
-the judge beside the whole action.
+three sentences, and the deed a rule is about may be the last of them:
+embedded whole, it can sit barely over the relevance gate and be judged by
+its first sentence. Scored sentence by sentence, the rule is found by the
+sentence that is about it, and that sentence is shown to the judge beside
+the whole action (the case: docs/trials/operations.md#detectconflict).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Is this text a copy of one already said or done?
 
-Small models copy what is in front of them: the 1.5B model answered a
-conversation turn with the other side's last line, and wrote another agent's
-latest action as its own (in the seed-1 runs of the mini café 56 of 139
-actions shared six or more words in a row, or most of their words, with
-another agent's action in view: Abigail "lights one cigarette after another
-right there at the table", in Carlos's words). A copy is not the agent's
-own choice; counted, it would put Carlos's smoking on Abigail's record.
+Small models copy what is in front of them: the other side's last line as
+their next turn, another agent's latest action as their own. A copy is not
+the agent's own choice; counted, it would put Carlos's smoking on Abigail's
+record (how often it happened: docs/trials/acting-and-planning.md).
 
 Names are taken out before comparing: "Tom reads a book" and "Tamara reads
 a book" are the same words about different people.
@@ -103,7 +100,7 @@ def quotes(evidence: str, text: str, *, names: Iterable[str] = (),
   """Whether `evidence` is words of `text`: at least `share` of its words
   (names aside) occur in `text`.
 
-  Asked to quote before it judges, the 1.5B referee sometimes "quoted" a
+  Asked to quote before it judges, a small referee model sometimes "quoted" a
   behaviour's id or its own claim instead ("smoking_indoors" for a man
   reading on his phone): evidence that is not the action's words supports
   nothing. Loose enough for a quote that drops or changes a word.

@@ -14,10 +14,10 @@ from crsec_concordia.runs.config import (ARMS, DEFAULT_SCENARIO, GM_NAME,
                                          entity_params, load)
 from crsec_concordia.runs.episode import run_episode, summarize
 from crsec_concordia.runs.resume import resume_episode
-from crsec_concordia.runs.rundir import (CHECKPOINTS, CONFIG_JSON, EVENTS,
-                                         LOG_HTML, NORMS, RUN_JSON, RUN_LOG,
-                                         SCENARIO_JSON, USAGE_JSON,
-                                         checkpoint_path, versions)
+from crsec_concordia.rundir.format import (CHECKPOINTS, CONFIG_JSON, EVENTS,
+                                           LOG_HTML, NORMS, RUN_JSON, RUN_LOG,
+                                           SCENARIO_JSON, USAGE_JSON)
+from crsec_concordia.rundir.writing import checkpoint_path, versions
 from crsec_concordia.runs.session import NORM_MEMORY_KEY
 
 __all__ = [

@@ -2,10 +2,10 @@
 
 Concordia's `concurrency.run_tasks` makes a thread pool per call. A pool
 starts its threads one at a time, and each start waits until the new
-thread runs; in a fifty-agent slot the threads already started held the
-GIL on their way to their model calls, so the last agent (or the last
-adjudication) began a fifth of a second after the first. Kept threads only
-have to wake up. What runs, and the results, are the same.
+thread runs, while the threads already started hold the GIL on their way to
+their model calls; kept threads only have to wake up. What runs, and the
+results, are the same (the measurements:
+docs/trials/acting-and-planning.md#a-society-that-acts-at-once).
 """
 
 from __future__ import annotations

@@ -54,7 +54,8 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia.components import NORM_MEMORY_KEY
-from crsec_concordia.models.base import StructuredLanguageModel, as_structured
+from crsec_concordia.models.base import StructuredLanguageModel
+from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.prefabs import PREFABS
 
 # The scene is data: the code names no venue. A conflict is likely: one

@@ -9,7 +9,8 @@ who acts, or in what format (played by crsec_concordia.runs.slot_engine):
   __next_action_spec__ action_spec.FixedActionSpec  "It is Day 1 09:10 at ..."
                        (with the situation of a scenario occasion, occasions.py)
   __make_observation__ exact_observations.ExactObservations  verbatim events
-  __resolution__       adjudication.Adjudication    a GM.adjudicate call per action
+  __resolution__       adjudication.Adjudication    every new action put to
+                       the referee (referee/: its pipeline, one step a module)
   conversations        conversations.NormConversations  CRSEC sender talks
                        (held when a slot is resolved)
   slot_actions.SlotActions: how the engine hands a slot's actions over.
@@ -19,7 +20,7 @@ who acts, or in what format (played by crsec_concordia.runs.slot_engine):
 
 from crsec_concordia.game_masters.acting import EveryoneActs
 from crsec_concordia.game_masters.action_spec import FixedActionSpec
-from crsec_concordia.game_masters.adjudication import ADJUDICATE_TAG, Adjudication
+from crsec_concordia.game_masters.adjudication import Adjudication
 from crsec_concordia.game_masters.clock import SlotClock, stamp_fields
 from crsec_concordia.game_masters.conversations import NormConversations
 from crsec_concordia.game_masters.exact_observations import ExactObservations
@@ -29,11 +30,12 @@ from crsec_concordia.game_masters.prefab import (
     VenueGameMaster,
     drain_records,
 )
+from crsec_concordia.game_masters.referee import ADJUDICATE_TAG, Referee
 from crsec_concordia.game_masters.slot_actions import SlotActions
 
 __all__ = [
     "ADJUDICATE_TAG", "Adjudication", "SlotClock", "VenueGameMaster",
     "EveryoneActs", "ExactObservations", "FixedActionSpec",
-    "NormConversations", "Occasion", "PREFABS", "SlotActions",
+    "NormConversations", "Occasion", "PREFABS", "Referee", "SlotActions",
     "drain_records", "occasion_at", "stamp_fields",
 ]

@@ -2,7 +2,9 @@
 
 Text only, no model: the engine's tag and the "Name:" prefix stripped from
 what an agent wrote, and the choice between the agent's own words and the
-referee's narration for what the others are told (adjudication.py).
+referee's narration for what the others are told. Shared by the
+Adjudication component (adjudication.py) and the referee, which spares its
+call only for an action that tells of its actor (referee/tag_gate.py).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ def clean_action(putative_event: str, actor: str | None) -> str:
   """The agent's attempt without the engine's tag and a "Name:" prefix.
 
   Also without the head of an event line as observers read it ("Name
-  (indoors): "), when the agent wrote its action in that form: the 1.5B
-  model copied the form from its recent events in 3 of 156 new actions of
-  ten mini-café runs (2026-11-27), and observers then read the name and a
-  place twice, the place the agent's guess rather than the referee's.
+  (indoors): "), when the agent wrote its action in that form (a small
+  model copies the form from its recent events): observers would read the
+  name and a place twice, the place the agent's guess rather than the
+  referee's. How often: docs/trials/game-master.md.
   """
   text = putative_event.strip()
   if text.startswith(resolution_lib.PUTATIVE_EVENT_TAG):

@@ -5,12 +5,12 @@ and lets the text speak for itself. A run needs more and less: more,
 because the metrics need to know which of the scenario's behaviours each
 action shows (smoking indoors, tipping, ...), decided once, by the game
 master, in a structured record; less, because a small model must do it fast.
-So a referee (referee.py) narrates each action and adjudicates it: where it
-happens (indoors/outdoors), which behaviour ids it shows (an enum built
-from the scenario, so a behaviour added to the YAML needs no Python) and
-the evidence. This component puts the slot's actions to it all at once,
-carries continued actions forward with no call (going_on.py), keeps the
-records in name order and queues what observers see.
+So a referee (game_masters/referee/) narrates each action and adjudicates
+it: where it happens (indoors/outdoors), which behaviour ids it shows (an
+enum built from the scenario, so a behaviour added to the YAML needs no
+Python) and the evidence. This component puts the slot's actions to it all
+at once, carries continued actions forward with no call (going_on.py),
+keeps the records in name order and queues what observers see.
 """
 
 from __future__ import annotations
@@ -26,20 +26,15 @@ from concordia.typing import entity_component
 
 from crsec_concordia import observations, relevance, threads
 from crsec_concordia.game_masters import action_spec as action_spec_lib
-from crsec_concordia.game_masters.action_text import (  # noqa: F401
-    MAX_ACTION_CHARS, clean_action, observed_text, tells_of_actor)
 from crsec_concordia.game_masters import clock as clock_lib
-from crsec_concordia.game_masters import going_on as going_on_lib
-from crsec_concordia.game_masters import occasion_check as check_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
+from crsec_concordia.game_masters import going_on as going_on_lib
+from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters import slot_actions
-# The referee's names stay importable from here.
-from crsec_concordia.game_masters.referee import (  # noqa: F401
-    ADJUDICATE_TAG, FAILED_EVIDENCE, NO_ACTION_EVIDENCE)
-from crsec_concordia.game_masters.referee_question import (  # noqa: F401
-    NONE, PLACES, _none_token, adjudication_prompt, adjudication_schema,
-    behaviours_of, supported)
+from crsec_concordia.game_masters.action_text import (clean_action,
+                                                      observed_text,
+                                                      tells_of_actor)
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 # The `op` of the failure record of an agent that failed to act at all.
@@ -66,7 +61,7 @@ class Adjudication(entity_component.ContextComponent,
       clock_key: str = clock_lib.CLOCK_KEY,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
       action_spec_key: str = action_spec_lib.ACTION_SPEC_KEY,
-      similarity: check_lib.Similarity | None = None,
+      similarity: referee_lib.Similarity | None = None,
       warm: Callable[[Sequence[str]], None] | None = None,
       default_place: str | None = None,
       doer: bool = True,
@@ -85,10 +80,11 @@ class Adjudication(entity_component.ContextComponent,
       observations_key: the key of the game master's ExactObservations.
       action_spec_key: the key of the game master's FixedActionSpec (which
         knows the occasion, if any, that prompted an action).
-      similarity: (text, text) -> similarity of their embeddings: the check
-        of every behaviour tag (tag_gate.py) and of occasions that name
-        behaviours (occasion_check.py). Without it, neither (an occasion
-        that names behaviours then raises).
+      similarity: (text, text) -> similarity of their embeddings
+        (`referee.similarity_of(embedder)`): the check of every behaviour
+        tag (referee/tag_gate.py) and of occasions that name behaviours
+        (referee/occasion_check.py). Without it, neither (an occasion that
+        names behaviours then raises).
       warm: given a behaviour as observers will read it, has it embedded
         in the background (every normative observer's ConflictDetector
         embeds the slot's behaviours first thing in the next slot): each
@@ -97,10 +93,11 @@ class Adjudication(entity_component.ContextComponent,
       default_place: where people are unless an action says otherwise
         (the scenario's `default_place`, indoors or outdoors): the prompt
         gives it as the place of an action that does not say (deferring to
-        the setting line alone, the 1.5B model put most actions in an
+        the setting line alone, the small model put most actions in an
         open-air garden indoors), and an action not adjudicated gets it.
       doer: ask, for each tag the embedder kept, who does that behaviour
-        (doer_check.py); a tag counts only if the answer names the actor.
+        (referee/doer_check.py); a tag counts only if the answer names the
+        actor.
     """
     super().__init__()
     self._referee = referee_lib.Referee(
@@ -135,7 +132,7 @@ class Adjudication(entity_component.ContextComponent,
                  checked: Sequence[str] = ()
                  ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The event fields for an action, and a failure record if a call
-    failed (referee.py)."""
+    failed (referee/pipeline.py)."""
     return self._referee.adjudicate(actor, action, situation, checked)
 
   def resolve_action(self, actor: str, raw_action: str,
@@ -163,6 +160,25 @@ class Adjudication(entity_component.ContextComponent,
       self._warm(relevance.pieces(warmed))
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion(actor)
+    event, failures = self._judge(actor, action, occasion)
+    observed = observed_text(actor, action, event["narration"]).strip()
+    if (self._warm is not None and observed != warmed
+        and not observations.is_no_action(observed)):
+      self._warm(relevance.pieces(observed))
+    text = observations.format_action(stamp, actor, event["place"], observed)
+    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
+              "actor": actor, "action": action, **event}
+    if occasion is not None:
+      record["occasion"] = occasion.id
+    self._going_on.remember(record, observed)
+    return record, failures, text
+
+  def _judge(self, actor: str, action: str,
+             occasion: occasions_lib.Occasion | None
+             ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the event fields, failure records) of a new action: the referee's
+    adjudication and, for an answer to an occasion that names behaviours,
+    its focused check at the same time, which then decides among them."""
     situation = occasion.text_for(actor) if occasion else ""
     checks = (occasion is not None and bool(occasion.behaviours)
               and not observations.is_no_action(action))
@@ -183,19 +199,9 @@ class Adjudication(entity_component.ContextComponent,
       event["occasion_check"] = check
       if check_failure is not None:
         failures.append(check_failure)
-      event["behaviours"] = check_lib.decide(event["behaviours"], check,
-                                             occasion.behaviours)
-    observed = observed_text(actor, action, event["narration"]).strip()
-    if (self._warm is not None and observed != warmed
-        and not observations.is_no_action(observed)):
-      self._warm(relevance.pieces(observed))
-    text = observations.format_action(stamp, actor, event["place"], observed)
-    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
-              "actor": actor, "action": action, **event}
-    if occasion is not None:
-      record["occasion"] = occasion.id
-    self._going_on.remember(record, observed)
-    return record, failures, text
+      event["behaviours"] = referee_lib.decide(event["behaviours"], check,
+                                               occasion.behaviours)
+    return event, failures
 
   def waits_on_model(self, hook: str) -> bool:
     """pre_act adjudicates the slot's actions once they were observed."""
@@ -237,7 +243,9 @@ class Adjudication(entity_component.ContextComponent,
       if actor in slot.reasons:
         record = {**record, "act_reasons": list(slot.reasons[actor])}
       records.append(record)
-      texts.append(text)
+      if not observations.is_no_action(record["action"]):
+        # A failed or empty answer is no deed: nobody perceives its marker.
+        texts.append(text)
     queue = self._component(self._observations_key,
                             queue_lib.ExactObservations)
     for text in texts:

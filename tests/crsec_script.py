@@ -12,6 +12,7 @@ import re
 import numpy as np
 from concordia.associative_memory import basic_associative_memory
 
+from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.prefabs import PREFABS
 
@@ -38,8 +39,8 @@ _DOER_ACTION = re.compile(r'^Action: "(?P<action>.*)"$', re.M)
 
 
 def doer_answer(prompt: str) -> dict[str, str]:
-  """The doer check (game_masters/doer_check.py) answered as a good model
-  would for the tests' actions: the person the action begins with."""
+  """The doer check (game_masters/referee/doer_check.py) answered as a good
+  model would for the tests' actions: the person the action begins with."""
   action = _DOER_ACTION.search(prompt)["action"]
   name = re.match(r"(?:[A-Z][\w'-]*\s?)+", action)
   return {"who": name.group(0).strip() if name else "nobody"}
@@ -183,8 +184,9 @@ def build_agent(arm: str, model, **params):
   prefab = copy.deepcopy(PREFABS[f"{arm}__Entity"])
   prefab.params = {"name": "Carlos Gomez", "persona": "A poet who smokes.",
                    "setting": "Hobbs Cafe", **params}
+  # The prefab's components use the bank's embedder, as in a simulation.
   bank = basic_associative_memory.AssociativeMemoryBank(
-      sentence_embedder=constant_embedder)
+      sentence_embedder=shared_embedder())
   agent = prefab.build(model, bank)
   observe = agent.observe
 

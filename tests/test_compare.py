@@ -21,7 +21,7 @@ from crsec_concordia.commands import compare
 from crsec_concordia.commands.compare import parse_seeds
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics import aggregate
+from crsec_concordia.metrics.measure import aggregate
 from crsec_concordia.models.base import EndpointError
 
 sys.path.insert(0, str(Path(__file__).parent))

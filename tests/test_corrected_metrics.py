@@ -1,4 +1,5 @@
-"""Corrected belief and behaviour in a run's metrics (metrics/corrected.py)."""
+"""Corrected belief and behaviour in a run's metrics
+(metrics/classifiers/corrected.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics import matcher_quality, referee_quality, rundir
-from crsec_concordia.metrics import run_metrics
+from crsec_concordia.metrics.classifiers import measured as matcher_error
+from crsec_concordia.metrics.classifiers import referee_quality
+from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.rundir import reading
 
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import (ABIGAIL, CARLOS, ISABELLA, SAM, SCENARIO,  # pylint: disable=wrong-import-position
@@ -28,7 +31,7 @@ def shipped_wording() -> dict:
   """The fixture café with the shipped targets' ids, texts and aliases, so
   that the matcher's measured error holds for them."""
   scenario = copy.deepcopy(SCENARIO)
-  shipped = matcher_quality.load_measured()["targets"]
+  shipped = matcher_error.load_measured()["targets"]
   ids = {"no_smoking_indoors": "no_smoking_indoors",
          "be_quiet": "quiet_in_public", "tip_after_meals": "tip_after_meals"}
   for t in scenario["target_norms"]:
@@ -51,7 +54,7 @@ def build(tmp_path: Path) -> Path:
 
 
 def test_belief_is_corrected_with_the_matchers_test_half(tmp_path):
-  m = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  m = run_metrics.compute(reading.read_run(build(tmp_path)))
   block = m.summary["correction"]["targets"]["no_smoking_indoors"]
   assert (block["belief"]["rates"]["tp"], block["belief"]["rates"]["fp"],
           block["belief"]["rates"]["fn"]) == (24, 12, 0)
@@ -70,7 +73,7 @@ def test_belief_is_corrected_with_the_matchers_test_half(tmp_path):
 
 
 def test_behaviour_is_not_corrected_without_a_referee_measurement(tmp_path):
-  m = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  m = run_metrics.compute(reading.read_run(build(tmp_path)))
   block = m.summary["correction"]["targets"]["no_smoking_indoors"]
   assert block["behaviour"]["rates"] is None
   assert "not measured" in block["behaviour"]["note"]
@@ -96,7 +99,7 @@ def test_behaviour_is_corrected_with_recorded_referee_answers(tmp_path,
       {"scenario": "hobbs_cafe_test", "model": "test", "behaviours": described,
        "cases": cases}))
   monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
-  m = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  m = run_metrics.compute(reading.read_run(build(tmp_path)))
   block = m.summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
   assert {k: block["rates"][k] for k in ("tp", "fp", "fn", "tn")} == {
       "tp": 9, "fp": 1, "fn": 1, "tn": 9}
@@ -105,7 +108,7 @@ def test_behaviour_is_corrected_with_recorded_referee_answers(tmp_path,
   changed = dict(described, smoking_outside="steps out for a smoke")
   (decisions / "cafe.json").write_text(json.dumps(
       {"scenario": "x", "behaviours": changed, "cases": cases}))
-  m = run_metrics.compute(rundir.load_run(build(tmp_path / "again")))
+  m = run_metrics.compute(reading.read_run(build(tmp_path / "again")))
   assert m.summary["correction"]["targets"]["no_smoking_indoors"][
       "behaviour"]["rates"] is None
 
@@ -153,17 +156,17 @@ def test_a_gated_referee_is_measured_with_its_floor_applied(tmp_path,
   b.record("action", 2, actor=SAM, action="x", narration="x",
            place="outdoors", behaviours=["smoking_outside"], evidence="x",
            tag_similarity={"smoking_outside": 0.4}, tag_floor=0.16)
-  gated = run_metrics.compute(rundir.load_run(b.write()))
+  gated = run_metrics.compute(reading.read_run(b.write()))
   block = gated.summary["correction"]["targets"]["no_smoking_indoors"]
   assert block["behaviour"]["rates"]["fp"] == 0  # The far tags left out.
   assert "below cosine 0.16" in block["behaviour"]["note"]
-  ungated = run_metrics.compute(rundir.load_run(build(tmp_path)))
+  ungated = run_metrics.compute(reading.read_run(build(tmp_path)))
   assert ungated.summary["correction"]["targets"]["no_smoking_indoors"][
       "behaviour"]["rates"]["fp"] == 3
   write_decisions(path, described,
                   [{k: v for k, v in c.items() if k != "scores"}
                    for c in cases])
-  again = run_metrics.compute(rundir.load_run(b.write()))
+  again = run_metrics.compute(reading.read_run(b.write()))
   block = again.summary["correction"]["targets"]["no_smoking_indoors"]
   assert block["behaviour"]["rates"] is None
   assert "without the tag scores" in block["behaviour"]["note"]
@@ -179,7 +182,7 @@ def gated_behaviour(path, scenario, **record_fields):
   b.record("action", 2, actor=SAM, action="x", narration="x",
            place="outdoors", behaviours=["smoking_outside"], evidence="x",
            **record_fields)
-  summary = run_metrics.compute(rundir.load_run(b.write())).summary
+  summary = run_metrics.compute(reading.read_run(b.write())).summary
   return summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
 
 
@@ -317,7 +320,7 @@ def test_the_runs_own_venue_is_measured_before_another_with_its_words(
       {"scenario": scenario["name"], "model": "test",
        "behaviours": described, "cases": [right] * 5 + [none] * 5}))
   monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
-  target = rundir.load_run(build(tmp_path)).targets[0]
+  target = reading.read_run(build(tmp_path)).targets[0]
   measured = referee_quality.rates(target, scenario)
   assert scenario["name"] in measured.note
   assert measured.rates.tp == 5

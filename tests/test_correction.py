@@ -1,4 +1,4 @@
-"""Misclassification-corrected shares (metrics/correction.py).
+"""Misclassification-corrected shares (metrics/classifiers/correction.py).
 
 The coverage simulation draws, from the matcher's labelled TEST half, both
 the world and its measurement: for each target, a classifier whose true
@@ -19,19 +19,20 @@ import math
 import numpy as np
 import pytest
 
-from crsec_concordia.metrics import correction, matcher_quality
-from crsec_concordia.metrics.correction import Rates
+from crsec_concordia.metrics.classifiers import correction, labels
+from crsec_concordia.metrics.classifiers import measured as matcher_error
+from crsec_concordia.metrics.classifiers.correction import Rates
 
 DRAWS = 200
 RUNS, AGENTS, MAX_NORMS = 5, 10, 3
 
 
 def _targets():
-  measured = matcher_quality.load_measured()
+  measured = matcher_error.load_measured()
   rule = measured["rule"]["name"]
-  for venue in matcher_quality.VENUES:
-    for target in matcher_quality.venue_targets(venue):
-      yield target, matcher_quality.rates(target, rule, "test",
+  for venue in labels.VENUES:
+    for target in labels.venue_targets(venue):
+      yield target, matcher_error.rates(target, rule, "test",
                                           measured=measured)
 
 
@@ -160,9 +161,9 @@ def test_agents_with_more_norms_get_more_false_positives_removed():
 
 
 def test_matcher_rates_count_the_venue_negatives():
-  measured = matcher_quality.load_measured()
+  measured = matcher_error.load_measured()
   target = next(t for t, _ in _targets() if t.id == "no_smoking_indoors")
-  rates = matcher_quality.rates(target, measured["rule"]["name"], "test")
+  rates = matcher_error.rates(target, measured["rule"]["name"], "test")
   assert (rates.tp, rates.fp, rates.fn) == (24, 12, 0)
   assert rates.tp + rates.fp + rates.fn + rates.tn == 118  # café test norms
-  assert matcher_quality.rates(target, "another_rule") is None
+  assert matcher_error.rates(target, "another_rule") is None

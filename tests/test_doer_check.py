@@ -1,5 +1,5 @@
-"""The doer check (game_masters/doer_check.py): a tag counts only if the
-actor is the one who does the behaviour."""
+"""The doer check (game_masters/referee/doer_check.py): a tag counts only if
+the actor is the one who does the behaviour."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from crsec_concordia.game_masters import adjudication, doer_check
+from crsec_concordia.game_masters import adjudication
+from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.game_masters.referee import doer_check
 from crsec_concordia.models import ScriptedModel
 from tests import crsec_script
 
@@ -30,7 +32,7 @@ def _referee(ids):
 
 def _adjudication(model):
   # A similarity that keeps every tag: the doer check alone decides here.
-  return adjudication.Adjudication(model.tagged(adjudication.ADJUDICATE_TAG),
+  return adjudication.Adjudication(model.tagged(referee_lib.ADJUDICATE_TAG),
                                    place="a small café",
                                    behaviours=BEHAVIOURS,
                                    similarity=lambda a, b: 0.9)
@@ -92,7 +94,7 @@ def test_a_failed_doer_call_is_recorded_and_its_tag_not_counted():
 def test_the_check_can_be_left_out():
   model = ScriptedModel([LOOK_RULE, (r"You are the referee", _referee(["loud"]))])
   referee = adjudication.Adjudication(
-      model.tagged(adjudication.ADJUDICATE_TAG), place="a café",
+      model.tagged(referee_lib.ADJUDICATE_TAG), place="a café",
       behaviours=BEHAVIOURS,
       similarity=lambda a, b: 0.9, doer=False)
   event, _ = referee.adjudicate("Tom Gomez", "Tom Gomez shouts.")

@@ -27,15 +27,20 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import embedding, game_masters
 from crsec_concordia import observations as obs
-from crsec_concordia.game_masters import adjudication, conversations, tag_gate
-
+from crsec_concordia import repetition
+from crsec_concordia.components import structured_act
+from crsec_concordia.game_masters import action_text, adjudication
+from crsec_concordia.game_masters import conversations
+from crsec_concordia.game_masters import occasions as occasions_lib
+from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.game_masters.referee import general_call, tag_gate
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.operations.base import has_evidence
 from crsec_concordia.runs.slot_engine import SlotEngine
 from crsec_concordia.scenarios import parse_scenario
 from tests import crsec_script
 
-# Every tag the embedder keeps is asked "who does it" (doer_check.py).
+# Every tag the embedder keeps is asked "who does it" (referee/doer_check.py).
 DOER_RULE = (crsec_script.DOER, crsec_script.doer_answer)
 # The second look (second_look.py) finds nothing, unless a test says.
 LOOK_RULE = (crsec_script.LOOK, crsec_script.look_none)
@@ -214,7 +219,10 @@ def referee_model() -> ScriptedModel:
   return ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", referee)])
 
 
-def simulation(model, s=None, detector=("Abigail Chen",)):
+def simulation(model, s=None, detector=("Abigail Chen",),
+               embedder=constant_embedder):
+  """The game master and fake agents on the slot engine; the referee's
+  checks use the simulation's `embedder`, as in a run."""
   s = s or scenario()
   instances = [prefab_lib.InstanceConfig(
       prefab="fake__Entity", role=prefab_lib.Role.ENTITY,
@@ -227,7 +235,7 @@ def simulation(model, s=None, detector=("Abigail Chen",)):
       prefabs={"fake__Entity": FakeAgent(), **game_masters.PREFABS},
       instances=instances, default_premise=s.premise,
       default_max_steps=s.total_steps)
-  return simulation_lib.Simulation(config, model, constant_embedder,
+  return simulation_lib.Simulation(config, model, embedder,
                                    engine=SlotEngine())
 
 
@@ -376,6 +384,28 @@ def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
   assert "No smoking indoors" not in talk_calls[0]
 
 
+def test_a_turn_whose_answer_failed_its_schema_ends_the_talk(monkeypatch):
+  """The act's failure marker is no line of talk: nobody reads it as words."""
+  model = referee_model()
+  sim = simulation(model)
+  carlos = agents(sim)["Carlos Gomez"]
+  act = carlos.act
+
+  def failing_speech(action_spec=None):
+    if action_spec is not None and action_spec.tag == obs.SPEECH_TAG:
+      return f"{carlos.name} {structured_act.NO_VALID_ACTION}"
+    return act(action_spec)
+
+  monkeypatch.setattr(carlos, "act", failing_speech)
+  sim.play(max_steps=3)
+  records = game_masters.drain_records(sim.get_game_masters()[0])
+  talk, = [r for r in records if r["kind"] == "conversation"]
+  assert [t["speaker"] for t in talk["turns"]] == ["Abigail Chen"]
+  assert talk["ended"].startswith("Carlos Gomez's turn failed")
+  for person in agents(sim).values():
+    assert not any(obs.NO_ACTION_MARK in o for o in seen(person))
+
+
 def test_the_episode_ends_at_the_scenario_length_without_asking_a_model():
   model = referee_model()
   sim = simulation(model, detector=())
@@ -507,29 +537,29 @@ def test_requests_are_grouped_per_pair_and_checked():
 
 def test_two_choices_make_the_behaviour_list():
   ids = ["smoking_indoors", "loud", "none_of_the_above"]
-  assert adjudication.behaviours_of(
+  assert general_call.behaviours_of(
       {"behaviour": "loud", "also": "none"}, ids) == ["loud"]
-  assert adjudication.behaviours_of(
+  assert general_call.behaviours_of(
       {"behaviour": "loud", "also": "loud"}, ids) == ["loud"]
-  assert adjudication.behaviours_of(
+  assert general_call.behaviours_of(
       {"behaviour": "none", "also": "smoking_indoors"}, ids) == [
           "smoking_indoors"]
   # A scenario with a behaviour called "none" gets another "nothing" word.
-  schema = adjudication.adjudication_schema(["none", "loud"])
+  schema = general_call.adjudication_schema(["none", "loud"])
   assert schema["properties"]["behaviour"]["enum"] == [
       "none", "loud", "talk_only", "no_behaviour"]
   # The contrast choice (only talk of a behaviour) is no behaviour either,
   # and gives way in turn to a behaviour of that name.
-  assert adjudication.behaviours_of(
+  assert general_call.behaviours_of(
       {"behaviour": "talk_only", "also": "none"}, ids) == []
-  schema = adjudication.adjudication_schema(["talk_only", "loud"])
+  schema = general_call.adjudication_schema(["talk_only", "loud"])
   assert schema["properties"]["also"]["enum"] == [
       "talk_only", "loud", "only_talk_of_it", "none"]
 
 
 def test_the_adjudication_prompt_is_short():
   s = scenario()
-  prompt = adjudication.adjudication_prompt(
+  prompt = general_call.adjudication_prompt(
       place=s.setting, behaviours=[b.model_dump() for b in s.behaviours],
       actor="Carlos Gomez", action=ACTIONS["Carlos Gomez"])
   assert len(prompt.split()) < 200
@@ -545,7 +575,7 @@ def test_the_adjudication_prompt_is_short():
 ])
 def test_observers_see_the_agents_own_words_when_they_tell_the_action(
     action, delivered):
-  assert adjudication.observed_text("Carlos Gomez", action,
+  assert action_text.observed_text("Carlos Gomez", action,
                                     "Carlos lights a cigarette.") == delivered
 
 
@@ -565,7 +595,7 @@ def test_observers_see_the_agents_own_words_when_they_tell_the_action(
 ])
 def test_an_action_loses_the_head_of_an_event_line_the_agent_copied(
     written, cleaned):
-  assert adjudication.clean_action(written, "Carlos Gomez") == cleaned
+  assert action_text.clean_action(written, "Carlos Gomez") == cleaned
 
 
 class _Talker:
@@ -682,7 +712,32 @@ def test_an_answer_quoting_the_action_when_asked_again_counts():
                          and "unsupported" not in r for r in actions)
 
 
-def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
+def test_the_referee_judges_with_the_simulations_embedder(monkeypatch):
+  """Concordia's convention: the game master's referee embeds with the
+  embedder the simulation was given (it reaches the prefab through the
+  memory bank), any text -> vector function, never a model of its own."""
+  def no_default():
+    raise AssertionError("the game master loaded the default embedder")
+  monkeypatch.setattr(embedding, "shared_embedder", no_default)
+  seen: set[str] = set()
+  lock = threading.Lock()
+
+  def recording(text: str) -> np.ndarray:
+    with lock:
+      seen.add(text)
+    return constant_embedder(text)
+  sim = simulation(referee_model(), detector=(), embedder=recording)
+  sim.play(max_steps=1)
+  described = {b.description for b in scenario().behaviours}
+  assert described <= seen
+  actions = [r for r in game_masters.drain_records(sim.get_game_masters()[0])
+             if r["kind"] == "action"]
+  # Every text is the same vector: every tag is as near as can be.
+  scored = [r["tag_similarity"] for r in actions if r.get("tag_similarity")]
+  assert scored and all(set(t.values()) == {1.0} for t in scored)
+
+
+def test_a_tag_far_from_the_action_is_kept_apart_with_its_score(embedder):
   """The referee quotes each action truly and tags it as a tip: only the
   action that is about tipping keeps the tag (tag_gate.py, real embedder);
   the others keep it apart, visibly, with no further call."""
@@ -691,7 +746,7 @@ def test_a_tag_far_from_the_action_is_kept_apart_with_its_score():
     return {"narration": action, "place": "indoors", "evidence": action,
             "behaviour": "tipped", "also": "none"}
   model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", referee_answer)])
-  sim = simulation(model, detector=())
+  sim = simulation(model, detector=(), embedder=embedder)
   sim.play(max_steps=1)
   records = {r["actor"]: r for r in game_masters.drain_records(
       sim.get_game_masters()[0]) if r["kind"] == "action"}
@@ -725,7 +780,7 @@ def test_an_action_far_from_every_behaviour_is_not_put_to_the_referee(
   model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", referee_answer)])
   s = scenario()
   referee = adjudication.Adjudication(
-      model.tagged(adjudication.ADJUDICATE_TAG), place=s.setting,
+      model.tagged(referee_lib.ADJUDICATE_TAG), place=s.setting,
       default_place="indoors",
       behaviours=[b.model_dump(mode="json") for b in s.behaviours],
       similarity=functools.partial(embedding.pair_similarity, embedder))
@@ -788,7 +843,6 @@ def test_a_description_made_of_place_words_alone_keeps_its_full_texts():
 
 
 def test_a_quote_may_drop_or_change_a_word():
-  from crsec_concordia import repetition  # pylint: disable=import-outside-toplevel
   action = "Carlos Gomez lights one cigarette after another at the table."
   assert repetition.quotes("lights one cigarette after another", action)
   assert repetition.quotes("Carlos lit one cigarette after another", action,
@@ -827,7 +881,6 @@ def test_each_agent_meets_an_occasion_once_in_the_first_slot_since_its_time():
 
 
 def _replay(occasions, actor, stamps):
-  from crsec_concordia.game_masters import occasions as occasions_lib  # pylint: disable=import-outside-toplevel
   return [(o.id if (o := occasions_lib.occasion_at(
       occasions_lib.parse(occasions), actor=actor, step=step,
       stamp_for=stamps.__getitem__)) else None)
@@ -847,7 +900,8 @@ def test_occasions_due_together_are_met_in_successive_slots_and_daily():
   assert _replay([only_b], "A", stamps) == [None] * 6
 
 
-def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embedding():
+def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embedding(
+    embedder):
   bill = {"id": "bill", "at": "09:00", "situation": "The bill comes for {actor}.",
           "behaviours": ["tipped"]}
   s = scenario(occasions=[bill])
@@ -858,7 +912,7 @@ def test_an_occasion_naming_behaviours_gets_a_focused_check_verified_by_embeddin
       (r"Which of these does", {"evidence": "a tip", "behaviour": "tipped"}),
       # ... and the general referee sees nothing at all.
       LOOK_RULE, (r"You are the referee", lambda p: {**blind, "narration": _ACTION_LINE.search(p)["action"]})])
-  sim = simulation(model, s, detector=())
+  sim = simulation(model, s, detector=(), embedder=embedder)
   sim.play(max_steps=1)
   records = {r["actor"]: r for r in game_masters.drain_records(sim.get_game_masters()[0])}
   assert set(records) == set(s.agent_names)  # Each met the bill once.
@@ -937,7 +991,7 @@ def test_a_turn_without_an_action_is_recorded_without_a_referee_call(monkeypatch
   records = {r["actor"]: r for r in game_masters.drain_records(sim.get_game_masters()[0])}
   tom = records["Tom Gomez"]
   assert tom["behaviours"] == [] and tom["adjudicated"] is False
-  assert tom["evidence"] == adjudication.NO_ACTION_EVIDENCE
+  assert tom["evidence"] == referee_lib.NO_ACTION_EVIDENCE
   assert model.calls_by_tag() == {"GM.adjudicate": 6, "GM.doer": 6}
 
 
@@ -994,6 +1048,5 @@ def test_an_action_that_says_nothing_is_no_action_whoever_wrote_it(
   assert asked and all("Abigail" in p for p in asked)
   seen_by_abigail = " ".join(seen(agents(sim)["Abigail Chen"]))
   assert "Tom Gomez." not in seen_by_abigail
-  # What observers are told is marked as no action (their perception
-  # passes over it: components/_perception.py).
-  assert f"Tom Gomez {obs.NO_DEED}" in seen_by_abigail
+  # No deed, nothing perceived: the marker reaches no observer's prompt.
+  assert obs.NO_ACTION_MARK not in seen_by_abigail

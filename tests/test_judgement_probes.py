@@ -8,13 +8,19 @@ The probe itself needs a model and is run by hand (see README).
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
+from crsec_concordia import models
 from crsec_concordia.errors import UserError
-from crsec_concordia.scenarios import load_scenario
+from crsec_concordia.metrics.classifiers import referee_quality
+from crsec_concordia.models import ScriptedModel
+from crsec_concordia.scenarios import builtin_names, load_scenario
+from tests import crsec_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,7 +71,6 @@ def test_the_garden_has_cases_enough_for_each_behaviour_and_place():
 def test_every_shipped_venue_has_a_probe_file():
   assert probe.probed_venues() == SHIPPED
   # A venue shipped later needs its probe file (and a place in SHIPPED).
-  from crsec_concordia.scenarios import builtin_names  # pylint: disable=import-outside-toplevel
   assert builtin_names() == SHIPPED
 
 
@@ -194,11 +199,9 @@ def test_the_probe_says_what_is_wrong_in_one_line_and_exit_2(tmp_path, capsys):
 
 def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
     tmp_path):
-  """--record writes what metrics/referee_quality.py reads: a referee that
-  answers every case as labelled gives no false tag for a target."""
-  import json  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.metrics import referee_quality  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.metrics.rundir import TargetNorm  # pylint: disable=import-outside-toplevel
+  """--record writes what metrics/classifiers/referee_quality.py reads: a
+  referee that answers every case as labelled gives no false tag for a
+  target."""
   scenario = load_scenario("hobbs_cafe_mini")
   cases = probe.load_probes(probe.probes_path(scenario), scenario).referee
   decisions = [{"action": c.action, "truth": sorted(c.behaviours),
@@ -206,10 +209,7 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
   path = probe.record_decisions(scenario, "a scripted referee", decisions,
                                 tmp_path)
   assert json.loads(path.read_text())["model"] == "a scripted referee"
-  t = scenario.target_norms[0]
-  target = TargetNorm(id=t.id, text=t.text, type=t.type,
-                      complies=list(t.complies), violates=list(t.violates),
-                      aliases=list(t.aliases))
+  target = scenario.target_norms[0]
   measured = referee_quality.rates(
       target, scenario.model_dump(mode="json"), decisions=tmp_path)
   assert measured.rates is not None, measured.note
@@ -251,9 +251,6 @@ def test_cases_asked_at_once_are_recorded_in_the_cases_order():
   """However many are asked at once, the decisions (and counts) follow the
   cases' order: what --record writes does not depend on which thread
   finishes first."""
-  import re  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.models import ScriptedModel  # pylint: disable=import-outside-toplevel
-  from tests import crsec_script  # pylint: disable=import-outside-toplevel
   scenario = load_scenario("community_garden")
   cases = probe.load_probes(probe.probes_path(scenario), scenario).referee
 
@@ -282,7 +279,6 @@ def test_cache_replays_the_models_answers_from_the_file_given(
     tmp_path, monkeypatch):
   """--cache hands the response cache to the model, so a replay asks only
   the prompts a change made new."""
-  import crsec_concordia.models as models  # pylint: disable=import-outside-toplevel
   given = {}
 
   class Stop(Exception):

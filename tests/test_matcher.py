@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics import calibration
-from crsec_concordia.metrics.matching import (JUDGE_FLOOR, JUDGE_SCHEMA,
-                                              JUDGE_TAG, MATCH_THRESHOLD,
-                                              SINGLE_COSINE, LLMJudge,
-                                              NormMatcher)
-from crsec_concordia.metrics.rundir import TargetNorm
+from crsec_concordia.metrics.classifiers import calibration
+from crsec_concordia.metrics.classifiers.judge import (JUDGE_SCHEMA,
+                                                       JUDGE_TAG, LLMJudge)
+from crsec_concordia.metrics.classifiers.matching import (JUDGE_FLOOR,
+                                                          MATCH_THRESHOLD,
+                                                          SINGLE_COSINE,
+                                                          NormMatcher)
 from crsec_concordia.models import ScriptedModel
+from crsec_concordia.scenarios import TargetNorm
 
 # Measured on matcher_labels.json at MATCH_THRESHOLD (0.52), over (item,
 # target) pairs: precision 0.813 (74 / 91), recall 0.914 (74 / 81). The
@@ -20,11 +22,15 @@ MEASURED_PRECISION = 0.813
 MEASURED_RECALL = 0.914
 MARGIN = 0.02
 
-TARGETS = [TargetNorm("no_smoking_indoors", "No smoking indoors.",
-                      behaviour_texts=("smokes or lights a cigarette inside "
-                                       "the café", "goes outside to smoke")),
-           TargetNorm("be_quiet", "Be quiet in public places."),
-           TargetNorm("tip_after_meals", "Tip after meals.", "descriptive")]
+TARGETS = [TargetNorm(id="no_smoking_indoors", text="No smoking indoors.",
+                      type="injunctive", complies=["smoking_outside"],
+                      violates=["smoking_indoors"]),
+           TargetNorm(id="be_quiet", text="Be quiet in public places.",
+                      type="injunctive"),
+           TargetNorm(id="tip_after_meals", text="Tip after meals.",
+                      type="descriptive")]
+BEHAVIOURS = {"smoking_indoors": "smokes or lights a cigarette inside the café",
+              "smoking_outside": "goes outside to smoke"}
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +150,7 @@ def test_judge_failure_falls_back_to_the_embedding_and_is_counted():
 
 
 def test_about_is_looser_than_means():
-  matcher = NormMatcher(TARGETS)
+  matcher = NormMatcher(TARGETS, behaviours=BEHAVIOURS)
   about = matcher.about_many(["smoking indoors",
                               "Carlos lights a cigarette at his table.",
                               "The coffee here is really good today."])

@@ -4,16 +4,19 @@ test-half figures, how it was chosen, and where the report shows them."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from crsec_concordia.metrics import matcher_quality as mq
-from crsec_concordia.metrics import norm_clauses, report, rundir
-from crsec_concordia.metrics.matching import CHOSEN_RULE, NormMatcher
+from crsec_concordia.metrics.classifiers import matcher_quality as mq
+from crsec_concordia.metrics.classifiers import measured as matcher_error
+from crsec_concordia.metrics.classifiers import norm_clauses
+from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
+                                                          NormMatcher)
+from crsec_concordia.metrics.present import report
+from crsec_concordia.rundir import reading
 from crsec_concordia.scenarios import ScenarioError, load_scenario
 from crsec_concordia.scenarios.loader import builtin_path
 
@@ -183,19 +186,20 @@ def test_chosen_rule_is_the_one_the_calibration_half_selects(embedder):
 
 
 def test_shipped_figures_are_what_the_bench_computes(measured):
-  shipped = mq.load_measured()
-  assert shipped is not None, f"{mq.QUALITY_PATH} is missing"
+  shipped = matcher_error.load_measured()
+  assert shipped is not None, f"{matcher_error.QUALITY_PATH} is missing"
   assert shipped == json.loads(json.dumps(measured)), (
-      "run python -m crsec_concordia.metrics.matcher_quality --write")
+      "run python -m crsec_concordia.metrics.classifiers.matcher_quality "
+      "--write")
 
 
 def test_figures_hold_only_for_the_measured_rule_and_wording(measured):
   target = mq.venue_targets("cafe")[0]
-  assert mq.measured_error(target, CHOSEN_RULE.name) == measured["test"][
-      target.id]
-  assert mq.measured_error(target, "another_rule") is None
-  reworded = dataclasses.replace(target, aliases=target.aliases[:-1])
-  assert mq.measured_error(reworded, CHOSEN_RULE.name) is None
+  assert matcher_error.measured_error(target, CHOSEN_RULE.name) == (
+      measured["test"][target.id])
+  assert matcher_error.measured_error(target, "another_rule") is None
+  reworded = target.model_copy(update={"aliases": target.aliases[:-1]})
+  assert matcher_error.measured_error(reworded, CHOSEN_RULE.name) is None
 
 
 def test_the_report_shows_the_measured_error_beside_the_belief_curves(
@@ -210,10 +214,10 @@ def test_the_report_shows_the_measured_error_beside_the_belief_curves(
   b.hold(2, CARLOS, "Customers should not play loud music or talk loudly.",
          source_agent=ABIGAIL)
   run_dir = b.write()
-  matcher = NormMatcher(rundir.load_run(run_dir).targets, embedder=embedder)
+  matcher = NormMatcher(reading.read_run(run_dir).targets, embedder=embedder)
   assert matcher.describe()["measured_error"]["no_smoking_indoors"]
   page = report.run_report(run_dir).index.read_text()
-  smoke = mq.load_measured()["test"]["no_smoking_indoors"]
+  smoke = matcher_error.load_measured()["test"]["no_smoking_indoors"]
   assert (f"precision {smoke['precision']:.2f} ({smoke['tp']}/"
           f"{smoke['tp'] + smoke['fp']})") in page
   assert "matcher error not measured" not in page

@@ -11,8 +11,12 @@ import pytest
 
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics import rundir, run_metrics, usage
-from crsec_concordia.metrics.matching import CHOSEN_RULE, LLMJudge, NormMatcher
+from crsec_concordia.metrics.classifiers.judge import LLMJudge
+from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
+                                                          NormMatcher)
+from crsec_concordia.metrics.measure import run_metrics, usage
+from crsec_concordia.metrics.present import tables
+from crsec_concordia.rundir import reading
 from crsec_concordia.models import ScriptedModel
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import ABIGAIL, CARLOS, ISABELLA, SAM, RunBuilder
@@ -26,7 +30,7 @@ def embedder():
 
 
 def compute(builder: RunBuilder) -> run_metrics.RunMetrics:
-  return run_metrics.compute(rundir.load_run(builder.write()))
+  return run_metrics.compute(reading.read_run(builder.write()))
 
 
 def column(m: run_metrics.RunMetrics, name: str) -> list[float]:
@@ -59,7 +63,7 @@ def test_belief_uses_the_latest_snapshot_at_or_before_the_step(tmp_path):
   # Snapshots only at steps 2 and 4: step 1 is unmeasured, 3 uses step 2's.
   for step in (1, 3, 5):
     (path / "norms" / f"step_{step:04d}.json").unlink()
-  m = run_metrics.compute(rundir.load_run(path))
+  m = run_metrics.compute(reading.read_run(path))
   values = column(m, f"belief.{SMOKE}")
   assert math.isnan(values[0])
   assert values[1:] == [0.25, 0.25, 0.5, 0.5]
@@ -76,7 +80,7 @@ def test_replaced_norms_do_not_count(tmp_path):
     if norm["id"] == norm_id:
       norm.update(activated=False, status="replaced", replaced_by="x")
   snap.write_text(json.dumps(data))
-  m = run_metrics.compute(rundir.load_run(path))
+  m = run_metrics.compute(reading.read_run(path))
   assert column(m, f"belief.{SMOKE}") == [0.25, 0.0]
 
 
@@ -88,7 +92,7 @@ def _near_miss_run(tmp_path):
   b.hold(1, SAM, "Clear your table after eating.", origin="created")
   b.hold(1, ISABELLA, "Smoking is not permitted inside the cafe.",
          origin="created")
-  return rundir.load_run(b.write())
+  return reading.read_run(b.write())
 
 
 def test_near_miss_rule_embedding_only(tmp_path):
@@ -290,7 +294,7 @@ def test_per_hour_and_export(tmp_path):
   assert hours["conflicts"].tolist() == [2, 2]
   assert hours[f"belief.{SMOKE}"].tolist() == [0.25, 0.5]
   assert hours["first_step"].tolist() == [1, 7]
-  out = run_metrics.write(m)
+  out = tables.write_run(m)
   assert out == tmp_path / "run" / "metrics"
   for name in ("per_step.csv", "per_hour.csv", "summary.json"):
     assert (out / name).is_file()
@@ -336,15 +340,15 @@ def test_setup_records_count_in_step_one(tmp_path):
 
 def test_not_a_run_directory(tmp_path):
   with pytest.raises(UserError) as e:
-    rundir.load_run(tmp_path)
+    reading.read_run(tmp_path)
   message = str(e.value)
   assert "\n" not in message and "not a run directory" in message
   assert "crsec run" in message
   (tmp_path / "compare.json").write_text("{}")
   with pytest.raises(UserError, match="compare directory"):
-    rundir.load_run(tmp_path)
+    reading.read_run(tmp_path)
   with pytest.raises(UserError, match="not a directory"):
-    rundir.load_run(tmp_path / "missing")
+    reading.read_run(tmp_path / "missing")
 
 
 def test_damaged_events(tmp_path):
@@ -353,10 +357,10 @@ def test_damaged_events(tmp_path):
   path = b.write()
   with open(path / "events.jsonl", "a", encoding="utf-8") as f:
     f.write('{"kind": "action", "ste')  # torn by a kill: skipped
-  assert len(rundir.load_run(path).records) == 1
+  assert len(reading.read_run(path).records) == 1
   (path / "events.jsonl").write_text('{"kind": "action"}\nnot json\n{}\n')
   with pytest.raises(UserError, match="line 2 is not JSON"):
-    rundir.load_run(path)
+    reading.read_run(path)
   (path / "events.jsonl").unlink()
   with pytest.raises(UserError, match="events.jsonl is missing"):
-    rundir.load_run(path)
+    reading.read_run(path)

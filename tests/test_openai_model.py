@@ -24,7 +24,7 @@ from crsec_concordia.models import (
     StructuredOutputError,
 )
 from crsec_concordia.models.cache import ResponseCache
-from crsec_concordia.models.openai_compatible import is_loopback
+from crsec_concordia.models.wire import is_loopback
 from tests.fake_openai import FakeOpenAI, Reply, error
 
 BOOL_SCHEMA = {"type": "object", "additionalProperties": False,

@@ -21,7 +21,7 @@ import pytest
 
 from crsec_concordia import cli, outputs
 from crsec_concordia.errors import UserError
-from crsec_concordia.runs import rundir as run_files
+from crsec_concordia.rundir import writing as run_files
 from tests import schema_answers
 from tests.test_cli_basics import assert_one_line_error, crsec
 

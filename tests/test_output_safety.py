@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 
 from crsec_concordia import cli
-from crsec_concordia.metrics import csv_cells, report
+from crsec_concordia.metrics.present import csv_cells, report
 from crsec_concordia.models import EndpointError, embedded
 from crsec_concordia.models.base import redact_text, redact_url, scrub
 from crsec_concordia.models.openai_compatible import OpenAICompatibleModel

@@ -27,6 +27,7 @@ import functools
 import html
 import json
 import re
+import zlib
 
 import numpy as np
 import pytest
@@ -36,10 +37,11 @@ from concordia.typing import entity as entity_lib
 from crsec_concordia import observations as obs
 from crsec_concordia import operations as ops
 from crsec_concordia.game_masters import action_spec as action_spec_lib
-from crsec_concordia.game_masters import adjudication, conversations
-from crsec_concordia.game_masters import doer_check, occasion_check
+from crsec_concordia.game_masters import conversations
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.prefab import short_place
+from crsec_concordia.game_masters.referee import doer_check, general_call
+from crsec_concordia.game_masters.referee import occasion_check
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.prefabs import PREFABS
@@ -161,10 +163,15 @@ def scripted_model(scenario: Scenario) -> tuple[ScriptedModel, list[str]]:
 
 
 class FixedEmbedder:
-  """Every pair of texts related but no duplicate: both evaluation calls run."""
+  """Any two different texts related (cosine 0.6) but no duplicate: both
+  evaluation calls run. A text's vector shares one axis with every other's
+  and has one of its own, picked by a hash of the text."""
 
-  def similarity(self, a, b) -> np.ndarray:
-    return np.full((len(a), len(b)), 0.6, dtype=np.float32)
+  def __call__(self, text: str) -> np.ndarray:
+    vector = np.zeros(1 + 4096, dtype=np.float32)
+    vector[0] = np.sqrt(0.6)
+    vector[1 + zlib.crc32(text.encode()) % 4096] = np.sqrt(0.4)
+    return vector
 
 
 def norm(i: int, **fields) -> PersonalNorm:
@@ -300,10 +307,10 @@ def capture_referee(v: Venue) -> None:
 
   def adjudicate(situation: str = ""):
     return lambda: model.sample_json(
-        adjudication.adjudication_prompt(
+        general_call.adjudication_prompt(
             place=s.setting, behaviours=behaviours, actor=actor, action=deed,
             situation=situation),
-        adjudication.adjudication_schema(ids))
+        general_call.adjudication_schema(ids))
 
   v.cap.run("referee", given, adjudicate())
   v.cap.run("doer check", given, lambda: doer_check.check_doers(
@@ -462,7 +469,8 @@ def test_an_agent_built_without_a_setting_is_of_no_venue():
 def test_the_questionnaire_names_no_venue_but_the_runs_own(tmp_path):
   """The operations' descriptions on a rater's page hold no venue's word;
   the place they name is the run's own setting name."""
-  from crsec_concordia.metrics import questionnaire, rundir  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.metrics.present import questionnaire  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.rundir import reading  # pylint: disable=import-outside-toplevel
   from tests.metrics_fixtures import RunBuilder  # pylint: disable=import-outside-toplevel
   every = set().union(*DISTINCTIVE.values())
   for op, template in questionnaire.OPERATIONS.items():
@@ -473,7 +481,7 @@ def test_the_questionnaire_names_no_venue_but_the_runs_own(tmp_path):
     agent = scenario.agents[0].name
     builder = RunBuilder(tmp_path / name, steps=2, scenario=scenario.to_dict())
     builder.hold(1, agent, NORMS[0], origin="created")
-    run = rundir.load_run(builder.write())
+    run = reading.read_run(builder.write())
     assert questionnaire.place_of(run) == place
     out = questionnaire.write([run], tmp_path / f"questionnaire-{name}")
     page = (out / f"{questionnaire.slug(agent)}.html").read_text()

@@ -1,4 +1,5 @@
-"""`crsec report --publish DIR RUN_OR_COMPARE...` (metrics/publish.py)."""
+"""`crsec report --publish DIR RUN_OR_COMPARE...`
+(metrics/present/publish.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics import findings, publish
+from crsec_concordia.metrics.present import findings, publish
 
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import synthetic_run  # pylint: disable=wrong-import-position

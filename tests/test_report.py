@@ -12,7 +12,8 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics import questionnaire, report, rundir
+from crsec_concordia.metrics.present import questionnaire, report
+from crsec_concordia.rundir import reading
 
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import (ABIGAIL, CARLOS, ISABELLA, SAM, RunBuilder,  # pylint: disable=wrong-import-position
@@ -115,7 +116,7 @@ def test_questionnaire_has_one_task_per_operation(tmp_path):
 
 
 def test_questionnaire_sampling_is_seeded(tmp_path):
-  run = rundir.load_run(every_operation_run(tmp_path / "run"))
+  run = reading.read_run(every_operation_run(tmp_path / "run"))
   items = questionnaire.items_for_run(run)
   def sam_steps(seed):
     fresh = questionnaire.items_for_run(run)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import cli
-from crsec_concordia.runs import rundir
+from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs.resume import code_change
 from tests import schema_answers
 

@@ -1,13 +1,15 @@
-"""The referee's second look (game_masters/second_look.py): where the general
-call named nothing, the nearest behaviours are asked about once more; the
-model proposes, the embedder, the same question in reverse order and the
-doer check verify."""
+"""The referee's second look (game_masters/referee/second_look.py): where
+the general call named nothing, the nearest behaviours are asked about once
+more; the model proposes, the embedder, the same question in reverse order
+and the doer check verify."""
 
 from __future__ import annotations
 
 import re
 
-from crsec_concordia.game_masters import adjudication, second_look
+from crsec_concordia.game_masters import adjudication
+from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.game_masters.referee import second_look
 from crsec_concordia.models import ScriptedModel
 from tests import crsec_script
 
@@ -42,7 +44,7 @@ def _general(behaviour="none", evidence="none"):
 
 def _referee(model, scores, doer=True):
   return adjudication.Adjudication(
-      model.tagged(adjudication.ADJUDICATE_TAG), place="a community garden",
+      model.tagged(referee_lib.ADJUDICATE_TAG), place="a community garden",
       behaviours=BEHAVIOURS, similarity=_similarity(scores), doer=doer)
 
 

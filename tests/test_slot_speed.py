@@ -26,9 +26,11 @@ from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.typing import entity_component
 
 from crsec_concordia import observations, prefabs, repetition, runner
+from crsec_concordia.prefabs import agent_parts
 from crsec_concordia.components import _embedding_warmer, _events
 from crsec_concordia.components import _free_text as free_text
-from crsec_concordia.components import norm_memory, structured_act
+from crsec_concordia.components import _copies as copies
+from crsec_concordia.components import norm_memory
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
 from crsec_concordia.game_masters import exact_observations
 from crsec_concordia.models import ScriptedModel
@@ -79,14 +81,16 @@ def random_model() -> ScriptedModel:
 def concordias_own(monkeypatch):
   """Concordia's entity agent, memory bank and checkpoint, and the plain
   parse and copy check: the way runs were played before the speed-ups."""
-  monkeypatch.setattr(prefabs, "AGENT_CLASS",
-                      entity_agent_with_logging.EntityAgentWithLogging)
-  monkeypatch.setattr(prefabs, "memory_bank_for", lambda bank: bank)
+  # The agents' (agent_parts) and the game master's (prefabs.AGENT_CLASS).
+  for module in (prefabs, agent_parts):
+    monkeypatch.setattr(module, "AGENT_CLASS",
+                        entity_agent_with_logging.EntityAgentWithLogging)
+  monkeypatch.setattr(agent_parts, "memory_bank_for", lambda bank: bank)
   monkeypatch.setattr(episode, "SlotSimulation", simulation_lib.Simulation)
   plain = lambda text: tuple(observations.parse_all(text))  # noqa: E731
-  for module in (norm_memory, free_text, structured_act):
+  for module in (norm_memory, free_text, copies):
     monkeypatch.setattr(module, "parse_events", plain)
-  monkeypatch.setattr(structured_act, "repetition", types.SimpleNamespace(
+  monkeypatch.setattr(copies, "repetition", types.SimpleNamespace(
       copied_from=plain_copied_from))
 
 

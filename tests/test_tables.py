@@ -1,4 +1,4 @@
-"""Long-form and per-seed tables (metrics/tables.py)."""
+"""Long-form and per-seed tables (metrics/present/tables.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics import aggregate, rundir, run_metrics, tables
+from crsec_concordia.metrics.measure import aggregate, run_metrics
+from crsec_concordia.metrics.present import tables
+from crsec_concordia.rundir import reading
 
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import synthetic_run  # pylint: disable=wrong-import-position
@@ -22,8 +24,8 @@ def embedder():
 
 def test_run_long_form_holds_the_per_step_numbers(tmp_path):
   path = synthetic_run(tmp_path / "run", seed=3, steps=6)
-  m = run_metrics.compute(rundir.load_run(path))
-  out = run_metrics.write(m)
+  m = run_metrics.compute(reading.read_run(path))
+  out = tables.write_run(m)
   long = pd.read_parquet(out / "long.parquet")
   assert list(long.columns) == tables.LONG
   assert set(long["seed"]) == {3} and set(long["arm"]) == {"normative"}
@@ -44,7 +46,7 @@ def test_compare_per_seed_and_long(tmp_path):
           for arm in ("normative", "baseline")}
   cm = aggregate.aggregate_runs(root, runs, {"scenario": "x",
                                              "seeds": [1, 2]})
-  aggregate.write(cm)
+  tables.write_compare(cm)
   seeds = pd.read_parquet(root / "compare_per_seed.parquet")
   assert list(seeds.columns) == tables.PER_SEED
   conflicts = seeds[seeds.metric == "conflicts_total"]

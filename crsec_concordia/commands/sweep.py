@@ -24,6 +24,7 @@ from crsec_concordia import outputs
 from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
+from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
 from crsec_concordia.sweeps import aggregate, driver, grid
 from crsec_concordia.sweeps import spec as spec_lib
 from crsec_concordia.sweeps import validate
@@ -67,7 +68,7 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
   out: Path = args.out or Path("runs") / f"sweep-{name}"
   if out.exists() and not out.is_dir():
     raise UserError(f"--out {out} is a file; pass a directory")
-  for marker, what in (("run.json", "a run"), ("compare.json", "a compare")):
+  for marker, what in ((RUN_JSON, "a run"), (COMPARE_JSON, "a compare")):
     if (out / marker).exists():
       raise UserError(f"--out {out} is {what} directory; pass a new or a "
                       "sweep directory")

@@ -1,23 +1,20 @@
 """The paper's measurements from run directories (docs/metrics.md).
 
-  rundir        load a run or compare directory (UserError when it is not one)
-  matching      MEANS / ABOUT relations to the target norms; the LLM judge
-  calibration   the matcher's labelled set, precision and recall
-  timeline      steps on the simulated clock, time to adoption
-  activity      conflicts, norm-related conversations and thoughts per step
-  adoption      belief, behaviour and plan compliance per step
-  emergent      norms held by several agents that no target covers
-  diffusion     who passed which norm to whom
-  usage         LLM calls and tokens per CRSEC module
-  run_metrics   all of a run: per-step and per-hour tables, summary, export
-  aggregate     over seeds: mean, 95% t-interval, normative - baseline
-  figures, report, questionnaire   the report and the human-evaluation kit
+Three sub-packages, by the question each answers:
 
-Figures and the report import matplotlib; import them where needed.
+  classifiers/  How is a norm matched to a target, and how wrong are the
+                matcher and the referee? (matching, their measured error,
+                and shares corrected for it)
+  measure/      What happened in a run, and over seeds? (belief, behaviour,
+                conflicts, talk, diffusion, emergent norms, usage; a run's
+                tables and summary; means and intervals over seeds)
+  present/      How is it shown? (CSV and Parquet tables, figures, the HTML
+                report, published results, the human-evaluation kit)
+
+Each imports only those listed before it, and reads run directories
+through crsec_concordia.rundir. The entry points: `measure.run_metrics.
+compute`, `measure.aggregate.aggregate`, `present.tables.write_run` and
+`write_compare`, `present.report.run_report` and `compare_report`,
+`present.publish.publish`; `crsec_concordia.load_run` gives the tables as
+pandas DataFrames.
 """
-
-from crsec_concordia.metrics.rundir import RunData, load_compare, load_run
-from crsec_concordia.metrics.run_metrics import RunMetrics, compute, write
-
-__all__ = ["RunData", "RunMetrics", "compute", "load_compare", "load_run",
-           "write"]

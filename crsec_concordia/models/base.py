@@ -16,10 +16,9 @@ import json
 import logging
 import re
 import threading
-import weakref
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from typing import Any, override
+from typing import Any, Protocol, override, runtime_checkable
 
 from concordia.language_model import language_model
 
@@ -211,6 +210,21 @@ def stable_seed(*parts: Any) -> int:
   return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+@runtime_checkable
+class StructuredModel(Protocol):
+  """What a CRSEC operation calls: a JSON answer valid for a schema.
+
+  `StructuredLanguageModel` and its tagged views are such models; any
+  other Concordia LanguageModel becomes one through
+  `concordia_adapter.as_structured`.
+  """
+
+  def sample_json(self, prompt: str, schema: JsonSchema, *,
+                  max_tokens: int = 512, temperature: float = 0.2,
+                  **kwargs: Any) -> dict[str, Any]:
+    ...
+
+
 class StructuredLanguageModel(language_model.LanguageModel, abc.ABC):
   """A Concordia language model with schema-constrained JSON answers."""
 
@@ -293,40 +307,3 @@ class TaggedModel(language_model.LanguageModel):
 
   def tagged(self, tag: str) -> "TaggedModel":
     return TaggedModel(self._base, tag)
-
-
-_ADAPTERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_ADAPTERS_LOCK = threading.Lock()
-
-
-def as_structured(model: language_model.LanguageModel) -> StructuredLanguageModel:
-  """The structured model behind `model`.
-
-  Any other Concordia LanguageModel (one of Concordia's own wrappers, a
-  user's) is served through a ConcordiaModelAdapter: the schema stated in
-  the prompt, the answer validated and asked for again. One adapter per
-  model, so that every component of a simulation counts its calls in one
-  place.
-  """
-  if isinstance(model, TaggedModel):
-    return model.base
-  if isinstance(model, StructuredLanguageModel):
-    return model
-  if not isinstance(model, language_model.LanguageModel):
-    raise TypeError(f"{type(model).__name__} is not a Concordia "
-                    "LanguageModel; CRSEC components need one")
-  from crsec_concordia.models.concordia_adapter import ConcordiaModelAdapter  # pylint: disable=import-outside-toplevel
-  with _ADAPTERS_LOCK:
-    adapter = _ADAPTERS.get(model)
-    if adapter is None:
-      adapter = _ADAPTERS[model] = ConcordiaModelAdapter(model)
-  return adapter
-
-
-def structured_view(model: Any) -> Any:
-  """`model` if it answers `sample_json` (a structured model or a tagged
-  view of one), else the adapter for it (`as_structured`): what the CRSEC
-  components keep, so that any Concordia LanguageModel serves them."""
-  if callable(getattr(model, "sample_json", None)):
-    return model
-  return as_structured(model)

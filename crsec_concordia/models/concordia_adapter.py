@@ -8,7 +8,8 @@ prompt, the answer's JSON object is taken from the text (code fences and
 talk around it aside), validated with jsonschema, and an invalid answer is
 asked for again, saying what was wrong. After the retries the call raises
 StructuredOutputError with the raw text, which the operations record as a
-failure: no default answer is ever made up.
+failure: no default answer is ever made up. `as_structured` is how every
+component and prefab gets there from whatever model it was given.
 
 Calls are counted per tag, as with every model of the project; tokens are
 counted only where the wrapped model reports them (a Concordia
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -118,3 +121,43 @@ class ConcordiaModelAdapter(base.StructuredLanguageModel):
     result = self._model.sample_choice(prompt, responses, seed=seed)
     self.usage.record(tag)
     return result
+
+
+_ADAPTERS: weakref.WeakKeyDictionary[language_model.LanguageModel,
+                                     ConcordiaModelAdapter] = (
+                                         weakref.WeakKeyDictionary())
+_ADAPTERS_LOCK = threading.Lock()
+
+
+def as_structured(model: language_model.LanguageModel
+                  ) -> base.StructuredLanguageModel:
+  """The structured model behind `model`.
+
+  Any other Concordia LanguageModel (one of Concordia's own wrappers, a
+  user's) is served through a ConcordiaModelAdapter: the schema stated in
+  the prompt, the answer validated and asked for again. One adapter per
+  model, so that every component of a simulation counts its calls in one
+  place.
+  """
+  if isinstance(model, base.TaggedModel):
+    return model.base
+  if isinstance(model, base.StructuredLanguageModel):
+    return model
+  if not isinstance(model, language_model.LanguageModel):
+    raise TypeError(f"{type(model).__name__} is not a Concordia "
+                    "LanguageModel; CRSEC components need one")
+  with _ADAPTERS_LOCK:
+    adapter = _ADAPTERS.get(model)
+    if adapter is None:
+      adapter = _ADAPTERS[model] = ConcordiaModelAdapter(model)
+  return adapter
+
+
+def structured_view(model: language_model.LanguageModel
+                    ) -> base.StructuredModel:
+  """`model` if it answers `sample_json` (a structured model or a tagged
+  view of one), else the adapter for it (`as_structured`): what the CRSEC
+  components keep, so that any Concordia LanguageModel serves them."""
+  if isinstance(model, base.StructuredModel):
+    return model
+  return as_structured(model)

@@ -111,6 +111,8 @@ def make_model(
   log_path = _env("CRSEC_CALL_LOG")
   call_log = CallLog(log_path) if log_path else None
   if config.embedded:
+    # Before anything else: without the `embedded` extra, one line saying so.
+    embedded.llama_cpp()
     url, connect = config.embedded_base_url, None
     if url is None and cache is not None:
       # Started on the first call the cache cannot answer; the model file

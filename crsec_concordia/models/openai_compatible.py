@@ -10,12 +10,10 @@ choices and schemas (never string matching), retries with backoff through the
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import logging
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +21,8 @@ import jsonschema
 import openai
 from concordia.language_model import language_model
 
-from crsec_concordia.models import base, endpoint_errors
+from crsec_concordia.errors import require
+from crsec_concordia.models import base, endpoint_errors, wire
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.scripts import foreign_scripts
@@ -35,64 +34,10 @@ SCHEMA_MODES = ("json_schema", "json_object", "grammar")
 _JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
                 "given schema, and nothing else.")
 # llguidance's schema option (llama.cpp's grammar engine) for JSON on one
-# line: without it a small model indents every key and bracket, which costs
-# a third of a plan's or a norm list's generated tokens and says nothing,
-# and with flexible whitespace it once wrote 190 spaces after a key until
-# the token limit (a three-hour plan, grammar mode, 2026-11-26).
+# line: without it a small model indents every key and bracket, tokens that
+# say nothing (docs/trials/models.md#json-on-one-line).
 _ONE_LINE_JSON = {"whitespace_flexible": False, "key_separator": ": ",
                   "item_separator": ", "}
-
-
-def is_loopback(url: str) -> bool:
-  """Whether `url` names this machine (where no proxy should be involved)."""
-  host = urllib.parse.urlsplit(url).hostname or ""
-  if host == "localhost":
-    return True
-  try:
-    return ipaddress.ip_address(host).is_loopback
-  except ValueError:
-    return False
-
-
-def _stop_sequences(terminators: Collection[str]) -> tuple[str, ...]:
-  """Terminators in a stable order, without blanks or repeats.
-
-  A set iterates in a per-process order (string hashing is randomised), which
-  would change the cache key and the four stops sent from one run to the next.
-  """
-  if not isinstance(terminators, Sequence):
-    terminators = sorted(terminators)
-  return tuple(dict.fromkeys(t for t in terminators if t))
-
-
-def _truncate_at_terminators(text: str, terminators: Collection[str]) -> str:
-  cut = len(text)
-  for t in terminators:
-    if t and (i := text.find(t)) != -1:
-      cut = min(cut, i)
-  return text[:cut]
-
-
-def reused_prompt_tokens(response: Any) -> int:
-  """Prompt tokens the server took from its prompt cache, if it says.
-
-  OpenAI-style servers (vLLM, hosted APIs, recent llama.cpp) report them as
-  `usage.prompt_tokens_details.cached_tokens`; llama.cpp's own `timings`
-  has `cache_n`. A server that says neither reused none we know of.
-  """
-  details = getattr(getattr(response, "usage", None),
-                    "prompt_tokens_details", None)
-  cached = getattr(details, "cached_tokens", None)
-  if cached is None and isinstance(details, dict):
-    cached = details.get("cached_tokens")
-  if cached is None:
-    timings = (getattr(response, "model_extra", None) or {}).get("timings")
-    if isinstance(timings, dict):
-      cached = timings.get("cache_n")
-  try:
-    return max(0, int(cached or 0))
-  except (TypeError, ValueError):
-    return 0
 
 
 class OpenAICompatibleModel(base.StructuredLanguageModel):
@@ -150,9 +95,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       max_in_flight: requests sent at once, the others waiting here. For a
         server with a fixed number of slots (the embedded one has 4): past
         that, requests queue in the server with the client's timeout
-        running, and on 2 cores ten agents' calls waited there over 180 s,
-        were sent again by the client (6 in a 12-slot café) and the work
-        done on the first sending was lost.
+        running, and may be sent again with the work on them lost.
     """
     if schema_mode not in SCHEMA_MODES:
       raise ValueError(f"schema_mode must be one of {SCHEMA_MODES}")
@@ -183,7 +126,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     # Proxy variables (HTTP_PROXY, ALL_PROXY) would send even loopback
     # requests to the proxy, which cannot reach a server on this machine.
     http_client = (openai.DefaultHttpxClient(trust_env=False)
-                   if is_loopback(base_url) else None)
+                   if wire.is_loopback(base_url) else None)
     return openai.OpenAI(base_url=base_url, http_client=http_client,
                          **self._client_args)
 
@@ -276,16 +219,18 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       elif self._schema_mode == "json_object":
         response_format = {"type": "json_object", "schema": dict(schema)}
       else:
-        import xllamacpp  # pylint: disable=import-outside-toplevel
+        # Optional (the `embedded` extra, llama.cpp's own schema compiler):
+        # imported late, only for this schema mode.
+        xllamacpp = require("xllamacpp", "embedded", "the grammar schema mode")
         extra["grammar"] = xllamacpp.json_schema_to_grammar(json.dumps(schema))
     if self.cache is not None and (hit := self.cache.get(key)) is not None:
       self.usage.record(tag, cached=True)
       return hit[0]
     # The messages and the response format go in `extra_body`, which the
     # client sends as they are: as parameters it walks them against its
-    # type annotations first (a third of its CPU time per call, under the
-    # GIL the other agents' threads need). The JSON sent is the same; the
-    # required `messages` argument is replaced by extra_body's.
+    # type annotations first, CPU time under the GIL the other agents'
+    # threads need. The JSON sent is the same; the required `messages`
+    # argument is replaced by extra_body's.
     body: dict[str, Any] = {"messages": messages}
     request: dict[str, Any] = dict(
         model=self.model_name, messages=[], max_tokens=max_tokens,
@@ -319,7 +264,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     usage = response.usage
     prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
     completion_tokens = getattr(usage, "completion_tokens", 0) or 0
-    reused = reused_prompt_tokens(response)
+    reused = wire.reused_prompt_tokens(response)
     self.usage.record(tag, prompt_tokens=prompt_tokens,
                       completion_tokens=completion_tokens,
                       reused_prompt_tokens=reused)
@@ -350,14 +295,14 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       seed: int | None = None,
   ) -> str:
     del top_k, timeout  # The client's own timeout and retries apply.
-    stop = _stop_sequences(terminators)
+    stop = wire.stop_sequences(terminators)
     text = self._complete(
         [{"role": "user", "content": prompt}], tag=tag,
         max_tokens=min(max_tokens, 1024), temperature=temperature,
         top_p=top_p, stop=stop, seed=seed)
     assert text is not None
     # Servers take at most four stop sequences; the rest are cut here.
-    return _truncate_at_terminators(text, stop)
+    return wire.truncate_at_terminators(text, stop)
 
   def _sample_choice(
       self, prompt: str, responses: Sequence[str], *, tag: str,

@@ -1,13 +1,12 @@
 """Letters of a writing system the prompt does not use.
 
 Qwen2.5 models, trained on much Chinese text, drift into it mid-word in an
-English run ("It's important to be kind and考虑ate,", "providing products
-or a服务."): in the 2-day café at 2d79b5f, 12 of 154 thoughts and 3 of 146
-candidate norms, two of those then held. An answer whose strings hold
-letters of a script that no letter of its prompt is written in is treated
-as one that breaks its schema: sampled again, and recorded as a failure if
-it never comes right. A prompt in any language, or naming a person in
-another script, allows that script.
+English run ("be kind and考虑ate"), and such words reached held norms
+(docs/trials/models.md#letters-of-another-script). An
+answer whose strings hold letters of a script that no letter of its prompt
+is written in is treated as one that breaks its schema: sampled again, and
+recorded as a failure if it never comes right. A prompt in any language,
+or naming a person in another script, allows that script.
 """
 
 from __future__ import annotations

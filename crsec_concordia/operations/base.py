@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.base import StructuredModel, StructuredOutputError
 
 FailureSink = Callable[[Mapping[str, Any]], None]
 
 
 def structured_call(
-    model,
+    model: StructuredModel,
     op: str,
     prompt: str,
     schema: Mapping[str, Any],
@@ -38,7 +38,7 @@ def structured_call(
 
 
 def checked_call(
-    model,
+    model: StructuredModel,
     op: str,
     prompt: str,
     schema: Mapping[str, Any],
@@ -96,9 +96,8 @@ BOOLEAN = {"type": "boolean"}
 NORM_TYPE = {"type": "string", "enum": ["injunctive", "descriptive"]}
 UTILITY = integer(1, 100)
 
-# Sentence frames, never example norms: the 1.5B model copies examples, and
-# with "No smoking indoors." here the entrepreneurs of a venue of another
-# kind created exactly that norm (tests/test_prompt_leak.py keeps it out).
+# Sentence frames, never example norms: a small model copies examples
+# (docs/trials/operations.md#createnorm; tests/test_prompt_leak.py).
 NORM_TYPE_HELP = (
     "'injunctive' if it tells people what they must, should or must not do "
     "(a rule or a prohibition, worded like \"Do not ...\", \"No ...\" or "

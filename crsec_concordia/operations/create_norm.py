@@ -1,7 +1,14 @@
-"""CreateNorm: a norm entrepreneur writes the personal norms it starts with."""
+"""CreateNorm: a norm entrepreneur writes the personal norms it starts with.
+
+The person and the place are the only material: the prompt holds no example
+norm (a small model writes the example), and a norm that names its person,
+a description of them rather than a norm, is asked for once more. The
+trials: docs/trials/operations.md#createnorm.
+"""
 
 from __future__ import annotations
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP, UTILITY,
                                               FailureSink, checked_call, obj,
                                               text)
@@ -38,13 +45,8 @@ def prompt(name: str, persona: str, setting: str, count: int) -> str:
 
 
 def named(name: str, norms: list[dict]) -> str | None:
-  """What is wrong with norms that name their person, or None.
-
-  The 1.5B model restated the persona ("Abigail Chen always leaves a tip
-  because she knows how hard service work is."): a description of her, not
-  a norm, rejected as such, and with it the only tipping norm the café's
-  entrepreneurs start with, in every run at 242c517-aeff079.
-  """
+  """What is wrong with norms that name their person (a persona restated,
+  "Abigail Chen always leaves a tip ..."), or None."""
   bad = [i + 1 for i, n in enumerate(norms)
          if names_person(n["content"], [name])]
   if not bad:
@@ -54,7 +56,8 @@ def named(name: str, norms: list[dict]) -> str | None:
           f"and names nobody")
 
 
-def create_norm(model, *, name: str, persona: str, setting: str, count: int,
+def create_norm(model: StructuredModel, *, name: str, persona: str,
+                setting: str, count: int,
                 on_failure: FailureSink | None) -> list[dict] | None:
   """Returns `count` norms as dicts (content, type, utility), or None.
 

@@ -6,6 +6,7 @@ decides from its personality, so an introvert may let it pass.
 
 from __future__ import annotations
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (BOOLEAN, FailureSink, obj,
                                               structured_call)
 
@@ -23,8 +24,8 @@ def prompt(name: str, persona: str, actor: str, behaviour: str,
       "about it now? true or false.")
 
 
-def decide_to_talk(model, *, name: str, persona: str, actor: str,
-                   behaviour: str, norm: str,
+def decide_to_talk(model: StructuredModel, *, name: str, persona: str,
+                   actor: str, behaviour: str, norm: str,
                    on_failure: FailureSink | None) -> bool | None:
   answer = structured_call(model, OP, prompt(name, persona, actor, behaviour,
                                              norm),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import FailureSink, checked_call, obj
 from crsec_concordia.operations.normative_plan import (
@@ -85,10 +86,9 @@ def block_as_tasks(block: Mapping[str, str]) -> list[dict[str, Any]]:
           for t in range(lo, hi, MAX_TASK)]
 
 
-def decompose_plan(model, *, name: str, persona: str, goal: str, setting: str,
-                   norms: list[PersonalNorm] | None,
-                   plan: Sequence[Mapping[str, str]],
-                   block: Mapping[str, str],
+def decompose_plan(model: StructuredModel, *, name: str, persona: str,
+                   goal: str, setting: str, norms: list[PersonalNorm] | None,
+                   plan: Sequence[Mapping[str, str]], block: Mapping[str, str],
                    on_failure: FailureSink | None) -> list[dict] | None:
   """The block's tasks, in order, or None (the failure recorded)."""
   start, end = block["start"], block["end"]

@@ -3,11 +3,13 @@
 The receiver side of spreading (from a conversation) and the last step of
 the observation path (from thoughts). A norm is a standard of behaviour that
 keeps people out of conflict, not a taste or a habit; if there is none the
-operation says so and no candidate is made.
+operation says so and no candidate is made. How the prompt is worded for
+a small model: docs/trials/operations.md#identifynorm.
 """
 
 from __future__ import annotations
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
                                               checked_call, text)
@@ -29,14 +31,10 @@ def prompt(name: str, source_kind: str, source_text: str) -> str:
   agents and slots), the text last.
 
   Asking for the rule before the yes/no keeps a small model from saying
-  "yes" to small talk: it has to write the rule first, or "none".
-
-  The openings offered put "should" and "should not" side by side after
-  the same words, so the model picks the polarity from the text, not from
-  the frame: offered "No ..." first, the 1.5B model began 121 of 141
-  candidates of the café's normative run (242c517) with "No", and turned
-  thoughts such as "Wolfgang values the people who serve him and always
-  tips" into "No tipping to people who serve you.".
+  "yes" to small talk: it has to write the rule first, or "none". The
+  openings offered put "should" and "should not" side by side after the
+  same words, so the model takes the polarity from the text, not from the
+  frame.
   """
   label, where = _SOURCES[source_kind]
   return (
@@ -58,12 +56,8 @@ def _says_none(rule: str) -> bool:
 
 
 def _not_a_sentence(answer: dict) -> str | None:
-  """A rule of one word, which says no behaviour, or None ("No smoking."
-  is two).
-
-  The 1.5B model once wrote the rule as "true" (the 2-day café at
-  2d79b5f), and Abigail Chen then held "true" as a norm.
-  """
+  """What is wrong with a rule of one word, which says no behaviour (a
+  small model wrote "true"), or None ("No smoking." is two)."""
   rule = answer["rule"].strip()
   if not answer["is_rule"] or _says_none(rule) or len(rule.split()) >= 2:
     return None
@@ -71,7 +65,8 @@ def _not_a_sentence(answer: dict) -> str | None:
           "or 'none'")
 
 
-def identify_norm(model, *, name: str, source_kind: str, source_text: str,
+def identify_norm(model: StructuredModel, *, name: str, source_kind: str,
+                  source_text: str,
                   on_failure: FailureSink | None) -> dict | None:
   """{content, type, utility} if the source holds a norm, else None.
 

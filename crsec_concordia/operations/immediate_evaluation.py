@@ -5,30 +5,23 @@ The paper's checks, first failure rejects: (1) consistent with its source,
 type (corrected if wrong), (4) not in conflict with a qualified norm; then a
 utility from the agent's own perspective.
 
-Shaped for small models as well as strong ones (tried on the 1.5B default):
-- before any call, an embedding-similarity duplicate check (56% of the
-  original's candidates were duplicates, each costing several GPT-4 calls)
-  and a check for content naming a known person;
-- one call judges the candidate against its source: supported, its type,
-  its utility. "Not a norm" is decided without the model: IdentifyNorm has
-  already asked whether the source holds a rule at all, and content naming a
-  known person is rejected by name (the 1.5B model, asked whether "Smoking is
-  not allowed inside the cafe." is a general rule, said no);
-- duplicate and conflict are judged pairwise against the most similar held
-  norm, and only when one is similar enough to be about the same thing: asked
-  to compare a candidate with a numbered list, the 1.5B model named norm 1 as
-  its opposite whatever the list held;
-- that pairwise call comes before the source call, so a duplicate costs one
-  call, not two: in the 2-day café (2d79b5f) 63 of the 146 candidates were
-  found duplicates by it after a source call had been made for each. A
-  candidate both unsupported and a duplicate is rejected either way; its
-  reason is then "duplicate".
+Shaped for small models as well as strong ones: an embedding-similarity
+duplicate check and a check for content naming a known person come before
+any call ("not a norm" is decided without the model); duplicate and
+conflict are judged pairwise against the most similar held norm, only when
+one is about the same thing, and before the call that judges the candidate
+against its source (supported, type, utility), so a duplicate costs one
+call, not two. A candidate both unsupported and a duplicate is rejected
+either way; its reason is then "duplicate". The trials:
+docs/trials/operations.md#immediateevaluation.
 """
 
 import dataclasses
 import re
 
 from crsec_concordia import embedding
+from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
@@ -86,8 +79,8 @@ def names_person(content: str, names: list[str]) -> str | None:
 
 
 def immediate_evaluation(
-    model,
-    embedder,
+    model: StructuredModel,
+    embedder: SentenceEmbedder,
     *,
     name: str,
     persona: str,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm, clamp_utility
 from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP,
                                               FailureSink, integer, numbered,
@@ -52,9 +53,10 @@ class AbstractNorm:
         sum(w * n.utility for w, n in zip(self.weights, self.sources)) / total)
 
 
-def classify_specific_norms(model, *, name: str, norms: list[PersonalNorm],
+def classify_specific_norms(model: StructuredModel, *, name: str,
+                            norms: list[PersonalNorm],
                             on_failure: FailureSink | None
-                            ) -> list[tuple[str, list[PersonalNorm]]] | None:
+                           ) -> list[tuple[str, list[PersonalNorm]]] | None:
   """Themes with their norms; each norm in at most one theme (first wins)."""
   # No example topics: named topics of one venue were copied as themes in
   # another. The theme is asked for in the norms' own words instead.
@@ -79,7 +81,8 @@ def classify_specific_norms(model, *, name: str, norms: list[PersonalNorm],
   return groups
 
 
-def synthesize_norm(model, *, theme: str, norms: list[PersonalNorm],
+def synthesize_norm(model: StructuredModel, *, theme: str,
+                    norms: list[PersonalNorm],
                     on_failure: FailureSink | None) -> AbstractNorm | None:
   prompt = (
       f"Specific norms about {theme}:\n{numbered([n.content for n in norms])}"

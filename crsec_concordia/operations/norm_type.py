@@ -5,24 +5,15 @@ people must, should or must not do) or descriptive (what most people
 usually do). The prompts define the two by their wording (base.py's
 NORM_TYPE_HELP), and a sentence's wording is grammar, which code reads
 exactly: "People should not smoke indoors." is injunctive whatever model
-answers, in any venue.
-
-Measured on Qwen2.5-Coder-1.5B (2026-11-27, /work/runs/s23, shared server):
-- the paper's labels: on the 12-slot café's CreateNorm and IdentifyNorm
-  prompts it typed all 26 norms "descriptive", 23 of them worded "People
-  should ..."; in the 2-day café (2d79b5f) 162 of 163 norms were typed
-  descriptive, "People should not smoke indoors." among them;
-- plain labels ("rule" / "custom"), tried as the fix: on 12 sentences of
-  other venues, 6 worded as customs ("Most people wipe down the machines
-  after using them.") and 6 as rules ("No running near the pool."), it
-  gave one label to nearly all, 7 of 12 right with either label set.
+answers, in any venue, and a small model labels nearly every norm alike.
 
 So the model's type stands only where the wording settles nothing: a
 sentence with a marker of obligation (should, must, "Do not ...", "No
 ...") and none of habit (usually, most people, tend to), or the reverse,
 has the type its wording shows. A type settled here is recorded as such
 by ImmediateEvaluation ("type corrected") when it differs from the
-candidate's.
+candidate's. Why the wording and not the model decides where it can:
+docs/trials/operations.md#norm-types.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ side of the compliance metric.
 
 Baseline agents (and the compliance ablation) plan with the same operation,
 norms absent (`norms=None`): no norm section, no `norms_observed`, so a
-comparison of the arms isolates CRSEC and not a planner.
+comparison of the arms isolates CRSEC and not a planner. The plan's shape
+(an entry per hour, times in the grammar, a habit beside each activity) is
+what kept a small model's plans whole: docs/trials/acting-and-planning.md.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, checked_call,
                                               has_evidence, integer, obj,
@@ -37,12 +40,8 @@ def _minutes_between(lo: int, hi: int) -> str:
 
 
 def clock_pattern(start: str, end: str) -> str:
-  """A regex for the times "HH:MM" from `start` to `end`, both included.
-
-  In the grammar, not after the fact: told "from 09:00 to 12:00", the 1.5B
-  model planned 12:00-14:30 for one agent and 10:00-12:00 for another, so
-  the plan's "Now" line never matched the morning it was meant for.
-  """
+  """A regex for the times "HH:MM" from `start` to `end`, both included:
+  in the grammar, so that a plan keeps to the time it is for."""
   (sh, sm), (eh, em) = (map(int, t.split(":")) for t in (start, end))
   if (sh, sm) > (eh, em):
     raise ValueError(f"a day cannot run from {start} to {end}")
@@ -77,11 +76,7 @@ def schema(n_norms: int | None, start: str = "00:00",
   """The day plan's shape: one activity per hour of the time planned (an
   hourly schedule, as in Generative Agents), and with norms, the numbers
   of those the plan respects; `n_norms=None`: planned without norms.
-
-  One entry per hour, by the grammar: asked for 2 to 4 timed blocks, the
-  1.5B model planned a morning (three quarter-hours from 09:00, or blocks
-  from 11:00) for 9 of 10 agents of a day to 16:00, and an agent whose
-  plan covers a part of its day follows the wrong block the rest of it.
+  One entry per hour, by the grammar, so that the plan covers the day.
   """
   n = len(hours_of(start, end))
   hour = obj({"activity": text(60), "habit": text(60)})
@@ -95,8 +90,7 @@ def schema(n_norms: int | None, start: str = "00:00",
 
 
 # A clock range the model wrote before an hour's activity ("09:00-10:00:
-# reads the paper"): the hours are the schema's, so the range is dropped
-# (shown again, every act prompt read "09:00-10:00: 09:00-10:00: ...").
+# reads the paper"): the hours are the schema's, so the range is dropped.
 _CLOCK_RANGE = re.compile(
     r"^\s*\d{1,2}:\d{2}\s*(?:-|\u2013|to)\s*\d{1,2}:\d{2}\s*[:.,-]?\s*")
 
@@ -112,7 +106,7 @@ _NONE_FIRST = re.compile(r"^\W*(?:none|nothing|n/a|no habit)\b", re.I)
 
 def activity_problem(activity: str) -> str | None:
   """Why `activity` names nothing to do (only a clock, "10:00-10:15" or
-  "09:45", as the 1.5B model wrote for a revised plan), or None."""
+  "09:45"), or None."""
   words = _CLOCK_RANGE.sub("", " ".join(str(activity).split()))
   if any(ch.isalpha() for ch in words):
     return None
@@ -128,14 +122,9 @@ def activities_problem(items: Sequence[Mapping[str, str]]) -> str | None:
 
 def hour_activity(hour: dict[str, str]) -> str:
   """An hour of the schedule as the task an agent follows: the activity,
-  and the habit that goes with it, if any.
-
-  Asked for activities alone ("as Carlos would really spend it, habits
-  included"), the 1.5B model planned "drinks coffee" for a chain-smoker,
-  and an agent acting from its plan then never lit a cigarette in the mini
-  café's morning: a field of its own makes the planner consider the habits
-  of the persona at every hour (a habit a norm forbids is weighed there).
-  """
+  and the habit that goes with it, if any (a field of its own makes the
+  planner weigh the persona's habits at every hour, a habit a norm forbids
+  included)."""
   activity = plain_activity(hour["activity"])
   habit = " ".join(str(hour.get("habit", "")).split()).rstrip(".")
   # "none (Carlos usually doesn't ...)": none, with a reason after it.
@@ -204,8 +193,8 @@ def clock_of(total: int) -> str:
   return f"{total // 60:02d}:{total % 60:02d}"
 
 
-def normative_plan(model, *, name: str, persona: str, goal: str, setting: str,
-                   day: int, start: str, end: str,
+def normative_plan(model: StructuredModel, *, name: str, persona: str,
+                   goal: str, setting: str, day: int, start: str, end: str,
                    norms: list[PersonalNorm] | None,
                    on_failure: FailureSink | None) -> dict | None:
   """The day plan as blocks of the hourly schedule (`items`), or None

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 
 from crsec_concordia import repetition
+from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (FailureSink, obj,
                                               structured_call, text)
 
@@ -43,7 +44,8 @@ def prompt(observation: str, names: Sequence[str]) -> str:
       "anything the text does not say someone did.")
 
 
-def read_events(model, observation: str, *, names: Sequence[str] = (),
+def read_events(model: StructuredModel, observation: str, *,
+                names: Sequence[str] = (),
                 on_failure: FailureSink | None) -> list[dict[str, str]] | None:
   """The events in `observation` ({actor, deed, place}), or None if the
   call failed (recorded through `on_failure`)."""

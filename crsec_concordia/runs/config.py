@@ -14,6 +14,7 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import game_masters
 from crsec_concordia.errors import UserError
+from crsec_concordia.prefabs import PREFABS
 from crsec_concordia.scenarios import Scenario, load_scenario
 
 ARMS = ("normative", "baseline")
@@ -24,7 +25,6 @@ GM_NAME = "Game Master"
 
 def agent_prefabs() -> dict[str, prefab_lib.Prefab]:
   """The agents' prefabs (`normative__Entity`, `baseline__Entity`)."""
-  from crsec_concordia.prefabs import PREFABS  # pylint: disable=import-outside-toplevel
   return dict(PREFABS)
 
 

@@ -11,12 +11,14 @@ from typing import Any
 from concordia.prefabs.simulation import generic as simulation_lib
 
 from crsec_concordia import observations
+from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics.usage import per_agent_hour
-from crsec_concordia.models import EndpointConfig, make_model
-from crsec_concordia.models.base import as_structured
+from crsec_concordia.metrics.measure.usage import per_agent_hour
+from crsec_concordia.models import EndpointConfig, embedded, make_model
+from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.runs import config as config_lib
-from crsec_concordia.runs import rundir
 from crsec_concordia.runs.session import Session
 from crsec_concordia.runs.simulation import SlotSimulation
 from crsec_concordia.runs.slot_engine import SlotEngine
@@ -31,7 +33,6 @@ def default_run_dir(scenario: Scenario, arm: str, seed: int) -> Path:
 def _cache_path(enabled: bool) -> Path | None:
   if not enabled:
     return None
-  from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
   path = embedded.cache_dir() / "responses.sqlite"
   path.parent.mkdir(parents=True, exist_ok=True)
   return path
@@ -49,10 +50,11 @@ def model_for(endpoint: EndpointConfig, seed: int, cache: bool, model,
   return built, endpoint.describe()
 
 
-def embedder_for(embedder):
+def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
+  """The run's sentence embedder: the one given, else the default MiniLM
+  (the `embeddings` extra), loaded now."""
   if embedder is not None:
     return embedder
-  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   shared = shared_embedder()
   # Load it now (torch, seconds), before the progress bar: its loading
   # messages would otherwise break the bar's line.
@@ -151,7 +153,7 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
     for line in f:
       record = json.loads(line)
       kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
-      if record["kind"] == "action":
+      if record["kind"] == ACTION:
         acted += 1
         action = record.get("action", "")
         for reason in record.get("act_reasons", ()):

@@ -19,8 +19,9 @@ from concordia.utils import structured_logging
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs import config as config_lib
-from crsec_concordia.runs import episode, rundir
+from crsec_concordia.runs import episode
 from crsec_concordia.runs.session import Session
 from crsec_concordia.scenarios import Scenario
 

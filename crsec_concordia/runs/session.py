@@ -43,25 +43,23 @@ from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
-from crsec_concordia.runs import rundir
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
+from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.rundir.format import AGENT_KINDS, FAILURE, STEP
 from crsec_concordia.scenarios import Scenario
 
 _log = logging.getLogger(__name__)
 
-NORM_MEMORY_KEY = "NormMemory"
 # Within one slot of one agent: what happened first comes first.
-KIND_ORDER = {kind: i for i, kind in enumerate((
-    "created", "conflict", "talk_decision", "thought", "candidate",
-    "verdict", "synthesis", "plan", "tasks", "failure"))}
-# Where an agent without NormMemory (a baseline agent) keeps its records.
-PLANNER_KEY = "NormativePlanner"
+KIND_ORDER = {kind: i for i, kind in enumerate(AGENT_KINDS)}
 
 
 def record_order(record: Mapping[str, Any]) -> tuple:
   """The sort key of an agent's records within one drain (a stable sort)."""
   kind = str(record.get("kind"))
   tiebreak = (json.dumps(record, sort_keys=True, ensure_ascii=False)
-              if kind == "failure" else "")
+              if kind == FAILURE else "")
   return (int(record.get("step") or 0), KIND_ORDER.get(kind, len(KIND_ORDER)),
           tiebreak)
 
@@ -122,7 +120,10 @@ class Session:
     records = game_masters.drain_records(self._gm)
     for entity in sorted(self.simulation.get_entities(), key=lambda e: e.name):
       components = entity.get_all_context_components()
-      journal = next((components[k] for k in (NORM_MEMORY_KEY, PLANNER_KEY)
+      # An agent without NormMemory (a baseline agent) keeps its records in
+      # its planner.
+      journal = next((components[k] for k in (NORM_MEMORY_KEY,
+                                              NORMATIVE_PLANNER_KEY)
                       if k in components), None)
       if journal is not None:
         records.extend(sorted(journal.drain_records(), key=record_order))
@@ -198,7 +199,7 @@ class Session:
   def _append_records(self, records: list[dict[str, Any]]) -> None:
     rundir.append_records(self.run_dir / rundir.EVENTS, records)
     for r in records:
-      if r.get("kind") == "failure":
+      if r.get("kind") == FAILURE:
         _log.warning("step %s: %s failed for %s: %s", r.get("step"),
                      r.get("op"), r.get("agent"), r.get("error"))
 
@@ -209,14 +210,14 @@ class Session:
     usage = self.usage()
     totals = rundir.totals(usage)
     records = self.drain()
-    records.append({"kind": "step", **game_masters.stamp_fields(stamp),
+    records.append({"kind": STEP, **game_masters.stamp_fields(stamp),
                     "actors": sorted(step_data.entity_actions), **totals})
     self.write_records(records)
     normative = self._normative()
     if normative:
       self._write(
           rundir.write_json,
-          self.run_dir / rundir.NORMS / f"step_{step:04d}.json",
+          self.run_dir / rundir.NORMS / rundir.norm_snapshot(step),
           {e.name: e.get_component(NORM_MEMORY_KEY).database.to_json()
            for e in normative})
     self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON,

@@ -1,8 +1,9 @@
 """A sweep's metrics: per condition over seeds, and each ablation's effect.
 
 Every completed run's metrics are computed as for a compare directory
-(crsec_concordia.metrics.aggregate, one call per cell: scenario, condition
-and endpoint, with both arms), and then, from the run-level numbers:
+(crsec_concordia.metrics.measure.aggregate, one call per cell: scenario,
+condition and endpoint, with both arms), and then, from the run-level
+numbers:
 
 - per cell and arm, each metric's mean over seeds with its 95% t-interval
   (`aggregate.mean_ci`, the same statistics as `crsec compare`);
@@ -12,7 +13,8 @@ and endpoint, with both arms), and then, from the run-level numbers:
   scenario, endpoint and arm, paired by seed: what switching a module off
   (or changing a threshold) does to conflicts, belief and behaviour.
 
-Tables, in the sweep directory, each as CSV and Parquet:
+Tables, in the sweep directory, each as CSV and (with the `parquet` extra)
+Parquet:
   sweep_runs      one row per run and metric (the raw numbers)
   sweep_summary   per cell, arm and metric: n, mean, sd, ci_low, ci_high
   sweep_effects   per comparison: the same for paired differences
@@ -33,10 +35,11 @@ from typing import Any
 import pandas as pd
 
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics import aggregate as compare_aggregate
-from crsec_concordia.metrics import rundir, run_metrics
-from crsec_concordia.metrics.csv_cells import safe_frame
-from crsec_concordia.metrics.matching import NormMatcher
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.metrics.measure import aggregate as compare_aggregate
+from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.present import tables
+from crsec_concordia.rundir import reading as rundir
 from crsec_concordia.sweeps import grid
 
 SUMMARY_JSON = "sweep_summary.json"
@@ -107,7 +110,7 @@ def _load(path: Path) -> tuple[dict[str, Any], list[grid.RunSpec]]:
 
 
 def aggregate(path: str | Path,
-              matcher_factory: Callable[[rundir.RunData], NormMatcher]
+              matcher_factory: Callable[[rundir.Run], NormMatcher]
               | None = None) -> SweepMetrics:
   """Metrics of every completed run of the sweep at `path`, aggregated."""
   path = Path(path)
@@ -226,15 +229,17 @@ def cell_counts(metrics: SweepMetrics) -> list[dict[str, Any]]:
 
 
 def write(metrics: SweepMetrics, out_dir: str | Path | None = None) -> Path:
-  """The tables as CSV and Parquet, and sweep_summary.json."""
+  """Each run's metrics, the tables as CSV and Parquet, and
+  sweep_summary.json."""
+  for cell in metrics.cells.values():
+    tables.write_runs(cell)
   out = Path(out_dir) if out_dir else metrics.path
   out.mkdir(parents=True, exist_ok=True)
   for name, frame in metrics.tables().items():
-    safe_frame(frame).to_csv(out / f"{name}.csv", index=False)
     parquet = frame.copy()
     if "seeds" in parquet:  # Lists of ints: Parquet takes them, CSV shows them.
       parquet["seeds"] = parquet["seeds"].map(list)
-    parquet.to_parquet(out / f"{name}.parquet", index=False)
+    tables.write_table(frame, out, name, parquet=parquet)
   failed = [{k: r.get(k) for k in ("id", *CELL, "arm", "seed", "error")}
             for r in metrics.manifest["runs"] if r.get("status") == "failed"]
   summary = {

@@ -18,6 +18,7 @@ from typing import Any
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir.format import SCENARIO_JSON
 from crsec_concordia.sweeps import execute, grid
 from crsec_concordia.sweeps.progress import Progress
 from crsec_concordia.sweeps.runjob import Outcome, RunJob, state
@@ -90,7 +91,7 @@ def _other_setup(run_dir: Path, expected: Any) -> bool:
   if expected is None:
     return False
   try:
-    found = json.loads((run_dir / "scenario.json").read_text(
+    found = json.loads((run_dir / SCENARIO_JSON).read_text(
         encoding="utf-8"))
   except (OSError, ValueError):
     return False

@@ -25,10 +25,9 @@ from typing import Any
 
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.base import redact_url
+from crsec_concordia.rundir.format import SWEEP_JSON
+from crsec_concordia.rundir.format import SWEEP_RUNS as RUNS
 from crsec_concordia.sweeps import spec as spec_lib
-
-SWEEP_JSON = "sweep.json"
-RUNS = "runs"
 
 
 @dataclasses.dataclass(frozen=True)

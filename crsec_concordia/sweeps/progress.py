@@ -15,11 +15,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from crsec_concordia.rundir.format import USAGE_JSON
+
 
 def usage_totals(run_dir: Path) -> tuple[int, int]:
   """(calls, tokens) of a run so far; (0, 0) before its first slot."""
   try:
-    totals = json.loads((run_dir / "usage.json").read_text(
+    totals = json.loads((run_dir / USAGE_JSON).read_text(
         encoding="utf-8")).get("totals", {})
   except (OSError, ValueError, AttributeError):
     return 0, 0

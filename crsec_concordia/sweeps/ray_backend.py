@@ -3,10 +3,11 @@
 Each run is one task asking for the sweep's `resources` (one CPU by
 default: a run mostly waits on HTTP). The embedded model is different: two
 llama.cpp servers on the same cores are far slower than one
-(docs/trials/runs-and-sweeps.md), so each node gets one `EmbeddedHost` actor (no CPU of its own, pinned to
-the node, owned by the driver so that it ends with the sweep), which starts
-the server on first use; the runs on that node ask it for its loopback URL
-and pass it on in `EndpointConfig.embedded_base_url`.
+(docs/trials/runs-and-sweeps.md), so each node gets one `EmbeddedHost`
+actor (no CPU of its own, pinned to the node, owned by the driver so that
+it ends with the sweep), which starts the server on first use; the runs on
+that node ask it for its loopback URL and pass it on in
+`EndpointConfig.embedded_base_url`.
 
 Run directories are written by the workers, so on a cluster the sweep
 directory must be on a file system every node mounts at the same path;
@@ -24,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia.errors import UserError
-from crsec_concordia.models import embedded as embedded_model
+from crsec_concordia.errors import UserError, require
+from crsec_concordia.models import embedded
 from crsec_concordia.sweeps.runjob import Outcome, RunJob, one_line, play
 from crsec_concordia.sweeps.spec import Resources
 
@@ -34,18 +35,23 @@ HOST_PREFIX = "crsec-embedded-"
 _HOST_WAIT = 120.0  # Seconds a task waits for its node's host to appear.
 
 
-def _ray():
-  try:
-    import ray  # pylint: disable=import-outside-toplevel
-  except ModuleNotFoundError:
-    raise UserError("ray is not installed, so runs cannot go to Ray; "
-                    "update the package (`make setup`)") from None
-  return ray
+FEATURE = "crsec sweep (its runs are Ray tasks)"
+
+
+def _ray() -> Any:
+  # Optional and heavy (the `sweep` extra): imported only when a sweep runs.
+  return require("ray", "sweep", FEATURE)
+
+
+def _node_affinity() -> Any:
+  """Ray's NodeAffinitySchedulingStrategy (imported late, as `_ray`)."""
+  return require("ray.util.scheduling_strategies", "sweep",
+                 FEATURE).NodeAffinitySchedulingStrategy
 
 
 def start_embedded() -> Any:
   """The embedded llama.cpp server (it has `base_url`), started."""
-  return embedded_model.EmbeddedServer().start()
+  return embedded.EmbeddedServer().start()
 
 
 class EmbeddedHost:
@@ -180,7 +186,7 @@ class RayBackend:
 
   def _start_hosts(self) -> None:
     """One host per node with CPUs, created now (they start lazily)."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # pylint: disable=import-outside-toplevel
+    node_affinity = _node_affinity()
     actor = self.ray.remote(num_cpus=0)(EmbeddedHost)
     for node in self._nodes():
       node_id = node["NodeID"]
@@ -194,7 +200,7 @@ class RayBackend:
           name=HOST_PREFIX + node_id, namespace=NAMESPACE,
           get_if_exists=True,
           runtime_env={"env_vars": {"OMP_NUM_THREADS": threads}},
-          scheduling_strategy=NodeAffinitySchedulingStrategy(
+          scheduling_strategy=node_affinity(
               node_id, soft=False)).remote(self._host_start)
 
   def hosts(self) -> dict[str, Any]:
@@ -205,10 +211,10 @@ class RayBackend:
 
   def check_shared_directory(self, probe: Path) -> None:
     """Every node must see the sweep directory (workers write the runs)."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # pylint: disable=import-outside-toplevel
+    node_affinity = _node_affinity()
     check = self.ray.remote(num_cpus=0)(_visible)
     refs = {n["NodeManagerAddress"]: check.options(
-        scheduling_strategy=NodeAffinitySchedulingStrategy(
+        scheduling_strategy=node_affinity(
             n["NodeID"], soft=False)).remote(str(probe.resolve()))
             for n in self._nodes()}
     blind = [addr for addr, ref in refs.items() if not self.ray.get(ref)]

@@ -19,9 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from crsec_concordia.metrics import figures
-from crsec_concordia.metrics.report import MatcherFactory, Report, _stats
-from crsec_concordia.metrics.templating import Cell, Page
+from crsec_concordia.metrics.present import figures
+from crsec_concordia.metrics.present.report import (MatcherFactory, Report,
+                                                    _stats)
+from crsec_concordia.metrics.present.templating import Cell, Page
+from crsec_concordia.rundir.format import LOG_HTML
 from crsec_concordia.sweeps import aggregate as sweep_aggregate
 
 _SHARE_PREFIXES = ("belief", "behaviour", "plan")
@@ -192,6 +194,6 @@ def sweep_report(sweep_dir: str | Path, out_dir: str | Path | None = None, *,
       conditions=conditions, summary=_summary_rows(m, keys, conditions),
       effects=_effects_rows(m, keys), pictures=pictures,
       runs=[[r["id"], str(r.get("status")),
-             page.link(m.path / r["run_dir"] / "log.html", "Concordia log")]
+             page.link(m.path / r["run_dir"] / LOG_HTML, "Concordia log")]
             for r in m.manifest["runs"]])
   return Report(index=index, figures=page.figures, questionnaire=out)

@@ -21,12 +21,15 @@ from typing import Any
 
 from crsec_concordia import runner
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir.format import (CONFIG_JSON, EVENTS, RUN_JSON,
+                                           SCENARIO_JSON, temporary)
 
 _LOG = logging.getLogger(__name__)
 # What run_episode writes before run.json: a directory holding only these
 # was stopped while being set up and can be started again.
-_SETUP_FILES = {"scenario.json", "config.json", "events.jsonl",
-                ".run.json.tmp", ".scenario.json.tmp", ".config.json.tmp"}
+_SETUP_FILES = {SCENARIO_JSON, CONFIG_JSON, EVENTS,
+                *(temporary(name) for name in (RUN_JSON, SCENARIO_JSON,
+                                               CONFIG_JSON))}
 PERSON_ERRORS = ("UserError", "ScenarioError", "EndpointError",
                  "ModelFileError")
 
@@ -62,7 +65,7 @@ class Outcome:
 
 def read_run(run_dir: Path) -> dict[str, Any] | None:
   try:
-    return json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    return json.loads((run_dir / RUN_JSON).read_text(encoding="utf-8"))
   except (OSError, ValueError):
     return None
 

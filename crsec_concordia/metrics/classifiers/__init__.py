@@ -1,0 +1,23 @@
+"""The classifiers the metrics rest on, and their measured error.
+
+Belief is decided by the norm matcher (does a held norm MEAN a target?),
+behaviour by the game master's referee (did an action comply?). Both err,
+so each one's error is measured on labelled cases and every share is also
+given corrected for it (docs/metrics.md, "Corrected estimates").
+
+  norm_clauses     a norm's wording taken apart before it is embedded
+  matching         MEANS and ABOUT (`NormMatcher`)
+  judge            the optional LLM judge of MEANS
+  labels           the matcher's labelled norms (data/norm_labels.jsonl)
+  measured         the matcher's recorded error (data/matcher_quality.json)
+  matcher_quality  measuring the matcher: the rules tried, calibrated, chosen
+  calibration      precision, recall and F1; the first, single-cosine set
+  referee_quality  the referee's recorded error (data/referee_decisions/)
+  correction       Rogan-Gladen, with an interval that carries the error
+  corrected        a run's belief and behaviour shares, corrected
+"""
+
+from pathlib import Path
+
+# The labelled sets and recorded figures (installed with the package).
+DATA = Path(__file__).resolve().parents[1] / "data"

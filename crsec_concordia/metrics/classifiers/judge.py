@@ -1,0 +1,72 @@
+"""The optional LLM judge: MEANS decided in words by a language model.
+
+The matcher's rule (matching.py) cannot see most of what the labels'
+standard asks (a narrowed scope scores like a paraphrase); a capable model
+can read it. With a judge, the matcher puts every pair scoring at least
+JUDGE_FLOOR to it and its yes/no decides. Kept apart from the matcher so
+that measuring needs no model stack unless a judge is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from crsec_concordia.models.base import StructuredOutputError
+
+_LOG = logging.getLogger(__name__)
+
+JUDGE_TAG = "MetricsJudge"
+JUDGE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["answer"],
+    "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+}
+_JUDGE_PROMPT = """\
+You check whether a person's social norm means the same as a target norm.
+It does when holding the norm commits the person to the target's standard of
+behaviour: the same behaviour, with the same or a wider scope. What people
+usually do counts as much as a rule ("people usually do X" means "do X").
+It does not when it only shares the topic: a narrower condition (the target
+only at some times, in some places or towards some people), a different
+behaviour, a permission or the opposite ("X is optional", "X is fine"), or a
+scope that leaves the target's own case open.
+
+Target norm: {target}
+Person's norm: {norm}
+
+Does the person's norm mean the target norm? Answer yes or no."""
+
+
+class LLMJudge:
+  """Schema-constrained yes/no from a StructuredLanguageModel, cached."""
+
+  def __init__(self, model: Any, *, tag: str = JUDGE_TAG, seed: int = 0):
+    self._model = model
+    self._tag = tag
+    self._seed = seed
+    self._lock = threading.Lock()
+    self._cache: dict[tuple[str, str], bool | None] = {}
+    self.failures = 0
+
+  def __call__(self, norm: str, target: str) -> bool | None:
+    """True/False, or None when the model gave no valid answer."""
+    key = (norm, target)
+    with self._lock:
+      if key in self._cache:
+        return self._cache[key]
+    try:
+      answer = self._model.sample_json(
+          _JUDGE_PROMPT.format(target=target, norm=norm), JUDGE_SCHEMA,
+          max_tokens=16, temperature=0.0, seed=self._seed, tag=self._tag)
+      verdict: bool | None = answer["answer"] == "yes"
+    except StructuredOutputError as e:
+      _LOG.warning("LLM judge gave no valid answer for %r: %s", norm, e)
+      verdict = None
+    with self._lock:
+      if verdict is None:
+        self.failures += 1
+      self._cache[key] = verdict
+    return verdict

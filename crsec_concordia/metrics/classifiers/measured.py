@@ -1,0 +1,88 @@
+"""The matcher's recorded error, per target, where it holds.
+
+`data/matcher_quality.json` holds the chosen rule's counts on both halves
+of the labelled norms (labels.py), written by matcher_quality.py. The
+figures hold for a target only under the rule they were measured with and
+for the target's exact wording (text and aliases): figures for other words
+would say nothing, so elsewhere the report says "not measured" and belief
+is not corrected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.metrics.classifiers import DATA
+from crsec_concordia.metrics.classifiers.correction import Rates
+from crsec_concordia.metrics.classifiers.labels import venue_norms
+from crsec_concordia.scenarios import TargetNorm
+
+QUALITY_PATH = DATA / "matcher_quality.json"
+
+
+def load_measured(path: Path = QUALITY_PATH) -> dict[str, Any] | None:
+  try:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+  except (OSError, ValueError):
+    return None
+
+
+def measured_error(target: TargetNorm, rule_name: str,
+                   measured: dict[str, Any] | None = None
+                   ) -> dict[str, Any] | None:
+  """The test-half figures that hold for `target` under the rule named, or
+  None when the target's wording (text, aliases) or the rule differ from
+  what was measured."""
+  measured = load_measured() if measured is None else measured
+  if not measured or measured["rule"]["name"] != rule_name:
+    return None
+  wording = measured["targets"].get(target.id)
+  if not wording or wording["text"] != target.text or tuple(
+      wording["aliases"]) != tuple(target.aliases):
+    return None
+  return measured["test"].get(target.id)
+
+
+def rates(target: TargetNorm, rule_name: str, split: str = "calibration",
+          measured: dict[str, Any] | None = None) -> Rates | None:
+  """The matcher's confusion counts for `target` on a labelled half, with
+  its true negatives (the venue's norms of that half that are not the
+  target's, minus false positives), for misclassification-corrected belief;
+  None where the rule or the target's wording were not measured.
+
+  The calibration half is the default: the test half is kept to check, by
+  simulation (tests/test_correction.py), that intervals built from the
+  calibration figures cover the truth on norms they were not fitted on."""
+  measured = load_measured() if measured is None else measured
+  if measured_error(target, rule_name, measured) is None:
+    return None
+  entry = measured.get(split, {}).get(target.id)
+  venue = measured["targets"][target.id]["venue"]
+  if not entry:
+    return None
+  total = venue_norms(split)[venue]
+  tn = total - entry["tp"] - entry["fp"] - entry["fn"]
+  return Rates(tp=entry["tp"], fp=entry["fp"], fn=entry["fn"], tn=tn,
+               source=f"norm matcher, {split} half of "
+               f"data/norm_labels.jsonl ({total} {venue} norms)")
+
+
+def error_note(entry: dict[str, Any] | None) -> str:
+  """One line on the matcher's measured error for a target, for the report."""
+  if not entry:
+    return "matcher error not measured for this target's wording"
+  return (f"matcher on labelled test norms: precision {entry['precision']:.2f} "
+          f"({entry['tp']}/{entry['tp'] + entry['fp']}), recall "
+          f"{entry['recall']:.2f} ({entry['tp']}/{entry['tp'] + entry['fn']})")
+
+
+def report_notes(matcher: dict[str, Any], targets: Sequence[Any]
+                 ) -> dict[str, str]:
+  """Per target id, the line the report shows beside its belief curve,
+  from a summary's `matcher` block (NormMatcher.describe)."""
+  measured = matcher.get("measured_error") or {}
+  judged = " (measured without the LLM judge)" if matcher.get("judge") else ""
+  return {t.id: error_note(measured.get(t.id)) + judged for t in targets}

@@ -1,0 +1,289 @@
+"""`crsec report --publish DIR RUN_OR_SWEEP...`: results readable without
+running anything.
+
+From any mix of run, compare and sweep directories, writes DIR/README.md
+(per group of runs: the Figure 2 analog per target norm with corrected
+estimates, conflicts per hour, the paper's findings each decided by a
+stated rule, cost, and what the model can and cannot show), DIR/results.json
+(the runs, their cost, the findings with their numbers) and DIR/figures/
+(small PNGs). Run directories are read, never copied: DIR gets no events,
+norms or logs.
+
+A group is the runs of one scenario (and, in a sweep, one condition and
+endpoint); its findings are decided on its normative runs against its
+baseline runs (findings.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.errors import UserError
+from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.present import findings, publish_figures
+from crsec_concordia.rundir import reading
+
+
+@dataclasses.dataclass
+class Group:
+  """Runs that are seeds of one experiment, by arm."""
+  key: tuple[str, str, str]  # scenario, condition, endpoint
+  runs: dict[str, list[run_metrics.RunMetrics]]
+
+  @property
+  def label(self) -> str:
+    scenario, condition, endpoint = self.key
+    extra = ", ".join(x for x in (condition, endpoint) if x)
+    return f"{scenario} ({extra})" if extra else scenario
+
+  @property
+  def slug(self) -> str:
+    return "__".join(x for x in self.key if x).replace("/", "_")
+
+
+def _run_dirs(path: Path) -> list[tuple[Path, str, str]]:
+  """(run directory, condition, endpoint) for a run, compare or sweep."""
+  if reading.is_sweep_dir(path):
+    return [(r.path, r.condition, r.endpoint)
+            for r in reading.read_sweep(path)]
+  if reading.is_compare_dir(path):
+    compare = reading.read_compare(path)
+    return [(d, "", "") for dirs in compare.runs.values() for d in dirs]
+  if reading.is_run_dir(path):
+    return [(path, "", "")]
+  raise UserError(f"{path} is neither a run, a compare nor a sweep "
+                  "directory; pass directories written by `crsec run`, "
+                  "`crsec compare` or `crsec sweep`")
+
+
+def collect(paths: Sequence[Path], matcher_factory=None) -> list[Group]:
+  groups: dict[tuple[str, str, str], Group] = {}
+  seen: set[Path] = set()
+  for path in paths:
+    for d, condition, endpoint in _run_dirs(Path(path)):
+      if d.resolve() in seen:
+        continue
+      seen.add(d.resolve())
+      run = reading.read_run(d)
+      m = run_metrics.compute(run, matcher_factory(run) if matcher_factory
+                              else None)
+      key = (str(run.scenario.get("name")), condition, endpoint)
+      group = groups.setdefault(key, Group(key, {}))
+      group.runs.setdefault(run.arm, []).append(m)
+  if not groups:
+    raise UserError("no completed or interrupted run directory found in "
+                    + ", ".join(str(p) for p in paths))
+  for g in groups.values():
+    for ms in g.runs.values():
+      ms.sort(key=lambda m: (m.run.seed is None, m.run.seed))
+  return [groups[k] for k in sorted(groups)]
+
+
+def cost(m: run_metrics.RunMetrics) -> dict[str, Any]:
+  """The run's row of results.json: steps, wall time, calls, per agent-hour."""
+  info, summary = m.run.run, m.summary
+  totals = (summary.get("usage") or {}).get("totals") or {}
+  # Answers replayed from the response cache count as calls, as in the
+  # per-agent-hour figures (metrics/usage.py), and are shown apart: they
+  # cost no wall time and no tokens.
+  cached = totals.get("cached_calls", 0) or 0
+  calls = totals.get("calls", summary["totals"].get("llm_calls"))
+  calls = None if calls is None else calls + cached
+  prompt = totals.get("prompt_tokens", summary["totals"].get("prompt_tokens"))
+  completion = totals.get("completion_tokens",
+                          summary["totals"].get("completion_tokens"))
+  tokens = None if prompt is None or completion is None else prompt + completion
+  steps = info.get("completed_steps")
+  agent_hours = (len(m.run.agents) * steps * m.run.clock.minutes_per_step
+                 / 60 if steps else None)
+  per = (lambda v: None if v is None or not agent_hours
+         else round(v / agent_hours, 2))
+  return {"scenario": summary["run"]["scenario"], "arm": m.run.arm,
+          "seed": m.run.seed, "status": info.get("status"),
+          "steps_completed": steps, "steps_total": info.get("max_steps"),
+          "wall_seconds": info.get("wall_seconds"), "agents": len(m.run.agents),
+          "agent_hours": agent_hours, "calls": calls, "cached_calls": cached,
+          "tokens": tokens,
+          "calls_per_agent_hour": per(calls),
+          "tokens_per_agent_hour": per(tokens),
+          "model": (info.get("model") or {}).get("model")
+          or (info.get("model") or {}).get("endpoint")}
+
+
+def _fmt(value: Any, digits: int = 0) -> str:
+  if value is None:
+    return "–"
+  if isinstance(value, float):
+    return f"{value:,.{digits}f}"
+  if isinstance(value, int) and not isinstance(value, bool):
+    return f"{value:,}"
+  return str(value)
+
+
+def _md_escape(text: Any) -> str:
+  """Agent-written or scenario text in a Markdown table cell."""
+  return (str(text).replace("\\", "\\\\").replace("|", "\\|")
+          .replace("<", "&lt;").replace(">", "&gt;").replace("\n", " "))
+
+
+CAN_CANNOT = """\
+**What a 1.5B model can and cannot show.** On the embedded
+Qwen2.5-Coder-1.5B every operation runs and the records are complete, so
+these results show that the pipeline works end to end: conflicts are
+detected, norms are passed on in talk and by observation, evaluated,
+planned with and measured. They cannot show that a society *of capable
+agents* forms norms: the small model copies others' actions, repeats its
+own, inverts norms it hears, misjudges conflicts both ways and acts against its
+persona (README, "What the embedded 1.5B model can and cannot do"), and the
+referee's and matcher's errors are of the same order as the effects. Read
+"holds" on such a model as "the numbers are consistent with the paper's
+finding", not as a replication; for that, run examples/sweeps/paper.yaml on
+a 7B+ model.
+"""
+
+OTHER_MODELS = """\
+**Models.** These runs were made with {models}. The paper's findings are
+judged by the same rules whatever the model; the referee's measured error
+corrects behaviour only where its answers on the labelled cases were
+recorded with the run's own model (see each group's measurement error).
+"""
+
+
+def model_paragraph(groups: Sequence[Group]) -> str:
+  """What the results can show depends on the model: the embedded 1.5B
+  model's limits, or the models named."""
+  infos = [m.run.run.get("model") or {} for g in groups
+           for ms in g.runs.values() for m in ms]
+  if all(i.get("endpoint") == "embedded" for i in infos):
+    return CAN_CANNOT
+  names = sorted({str(i.get("model") or i.get("endpoint") or "an unnamed "
+                      "model") for i in infos})
+  return OTHER_MODELS.format(models=", ".join(f"`{_md_escape(n)}`"
+                                              for n in names))
+
+
+def measurement_error(g: Group) -> list[dict[str, Any]]:
+  """The classifiers' measured error the corrected estimates undo, per
+  target and measure: the labelled counts of the first run that has them
+  (every run of a group reads the same labelled sets; a baseline run has
+  no belief to correct)."""
+  rows: dict[tuple[str, str], dict[str, Any]] = {}
+  for ms in g.runs.values():
+    for m in ms:
+      block = (m.summary.get("correction") or {}).get("targets") or {}
+      for target, by_measure in block.items():
+        for measure, entry in by_measure.items():
+          if entry.get("rates") and (target, measure) not in rows:
+            rows[(target, measure)] = {"target": target, "measure": measure,
+                                       **entry["rates"]}
+  order = {"belief": 0, "behaviour": 1}
+  return [rows[k] for k in sorted(rows, key=lambda k: (k[0],
+                                                       order.get(k[1], 2)))]
+
+
+def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
+  if not errors:
+    return []
+  lines = ["", "### Measurement error corrected for", "",
+           "Belief is read by the norm matcher, behaviour by the referee; "
+           "their sensitivity and specificity on labelled cases are what "
+           "the corrected estimates undo, and the intervals carry their "
+           "uncertainty (few labelled cases make wide intervals).", "",
+           "| target | measure | sensitivity | specificity | labelled from |",
+           "|---|---|---|---|---|"]
+  for e in errors:
+    lines.append(
+        f"| {_md_escape(e['target'])} | {e['measure']} | "
+        f"{_fmt(e['sensitivity'], 2)} ({e['tp']}/{e['tp'] + e['fn']}) | "
+        f"{_fmt(e['specificity'], 2)} ({e['tn']}/{e['tn'] + e['fp']}) | "
+        f"{_md_escape(e['source'])} |")
+  return lines
+
+
+def _group_markdown(g: Group, decided: list[dict[str, Any]],
+                    pictures: list[tuple[str, str]], rows: list[dict[str, Any]],
+                    errors: list[dict[str, Any]] = ()) -> str:
+  lines = [f"## {_md_escape(g.label)}", ""]
+  arms = ", ".join(f"{arm}: {len(ms)} run{'s' if len(ms) != 1 else ''} "
+                   f"(seeds {', '.join(str(m.run.seed) for m in ms)})"
+                   for arm, ms in sorted(g.runs.items()))
+  lines += [arms, ""]
+  for path, caption in pictures:
+    lines += [f"![{_md_escape(caption)}]({path})", "", f"*{caption}*", ""]
+  lines += ["### The paper's findings", "",
+            "| finding | verdict | numbers | rule |", "|---|---|---|---|"]
+  for f in decided:
+    lines.append(f"| {_md_escape(f['finding'])} | **{f['verdict']}** | "
+                 f"{_md_escape(f['numbers'])} | {_md_escape(f['rule'])} |")
+  lines += _error_markdown(list(errors))
+  lines += ["", "### Cost", "",
+            "| arm | seed | steps | wall time (s) | calls | of them cached | tokens | calls / agent-hour | tokens / agent-hour | model |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+  for r in rows:
+    lines.append(
+        f"| {r['arm']} | {r['seed']} | {r['steps_completed']}/"
+        f"{r['steps_total']} | {_fmt(r['wall_seconds'])} | {_fmt(r['calls'])}"
+        f" | {_fmt(r['cached_calls'])} | {_fmt(r['tokens'])} | "
+        f"{_fmt(r['calls_per_agent_hour'], 1)} | "
+        f"{_fmt(r['tokens_per_agent_hour'], 0)} | {_md_escape(r['model'])} |")
+  lines += ["", "Wall time is as measured on the machine that ran each run, "
+            "with whatever else it ran at the time (runs that shared one "
+            "model server took longer than alone); calls and tokens per "
+            "agent-hour are the figures to compare."]
+  if any(r["cached_calls"] for r in rows):
+    lines += ["", "Cached calls were answered from the response cache of an "
+              "earlier run with the same prompts: they took no wall time "
+              "and count no tokens."]
+  return "\n".join(lines) + "\n"
+
+
+def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
+  """Writes out/README.md, out/results.json and out/figures/; returns the
+  README's path."""
+  groups = collect(paths, matcher_factory)
+  out.mkdir(parents=True, exist_ok=True)
+  (out / "figures").mkdir(exist_ok=True)
+  runs_json, groups_json, parts = [], [], []
+  drawn: set[str] = set()
+  for g in groups:
+    rows = [cost(m) for ms in g.runs.values() for m in ms]
+    runs_json.extend(dict(r, condition=g.key[1], endpoint=g.key[2])
+                     for r in rows)
+    decided = findings.decide(g.runs)
+    pictures = publish_figures.draw(g.runs, out / "figures", g.slug)
+    drawn.update(Path(p).name for p, _ in pictures)
+    errors = measurement_error(g)
+    groups_json.append({
+        "scenario": g.key[0], "condition": g.key[1], "endpoint": g.key[2],
+        "findings": decided,
+        "corrected": findings.final_estimates(g.runs),
+        "measurement_error": errors,
+        "figures": [p for p, _ in pictures]})
+    parts.append(_group_markdown(g, decided, pictures, rows, errors))
+  # A figure of an earlier publication that this one did not draw (another
+  # group's name, a target no longer measured) would sit beside the new
+  # ones as if it were of these runs.
+  for old in (out / "figures").glob("*.png"):
+    if old.name not in drawn:
+      old.unlink()
+  (out / "results.json").write_text(json.dumps(run_metrics.json_safe(
+      {"runs": runs_json, "groups": groups_json}), indent=1,
+      ensure_ascii=False) + "\n", encoding="utf-8")
+  header = ["# Results", "",
+            "Written by `crsec report --publish` from "
+            + ", ".join(f"`{_md_escape(Path(p).name)}`" for p in paths)
+            + ". Shares are of all agents; *corrected* estimates undo the "
+            "matcher's (belief) and the referee's (behaviour) measured error "
+            "(Rogan-Gladen, 95% interval carrying that error and the runs; "
+            "docs/metrics.md). Each finding is decided by the rule beside "
+            "it; **cannot tell** when runs are incomplete, too few, or the "
+            "interval straddles the line. `results.json` holds every "
+            "number.", "", model_paragraph(groups)]
+  readme = out / "README.md"
+  readme.write_text("\n".join(header) + "\n" + "\n".join(parts),
+                    encoding="utf-8")
+  return readme

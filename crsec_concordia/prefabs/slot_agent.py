@@ -1,0 +1,45 @@
+"""SlotAgent: Concordia's entity agent, its hooks run in its own thread.
+
+Concordia runs every hook (pre_observe, post_observe, pre_act, post_act,
+update) of every component in a thread pool made for that call, nearly all
+for hooks that return at once, and in a society that acts at once each
+thread start is a GIL hand-over between the agents and their model calls.
+So a hook runs its components in the agent's thread, in order, unless two
+or more of them may wait on the model this time (an entrepreneur's first
+observation: CreateNorm beside IdentifyNorm); then Concordia's pool runs
+them as before, so their calls still overlap. The components of one hook
+never depend on each other's order (each says so; NormMemory.note is
+idempotent), so either way gives the same contexts. The measurements:
+docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from concordia.agents import entity_agent_with_logging
+from concordia.typing import entity_component
+
+
+def waits_on_model(component: Any, hook: str) -> bool:
+  """Whether `component`'s `hook` may wait on a model call this time.
+
+  CRSEC components say so (`waits_on_model(hook)`); Concordia's stock ones
+  in these prefabs (constants, observations, memory) never do.
+  """
+  ask = getattr(component, "waits_on_model", None)
+  return bool(ask(hook)) if callable(ask) else False
+
+
+class SlotAgent(entity_agent_with_logging.EntityAgentWithLogging):
+  """Concordia's entity agent, its hooks run in its own thread when they can."""
+
+  def _parallel_call_(self, method_name: str, *args, executor=None
+                      ) -> entity_component.ComponentContextMapping:
+    unique = list(dict.fromkeys(self._context_components.values()))
+    if sum(waits_on_model(c, method_name) for c in unique) > 1:
+      return super()._parallel_call_(method_name, *args, executor=executor)
+    results = {id(c): getattr(c, method_name)(*args) for c in unique}
+    return types.MappingProxyType({
+        name: results[id(c)] for name, c in self._context_components.items()})

@@ -1,0 +1,97 @@
+"""The run directory's names: files, record kinds, snapshots, checkpoints.
+
+Defined once for the writers (crsec_concordia/runs/, and the game master
+and components that make the records) and the readers (reading.py, the
+metrics, the sweeps): a file or a kind named here is named so on both sides.
+docs/design.md, "Run directory", gives each file's and each record's fields.
+"""
+
+from __future__ import annotations
+
+import re
+
+# -- a run directory -----------------------------------------------------------
+
+RUN_JSON = "run.json"
+SCENARIO_JSON = "scenario.json"
+CONFIG_JSON = "config.json"
+EVENTS = "events.jsonl"
+USAGE_JSON = "usage.json"
+LOG_HTML = "log.html"
+# Concordia's `SimulationLog.to_json`: the file `concordia-log overview|actions
+# |context|... RUN_DIR/log.json` reads.
+LOG_JSON = "log.json"
+RUN_LOG = "run.log"
+CHECKPOINTS = "checkpoints"
+NORMS = "norms"
+# Written by `crsec report` (crsec_concordia/metrics/present/tables.py).
+METRICS = "metrics"
+REPORT = "report"
+
+# -- directories of runs -------------------------------------------------------
+
+# `crsec compare`: {scenario, seeds, arms: {arm: [run dirs]}, failed, ...}.
+COMPARE_JSON = "compare.json"
+# `crsec sweep`: the grid and each run's status (sweeps/grid.py writes it).
+SWEEP_JSON = "sweep.json"
+SWEEP_RUNS = "runs"
+
+# -- record kinds of events.jsonl ----------------------------------------------
+
+ACTION = "action"
+CONVERSATION = "conversation"
+CREATED = "created"
+CONFLICT = "conflict"
+TALK_DECISION = "talk_decision"
+THOUGHT = "thought"
+CANDIDATE = "candidate"
+VERDICT = "verdict"
+SYNTHESIS = "synthesis"
+PLAN = "plan"
+TASKS = "tasks"
+FAILURE = "failure"
+STEP = "step"
+# An agent's own records, in the order things happen within one slot: the
+# order a slot's records are written in (runs/session.py).
+AGENT_KINDS = (CREATED, CONFLICT, TALK_DECISION, THOUGHT, CANDIDATE, VERDICT,
+               SYNTHESIS, PLAN, TASKS, FAILURE)
+# Every kind: the game master's, the agents', and the slot's own `step`.
+KINDS = (ACTION, CONVERSATION, *AGENT_KINDS, STEP)
+
+# -- per-slot files ------------------------------------------------------------
+
+# norms/step_0007.json: {agent name: NormDatabase.to_json()} after slot 7.
+NORM_SNAPSHOT = re.compile(r"^step_(\d+)\.json$")
+NORM_SNAPSHOTS = "step_*.json"
+# checkpoints/step_7_checkpoint.json: Concordia's checkpoint after slot 7.
+CHECKPOINT_FILES = "step_*_checkpoint.json"
+
+
+def temporary(name: str) -> str:
+  """The name a file is written under before it replaces NAME whole."""
+  return f".{name}.tmp"
+
+
+def norm_snapshot(step: int) -> str:
+  """The file name of the norm snapshot taken after `step`."""
+  return f"step_{step:04d}.json"
+
+
+def checkpoint(step: int) -> str:
+  """The file name of the checkpoint written after `step`."""
+  return f"step_{step}_checkpoint.json"
+
+
+def snapshot_step(name: str) -> int | None:
+  """The step of a norm snapshot's file name; None for any other file."""
+  match = NORM_SNAPSHOT.match(name)
+  return int(match.group(1)) if match else None
+
+
+def checkpoint_step(name: str) -> int | None:
+  """The step of a checkpoint's file name; None for any other file."""
+  head, _, rest = name.partition("_")
+  number, _, tail = rest.partition("_")
+  if head != "step" or tail != "checkpoint.json" or not number.isdigit():
+    return None
+  return int(number)

