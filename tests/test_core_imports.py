@@ -42,6 +42,14 @@ def test_the_core_surface_imports_no_extra():
 
 
 def test_the_core_surface_imports_without_the_extras_installed():
-  # Each heavy module made unimportable, as in a core-only install.
-  blocked = "\n".join(f"sys.modules[{m!r}] = None" for m in HEAVY)
+  # Each heavy module made unimportable, as in a core-only install: a
+  # finder that says it is not there (a None in sys.modules instead would
+  # break scipy, which looks torch up there to recognise its arrays).
+  blocked = (
+      "import importlib.abc\n"
+      "class _NotInstalled(importlib.abc.MetaPathFinder):\n"
+      "  def find_spec(self, name, path=None, target=None):\n"
+      f"    if name.split('.')[0] in {HEAVY!r}:\n"
+      "      raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+      "sys.meta_path.insert(0, _NotInstalled())")
   assert _imported_after(blocked)["heavy"] == []

