@@ -21,14 +21,13 @@ import pydantic
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.norms import MAX_UTILITY, MIN_UTILITY, NORM_TYPES
+from crsec_concordia.scenarios.place_checks import PLACES, place_problems
 from crsec_concordia.scenarios.problems import Problem, show
 
 
 Role = Literal["entrepreneur", "ordinary"]
 NormType = Literal["descriptive", "injunctive"]
-Place = Literal["indoors", "outdoors"]
 ROLES: tuple[str, ...] = get_args(Role)
-PLACES: tuple[str, ...] = get_args(Place)
 assert get_args(NormType) == NORM_TYPES
 
 
@@ -72,6 +71,8 @@ Days = whole(1, MAX_DAYS)
 Rounds = whole(1, MAX_ROUNDS)
 InitialNormCount = whole(0, MAX_INITIAL_NORMS)
 Threshold = whole(1, MAX_THRESHOLD)  # reflect_every, synthesis_threshold
+MAX_EVENTS = 1000
+MaxEvents = whole(1, MAX_EVENTS)  # perception.max_events
 
 _TIME = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
 
@@ -161,6 +162,7 @@ def cross_check(data: Any) -> list[Problem]:
   _unique(data, "occasions", "id", "occasion", problems)
   problems += _occasion_problems(data, known, names)
   problems += _clock_problems(data)
+  problems += place_problems(data)
   return problems
 
 

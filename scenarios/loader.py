@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import pydantic
 import yaml
@@ -31,9 +31,9 @@ from pydantic_core import PydanticCustomError
 
 from crsec_concordia.observations import Stamp
 from crsec_concordia.scenarios.checks import (
-    ClockTime, Days, Ident, InitialNormCount, Line, Minutes, Name, NormType,
-    Place, Positive, Role, Rounds, ScenarioName, Text, Threshold, Utility,
-    cross_check, minutes_of)
+    PLACES, ClockTime, Days, Ident, InitialNormCount, Line, MaxEvents, Minutes,
+    Name, NormType, Positive, Role, Rounds, ScenarioName, Text, Threshold,
+    Utility, cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
 from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
                                                 ScenarioError, path_text)
@@ -49,6 +49,21 @@ class _Model(pydantic.BaseModel):
   # Frozen: one Scenario is shared by the runner, game master and metrics.
   model_config = pydantic.ConfigDict(extra="forbid", str_strip_whitespace=True,
                                      frozen=True)
+  # Keys the format gained after runs were recorded with it: a dump leaves
+  # each out unless the file gave it, so that a scenario written before
+  # dumps (and its runs record scenario.json and config.json) as before.
+  OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset()
+
+  def _left_out(self) -> set[str]:
+    return set(self.OPTIONAL_KEYS - self.model_fields_set)
+
+  @pydantic.model_serializer(mode="wrap")
+  def _dump(self, handler: pydantic.SerializerFunctionWrapHandler
+            ) -> dict[str, Any]:
+    data = handler(self)
+    for key in self._left_out():
+      data.pop(key, None)
+    return data
 
 
 class Clock(_Model):
@@ -93,17 +108,54 @@ class InitialNorm(_Model):
 
 class Agent(_Model):
   """One agent. Without `initial_norms`, an entrepreneur's are written by
-  CreateNorm at the start and an ordinary agent starts with none."""
+  CreateNorm at the start and an ordinary agent starts with none. `home`:
+  the place it starts in (default: the scenario's `default_place`)."""
+  OPTIONAL_KEYS = frozenset({"home"})
   name: Name
   role: Role
   persona: Text
   preferences: dict[str, str] = pydantic.Field(default_factory=dict)
   initial_norms: list[InitialNorm] | None = None
   goal: Text | None = None
+  home: Ident | None = None
 
   @property
   def is_entrepreneur(self) -> bool:
     return self.role == "entrepreneur"
+
+
+class Place(_Model):
+  """A place of the scenario: agents in it perceive its deeds and those of
+  the places it `sees` or `hears`, and talk only with those in it; at most
+  `capacity` agents are in it at once (docs/design.md, "Places")."""
+  id: Ident
+  description: Line
+  indoors: bool
+  sees: list[Ident] = pydantic.Field(default_factory=list)
+  hears: list[Ident] = pydantic.Field(default_factory=list)
+  capacity: Positive | None = None
+
+  @property
+  def in_view(self) -> list[str]:
+    """The places whose deeds are perceived from here, this one first."""
+    return list(dict.fromkeys([self.id, *self.sees, *self.hears]))
+
+
+def legacy_places() -> list[Place]:
+  """The places of a scenario that declares none: its indoors and its
+  outdoors, each seeing and hearing the other, so that everyone perceives
+  everyone, as before places were declared."""
+  inside, outside = PLACES
+  return [Place(id=inside, description=inside, indoors=True, sees=[outside],
+                hears=[outside]),
+          Place(id=outside, description=outside, indoors=False,
+                sees=[inside], hears=[inside])]
+
+
+class Perception(_Model):
+  """What an agent perceives of a slot: at most `max_events` deeds, those
+  nearest its norms first (game_masters/perception.py)."""
+  max_events: MaxEvents = 12
 
 
 class Behaviour(_Model):
@@ -136,13 +188,21 @@ class Occasion(_Model):
 
 
 class Scenario(_Model):
-  """A validated scenario. Build it with `load_scenario` or `from_dict`."""
+  """A validated scenario. Build it with `load_scenario` or `from_dict`.
+
+  `places` is always the list of places: the file's, or, when it declares
+  none, the two of `legacy_places()` (then left out of a dump, as the file
+  left them out; `declares_places` says which).
+  """
+  OPTIONAL_KEYS = frozenset({"places", "perception"})
   name: ScenarioName
   premise: Text
   setting: Line
+  places: Annotated[list[Place], pydantic.Field(min_length=1)] = None  # type: ignore[assignment]
   # Where people are unless an action says otherwise; the referee gives
   # this place to an action that names none (game_masters/referee.py).
-  default_place: Place | None = None
+  default_place: Ident | None = None
+  perception: Perception = pydantic.Field(default_factory=Perception)
   clock: Clock
   max_steps: Positive | None = None
   conversation: Conversation = pydantic.Field(default_factory=Conversation)
@@ -153,9 +213,14 @@ class Scenario(_Model):
   occasions: list[Occasion] = pydantic.Field(default_factory=list)
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
+  _declared: bool = pydantic.PrivateAttr(default=True)
 
   @pydantic.model_validator(mode="after")
   def _consistent(self) -> "Scenario":
+    if self.places is None:
+      # Frozen, and a field: set once here, before anyone reads it.
+      object.__setattr__(self, "places", legacy_places())
+      self._declared = False
     # `load_scenario` reports these itself, with a precise location each;
     # this keeps a Scenario built any other way just as consistent.
     if problems := cross_check(self.model_dump()):
@@ -163,6 +228,10 @@ class Scenario(_Model):
           "cross_check", "{problems}",
           {"problems": "; ".join(f"{path_text(p.loc)}: {p.what}" for p in problems)})
     return self
+
+  def _left_out(self) -> set[str]:
+    left = super()._left_out()
+    return left | {"places"} if not self._declared else left - {"places"}
 
   # -- building ----------------------------------------------------------------
 
@@ -225,6 +294,31 @@ class Scenario(_Model):
                    f"agents: {', '.join(self.agent_names)}")
 
   @property
+  def declares_places(self) -> bool:
+    """Whether the file names its places (False: the legacy two)."""
+    return self._declared
+
+  @property
+  def place_ids(self) -> list[str]:
+    return [p.id for p in self.places]
+
+  def place(self, place_id: str) -> Place:
+    for p in self.places:
+      if p.id == place_id:
+        return p
+    raise KeyError(f"no place {place_id!r}; ids: {', '.join(self.place_ids)}")
+
+  @property
+  def start_place(self) -> str:
+    """Where an agent with no home starts, and where an action not
+    adjudicated happens in a scenario without declared places."""
+    return self.default_place or self.places[0].id
+
+  def home_of(self, name: str) -> str:
+    """The place agent `name` starts in."""
+    return self.agent(name).home or self.start_place
+
+  @property
   def entrepreneurs(self) -> list[Agent]:
     return [a for a in self.agents if a.is_entrepreneur]
 
@@ -253,6 +347,11 @@ class Scenario(_Model):
     when the file gives none.
     """
     a = self.agent(name)
+    # The places only where the file declares them: a scenario without
+    # keeps its agents' params (and prompts) as they were.
+    places = ({"places": [{"id": p.id, "description": p.description}
+                          for p in self.places]}
+              if self.declares_places else {})
     return {
         "name": a.name,
         "persona": a.persona,
@@ -265,6 +364,7 @@ class Scenario(_Model):
                           [n.model_dump(mode="json") for n in a.initial_norms]),
         "modules": self.crsec.modules.model_dump(mode="json"),
         "setting": self.setting,
+        **places,
     }
 
 

@@ -260,7 +260,7 @@ def test_scenario_is_frozen():
 BAD = [
     ("unknown_top_level_key", "setting: Hobbs Cafe\n",
      "setting: Hobbs Cafe\ncolour: blue\n", "colour:", "colour",
-     "unknown key 'colour'; remove it or use one of the allowed keys: name, premise, setting, default_place, clock"),
+     "unknown key 'colour'; remove it or use one of the allowed keys: name, premise, setting, places, default_place, perception, clock"),
     ("unknown_agent_key", "    persona: A poet who smokes.\n",
      "    persona: A poet who smokes.\n    persnoa: x\n", "persnoa:",
      "agents[1].persnoa", "(did you mean persona?)"),
@@ -300,7 +300,7 @@ BAD = [
      '"normative" is not a valid type; use one of: descriptive, injunctive'),
     ("bad_default_place", "setting: Hobbs Cafe\n",
      "setting: Hobbs Cafe\ndefault_place: upstairs\n", "default_place:",
-     "default_place", '"upstairs" is not a valid default_place; use one of: indoors, outdoors'),
+     "default_place", '"upstairs" is not a place of this scenario; use one of: indoors, outdoors; or declare'),
     ("bad_target_type", "    type: injunctive\n    complies",
      "    type: prescriptive\n    complies", "type: prescriptive",
      "target_norms[0].type", "use one of: descriptive, injunctive"),
