@@ -8,6 +8,7 @@ components; other observations are simply not treated as behaviour.
   [Day 1 09:20 | step 8] It is Day 1 09:20.
   [Day 1 09:10 | step 7] Carlos Gomez (indoors): Carlos lights a cigarette.
   [Day 1 09:20 | step 8] Carlos Gomez (indoors, continuing): Carlos lights a cigarette.
+  [Day 1 09:10 | step 7] Tom Gomez (reading_room): Tom opens a book.
   [Day 1 09:10 | step 7] Conversation between A and B about smoking indoors:
   A: "..."
   B: "..."
@@ -24,7 +25,9 @@ import dataclasses
 import re
 
 _HEADER = re.compile(r"^\[Day (?P<day>\d+) (?P<clock>\d\d:\d\d) \| step (?P<step>\d+)\] ")
-_ACTION = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>indoors|outdoors)(?P<continuing>, continuing)?\): (?P<text>.*)$", re.S)
+# The place is the id of one of the scenario's places (indoors or outdoors
+# in a scenario that declares none).
+_ACTION = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>[a-z][a-z0-9_]*)(?P<continuing>, continuing)?\): (?P<text>.*)$", re.S)
 # The body's turns are one per line as delivered; Concordia's observation
 # component joins lines with spaces when it shows them, so a turn is found
 # by its shape (`Name: "words"`; words never hold a double quote) anywhere.

@@ -3,9 +3,9 @@
 Without an answer under `__next_action_spec__` the stock game master asks the
 LLM to write a JSON action spec, and a small model's non-JSON answer crashes
 the run. The venue needs no such freedom: every slot asks each agent, in
-plain words, what they do next at the current simulated time, opening with
-the situation of a scenario occasion when the agent meets one
-(occasions.py). The engine asks once per agent, naming the agent in the
+plain words, what they do next at the current simulated time, where they
+are (in a scenario that declares its places: whereabouts.py), and the
+situation of a scenario occasion when the agent meets one (occasions.py). The engine asks once per agent, naming the agent in the
 question; several agents may be asked at once.
 """
 
@@ -21,14 +21,16 @@ from concordia.typing import entity_component
 from crsec_concordia import observations
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
+from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 
 ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
 
 # No braces other than the fields below: act components may `.format()` it.
-# `{situation}` is empty, or an occasion's text followed by a space;
-# `{question}` is DEFAULT_QUESTION or the occasion's own.
-DEFAULT_CALL_TO_ACTION = ("It is {time} at {place}. {situation}{question} "
-                          "Describe one action in one sentence.")
+# `{where}` is empty, or where the agent is followed by a space (a scenario
+# that declares its places); `{situation}` is empty, or an occasion's text
+# followed by a space; `{question}` is DEFAULT_QUESTION or the occasion's.
+DEFAULT_CALL_TO_ACTION = ("It is {time} at {place}. {where}{situation}"
+                          "{question} Describe one action in one sentence.")
 DEFAULT_QUESTION = "What does {actor} do next?"
 OCCASION_TAG = observations.OCCASION_TAG
 
@@ -51,19 +53,22 @@ class FixedActionSpec(entity_component.ContextComponent,
                call_to_action: str = DEFAULT_CALL_TO_ACTION,
                clock_key: str = clock_lib.CLOCK_KEY,
                call_to_next_action_spec: str = (
-                   next_acting_lib.DEFAULT_CALL_TO_NEXT_ACTION_SPEC)):
+                   next_acting_lib.DEFAULT_CALL_TO_NEXT_ACTION_SPEC),
+               whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY):
     """Creates the component.
 
     Args:
       place: the short name of the setting ("Hobbs Cafe").
       occasions: the scenario's occasions; the one an agent meets at a step
         is told in that step's question.
-      call_to_action: a template with `{time}`, `{place}`, `{situation}`,
-        `{question}` and `{actor}`; the actor's full name is filled in here,
-        so the agent's own act component needs no formatting.
+      call_to_action: a template with `{time}`, `{place}`, `{where}`,
+        `{situation}`, `{question}` and `{actor}`; the actor's full name is
+        filled in here, so the agent's own act component needs no
+        formatting.
       clock_key: the key of the game master's SlotClock.
       call_to_next_action_spec: the engine's question, with `{name}`: the
         agent asked about is read from it.
+      whereabouts_key: the key of the game master's Whereabouts, if any.
     """
     super().__init__()
     self._place = place
@@ -71,6 +76,7 @@ class FixedActionSpec(entity_component.ContextComponent,
     self._template = call_to_action
     self._clock_key = clock_key
     self._request = call_to_next_action_spec
+    self._whereabouts_key = whereabouts_key
 
   def occasion(self, actor: str) -> occasions_lib.Occasion | None:
     """The occasion `actor` meets in the current slot, if any."""
@@ -90,10 +96,21 @@ class FixedActionSpec(entity_component.ContextComponent,
     situation = f"{occasion.text_for(actor)} " if occasion else ""
     question = ((occasion.question_for(actor) if occasion else "")
                 or DEFAULT_QUESTION.format(actor=actor))
+    where = self.where(actor)
     text = self._template.format(time=stamp.time, place=self._place,
                                  actor=actor, situation=situation,
-                                 question=question)
+                                 question=question,
+                                 where=f"{where} " if where else "")
     return text.replace("{", "(").replace("}", ")")
+
+  def where(self, actor: str) -> str:
+    """Where `actor` is, as its question tells it ("" in a scenario that
+    declares no places, or a game master without Whereabouts)."""
+    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
+    whereabouts = components.get(self._whereabouts_key)
+    if not isinstance(whereabouts, whereabouts_lib.Whereabouts):
+      return ""
+    return whereabouts.places.told(actor, whereabouts.place_of(actor))
 
   def spec_for(self, actor: str) -> entity_lib.ActionSpec:
     """The action spec of `actor` for the current slot (thread-safe).

@@ -6,11 +6,13 @@ because the metrics need to know which of the scenario's behaviours each
 action shows (smoking indoors, tipping, ...), decided once, by the game
 master, in a structured record; less, because a small model must do it fast.
 So a referee (game_masters/referee/) narrates each action and adjudicates
-it: where it happens (indoors/outdoors), which behaviour ids it shows (an
-enum built from the scenario, so a behaviour added to the YAML needs no
-Python) and the evidence. This component puts the slot's actions to it all
-at once, carries continued actions forward with no call (going_on.py),
-keeps the records in name order and queues what observers see.
+it: where it happens (one of the scenario's places: indoors or outdoors
+where it declares none), which behaviour ids it shows (an enum built from
+the scenario, so a behaviour added to the YAML needs no Python) and the
+evidence. This component puts the slot's actions to it all at once,
+carries continued actions forward with no call (going_on.py), keeps the
+records in name order, settles the slot's moves (whereabouts.py) and
+queues what each observer perceives (perception.py).
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import going_on as going_on_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
+from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters import slot_actions
+from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.game_masters.action_text import (clean_action,
                                                       observed_text,
                                                       tells_of_actor)
@@ -65,6 +69,9 @@ class Adjudication(entity_component.ContextComponent,
       warm: Callable[[Sequence[str]], None] | None = None,
       default_place: str | None = None,
       doer: bool = True,
+      places: Sequence[Mapping[str, str]] | None = None,
+      perception: perception_lib.LocalPerception | None = None,
+      whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
   ):
     """Creates the component.
 
@@ -98,11 +105,23 @@ class Adjudication(entity_component.ContextComponent,
       doer: ask, for each tag the embedder kept, who does that behaviour
         (referee/doer_check.py); a tag counts only if the answer names the
         actor.
+      places: the places a scenario declares (id and description each),
+        the referee's choices, told with the place each actor is at (the
+        game master's Whereabouts); None: indoors or outdoors.
+      perception: what each observer perceives of a slot; by default,
+        with a game master that keeps Whereabouts, the deeds in view, by
+        name (the prefab's weighs the observers' norms).
+      whereabouts_key: the key of the game master's Whereabouts, if any
+        (without one, every observer perceives every deed).
     """
     super().__init__()
+    self._declared = places is not None
     self._referee = referee_lib.Referee(
         model, place=place, behaviours=behaviours, max_tokens=max_tokens,
-        similarity=similarity, default_place=default_place, doer=doer)
+        similarity=similarity, default_place=default_place, doer=doer,
+        places=places, where=self._here if places is not None else None)
+    self._perception = perception
+    self._whereabouts_key = whereabouts_key
     self._names = tuple(sorted(player_names))
     self._clock_key = clock_key
     self._observations_key = observations_key
@@ -121,6 +140,27 @@ class Adjudication(entity_component.ContextComponent,
 
   def _component(self, key: str, type_):
     return self.get_entity().get_component(key, type_=type_)
+
+  def _whereabouts(self) -> whereabouts_lib.Whereabouts | None:
+    """The game master's Whereabouts, or None (an adjudication used alone)."""
+    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
+    found = components.get(self._whereabouts_key)
+    return found if isinstance(found, whereabouts_lib.Whereabouts) else None
+
+  def _here(self, actor: str) -> str:
+    """Where `actor` is now (told to the referee with its action)."""
+    return self._component(self._whereabouts_key,
+                           whereabouts_lib.Whereabouts).place_of(actor)
+
+  def _unsaid_place(self, actor: str, action: str) -> str:
+    """The place of an action no answer of the referee placed, in a
+    scenario that declares its places: the one other place its words name
+    (going somewhere the referee was not asked about), else where the
+    actor is."""
+    here = self._here(actor)
+    named = self._component(self._whereabouts_key, whereabouts_lib.Whereabouts
+                            ).places.named_in(action, besides=here)
+    return named[0] if len(named) == 1 else here
 
   def drain_records(self) -> list[dict[str, Any]]:
     """The action and failure records since the last drain."""
@@ -161,6 +201,9 @@ class Adjudication(entity_component.ContextComponent,
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion(actor)
     event, failures = self._judge(actor, action, occasion)
+    if self._declared and not (event.get("adjudicated")
+                               and event.get("referee_asked", True)):
+      event["place"] = self._unsaid_place(actor, action)
     observed = observed_text(actor, action, event["narration"]).strip()
     if (self._warm is not None and observed != warmed
         and not observations.is_no_action(observed)):
@@ -231,7 +274,7 @@ class Adjudication(entity_component.ContextComponent,
     for name in self._names:
       if name not in slot.actions and name not in failed:
         failed[name] = "the engine returned no action for this agent"
-    records, texts = [], []
+    records, texts = [], {}
     for actor in sorted(set(results) | set(failed)):
       if actor in failed:
         records.append({"kind": "failure", **fields, "agent": actor,
@@ -245,11 +288,15 @@ class Adjudication(entity_component.ContextComponent,
       records.append(record)
       if not observations.is_no_action(record["action"]):
         # A failed or empty answer is no deed: nobody perceives its marker.
-        texts.append(text)
+        texts[actor] = text
     queue = self._component(self._observations_key,
                             queue_lib.ExactObservations)
-    for text in texts:
-      queue.add(queue_lib.EVERYONE, text)
+    whereabouts = self._whereabouts()
+    if whereabouts is None:
+      for text in texts.values():
+        queue.add(queue_lib.EVERYONE, text)
+    else:
+      texts = self._deliver(whereabouts, queue, stamp, records, texts)
     with self._lock:
       self._records.extend(records)
       for record in records:
@@ -257,10 +304,47 @@ class Adjudication(entity_component.ContextComponent,
           self._events += 1
           for b in record["behaviours"]:
             self._counts[b] = self._counts.get(b, 0) + 1
-    summary = "\n".join(texts)
+    summary = "\n".join(texts.values())
     self._logging_channel({"Key": "adjudication", "Summary": summary,
                            "Value": summary, "Records": records})
     return summary
+
+  def _deliver(self, whereabouts: whereabouts_lib.Whereabouts,
+               queue: queue_lib.ExactObservations,
+               stamp: observations.Stamp, records: list[dict[str, Any]],
+               texts: dict[str, str]) -> dict[str, str]:
+    """Settles the slot's moves, queues each observer the deeds it
+    perceives, and marks the records: a move (`moved_from`), a move
+    refused (`move_refused`), the deeds an observer's next observation
+    leaves out (`unseen`). Returns the event texts, places settled."""
+    actions = {r["actor"]: r for r in records if r["kind"] == "action"}
+    changes = whereabouts.settle(
+        stamp.step, {a: r["place"] for a, r in actions.items()})
+    deeds = []
+    for actor, text in texts.items():
+      record, change = actions[actor], changes.get(actor, {})
+      record.update(change)
+      event = observations.parse(text)
+      assert isinstance(event, observations.ActionObservation)
+      if "move_refused" in change:
+        # The place was full: the agent stays, and is seen where it is.
+        record["place"] = whereabouts.place_of(actor)
+        text = texts[actor] = observations.format_action(
+            stamp, actor, record["place"], event.text, event.continued)
+      deeds.append(perception_lib.Deed(
+          actor=actor, place=record["place"], text=text, words=event.text,
+          moved_from=change.get("moved_from")))
+    perception = self._perception or perception_lib.LocalPerception(
+        whereabouts.places)
+    where = whereabouts.now()
+    perceived = perception.compose(deeds, where, sorted(where))
+    queue.add_each(perceived.texts)
+    for record in records:
+      unseen = perceived.unseen.get(record.get("actor") or (
+          record.get("op") == ACT_OP and record.get("agent")))
+      if unseen:
+        record["unseen"] = unseen
+    return texts
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:

@@ -11,7 +11,9 @@ speaker with a free-text call to action that holds the transcript so far.
 A talk belongs to the slot it is held in: the agents acted in that slot and
 then talked, so one agent holds at most one conversation per slot (further
 requests involving a busy agent are dropped, and the record of the talk held
-lists them). Conversations between different people run in parallel. The
+lists them). Talk is between agents in the same place (where they were when
+they asked, game_masters/whereabouts.py): a request to someone elsewhere is
+dropped, in a `talk_dropped` record that says where each was. Conversations between different people run in parallel. The
 transcript is delivered verbatim to both participants with the next slot's
 observations (the receivers' norm identification reads it) and kept in a
 `conversation` record. Rounds are bounded so a chatty pair cannot stall the
@@ -34,9 +36,13 @@ from concordia.utils import concurrency
 from crsec_concordia import observations, repetition
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
+from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 
 CONVERSATIONS_KEY = "conversations"
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
+# The record of a request dropped before scheduling, and why.
+TALK_DROPPED = "talk_dropped"
+APART = "not in the same place"
 MAX_UTTERANCE_CHARS = 400
 NO_REPLY = "..."
 # Word-sequence similarity at which an utterance counts as a repeat.
@@ -212,6 +218,7 @@ class NormConversations(entity_component.ContextComponent,
       conflict_detector_key: str = CONFLICT_DETECTOR_KEY,
       clock_key: str = clock_lib.CLOCK_KEY,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
+      whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
   ):
     """Creates the component.
 
@@ -223,6 +230,8 @@ class NormConversations(entity_component.ContextComponent,
       clock_key: the key of the game master's SlotClock.
       observations_key: the key of the game master's ExactObservations
         (transcripts reach the participants with the next slot).
+      whereabouts_key: the key of the game master's Whereabouts (without
+        one, anyone may talk with anyone).
     """
     super().__init__()
     if max_rounds < 1:
@@ -233,6 +242,7 @@ class NormConversations(entity_component.ContextComponent,
     self._detector_key = conflict_detector_key
     self._clock_key = clock_key
     self._observations_key = observations_key
+    self._whereabouts_key = whereabouts_key
     self._lock = threading.Lock()
     self._records: list[dict[str, Any]] = []
     self._count = 0
@@ -336,6 +346,21 @@ class NormConversations(entity_component.ContextComponent,
     for name in (record["initiator"], record["partner"]):
       queue.add(name, text)
 
+  def _together(self, requests: list[dict[str, Any]],
+                stamp: observations.Stamp
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the requests between agents in the same place, the records of
+    those dropped because they were not)."""
+    whereabouts = self.get_entity().get_all_context_components().get(  # type: ignore[attr-defined]
+        self._whereabouts_key)
+    if not isinstance(whereabouts, whereabouts_lib.Whereabouts):
+      return requests, []
+    kept, apart = whereabouts.together(requests, stamp.step)
+    return kept, [{"kind": TALK_DROPPED, **clock_lib.stamp_fields(stamp),
+                   "initiator": r["initiator"], "partner": r["partner"],
+                   "norms": list(r["norms"]), "reason": APART,
+                   "places": places} for r, places in apart]
+
   def waits_on_model(self, hook: str) -> bool:
     """pre_act holds the talks when the slot is resolved."""
     return hook == "pre_act"
@@ -350,6 +375,7 @@ class NormConversations(entity_component.ContextComponent,
       return ""
     stamp = self.get_entity().get_component(
         self._clock_key, type_=clock_lib.SlotClock).current_stamp()
+    requests, apart = self._together(requests, stamp)
     held, dropped = schedule(requests)
     results = concurrency.run_tasks({
         f"{i:04d}": functools.partial(self.run_conversation, r, stamp)
@@ -363,6 +389,7 @@ class NormConversations(entity_component.ContextComponent,
                                                 record["partner"]}]
     with self._lock:
       self._records.extend(records)
+      self._records.extend(apart)
       self._count += len(records)
     for record in records:
       self.deliver(record)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.components.game_master import make_observation as make_observation_lib
@@ -94,6 +94,18 @@ class ExactObservations(entity_component.ContextComponent,
           at = next((i for i, t in enumerate(queue) if _is_talk(t)),
                     len(queue))
           queue.insert(at, text)
+
+  def add_each(self, texts: Mapping[str, Sequence[str]]) -> None:
+    """Queues each agent's own texts, as `add(name, text)` would one by one
+    (what each perceives of a slot: game_masters/perception.py)."""
+    with self._lock:
+      for name, given in texts.items():
+        events = [t for t in given if not _is_talk(t)]
+        talks = [t for t in given if _is_talk(t)]
+        queue = self._queue.setdefault(name, [])
+        at = next((i for i, t in enumerate(queue) if _is_talk(t)), len(queue))
+        queue[at:at] = events
+        queue.extend(talks)
 
   def pending(self, name: str) -> list[str]:
     with self._lock:

@@ -31,6 +31,7 @@ from crsec_concordia import embedding
 from crsec_concordia import prefabs as entity_prefabs
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters import acting as acting_lib
 from crsec_concordia.game_masters import action_spec as action_spec_lib
@@ -39,7 +40,10 @@ from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
+from crsec_concordia.game_masters import perception as perception_lib
+from crsec_concordia.game_masters import places as places_lib
 from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.models.base import TaggedModel
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.scenarios import Scenario
@@ -77,6 +81,36 @@ def _observers_embed(entities: Sequence[Any]) -> bool:
       e, "get_all_context_components", dict)() for e in entities)
 
 
+def norms_of(entities: Sequence[Any]) -> perception_lib.NormsOf:
+  """The norms each agent holds now, read from its NormMemory (none for an
+  agent without one: a baseline agent)."""
+  memories = {e.name: e.get_all_context_components()[NORM_MEMORY_KEY]
+              for e in entities
+              if NORM_MEMORY_KEY in getattr(e, "get_all_context_components",
+                                            dict)()}
+  def held(name: str) -> list[str]:
+    memory = memories.get(name)
+    return ([] if memory is None else
+            [n.content for n in memory.database.qualified()])
+  return held
+
+
+def place_components(
+    embedder: SentenceEmbedder, scenario: Scenario,
+    entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging],
+    names: Sequence[str],
+) -> tuple[whereabouts_lib.Whereabouts, perception_lib.LocalPerception]:
+  """Where everyone is, and what each perceives (docs/design.md, "Places")."""
+  places = places_lib.PlaceMap.of(scenario)
+  known = set(scenario.agent_names)
+  homes = {n: scenario.home_of(n) if n in known else scenario.start_place
+           for n in names}
+  return (whereabouts_lib.Whereabouts(places=places, homes=homes),
+          perception_lib.LocalPerception(
+              places, max_events=scenario.perception.max_events,
+              norms_of=norms_of(entities), embedder=embedder))
+
+
 def components(
     model: language_model.LanguageModel,
     embedder: SentenceEmbedder,
@@ -87,7 +121,10 @@ def components(
   """The game master's components under their keys (Concordia's reserved
   ones where they answer the engine)."""
   place = short_place(scenario.setting)
+  whereabouts, perception = place_components(embedder, scenario, entities,
+                                             names)
   return {
+      whereabouts_lib.WHEREABOUTS_KEY: whereabouts,
       clock_lib.CLOCK_KEY: clock_lib.SlotClock(
           total_steps=scenario.total_steps, stamp_for=scenario.stamp_for),
       acting_lib.ACTING_KEY: acting_lib.EveryoneActs(player_names=names),
@@ -113,7 +150,8 @@ def components(
           # observers.
           similarity=referee_lib.similarity_of(embedder),
           warm=(functools.partial(warm, embedder)
-                if _observers_embed(entities) else None)),
+                if _observers_embed(entities) else None),
+          places=whereabouts.places.prompt_places(), perception=perception),
   }
 
 

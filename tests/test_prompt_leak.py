@@ -209,7 +209,7 @@ class Venue:
   def ask(self, actor: str, situation: str = "", question: str = "") -> str:
     """The game master's question for one slot (action_spec.py)."""
     return action_spec_lib.DEFAULT_CALL_TO_ACTION.format(
-        time=self.stamp.time, place=self.place, actor=actor,
+        time=self.stamp.time, place=self.place, actor=actor, where="",
         situation=f"{situation} " if situation else "",
         question=question or action_spec_lib.DEFAULT_QUESTION.format(actor=actor))
 

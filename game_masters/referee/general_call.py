@@ -35,8 +35,10 @@ def _talk_token(behaviour_ids: Sequence[str]) -> str:
   return TALK_ONLY if TALK_ONLY not in behaviour_ids else "only_talk_of_it"
 
 
-def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
-  """The answer's shape: the main behaviour and a second one, or none.
+def adjudication_schema(behaviour_ids: Sequence[str],
+                        places: Sequence[str] = PLACES) -> dict[str, Any]:
+  """The answer's shape: the main behaviour and a second one, or none;
+  the place one of the scenario's place ids.
 
   Two single choices rather than a list: asked for a list, the small model
   names several ids for any action that mentions the place or a behaviour's
@@ -54,7 +56,7 @@ def adjudication_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
       # The grammar follows the order of `properties`, not of `required`.
       "properties": {
           "narration": {"type": "string", "maxLength": 300},
-          "place": {"type": "string", "enum": list(PLACES)},
+          "place": {"type": "string", "enum": list(places)},
           "behaviour": {"type": "string", "enum": choices},
           "also": {"type": "string", "enum": choices},
           "evidence": {"type": "string", "maxLength": 300},
@@ -86,9 +88,23 @@ def supported(answer: Mapping[str, Any], behaviour_ids: Sequence[str],
       str(answer["evidence"]), actor, action)
 
 
+def _place_lines(places: Sequence[Mapping[str, str]] | None,
+                 unsaid: str) -> tuple[str, str]:
+  """(the list of places, the place field's question): the scenario's
+  declared places by id, or indoors and outdoors."""
+  if places is None:
+    return "", ("place: indoors if the action happens inside a building or "
+                f"a room, outdoors if in the open air; {unsaid}.\n")
+  listing = "\n".join(f"- {p['id']}: {p['description']}" for p in places)
+  return (f"Places:\n{listing}\n",
+          f"place: the id of the place where the action happens; {unsaid}.\n")
+
+
 def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
                         actor: str, action: str, situation: str = "",
-                        default_place: str | None = None) -> str:
+                        default_place: str | None = None,
+                        places: Sequence[Mapping[str, str]] | None = None,
+                        here: str | None = None) -> str:
   """A short, concrete prompt: what a 1.5B model can follow.
 
   Everything fixed comes first: the setting, the behaviour list and what
@@ -96,19 +112,26 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   server's prompt cache reuses all of it; the action (and the situation of
   an occasion that prompted it: "pays and leaves" is a refused tip only to
   a referee who knows a bill was brought) comes last, where the answer
-  starts.
+  starts. A scenario that declares its places (`places`: id and
+  description each) has them listed, and the place the actor is at
+  (`here`) told before the action: where an action does not say, it
+  happens there.
   """
   ids = [b["id"] for b in behaviours]
   none, talk = none_token(ids), _talk_token(ids)
-  unsaid = (f"{default_place}, where the action does not say" if default_place
+  unsaid = ("the place where the actor is now (given below), where the action "
+            "does not say" if here else
+            f"{default_place}, where the action does not say" if default_place
             else "an action that does not say where happens where people "
             "usually are in the setting above")
+  place_list, place_field = _place_lines(places, unsaid)
   listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
   # Nothing of a venue here: where people are by default is the setting's
   # (`place` is the scenario's setting line: a café's room, a garden's
   # open air), not a rule of this prompt.
   return (
       f"You are the referee at {place}.\n"
+      f"{place_list}"
       f"Behaviours:\n{listing}\n"
       f"- {talk}: the actor only mentions, asks or thinks about one of these, "
       "or sees someone else do it\n"
@@ -116,13 +139,13 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
       "For the action below:\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
-      "place: indoors if the action happens inside a building or a room, "
-      f"outdoors if in the open air; {unsaid}.\n"
+      f"{place_field}"
       f"behaviour: the id the action plainly shows, or {none}. Most actions "
       f"show {none}.\n"
       f"also: a second id the action plainly shows too, or {none}.\n"
       "evidence: quote the words of the action that show the ids you chose, "
       f"or \"none\" if you chose {none}.\n\n"
+      + (f"{actor} is at {here} now.\n" if here else "")
       + (f"Situation: {situation}\n" if situation else "")
       + f"{actor}: \"{action}\"")
 

@@ -11,7 +11,7 @@ behaviours and evidence saying adjudication failed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crsec_concordia import observations
@@ -38,11 +38,21 @@ class Referee:
   def __init__(self, model, *, place: str,
                behaviours: Sequence[Mapping[str, str]], max_tokens: int = 160,
                similarity: Similarity | None = None,
-               default_place: str | None = None, doer: bool = True):
-    """See Adjudication (game_masters/adjudication.py) for the arguments."""
-    if default_place not in (None, *general_call.PLACES):
-      raise ValueError(
-          f"default_place must be one of {general_call.PLACES} or None")
+               default_place: str | None = None, doer: bool = True,
+               places: Sequence[Mapping[str, str]] | None = None,
+               where: Callable[[str], str] | None = None):
+    """See Adjudication (game_masters/adjudication.py) for the arguments;
+    `places`: the scenario's declared places (id, description), the place
+    field's choices (None: indoors or outdoors); `where`: the place an
+    actor is at, told with its action."""
+    self._places = (None if places is None else
+                    [{"id": str(p["id"]), "description": str(p["description"])}
+                     for p in places])
+    self._where = where
+    place_ids = (general_call.PLACES if self._places is None
+                 else tuple(p["id"] for p in self._places))
+    if default_place not in (None, *place_ids):
+      raise ValueError(f"default_place must be one of {place_ids} or None")
     self._default_place = default_place
     self._model = model
     self._place = place
@@ -52,7 +62,7 @@ class Referee:
                         for b in behaviours]
     self._ids = [b["id"] for b in self._behaviours]
     self._descriptions = {b["id"]: b["description"] for b in self._behaviours}
-    self._schema = general_call.adjudication_schema(self._ids)
+    self._schema = general_call.adjudication_schema(self._ids, place_ids)
     self._max_tokens = max_tokens
     self._similarity = similarity
     # The doer check's calls are counted apart from the referee's own.
@@ -121,7 +131,9 @@ class Referee:
     first call's failure is raised."""
     prompt = general_call.adjudication_prompt(
         place=self._place, behaviours=self._behaviours, actor=actor,
-        action=action, situation=situation, default_place=self._default_place)
+        action=action, situation=situation, default_place=self._default_place,
+        places=self._places,
+        here=self._where(actor) if self._where is not None else None)
     answer = self._ask(prompt)
     if self._supported(answer, actor, action):
       return answer, None
