@@ -151,7 +151,8 @@ def why_now(name: str, reasons: Iterable[str], task: Mapping[str, Any] | None,
   }
   lines = []
   if task and task.get("activity"):
-    lines.append(f"{name}'s task now ({task['start']}-{task['end']}): "
+    where = f", at {task['place']}" if task.get("place") else ""
+    lines.append(f"{name}'s task now ({task['start']}-{task['end']}{where}): "
                  f"{task['activity']}.")
   lines.extend(dict.fromkeys(t for r in reasons if (t := told.get(r))))
   return "\n".join(lines)

@@ -12,14 +12,16 @@ revises the rest of that day's plan (`replan_on_new_norms`), or compliance
 could only ever show a day late. Baseline agents plan with the same
 component and operations, norms absent (`norm_memory_key=None`, or
 `use_norms=False` for the compliance ablation), keeping their own small
-journal. The trials behind it: docs/trials/acting-and-planning.md.
+journal. In a scenario that declares its places, every hour of the plan
+and every task says where it happens (`places`), and the act is told. The
+trials behind it: docs/trials/acting-and-planning.md.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from concordia.language_model import language_model
@@ -31,7 +33,8 @@ from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice, normative_plan
-from crsec_concordia.operations.decompose_plan import (block_as_tasks,
+from crsec_concordia.operations.decompose_plan import (at_place,
+                                                       block_as_tasks,
                                                        decompose_plan)
 
 NORMATIVE_PLANNER_KEY = "NormativePlanner"
@@ -73,7 +76,8 @@ class NormativePlanner(entity_component.ContextComponent,
                norm_memory_key: str | None = NORM_MEMORY_KEY,
                use_norms: bool = True,
                agent_name: str = "", persona: str = "",
-               pre_act_label: str = "Plan for today"):
+               pre_act_label: str = "Plan for today",
+               places: Sequence[Mapping[str, str]] | None = None):
     """Creates the planner.
 
     Args:
@@ -88,6 +92,8 @@ class NormativePlanner(entity_component.ContextComponent,
         compliance ablation plans as the baseline does).
       agent_name, persona: used when there is no NormMemory.
       pre_act_label: label of the plan in the act context.
+      places: the scenario's declared places (id, description each): the
+        plan and its tasks say where each happens; None: they do not.
     """
     super().__init__()
     self._replan = replan_on_new_norms and use_norms
@@ -103,6 +109,8 @@ class NormativePlanner(entity_component.ContextComponent,
     self._use_norms = use_norms and norm_memory_key is not None
     self._name, self._persona = agent_name, persona
     self._label = pre_act_label
+    self._places = ([{"id": str(p["id"]), "description": str(p["description"])}
+                     for p in places] if places else None)
     self._plan_lock = threading.Lock()
     self._plans: dict[str, dict] = {}
     self._now: tuple[int, str] | None = None
@@ -211,7 +219,7 @@ class NormativePlanner(entity_component.ContextComponent,
     new = normative_plan(
         self._model, name=name, persona=persona, goal=self._goal,
         setting=self._setting, day=day, start=start, end=self._day_end,
-        norms=norms, on_failure=self.record_failure)
+        norms=norms, on_failure=self.record_failure, places=self._places)
     revised = plan is not None
     # A failed plan is recorded once and the day goes on with the plan it
     # had (or none); the norms it missed are not retried all day.
@@ -254,7 +262,7 @@ class NormativePlanner(entity_component.ContextComponent,
         found = decompose_plan(
             self._decompose_model, name=name, persona=persona, goal=self._goal,
             setting=self._setting, norms=self._norms(), plan=plan["items"],
-            block=block, on_failure=self.record_failure)
+            block=block, on_failure=self.record_failure, places=self._places)
         tasks[key] = found if found is not None else block_as_tasks(block)
         self._record("tasks", day=day, block=dict(block), tasks=tasks[key],
                      decomposed=found is not None)
@@ -312,7 +320,7 @@ class NormativePlanner(entity_component.ContextComponent,
     if not plan or not plan.get("items"):
       return ""
     lines = "\n".join(f"{i['start']}-{i['end']}: {i['activity']}"
-                      for i in plan["items"])
+                      f"{at_place(i)}" for i in plan["items"])
     return f"{self._label}:\n{lines}"
 
   def get_state(self) -> entity_component.ComponentState:

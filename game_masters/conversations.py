@@ -37,11 +37,11 @@ from crsec_concordia import observations, repetition
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
+from crsec_concordia.rundir.format import TALK_DROPPED
 
 CONVERSATIONS_KEY = "conversations"
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
-# The record of a request dropped before scheduling, and why.
-TALK_DROPPED = "talk_dropped"
+# Why a request was dropped before scheduling (its TALK_DROPPED record).
 APART = "not in the same place"
 MAX_UTTERANCE_CHARS = 400
 NO_REPLY = "..."

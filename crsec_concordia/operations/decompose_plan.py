@@ -13,6 +13,9 @@ code, and an answer whose tasks are not 10 to 60 minutes long, or leave
 the block's start uncovered, is asked for once more, saying why, then
 recorded as a failure. Nothing is made up for the agent: the caller then
 follows the block itself (see `block_as_tasks`), in hour-long stretches.
+In a scenario that declares its places, each task says where it happens
+(one of the places' ids, the block's place first in view); a block that
+is not decomposed keeps its own place.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import FailureSink, checked_call, obj
 from crsec_concordia.operations.normative_plan import (
-    activities_problem, clock_of, items_schema, minutes, persona_lines,
-    plain_activity)
+    Places, activities_problem, clock_of, items_schema, minutes,
+    persona_lines, plain_activity)
 
 OP = "DecomposePlan"
 MIN_TASK, MAX_TASK = 10, 60
@@ -38,23 +41,30 @@ def task_bounds(start: str, end: str) -> tuple[int, int]:
   return fewest, max(fewest, min(8, length // MIN_TASK))
 
 
-def schema(start: str, end: str) -> dict:
+def schema(start: str, end: str, places: Places | None = None) -> dict:
   lo, hi = task_bounds(start, end)
-  return obj({"tasks": items_schema(start, end, lo, hi)})
+  return obj({"tasks": items_schema(start, end, lo, hi, places=places)})
+
+
+def at_place(item: Mapping[str, str]) -> str:
+  """" (at reading_room)" for a plan item that says where, else ""."""
+  return f" (at {item['place']})" if item.get("place") else ""
 
 
 def prompt(*, name: str, persona: str, goal: str, setting: str,
            norms: list[PersonalNorm] | None, plan: Sequence[Mapping[str, str]],
-           block: Mapping[str, str]) -> str:
-  day = "\n".join(f"{i['start']}-{i['end']}: {i['activity']}" for i in plan)
+           block: Mapping[str, str], places: Places | None = None) -> str:
+  day = "\n".join(f"{i['start']}-{i['end']}: {i['activity']}{at_place(i)}"
+                  for i in plan)
+  where = (", and the id of the place each happens at" if places else "")
   return (
-      persona_lines(name, persona, goal, setting, norms) + "\n"
+      persona_lines(name, persona, goal, setting, norms, places) + "\n"
       f"{name}'s plan for today:\n{day}\n\n"
       f"{name} is about to begin {block['start']}-{block['end']}: "
-      f"{block['activity']}. Break that time into tasks of 10 to 60 minutes "
-      f"each, in order, from {block['start']} to {block['end']}: start and "
-      "end as HH:MM, and each task in a few words (at most 8), concrete "
-      f"things {name} would really do.")
+      f"{block['activity']}{at_place(block)}. Break that time into tasks of "
+      f"10 to 60 minutes each, in order, from {block['start']} to "
+      f"{block['end']}: start and end as HH:MM, and each task in a few words "
+      f"(at most 8), concrete things {name} would really do{where}.")
 
 
 def problem(tasks: Sequence[Mapping[str, str]], start: str, end: str
@@ -81,25 +91,31 @@ def block_as_tasks(block: Mapping[str, str]) -> list[dict[str, Any]]:
   with a new stretch (and so a new decision) at least every hour.
   """
   lo, hi = minutes(block["start"]), minutes(block["end"])
+  where = {"place": block["place"]} if block.get("place") else {}
   return [{"start": clock_of(t), "end": clock_of(min(hi, t + MAX_TASK)),
-           "activity": block["activity"], "decomposed": False}
+           "activity": block["activity"], **where, "decomposed": False}
           for t in range(lo, hi, MAX_TASK)]
 
 
 def decompose_plan(model: StructuredModel, *, name: str, persona: str,
                    goal: str, setting: str, norms: list[PersonalNorm] | None,
                    plan: Sequence[Mapping[str, str]], block: Mapping[str, str],
-                   on_failure: FailureSink | None) -> list[dict] | None:
-  """The block's tasks, in order, or None (the failure recorded)."""
+                   on_failure: FailureSink | None,
+                   places: Places | None = None) -> list[dict] | None:
+  """The block's tasks, in order, or None (the failure recorded); with
+  `places`, each says where it happens."""
   start, end = block["start"], block["end"]
   if minutes(end) - minutes(start) <= MAX_TASK:
     # Already a task: nothing to decompose, no call.
-    return [{"start": start, "end": end, "activity": block["activity"]}]
+    where = {"place": block["place"]} if block.get("place") else {}
+    return [{"start": start, "end": end, "activity": block["activity"],
+             **where}]
   text = prompt(name=name, persona=persona, goal=goal, setting=setting,
-                norms=norms, plan=plan, block=block)
-  answer = checked_call(model, OP, text, schema(start, end),
+                norms=norms, plan=plan, block=block, places=places)
+  answer = checked_call(model, OP, text, schema(start, end, places),
                         lambda answer: problem(answer["tasks"], start, end),
-                        on_failure=on_failure, max_tokens=320,
+                        on_failure=on_failure,
+                        max_tokens=320 + (80 if places else 0),
                         temperature=0.3)
   if answer is None:
     return None

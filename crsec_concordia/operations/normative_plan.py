@@ -10,6 +10,9 @@ norms absent (`norms=None`): no norm section, no `norms_observed`, so a
 comparison of the arms isolates CRSEC and not a planner. The plan's shape
 (an entry per hour, times in the grammar, a habit beside each activity) is
 what kept a small model's plans whole: docs/trials/acting-and-planning.md.
+In a scenario that declares its places, each hour also says where it is
+spent (`place`, one of the places' ids, listed in the prompt); without,
+the prompt and the answer are as they were.
 """
 
 from __future__ import annotations
@@ -54,12 +57,25 @@ def clock_pattern(start: str, end: str) -> str:
   return "^(" + "|".join(times) + ")$"
 
 
+Places = Sequence[Mapping[str, str]]
+
+
+def place_field(places: Places) -> dict:
+  """The choice of one of the scenario's places, by id."""
+  return {"type": "string", "enum": [p["id"] for p in places]}
+
+
 def items_schema(start: str, end: str, lo: int, hi: int,
-                 activity_chars: int = 60) -> dict:
-  """A list of lo..hi timed items ("HH:MM" from `start` to `end`)."""
+                 activity_chars: int = 60, places: Places | None = None
+                 ) -> dict:
+  """A list of lo..hi timed items ("HH:MM" from `start` to `end`), each
+  with its place when `places` are given."""
   clock = {"type": "string", "pattern": clock_pattern(start, end)}
-  item = obj({"start": clock, "end": clock, "activity": text(activity_chars)})
-  return {"type": "array", "items": item, "minItems": lo, "maxItems": hi}
+  fields = {"start": clock, "end": clock, "activity": text(activity_chars)}
+  if places:
+    fields["place"] = place_field(places)
+  return {"type": "array", "items": obj(fields), "minItems": lo,
+          "maxItems": hi}
 
 
 def hours_of(start: str, end: str) -> list[tuple[str, str]]:
@@ -72,14 +88,17 @@ def hours_of(start: str, end: str) -> list[tuple[str, str]]:
 
 
 def schema(n_norms: int | None, start: str = "00:00",
-           end: str = "23:59") -> dict:
+           end: str = "23:59", places: Places | None = None) -> dict:
   """The day plan's shape: one activity per hour of the time planned (an
-  hourly schedule, as in Generative Agents), and with norms, the numbers
-  of those the plan respects; `n_norms=None`: planned without norms.
-  One entry per hour, by the grammar, so that the plan covers the day.
+  hourly schedule, as in Generative Agents), with its place where the
+  scenario declares places, and with norms, the numbers of those the plan
+  respects; `n_norms=None`: planned without norms. One entry per hour, by
+  the grammar, so that the plan covers the day.
   """
   n = len(hours_of(start, end))
-  hour = obj({"activity": text(60), "habit": text(60)})
+  hour = obj({"activity": text(60),
+              **({"place": place_field(places)} if places else {}),
+              "habit": text(60)})
   fields = {"hours": {"type": "array", "items": hour,
                       "minItems": n, "maxItems": n}}
   if n_norms is not None:
@@ -134,29 +153,44 @@ def hour_activity(hour: dict[str, str]) -> str:
   return f"{activity.rstrip('.')}; {habit}"
 
 
-def blocks(hours: list[tuple[str, str]], activities: list[str]
+def blocks(hours: list[tuple[str, str]], activities: list[str],
+           places: Sequence[str | None] | None = None
            ) -> list[dict[str, str]]:
-  """An hourly schedule as blocks: the same activity in hours in a row is
-  one block (decomposed into tasks as one, DecomposePlan)."""
+  """An hourly schedule as blocks: the same activity in the same place in
+  hours in a row is one block (decomposed into tasks as one,
+  DecomposePlan); `places`: each hour's place, if the plan says."""
   items: list[dict[str, str]] = []
-  for (a, b), activity in zip(hours, activities):
+  wheres = list(places) if places is not None else [None] * len(hours)
+  for (a, b), activity, where in zip(hours, activities, wheres):
     activity = plain_activity(activity)
-    if items and items[-1]["activity"].lower() == activity.lower():
+    if (items and items[-1]["activity"].lower() == activity.lower()
+        and items[-1].get("place") == where):
       items[-1]["end"] = b
     else:
-      items.append({"start": a, "end": b, "activity": activity})
+      items.append({"start": a, "end": b, "activity": activity,
+                    **({"place": where} if where else {})})
   return items
 
 
+def place_lines(places: Places | None) -> str:
+  """The scenario's places, one a line, or "" where it declares none."""
+  if not places:
+    return ""
+  return "Places:\n" + "".join(f"- {p['id']}: {p['description']}\n"
+                               for p in places)
+
+
 def persona_lines(name: str, persona: str, goal: str, setting: str,
-                  norms: list[PersonalNorm] | None) -> str:
-  """Who plans, and the norms they weigh (none for a plan without norms).
+                  norms: list[PersonalNorm] | None,
+                  places: Places | None = None) -> str:
+  """Who plans, where, and the norms they weigh (none for a plan without
+  norms).
 
   The same opening for the day plan and its decomposition, so a server's
   prompt cache reuses it.
   """
   head = (f"{name}: {persona}\n" + (f"Goal: {goal}\n" if goal else "") +
-          (f"Setting: {setting}\n" if setting else ""))
+          (f"Setting: {setting}\n" if setting else "") + place_lines(places))
   if norms is None:
     return head
   norm_lines = "\n".join(
@@ -168,17 +202,21 @@ def persona_lines(name: str, persona: str, goal: str, setting: str,
 
 
 def prompt(name: str, persona: str, goal: str, setting: str, day: int,
-           start: str, end: str, norms: list[PersonalNorm] | None) -> str:
+           start: str, end: str, norms: list[PersonalNorm] | None,
+           places: Places | None = None) -> str:
   weigh = ("" if norms is None else
            f" Weigh the norms as {name} would. norms_observed: numbers of "
            "the norms the plan respects.")
   hours = ", ".join(f"{a}-{b}" for a, b in hours_of(start, end))
+  where = (f"place: where {name} spends it, the id of one of the places "
+           "above; " if places else "")
   return (
-      persona_lines(name, persona, goal, setting, norms) + "\n"
+      persona_lines(name, persona, goal, setting, norms, places) + "\n"
       f"{name} spends all of day {day} at this place, from {start} to {end}. "
       f"Plan that time hour by hour ({hours}): for each, in order, "
       f"activity: what {name} does, in a few words (at most 8), as {name} "
       "would really spend it, the same words for an activity that goes on; "
+      f"{where}"
       f"habit: what {name} habitually does alongside it, as the description "
       "above tells, in a few words, or \"none\"." + weigh)
 
@@ -196,20 +234,25 @@ def clock_of(total: int) -> str:
 def normative_plan(model: StructuredModel, *, name: str, persona: str,
                    goal: str, setting: str, day: int, start: str, end: str,
                    norms: list[PersonalNorm] | None,
-                   on_failure: FailureSink | None) -> dict | None:
-  """The day plan as blocks of the hourly schedule (`items`), or None
-  (the failure recorded); `norms=None` plans without norms (the
-  baseline's)."""
+                   on_failure: FailureSink | None,
+                   places: Places | None = None) -> dict | None:
+  """The day plan as blocks of the hourly schedule (`items`, each with its
+  `place` where `places` are given), or None (the failure recorded);
+  `norms=None` plans without norms (the baseline's)."""
   answer = checked_call(
-      model, OP, prompt(name, persona, goal, setting, day, start, end, norms),
-      schema(None if norms is None else len(norms), start, end),
+      model, OP,
+      prompt(name, persona, goal, setting, day, start, end, norms, places),
+      schema(None if norms is None else len(norms), start, end, places),
       lambda answer: activities_problem(answer["hours"]),
-      on_failure=on_failure, max_tokens=320, temperature=0.5)
+      on_failure=on_failure, max_tokens=320 + (80 if places else 0),
+      temperature=0.5)
   if answer is None:
     return None
   held = norms or []
   return {"items": blocks(hours_of(start, end),
-                         [hour_activity(h) for h in answer["hours"]]),
+                         [hour_activity(h) for h in answer["hours"]],
+                         [h.get("place") for h in answer["hours"]]
+                         if places else None),
           "norms_observed": [held[i - 1].id for i in
                              dict.fromkeys(answer.get("norms_observed", ()))
                              if i <= len(held)]}

@@ -89,7 +89,7 @@ def planner(model: language_model.LanguageModel, params: Mapping[str, Any],
       setting=param(params, "setting"), day_start=param(params, "day_start"),
       day_end=param(params, "day_end"), norm_memory_key=norm_memory_key,
       use_norms=use_norms, agent_name=param(params, "name"),
-      persona=param(params, "persona"))
+      persona=param(params, "persona"), places=params.get("places"))
 
 
 def base_components(params: Mapping[str, Any], memory_bank: MemoryBank

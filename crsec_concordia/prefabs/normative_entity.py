@@ -35,7 +35,9 @@ class NormativeEntity(prefab_lib.Prefab):
       "observations, immediate evaluation and long-term synthesis, and "
       "norm-aware planning. Params: name, persona, role (entrepreneur | "
       "ordinary), goal, setting, initial_norm_count, initial_norms, "
-      "synthesis_threshold, reflect_every, day_start, day_end, modules.")
+      "synthesis_threshold, reflect_every, day_start, day_end, modules, "
+      "places (optional: the scenario's declared places, id and "
+      "description each, which the plan and its tasks choose among).")
   params: Mapping[str, Any] = dataclasses.field(
       default_factory=lambda: dict(DEFAULTS))
 

@@ -40,6 +40,9 @@ SWEEP_RUNS = "runs"
 
 ACTION = "action"
 CONVERSATION = "conversation"
+# A talk request the game master dropped before scheduling it (the two
+# agents were not in the same place: game_masters/conversations.py).
+TALK_DROPPED = "talk_dropped"
 CREATED = "created"
 CONFLICT = "conflict"
 TALK_DECISION = "talk_decision"
@@ -56,7 +59,7 @@ STEP = "step"
 AGENT_KINDS = (CREATED, CONFLICT, TALK_DECISION, THOUGHT, CANDIDATE, VERDICT,
                SYNTHESIS, PLAN, TASKS, FAILURE)
 # Every kind: the game master's, the agents', and the slot's own `step`.
-KINDS = (ACTION, CONVERSATION, *AGENT_KINDS, STEP)
+KINDS = (ACTION, CONVERSATION, TALK_DROPPED, *AGENT_KINDS, STEP)
 
 # -- per-slot files ------------------------------------------------------------
 
