@@ -2,11 +2,13 @@
 
   scenario = load_scenario("hobbs_cafe_mini")   # or a path to a .yaml file
   scenario.stamp_for(7)                         # Stamp(day=1, clock="10:00", step=7)
+  scenario.places                               # its places (indoors, outdoors if none declared)
 """
 
 from crsec_concordia.scenarios.loader import (
     Agent,
     Behaviour,
+    Place,
     Scenario,
     ScenarioError,
     TargetNorm,
@@ -19,6 +21,7 @@ from crsec_concordia.scenarios.loader import (
 __all__ = [
     "Agent",
     "Behaviour",
+    "Place",
     "Scenario",
     "ScenarioError",
     "TargetNorm",

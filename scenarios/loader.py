@@ -13,9 +13,10 @@ the data), walked along the pydantic error location.
 
 The parts, each a module of this folder: problems.py (a problem and its
 line, ScenarioError), checks.py (the field types and the checks across
-fields), explain.py (a pydantic error as a problem with a fix) and
-yaml_reading.py (reading the YAML safely). This module holds the models
-and the loading.
+fields; place_checks.py those of place ids), explain.py (a pydantic error
+as a problem with a fix), yaml_reading.py (reading the YAML safely),
+base.py (what every model shares) and places.py (the places' models).
+This module holds the other models and the loading.
 """
 
 from __future__ import annotations
@@ -23,18 +24,20 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 import pydantic
 import yaml
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.observations import Stamp
+from crsec_concordia.scenarios.base import ScenarioModel
 from crsec_concordia.scenarios.checks import (
-    PLACES, ClockTime, Days, Ident, InitialNormCount, Line, MaxEvents, Minutes,
-    Name, NormType, Positive, Role, Rounds, ScenarioName, Text, Threshold,
-    Utility, cross_check, minutes_of)
+    ClockTime, Days, Ident, InitialNormCount, Line, Minutes, Name, NormType,
+    Positive, Role, Rounds, ScenarioName, Text, Threshold, Utility,
+    cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
+from crsec_concordia.scenarios.places import Perception, Place, legacy_places
 from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
                                                 ScenarioError, path_text)
 from crsec_concordia.scenarios.yaml_reading import duplicate_keys, read_yaml
@@ -45,28 +48,7 @@ HERE = Path(__file__).resolve().parent
 # -- the models ----------------------------------------------------------------
 
 
-class _Model(pydantic.BaseModel):
-  # Frozen: one Scenario is shared by the runner, game master and metrics.
-  model_config = pydantic.ConfigDict(extra="forbid", str_strip_whitespace=True,
-                                     frozen=True)
-  # Keys the format gained after runs were recorded with it: a dump leaves
-  # each out unless the file gave it, so that a scenario written before
-  # dumps (and its runs record scenario.json and config.json) as before.
-  OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset()
-
-  def _left_out(self) -> set[str]:
-    return set(self.OPTIONAL_KEYS - self.model_fields_set)
-
-  @pydantic.model_serializer(mode="wrap")
-  def _dump(self, handler: pydantic.SerializerFunctionWrapHandler
-            ) -> dict[str, Any]:
-    data = handler(self)
-    for key in self._left_out():
-      data.pop(key, None)
-    return data
-
-
-class Clock(_Model):
+class Clock(ScenarioModel):
   """Simulated time. Step 1 is at `start` on day 1; a day has
   ceil((end - start) / minutes_per_step) steps, each starting before `end`."""
   start: ClockTime
@@ -80,11 +62,11 @@ class Clock(_Model):
     return max(1, math.ceil(span / self.minutes_per_step))
 
 
-class Conversation(_Model):
+class Conversation(ScenarioModel):
   max_rounds: Rounds = 2  # Rounds of two utterances.
 
 
-class Modules(_Model):
+class Modules(ScenarioModel):
   """Which CRSEC modules a normative agent runs (for ablations)."""
   communication: bool = True
   observation: bool = True
@@ -93,20 +75,20 @@ class Modules(_Model):
   compliance: bool = True
 
 
-class Crsec(_Model):
+class Crsec(ScenarioModel):
   initial_norm_count: InitialNormCount = 5
   synthesis_threshold: Threshold = 350
   reflect_every: Threshold = 6  # Own observations of others between Reflects.
   modules: Modules = pydantic.Field(default_factory=Modules)
 
 
-class InitialNorm(_Model):
+class InitialNorm(ScenarioModel):
   content: Text
   type: NormType
   utility: Utility
 
 
-class Agent(_Model):
+class Agent(ScenarioModel):
   """One agent. Without `initial_norms`, an entrepreneur's are written by
   CreateNorm at the start and an ordinary agent starts with none. `home`:
   the place it starts in (default: the scenario's `default_place`)."""
@@ -124,46 +106,12 @@ class Agent(_Model):
     return self.role == "entrepreneur"
 
 
-class Place(_Model):
-  """A place of the scenario: agents in it perceive its deeds and those of
-  the places it `sees` or `hears`, and talk only with those in it; at most
-  `capacity` agents are in it at once (docs/design.md, "Places")."""
-  id: Ident
-  description: Line
-  indoors: bool
-  sees: list[Ident] = pydantic.Field(default_factory=list)
-  hears: list[Ident] = pydantic.Field(default_factory=list)
-  capacity: Positive | None = None
-
-  @property
-  def in_view(self) -> list[str]:
-    """The places whose deeds are perceived from here, this one first."""
-    return list(dict.fromkeys([self.id, *self.sees, *self.hears]))
-
-
-def legacy_places() -> list[Place]:
-  """The places of a scenario that declares none: its indoors and its
-  outdoors, each seeing and hearing the other, so that everyone perceives
-  everyone, as before places were declared."""
-  inside, outside = PLACES
-  return [Place(id=inside, description=inside, indoors=True, sees=[outside],
-                hears=[outside]),
-          Place(id=outside, description=outside, indoors=False,
-                sees=[inside], hears=[inside])]
-
-
-class Perception(_Model):
-  """What an agent perceives of a slot: at most `max_events` deeds, those
-  nearest its norms first (game_masters/perception.py)."""
-  max_events: MaxEvents = 12
-
-
-class Behaviour(_Model):
+class Behaviour(ScenarioModel):
   id: Ident
   description: Text
 
 
-class TargetNorm(_Model):
+class TargetNorm(ScenarioModel):
   """A norm the metrics look for; its behaviours say what complying means."""
   id: Ident
   text: Text
@@ -175,7 +123,7 @@ class TargetNorm(_Model):
   aliases: list[Line] = pydantic.Field(default_factory=list)
 
 
-class Occasion(_Model):
+class Occasion(ScenarioModel):
   """A moment the game master puts to each agent once a day, from `at`:
   their first turn since opens with `situation` (see game_masters/occasions.py)."""
   id: Ident
@@ -187,7 +135,7 @@ class Occasion(_Model):
   agents: list[Name] = pydantic.Field(default_factory=list)
 
 
-class Scenario(_Model):
+class Scenario(ScenarioModel):
   """A validated scenario. Build it with `load_scenario` or `from_dict`.
 
   `places` is always the list of places: the file's, or, when it declares
