@@ -571,3 +571,27 @@ def test_an_action_the_referee_is_spared_goes_where_its_words_name():
   assert spared[1, TOM]["place"] == "games_room"
   asked = [c.prompt for c in model.calls if c.tag == general_call.TAG]
   assert asked and all("Carlos" in p for p in asked)
+
+
+def test_where_everyone_is_survives_a_checkpoint():
+  homes = {ABIGAIL: "reading_room", MEI: "reading_room"}
+  where = whereabouts_lib.Whereabouts(places=place_map(), homes=homes)
+  where.settle(4, {MEI: "hall", ABIGAIL: "reading_room"})
+  again = whereabouts_lib.Whereabouts(places=place_map(), homes=homes)
+  again.set_state(where.get_state())
+  assert again.now() == {ABIGAIL: "reading_room", MEI: "hall"}
+  assert again.at_start_of(4) == homes and again.at_start_of(5)[MEI] == "hall"
+
+
+def test_the_game_master_reads_the_norms_each_agent_holds():
+  model = crsec_script.cafe_model()
+  held = crsec_script.build_agent(
+      "normative", model, name=ABIGAIL, role="entrepreneur",
+      initial_norms=[{"content": "No smoking indoors.", "type": "injunctive",
+                      "utility": 90}])
+  plain = crsec_script.build_agent("baseline", model, name=TOM)
+  norms = game_masters.prefab.norms_of([held, plain])
+  assert norms(ABIGAIL) == []  # Not yet created: it holds none yet.
+  held.get_component("NormMemory").ensure_created()
+  assert norms(ABIGAIL) == ["No smoking indoors."]
+  assert norms(TOM) == [] and norms("Nobody") == []
