@@ -7,7 +7,8 @@ the exact text it formatted, never a model's rewording, and only events (an
 empty queue yields an empty observation, which the engine skips).
 
 Everything queued for an agent since its last observation (the slot's
-actions, in name order, and the conversation it took part in) arrives as ONE
+actions it perceives, in name order: perception.py; and the conversation
+it took part in) arrives as ONE
 observation, opened by the current slot's clock line, events separated by
 newlines: the engine makes observations for
 all agents under one lock, so handing extra events to an agent's `observe`
