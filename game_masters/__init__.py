@@ -12,7 +12,10 @@ who acts, or in what format (played by crsec_concordia.runs.slot_engine):
   __resolution__       adjudication.Adjudication    every new action put to
                        the referee (referee/: its pipeline, one step a module)
   conversations        conversations.NormConversations  CRSEC sender talks
-                       (held when a slot is resolved)
+                       (held when a slot is resolved, within a place)
+  whereabouts          whereabouts.Whereabouts  where each agent is; the
+                       slot's moves (places.py: the scenario's places;
+                       perception.py: what each agent perceives of a slot)
   slot_actions.SlotActions: how the engine hands a slot's actions over.
 
 `PREFABS` registers `venue__GameMaster` for a Concordia `Config`.
@@ -25,6 +28,8 @@ from crsec_concordia.game_masters.clock import SlotClock, stamp_fields
 from crsec_concordia.game_masters.conversations import NormConversations
 from crsec_concordia.game_masters.exact_observations import ExactObservations
 from crsec_concordia.game_masters.occasions import Occasion, occasion_at
+from crsec_concordia.game_masters.perception import LocalPerception
+from crsec_concordia.game_masters.places import PlaceMap
 from crsec_concordia.game_masters.prefab import (
     PREFABS,
     VenueGameMaster,
@@ -32,10 +37,12 @@ from crsec_concordia.game_masters.prefab import (
 )
 from crsec_concordia.game_masters.referee import ADJUDICATE_TAG, Referee
 from crsec_concordia.game_masters.slot_actions import SlotActions
+from crsec_concordia.game_masters.whereabouts import Whereabouts
 
 __all__ = [
     "ADJUDICATE_TAG", "Adjudication", "SlotClock", "VenueGameMaster",
     "EveryoneActs", "ExactObservations", "FixedActionSpec",
-    "NormConversations", "Occasion", "PREFABS", "Referee", "SlotActions",
-    "drain_records", "occasion_at", "stamp_fields",
+    "LocalPerception", "NormConversations", "Occasion", "PREFABS",
+    "PlaceMap", "Referee", "SlotActions", "Whereabouts", "drain_records",
+    "occasion_at", "stamp_fields",
 ]

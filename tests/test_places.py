@@ -29,6 +29,7 @@ from crsec_concordia import game_masters
 from crsec_concordia import observations as obs
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import places as places_lib
+from crsec_concordia.game_masters import prefab as gm_prefab
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.game_masters.referee import general_call
 from crsec_concordia.models import ScriptedModel
@@ -590,7 +591,7 @@ def test_the_game_master_reads_the_norms_each_agent_holds():
       initial_norms=[{"content": "No smoking indoors.", "type": "injunctive",
                       "utility": 90}])
   plain = crsec_script.build_agent("baseline", model, name=TOM)
-  norms = game_masters.prefab.norms_of([held, plain])
+  norms = gm_prefab.norms_of([held, plain])
   assert norms(ABIGAIL) == []  # Not yet created: it holds none yet.
   held.get_component("NormMemory").ensure_created()
   assert norms(ABIGAIL) == ["No smoking indoors."]
