@@ -17,7 +17,10 @@ and once per place and set of norms.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from crsec_concordia import embedding, relevance
 from crsec_concordia.components.conflict_detector import DEFAULT_RELEVANCE
@@ -30,9 +33,10 @@ DEFAULT_MAX_EVENTS = 12
 NormsOf = Callable[[str], Sequence[str]]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Deed:
-  """One action of the slot as observers receive it."""
+  """One action of the slot as observers receive it (each is itself:
+  compared and hashed by identity, which a thousand observers do often)."""
   actor: str
   place: str
   text: str      # The event line (observations.format_action).
@@ -83,40 +87,79 @@ class LocalPerception:
     (only where some were left out)."""
     texts: dict[str, list[str]] = {}
     unseen: dict[str, int] = {}
+    order = {d: i for i, d in enumerate(deeds)}
+    own = {d.actor: d for d in deeds}
+    in_view: dict[frozenset[str], list[Deed]] = {}
+    slot = _Scores(deeds, self._embedder)
     ranked: dict[tuple, list[Deed]] = {}
     for observer in observers:
       view = self._places.perceived_from(where.get(observer, ""))
-      seen = [d for d in deeds if d.in_view_of(view) or d.actor == observer]
+      if view not in in_view:
+        in_view[view] = [d for d in deeds if d.in_view_of(view)]
+      seen = in_view[view]
+      mine = own.get(observer)
+      if mine is not None and not mine.in_view_of(view):
+        seen = sorted([*seen, mine], key=order.__getitem__)
       if len(seen) > self._max:
-        kept = self._keep(observer, seen, view, ranked)
+        norms = tuple(self._norms_of(observer)) if self._norms_of else ()
+        if (view, norms) not in ranked:
+          ranked[view, norms] = self._rank(in_view[view], norms, slot)
+        first = [mine] if mine is not None else []
+        kept = first + list(itertools.islice(
+            (d for d in ranked[view, norms] if d is not mine),
+            self._max - len(first)))
         unseen[observer] = len(seen) - len(kept)
-        seen = [d for d in seen if d in kept]
+        seen = sorted(kept, key=order.__getitem__)
       texts[observer] = [d.text for d in seen]
     return Perceived(texts=texts, unseen=unseen)
 
-  def _keep(self, observer: str, seen: list[Deed], view: frozenset[str],
-            ranked: dict[tuple, list[Deed]]) -> set[Deed]:
-    """The deeds an observer with too many in view keeps: its own first,
-    then the others by `_rank` (shared by observers with the same view and
-    the same norms)."""
-    norms = tuple(self._norms_of(observer)) if self._norms_of else ()
-    key = (view, norms)
-    if key not in ranked:
-      ranked[key] = self._rank([d for d in seen if d.in_view_of(view)], norms)
-    own = [d for d in seen if d.actor == observer]
-    others = [d for d in ranked[key] if d.actor != observer]
-    return set((own + others)[:self._max])
-
-  def _rank(self, deeds: list[Deed], norms: tuple[str, ...]) -> list[Deed]:
+  def _rank(self, deeds: list[Deed], norms: tuple[str, ...],
+            slot: "_Scores") -> list[Deed]:
     """The deeds nearest the norms first (by similarity, then name), then
     the rest by name."""
     if not norms or self._embedder is None or not deeds:
       return sorted(deeds, key=lambda d: d.actor)
-    nearest = relevance.nearest_rules(self._embedder,
-                                      [d.words for d in deeds], list(norms))
-    def order(pair: tuple[Deed, relevance.Nearest | None]) -> tuple:
-      deed, near = pair
-      if near is not None and near.similarity >= self._floor:
-        return (0, -round(near.similarity, 6), deed.actor)
+    nearest = slot.nearest(deeds, norms)
+    def key(deed: Deed) -> tuple:
+      score = nearest[deed]
+      if score >= self._floor:
+        return (0, -round(score, 6), deed.actor)
       return (1, 0.0, deed.actor)
-    return [d for d, _ in sorted(zip(deeds, nearest), key=order)]
+    return sorted(deeds, key=key)
+
+
+class _Scores:
+  """Each deed's similarity to each norm held by anyone, computed once per
+  slot for the norms asked about: a deed's best sentence against the norm
+  (crsec_concordia/relevance.py: the whole text counts as a sentence)."""
+
+  def __init__(self, deeds: Sequence[Deed], embedder):
+    self._deeds = list(deeds)
+    self._index = {d: i for i, d in enumerate(self._deeds)}
+    self._embedder = embedder
+    self._pieces: list[list[str]] | None = None
+    self._by_norm: dict[str, np.ndarray] = {}
+
+  def nearest(self, deeds: Sequence[Deed], norms: Sequence[str]
+              ) -> dict[Deed, float]:
+    """Each deed's similarity to the norm of `norms` it is nearest."""
+    missing = [n for n in dict.fromkeys(norms) if n not in self._by_norm]
+    if missing:
+      self._score(missing)
+    best = np.max(np.stack([self._by_norm[n] for n in norms]), axis=0)
+    return {d: float(best[self._index[d]]) for d in deeds}
+
+  def _score(self, norms: list[str]) -> None:
+    if self._pieces is None:
+      self._pieces = [relevance.pieces(d.words) for d in self._deeds]
+    flat = [p for ps in self._pieces for p in ps]
+    scores = np.asarray(embedding.similarity(self._embedder, flat, norms),
+                        dtype=float)
+    row = 0
+    per_deed = []
+    for ps in self._pieces:
+      per_deed.append(scores[row:row + len(ps)].max(axis=0))
+      row += len(ps)
+    table = np.stack(per_deed) if per_deed else np.zeros((0, len(norms)))
+    for j, norm in enumerate(norms):
+      self._by_norm[norm] = table[:, j]
