@@ -340,10 +340,11 @@ class Adjudication(entity_component.ContextComponent,
     perceived = perception.compose(deeds, where, sorted(where))
     queue.add_each(perceived.texts)
     for record in records:
-      unseen = perceived.unseen.get(record.get("actor") or (
-          record.get("op") == ACT_OP and record.get("agent")))
-      if unseen:
-        record["unseen"] = unseen
+      # The agent's own record of the slot: its action, or its failure to act.
+      who = (record["actor"] if record["kind"] == "action" else
+             record["agent"] if record.get("op") == ACT_OP else None)
+      if perceived.unseen.get(who):
+        record["unseen"] = perceived.unseen[who]
     return texts
 
   def get_state(self) -> entity_component.ComponentState:

@@ -13,9 +13,10 @@ then talked, so one agent holds at most one conversation per slot (further
 requests involving a busy agent are dropped, and the record of the talk held
 lists them). Talk is between agents in the same place (where they were when
 they asked, game_masters/whereabouts.py): a request to someone elsewhere is
-dropped, in a `talk_dropped` record that says where each was. Conversations between different people run in parallel. The
-transcript is delivered verbatim to both participants with the next slot's
-observations (the receivers' norm identification reads it) and kept in a
+dropped, in a `talk_dropped` record that says where each was.
+Conversations between different people run in parallel. The transcript is
+delivered verbatim to both participants with the next slot's observations
+(the receivers' norm identification reads it) and kept in a
 `conversation` record. Rounds are bounded so a chatty pair cannot stall the
 episode.
 """
