@@ -25,6 +25,7 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
 from crsec_concordia import observations, relevance, threads
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
@@ -65,6 +66,8 @@ class Adjudication(entity_component.ContextComponent,
       warm: Callable[[Sequence[str]], None] | None = None,
       default_place: str | None = None,
       doer: bool = True,
+      policy: RefereePolicy | None = None,
+      target_norms: Sequence[Mapping[str, Any]] = (),
   ):
     """Creates the component.
 
@@ -98,11 +101,17 @@ class Adjudication(entity_component.ContextComponent,
       doer: ask, for each tag the embedder kept, who does that behaviour
         (referee/doer_check.py); a tag counts only if the answer names the
         actor.
+      policy: which of the referee's structures apply
+        (crsec_concordia/calibration/policy.py); by default all of them.
+      target_norms: the scenario's target norms as dicts (`complies`,
+        `violates`): the two sides of a deed, for a policy whose second
+        look lets the other side of the nearest behaviour through.
     """
     super().__init__()
     self._referee = referee_lib.Referee(
         model, place=place, behaviours=behaviours, max_tokens=max_tokens,
-        similarity=similarity, default_place=default_place, doer=doer)
+        similarity=similarity, default_place=default_place, doer=doer,
+        policy=policy, target_norms=target_norms)
     self._names = tuple(sorted(player_names))
     self._clock_key = clock_key
     self._observations_key = observations_key

@@ -29,6 +29,7 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import embedding
 from crsec_concordia import prefabs as entity_prefabs
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia.embedding import SentenceEmbedder
@@ -46,6 +47,11 @@ from crsec_concordia.scenarios import Scenario
 
 DEFAULT_NAME = "Game Master"
 OTHER_TAG = "GM.other"
+# The referee's structures for a game master whose params name no
+# `referee_policy`: every one, as the embedded model's recorded runs (the
+# golden replay's among them) were made with. A run passes its model's
+# calibrated policy in the params.
+UNCALIBRATED_POLICY = RefereePolicy.all_on()
 
 # The order the game master's records of one slot are drained in: the
 # slot's actions (in name order), then the talks held after them.
@@ -77,15 +83,25 @@ def _observers_embed(entities: Sequence[Any]) -> bool:
       e, "get_all_context_components", dict)() for e in entities)
 
 
+def referee_policy(params: Mapping[str, Any]) -> RefereePolicy:
+  """The referee's policy the params give (`referee_policy`, as
+  `RefereePolicy.to_dict()` writes it), or UNCALIBRATED_POLICY."""
+  given = params.get("referee_policy")
+  return UNCALIBRATED_POLICY if given is None else RefereePolicy.from_dict(
+      given)
+
+
 def components(
     model: language_model.LanguageModel,
     embedder: SentenceEmbedder,
     scenario: Scenario,
     entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging],
     names: Sequence[str],
+    policy: RefereePolicy | None = None,
 ) -> dict[str, entity_component.ContextComponent]:
   """The game master's components under their keys (Concordia's reserved
-  ones where they answer the engine)."""
+  ones where they answer the engine); `policy`: the referee's structures
+  (None: UNCALIBRATED_POLICY)."""
   place = short_place(scenario.setting)
   return {
       clock_lib.CLOCK_KEY: clock_lib.SlotClock(
@@ -113,7 +129,10 @@ def components(
           # observers.
           similarity=referee_lib.similarity_of(embedder),
           warm=(functools.partial(warm, embedder)
-                if _observers_embed(entities) else None)),
+                if _observers_embed(entities) else None),
+          policy=UNCALIBRATED_POLICY if policy is None else policy,
+          target_norms=[t.model_dump(mode="json")
+                        for t in scenario.target_norms]),
   }
 
 
@@ -132,6 +151,9 @@ class VenueGameMaster(prefab_lib.Prefab):
           "scenario": {},
           # The run seed (model sampling derives from it).
           "seed": 0,
+          # Optional: the referee's structures, a RefereePolicy.to_dict()
+          # (crsec_concordia/calibration/policy.py); absent,
+          # UNCALIBRATED_POLICY.
       })
   entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging] = ()
 
@@ -150,7 +172,7 @@ class VenueGameMaster(prefab_lib.Prefab):
     entities = self.entities if self.entities is not None else []
     names = [e.name for e in entities] or scenario.agent_names
     built = components(model, embedding.embedder_of(memory_bank), scenario,
-                       entities, names)
+                       entities, names, referee_policy(self.params))
     # SwitchAct only reaches its model when a reserved key has no component
     # (never here); its calls would be counted under GM.other.
     act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),
