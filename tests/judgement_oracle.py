@@ -61,40 +61,56 @@ def flipped(seed: int, rate: float, *key: str) -> bool:
 
 
 class JudgementOracle:
-  """The labels of one venue as a model's answers (`model`)."""
+  """The labels of one venue as a model's answers (`model`).
+
+  `per_call`: the flips are drawn for each judgement of a case apart (the
+  general call, each doer question, the look in each order, the occasion
+  check, DetectConflict), so a case's answers can disagree with one
+  another: what exercises every structure that checks one answer against
+  another (tests/test_referee_policy.py)."""
 
   def __init__(self, scenario: Scenario, probes: Probes, *,
-               noise: float = 0.0, seed: int = 0):
+               noise: float = 0.0, seed: int = 0, per_call: bool = False):
     self._scenario = scenario
     self._noise = noise
     self._seed = seed
+    self._per_call = per_call
     self._ids = list(scenario.behaviour_ids)
     self._by_description = {b.description: b.id
                             for b in scenario.behaviours}
-    self.referee = {c.action: (c.actor, self._labels(
-        "referee", c.action, c.behaviours, self._ids), c.place)
-                    for c in probes.referee}
+    self.referee = {c.action: (c.actor, list(dict.fromkeys(c.behaviours)),
+                               c.place) for c in probes.referee}
     occasion = probes.occasion
-    choices = next((list(o.behaviours) for o in scenario.occasions
-                    if occasion and o.id == occasion.id), [])
-    self.occasion = {c.action: (c.actor, self._labels(
-        "occasion", c.action, c.behaviours, choices), c.place)
+    self._choices = next((list(o.behaviours) for o in scenario.occasions
+                          if occasion and o.id == occasion.id), [])
+    self.occasion = {c.action: (c.actor, list(dict.fromkeys(c.behaviours)),
+                                c.place)
                      for c in (occasion.answers if occasion else [])}
-    self.conflicts = {
-        (c.action, c.norm): c.breaks != flipped(seed, noise, "conflicts",
-                                               c.action, c.norm)
-        for c in probes.conflicts}
+    self._breaks = {(c.action, c.norm): c.breaks for c in probes.conflicts}
     self.model = ScriptedModel(fallback=self.answer)
 
-  def _labels(self, section: str, action: str, labels: Sequence[str],
-              choices: Sequence[str]) -> list[str]:
-    """The case's ids as the oracle answers them (flipped at the rate)."""
-    if not flipped(self._seed, self._noise, section, action):
-      return list(dict.fromkeys(labels))  # The file's order: main first.
+  def _key(self, section: str, action: str, judgement: str) -> tuple:
+    return ((section, action, judgement) if self._per_call
+            else (section, action))
+
+  def labels(self, section: str, action: str, judgement: str) -> list[str]:
+    """The case's ids as the oracle answers them in `judgement` (flipped
+    at the rate): the labels in the file's order, the main one first."""
+    cases = self.occasion if section == "occasion" else self.referee
+    labels = cases[action][1]
+    key = self._key(section, action, judgement)
+    if not flipped(self._seed, self._noise, *key):
+      return list(labels)
     if labels:
       return []
-    draw = random.Random("|".join((str(self._seed), section, action, "id")))
+    choices = self._choices if section == "occasion" else self._ids
+    draw = random.Random("|".join((str(self._seed), *key, "id")))
     return [draw.choice(list(choices))]
+
+  def breaks(self, action: str, norm: str) -> bool:
+    """Whether DetectConflict is answered with a breach."""
+    return self._breaks[(action, norm)] != flipped(
+        self._seed, self._noise, *self._key("conflicts", action, norm))
 
   def answer(self, prompt: str, schema: Mapping[str, Any] | None
              ) -> dict[str, Any]:
@@ -107,8 +123,13 @@ class JudgementOracle:
     if "holds some rules about how people should behave" in prompt:
       return self._conflicts(prompt, props)
     if set(props) == {"behaviour", "evidence"}:
-      section = self.occasion if "Situation: " in prompt else self.referee
-      return self._choose(prompt, props, section)
+      if "Situation: " in prompt:
+        return self._choose(prompt, props, "occasion", "check")
+      # The look lists "none" first when it asks in reverse order.
+      none = props["behaviour"]["enum"][-1]
+      order = ("look reversed" if f"Behaviours:\n- {none}:" in prompt
+               else "look")
+      return self._choose(prompt, props, "referee", order)
     raise LookupError(f"the oracle knows no judgement asked so: "
                       f"{prompt[:200]!r}")
 
@@ -123,7 +144,8 @@ class JudgementOracle:
 
   def _general(self, prompt: str, props: Mapping[str, Any]
                ) -> dict[str, Any]:
-    action, (actor, labels, place) = self._case(prompt, self.referee)
+    action, (actor, _, place) = self._case(prompt, self.referee)
+    labels = self.labels("referee", action, "general")
     none = props["behaviour"]["enum"][-1]
     chosen = [*labels, none, none][:2]
     return {"narration": action[:300],
@@ -132,18 +154,19 @@ class JudgementOracle:
             "evidence": quote(actor, action) if labels else "none"}
 
   def _doer(self, prompt: str) -> dict[str, str]:
-    action, (actor, labels, _) = self._case(prompt, self.referee)
+    action, (actor, _, _) = self._case(prompt, self.referee)
     described = self._by_description[_DOER.search(prompt)["description"]]
-    del action
+    labels = self.labels("referee", action, f"doer {described}")
     return {"who": actor if described in labels else "nobody"}
 
-  def _choose(self, prompt: str, props: Mapping[str, Any],
-              cases: Mapping[str, Any]) -> dict[str, str]:
+  def _choose(self, prompt: str, props: Mapping[str, Any], section: str,
+              judgement: str) -> dict[str, str]:
     """The look and the occasion check: a true id among the choices (the
-    same whatever their order), else none."""
-    action, (actor, labels, _) = self._case(prompt, cases)
+    main one first, whatever their order), else none."""
+    cases = self.occasion if section == "occasion" else self.referee
+    action, (actor, _, _) = self._case(prompt, cases)
     enum = props["behaviour"]["enum"]
-    true = [i for i in labels if i in enum]
+    true = [i for i in self.labels(section, action, judgement) if i in enum]
     if not true:
       none = next(c for c in enum if c not in self._ids)
       return {"evidence": "none", "behaviour": none}
@@ -155,10 +178,10 @@ class JudgementOracle:
     norms = [m["norm"] for m in _RULE.finditer(prompt)]
     out = {}
     for key, item, norm in zip(props, items, norms):
-      breaks = self.conflicts[(item["action"], norm)]
       actor = item["key"].split(" (")[0]
       out[key] = ({"evidence": quote(actor, item["action"]),
-                   "verdict": "breaks"} if breaks else
+                   "verdict": "breaks"}
+                  if self.breaks(item["action"], norm) else
                   {"evidence": "none", "verdict": "unrelated"})
     return out
 

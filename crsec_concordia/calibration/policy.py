@@ -233,11 +233,13 @@ def evaluate(calibration: Mapping[str, Any], policy: RefereePolicy
 
 
 def policies() -> list[RefereePolicy]:
-  """Every combination of the switches, fewest structures first."""
+  """Every combination of the switches, fewest structures first, then
+  those whose structures come earlier in the referee's pipeline."""
   names = RefereePolicy.names()
   every = [RefereePolicy(**dict(zip(names, values)))
            for values in itertools.product((False, True), repeat=len(names))]
-  return sorted(every, key=lambda p: len(p.structures()))
+  return sorted(every, key=lambda p: (len(p.structures()), [
+      names.index(n) for n in p.structures()]))
 
 
 def pooled(calibrations: Sequence[Mapping[str, Any]],
@@ -254,7 +256,7 @@ def pooled(calibrations: Sequence[Mapping[str, Any]],
 def choose(calibrations: Sequence[Mapping[str, Any]]) -> RefereePolicy:
   """The policy with the best F1 of the referee's tags over the venues'
   recorded answers; among equals, the one with the fewest structures (then
-  the first in `policies()` order): a structure is applied only where the
+  the first in `policies()`' order): a structure is applied only where the
   model's measured error says it helps. No venue measured: trusting()."""
   if not calibrations:
     return RefereePolicy.trusting()

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from crsec_concordia import relevance
+from crsec_concordia import embedding, relevance
 from crsec_concordia.calibration import policy as policy_lib
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import Case, ConflictCase, Probes
@@ -57,6 +57,8 @@ class _Venue:
 
   def __init__(self, model, embedder: SentenceEmbedder, scenario: Scenario):
     self.scenario = scenario
+    # A cache in front (unless it has one): cases share their texts.
+    embedder = embedding.cached(embedder)
     self.similarity = similarity_of(embedder)
     self.embedder = embedder
     tagged = getattr(model, "tagged", None)
