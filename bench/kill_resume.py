@@ -45,9 +45,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import runner  # noqa: E402
+from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
 from crsec_concordia.models import EndpointConfig  # noqa: E402
 from crsec_concordia.rundir import writing as rundir  # noqa: E402
+from tests import schema_answers  # noqa: E402
+from tests.fake_openai import FakeOpenAI  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "scenarios" / "hobbs_cafe_mini.yaml"
@@ -208,8 +211,6 @@ class Upstream:
     if args.base_url:
       self.base_url, self.model = args.base_url, args.model
       return  # A real endpoint: kills by call need the fake server.
-    from tests import schema_answers  # pylint: disable=import-outside-toplevel
-    from tests.fake_openai import FakeOpenAI  # pylint: disable=import-outside-toplevel
     answer = schema_answers.responder()
     self.fake = FakeOpenAI().start()
     # A killed victim resets its connections: no traceback for each.
@@ -264,7 +265,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return victim(args)
   if args.base_url and not args.model:
     parser.error("--base-url needs --model")
-  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   embedder = shared_embedder()
   random.seed(args.moments_seed)
   upstream = Upstream(args)

@@ -43,7 +43,7 @@ PROMPTS = (
 )
 
 # Unrelated prompts run on all slots before each measurement, so neither
-# setting finds its prompts already read into a slot by the one before.
+# setting finds its prompts already read into a slot by the other.
 FLUSH = ("List four colours.", "Name four rivers.", "Name four trees.",
          "List four fruits.")
 

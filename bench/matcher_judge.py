@@ -35,6 +35,7 @@ from crsec_concordia.metrics.classifiers.calibration import Score  # noqa: E402
 from crsec_concordia.metrics.classifiers.judge import LLMJudge  # noqa: E402
 from crsec_concordia.metrics.classifiers.matching import (  # noqa: E402
     CHOSEN_RULE, JUDGE_FLOOR)
+from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 
 
 def _counts(decided: list[tuple[str, bool, bool]]) -> dict[str, Score]:
@@ -55,7 +56,6 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--limit", type=int, default=None,
                       help="judge at most this many pairs (a first look)")
   args = parser.parse_args(argv)
-  from crsec_concordia.models import EndpointConfig, make_model  # pylint: disable=import-outside-toplevel
   endpoint = EndpointConfig.resolve()
   model = make_model(endpoint, seed=1)
   judge = LLMJudge(model)

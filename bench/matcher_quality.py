@@ -30,6 +30,7 @@ from crsec_concordia.metrics.classifiers import measured as matcher_error  # noq
 from crsec_concordia.metrics.classifiers.calibration import Score  # noqa: E402
 from crsec_concordia.metrics.classifiers.matching import (  # noqa: E402
     CHOSEN_RULE, MatchRule)
+import matcher_learned as ml  # noqa: E402  (bench/, beside this file)
 
 
 def _row(label: str, counts: dict[str, Score]) -> list[str]:
@@ -120,7 +121,6 @@ def main() -> None:
 
 
 def _learned(embedder, items, ids) -> None:
-  import matcher_learned as ml  # pylint: disable=import-outside-toplevel
   data = ml.venues(embedder, items)
   print(f"\nLearned rules, per target, trained on the calibration half: "
         f"{ml.FOLDS}-fold cross-validation on it ({ml.REPEATS} repeats; cells "

@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from crsec_concordia import cli  # noqa: E402,F401  (the commands' imports, outside the timings)
 from tests import scenario_mutants, sweep_mutants  # noqa: E402
 from tests.yaml_fuzz import Mutant  # noqa: E402
 
@@ -74,9 +75,6 @@ def main() -> int:
   parser.add_argument("--no-sweeps", action="store_true",
                       help="leave out the sweep files")
   args = parser.parse_args()
-  # The commands' imports (Concordia, pandas) once, outside the timings.
-  from crsec_concordia import cli  # pylint: disable=import-outside-toplevel
-  cli.build_parser()
   commands = ["run"] + (["compare"] if args.compare else [])
   ok = fuzz("fuzz", commands, scenario_mutants.all_mutants(), args.verbose)
   if not args.no_sweeps:

@@ -55,12 +55,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import prefabs, runner  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
-from crsec_concordia.models import EndpointConfig  # noqa: E402
+from crsec_concordia.models import EndpointConfig, embedded  # noqa: E402
 from crsec_concordia.runs import session as session_lib  # noqa: E402
 from crsec_concordia.runs import slot_engine  # noqa: E402
 from crsec_concordia.scenarios import Scenario  # noqa: E402
 import openai.resources.chat.completions as openai_chat  # noqa: E402
 import quiet_society  # noqa: E402  (bench/, beside this file)
+from tests import fake_openai  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
 FIRST = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hal", "Ines",
@@ -342,7 +343,6 @@ def print_table(rows: list[dict]) -> None:
 def serve(latency: float, quiet: bool = False) -> int:
   """The fake server's process: prints its base URL, serves until stdin
   closes (`quiet`: answers that bring nothing new, quiet_society.py)."""
-  from tests import fake_openai  # pylint: disable=import-outside-toplevel
   # Unlimited parallelism: a burst of 50+ first connections must not meet
   # a full listen backlog (the kernel retries those a second later).
   fake_openai._Server.request_queue_size = 1024  # pylint: disable=protected-access
@@ -413,7 +413,6 @@ def main() -> int:
   with tempfile.TemporaryDirectory() as tmp, calls.installed():
     server = None
     if args.embedded:
-      from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
       host = embedded.shared_server(lambda m: print(f"bench: {m}"))
       endpoint = EndpointConfig(base_url=host.base_url, api_key="local",
                                 model="embedded", schema_mode="json_schema")

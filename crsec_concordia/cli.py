@@ -1,22 +1,23 @@
 """`crsec`: run, resume, compare and report CRSEC episodes; check the setup.
 
 Each subcommand lives in `crsec_concordia/commands/<name>.py` with
-`add_parser(subparsers)` and `run(args) -> int`. Bad input of any kind ends
-in one line on stderr naming the problem and the fix, and exit code 2.
+`add_parser(subparsers)` and `run(args) -> int`; the flags several share are
+in commands/flags.py. Bad input of any kind ends in one line on stderr
+naming the problem and the fix, and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 
+from crsec_concordia.commands import compare, doctor, report, resume, run, sweep
 from crsec_concordia.errors import UserError
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.embedded import ModelFileError
 
-COMMANDS = ("run", "resume", "compare", "sweep", "report", "doctor")
+COMMANDS = (run, resume, compare, sweep, report, doctor)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,35 +27,14 @@ class _Parser(argparse.ArgumentParser):
     self.exit(2, f"crsec: {message} (see `{self.prog} --help`)\n")
 
 
-def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
-  """The flags that point any command at an OpenAI-compatible endpoint."""
-  group = parser.add_argument_group(
-      "model endpoint (default: the embedded local model)")
-  group.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. "
-                     "http://localhost:8000/v1 (env CRSEC_BASE_URL)")
-  group.add_argument("--api-key", help="API key (env CRSEC_API_KEY)")
-  group.add_argument("--model", help="model name the server serves "
-                     "(env CRSEC_MODEL)")
-  group.add_argument("--schema-mode", choices=("json_schema", "json_object",
-                                               "grammar"),
-                     help="how schemas reach the server (env CRSEC_SCHEMA_MODE)")
-  group.add_argument("--timeout", type=float, help="seconds per request")
-
-
 def build_parser() -> argparse.ArgumentParser:
   parser = _Parser(prog="crsec", description=__doc__.splitlines()[0])
   parser.add_argument("-v", "--verbose", action="store_true",
                       help="log debug messages to stderr")
   sub = parser.add_subparsers(dest="command", required=True,
                               parser_class=_Parser)
-  for name in COMMANDS:
-    try:
-      module = importlib.import_module(f"crsec_concordia.commands.{name}")
-    except ModuleNotFoundError as e:
-      if e.name != f"crsec_concordia.commands.{name}":
-        raise
-      continue
-    module.add_parser(sub)
+  for command in COMMANDS:
+    command.add_parser(sub)
   return parser
 
 

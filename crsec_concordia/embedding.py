@@ -85,19 +85,29 @@ class CachedEmbedder:
 
   unit_vectors = True
 
-  def __init__(self, embedder: SentenceEmbedder, cache_size: int = 50_000):
+  def __init__(self, embedder: SentenceEmbedder | None,
+               cache_size: int = 50_000):
     self._embedder = embedder
     self._lock = threading.Lock()
     self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
     self._cache_size = cache_size
 
   @property
-  def wrapped(self) -> SentenceEmbedder:
+  def wrapped(self) -> SentenceEmbedder | None:
     return self._embedder
+
+  def _encode_missing(self, texts: list[str]) -> np.ndarray:
+    """Unit vectors of texts not cached, in one batch where it can."""
+    return encode(self._embedder, texts)
+
+  def _no_texts(self) -> np.ndarray:
+    return np.zeros((0, 0), dtype=np.float32)
 
   def encode(self, texts: Sequence[str]) -> np.ndarray:
     """Unit vectors for `texts`, one row each."""
     texts = list(texts)
+    if not texts:
+      return self._no_texts()
     with self._lock:
       # Assembled from `found`, not the cache: storing new vectors may evict
       # ones this same call needs.
@@ -111,12 +121,10 @@ class CachedEmbedder:
           found[text] = vector
           self._cache.move_to_end(text)
       if missing:
-        for text, vector in zip(missing, encode(self._embedder, missing)):
+        for text, vector in zip(missing, self._encode_missing(missing)):
           found[text] = self._cache[text] = vector
         while len(self._cache) > self._cache_size:
-          self._cache.popitem(last=False)
-    if not texts:
-      return np.zeros((0, 0), dtype=np.float32)
+          self._cache.popitem(last=False)  # Least recently used goes first.
     return np.stack([found[t] for t in texts])
 
   def __call__(self, text: str) -> np.ndarray:
@@ -135,7 +143,7 @@ def cached(embedder: SentenceEmbedder) -> SentenceEmbedder:
   One cache per embedder while it is in use, so every agent built with the
   simulation's embedder shares it (and its background warming).
   """
-  if isinstance(embedder, (CachedEmbedder, MiniLMEmbedder)):
+  if isinstance(embedder, CachedEmbedder):
     return embedder
   with _caches_lock:
     found = _caches.get(id(embedder))
@@ -144,22 +152,18 @@ def cached(embedder: SentenceEmbedder) -> SentenceEmbedder:
   return found
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(CachedEmbedder):
   """all-MiniLM-L6-v2 on the CPU: thread-safe, batched, cached.
 
   Loading imports torch (seconds), so it happens on first use. Calls from
-  Concordia's parallel component threads share one model behind a lock; the
-  in-memory cache makes repeated texts (norms, memories) free.
+  Concordia's parallel component threads share one model behind the
+  cache's lock; the cache makes repeated texts (norms, memories) free.
   """
 
-  unit_vectors = True
-
   def __init__(self, cache_size: int = 50_000, batch_size: int = 64):
+    super().__init__(None, cache_size)
     self._model = None
     self._load_lock = threading.Lock()
-    self._encode_lock = threading.Lock()
-    self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-    self._cache_size = cache_size
     self._batch_size = batch_size
 
   def _load(self):
@@ -177,38 +181,15 @@ class MiniLMEmbedder:
                                              device="cpu")
     return self._model
 
-  def encode(self, texts: Sequence[str]) -> np.ndarray:
-    """Unit vectors for `texts`, shape (len(texts), 384)."""
-    texts = list(texts)
-    if not texts:
-      return np.zeros((0, DIMENSION), dtype=np.float32)
-    with self._encode_lock:
-      # The answer is assembled from `found`, not the cache: storing new
-      # vectors may evict ones this same call needs (a full cache, or more
-      # distinct texts than it holds).
-      found: dict[str, np.ndarray] = {}
-      missing: list[str] = []
-      for text in dict.fromkeys(texts):
-        vector = self._cache.get(text)
-        if vector is None:
-          missing.append(text)
-        else:
-          found[text] = vector
-          self._cache.move_to_end(text)  # Least recently used goes first.
-      if missing:
-        model = self._load()
-        vectors = model.encode(missing, batch_size=self._batch_size,
-                               normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
-        for text, vector in zip(missing, vectors):
-          found[text] = self._cache[text] = np.asarray(vector, np.float32)
-        while len(self._cache) > self._cache_size:
-          self._cache.popitem(last=False)
-      return np.stack([found[t] for t in texts])
+  def _no_texts(self) -> np.ndarray:
+    return np.zeros((0, DIMENSION), dtype=np.float32)
 
-  def __call__(self, text: str) -> np.ndarray:
-    """Concordia's embedder signature: one text, one vector."""
-    return self.encode([text])[0]
+  def _encode_missing(self, texts: list[str]) -> np.ndarray:
+    vectors = self._load().encode(texts, batch_size=self._batch_size,
+                                  normalize_embeddings=True,
+                                  convert_to_numpy=True,
+                                  show_progress_bar=False)
+    return np.asarray(vectors, np.float32)
 
 
 _shared: MiniLMEmbedder | None = None

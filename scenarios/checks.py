@@ -2,7 +2,7 @@
 fields.
 
 Each field check raises a PydanticCustomError whose type explain.py knows,
-so every message carries a fix written for this file format; `_cross_check`
+so every message carries a fix written for this file format; `cross_check`
 finds what no single field can know (duplicate names, unknown behaviour
 ids, times outside the clock) on raw data, so it runs even when some
 fields are wrong and one pass reports everything.
@@ -21,7 +21,7 @@ import pydantic
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.norms import MAX_UTILITY, MIN_UTILITY, NORM_TYPES
-from crsec_concordia.scenarios.problems import _Problem, _show
+from crsec_concordia.scenarios.problems import Problem, show
 
 
 Role = Literal["entrepreneur", "ordinary"]
@@ -32,10 +32,10 @@ PLACES: tuple[str, ...] = get_args(Place)
 assert get_args(NormType) == NORM_TYPES
 
 
-_MAX_DIGITS = 30  # More is out of range for every number of the file.
+MAX_DIGITS = 30  # More is out of range for every number of the file.
 
 
-def _as_whole(value: Any, lo: int, hi: int | None = None) -> int:
+def as_whole(value: Any, lo: int, hi: int | None = None) -> int:
   """An int in [lo, hi]; YAML's 10, 10.0 and "10" all count, true does not."""
   ctx = {"lo": lo} if hi is None else {"lo": lo, "hi": hi}
   number = None
@@ -46,7 +46,7 @@ def _as_whole(value: Any, lo: int, hi: int | None = None) -> int:
   elif isinstance(value, float) and value.is_integer():
     number = int(value)
   elif isinstance(value, str) and re.fullmatch(r"[-+]?\d+", value.strip()):
-    if len(value.strip().lstrip("+-")) > _MAX_DIGITS:  # int() refuses 4300.
+    if len(value.strip().lstrip("+-")) > MAX_DIGITS:  # int() refuses 4300.
       raise PydanticCustomError("out_of_range", "is out of range", ctx)
     number = int(value)
   if number is None:
@@ -56,22 +56,22 @@ def _as_whole(value: Any, lo: int, hi: int | None = None) -> int:
   return number
 
 
-def _whole(lo: int, hi: int | None = None) -> Any:
-  return Annotated[int, pydantic.BeforeValidator(lambda v: _as_whole(v, lo, hi))]
+def whole(lo: int, hi: int | None = None) -> Any:
+  return Annotated[int, pydantic.BeforeValidator(lambda v: as_whole(v, lo, hi))]
 
 
-Utility = _whole(MIN_UTILITY, MAX_UTILITY)
-Positive = _whole(1)
-Minutes = _whole(1, 24 * 60)
+Utility = whole(MIN_UTILITY, MAX_UTILITY)
+Positive = whole(1)
+Minutes = whole(1, 24 * 60)
 # Upper bounds, so that a slip of the keyboard (a few zeros too many) is a
 # line here, not a run that never ends or a request no server takes
 # (CreateNorm asks for 90 tokens per initial norm; a conversation of a
 # million rounds never ends).
 MAX_DAYS, MAX_ROUNDS, MAX_INITIAL_NORMS, MAX_THRESHOLD = 366, 20, 20, 100_000
-Days = _whole(1, MAX_DAYS)
-Rounds = _whole(1, MAX_ROUNDS)
-InitialNormCount = _whole(0, MAX_INITIAL_NORMS)
-Threshold = _whole(1, MAX_THRESHOLD)  # reflect_every, synthesis_threshold
+Days = whole(1, MAX_DAYS)
+Rounds = whole(1, MAX_ROUNDS)
+InitialNormCount = whole(0, MAX_INITIAL_NORMS)
+Threshold = whole(1, MAX_THRESHOLD)  # reflect_every, synthesis_threshold
 
 _TIME = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
 
@@ -82,7 +82,7 @@ def _time(value: Any) -> str:
   raise PydanticCustomError("time_format", "is not a time")
 
 
-def _minutes(clock: str) -> int:
+def minutes_of(clock: str) -> int:
   hours, minutes = clock.split(":")
   return int(hours) * 60 + int(minutes)
 
@@ -147,55 +147,81 @@ ScenarioName = Annotated[str, pydantic.AfterValidator(_scenario_name)]
 Ident = Annotated[str, pydantic.AfterValidator(_ident)]
 
 
-def _cross_check(data: Any) -> list[_Problem]:
+def cross_check(data: Any) -> list[Problem]:
   """What no single field can know, on raw data: it tolerates any shape,
   so it can run even when some fields are wrong and report everything."""
   if not isinstance(data, Mapping):
     return []
-  problems: list[_Problem] = []
+  problems: list[Problem] = []
+  names = [n for n in _unique(data, "agents", "name", "agent", problems) if n]
+  known = list(dict.fromkeys(
+      b for b in _unique(data, "behaviours", "id", "behaviour", problems) if b))
+  _unique(data, "target_norms", "id", "target norm", problems)
+  problems += _target_norm_problems(data, known)
+  _unique(data, "occasions", "id", "occasion", problems)
+  problems += _occasion_problems(data, known, names)
+  problems += _clock_problems(data)
+  return problems
 
-  def entries(key: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    items = data.get(key)
-    if isinstance(items, list):
-      for i, item in enumerate(items):
-        if isinstance(item, Mapping):
-          yield i, item
 
-  def unique(key: str, field: str, what: str) -> list[str]:
-    seen: dict[str, int] = {}
-    for i, item in entries(key):
-      value = item.get(field)
-      if not isinstance(value, str) or not value.strip():
-        continue
-      folded = value.strip().casefold()
-      if folded in seen:
-        problems.append(_Problem(
-            (key, i, field), f"{_show(value)} is already used by {key}[{seen[folded]}]",
-            f"give every {what} a different {field}"))
-      else:
-        seen[folded] = i
-    return [v.strip() for v in
-            (item.get(field) for _, item in entries(key)) if isinstance(v, str)]
+def _entries(data: Mapping[str, Any],
+             key: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+  """The mappings of the list under `key`, with their indices."""
+  items = data.get(key)
+  if isinstance(items, list):
+    for i, item in enumerate(items):
+      if isinstance(item, Mapping):
+        yield i, item
 
-  names = [n for n in unique("agents", "name", "agent") if n]
-  known = list(dict.fromkeys(b for b in unique("behaviours", "id", "behaviour") if b))
-  unique("target_norms", "id", "target norm")
 
-  for i, target in entries("target_norms"):
+def _unique(data: Mapping[str, Any], key: str, field: str, what: str,
+            problems: list[Problem]) -> list[str]:
+  """The values of `field` under `key`; a value used twice (ignoring case)
+  is added to `problems`."""
+  seen: dict[str, int] = {}
+  for i, item in _entries(data, key):
+    value = item.get(field)
+    if not isinstance(value, str) or not value.strip():
+      continue
+    folded = value.strip().casefold()
+    if folded in seen:
+      problems.append(Problem(
+          (key, i, field), f"{show(value)} is already used by {key}[{seen[folded]}]",
+          f"give every {what} a different {field}"))
+    else:
+      seen[folded] = i
+  return [v.strip() for v in
+          (item.get(field) for _, item in _entries(data, key)) if isinstance(v, str)]
+
+
+def _unknown_behaviour(bid: str, loc: tuple, known: list[str],
+                       match: str) -> Problem:
+  """`bid` is no behaviour id; the nearest to `match` is suggested."""
+  near = difflib.get_close_matches(match, known, n=1)
+  guess = f" (did you mean {near[0]}?)" if near else ""
+  return Problem(loc, f"{show(bid)} is not a behaviour id{guess}",
+                 f"use an id defined under behaviours: {', '.join(known)}")
+
+
+def _target_norm_problems(data: Mapping[str, Any],
+                          known: list[str]) -> list[Problem]:
+  """Aliases said twice, and the behaviours a target norm names."""
+  problems: list[Problem] = []
+  for i, target in _entries(data, "target_norms"):
     aliases = target.get("aliases")
     wordings = [target.get("text"), *(aliases if isinstance(aliases, list) else [])]
     said: set[str] = set()
     for j, wording in enumerate(wordings):
       if isinstance(wording, str) and wording.strip():
         if wording.strip().casefold() in said:
-          problems.append(_Problem(
-              ("target_norms", i, "aliases", j - 1), f"{_show(wording)} is said twice",
+          problems.append(Problem(
+              ("target_norms", i, "aliases", j - 1), f"{show(wording)} is said twice",
               "give each alias a wording of its own, different from text"))
         said.add(wording.strip().casefold())
     lists = {k: target.get(k) for k in ("complies", "violates")}
     if all(v is None or v == [] for v in lists.values()):
       example = f" (known ids: {', '.join(known)})" if known else ""
-      problems.append(_Problem(
+      problems.append(Problem(
           ("target_norms", i), "names no behaviour that complies with or violates it",
           f"add complies: [...] and/or violates: [...] with behaviour ids{example}"))
       continue
@@ -209,80 +235,83 @@ def _cross_check(data: Any) -> list[_Problem]:
         if not isinstance(bid, str):
           continue  # Reported as a field error.
         if bid.strip() not in known:
-          near = difflib.get_close_matches(bid, known, n=1)
-          guess = f" (did you mean {near[0]}?)" if near else ""
-          problems.append(_Problem(
-              ("target_norms", i, key, j), f"{_show(bid)} is not a behaviour id{guess}",
-              f"use an id defined under behaviours: {', '.join(known)}"))
+          problems.append(_unknown_behaviour(
+              bid, ("target_norms", i, key, j), known, match=bid))
         elif key == "violates" and bid.strip() in complies:
-          problems.append(_Problem(
-              ("target_norms", i, key, j), f"{_show(bid)} is also listed under complies",
+          problems.append(Problem(
+              ("target_norms", i, key, j), f"{show(bid)} is also listed under complies",
               "a behaviour cannot both comply with and violate a norm, so "
               "remove it from one of the lists"))
+  return problems
 
-  unique("occasions", "id", "occasion")
-  for i, occasion in entries("occasions"):
+
+def _occasion_problems(data: Mapping[str, Any], known: list[str],
+                       names: list[str]) -> list[Problem]:
+  """An occasion's fields in braces, and the behaviours and agents it names."""
+  problems: list[Problem] = []
+  for i, occasion in _entries(data, "occasions"):
     for key in ("situation", "question"):
       value = occasion.get(key)
       if not isinstance(value, str):
         continue
       for field in sorted(set(re.findall(r"\{[^{}]*\}", value)) - {"{actor}"}):
-        problems.append(_Problem(
-            ("occasions", i, key), f"{_show(field)} is not a field",
+        problems.append(Problem(
+            ("occasions", i, key), f"{show(field)} is not a field",
             "write {actor} for the agent's name; no other braces"))
     ids = occasion.get("behaviours")
     for j, bid in enumerate(ids if isinstance(ids, list) and known else []):
       if isinstance(bid, str) and bid.strip() not in known:
-        near = difflib.get_close_matches(bid.strip(), known, n=1)
-        guess = f" (did you mean {near[0]}?)" if near else ""
-        problems.append(_Problem(
-            ("occasions", i, "behaviours", j),
-            f"{_show(bid)} is not a behaviour id{guess}",
-            f"use an id defined under behaviours: {', '.join(known)}"))
+        problems.append(_unknown_behaviour(
+            bid, ("occasions", i, "behaviours", j), known, match=bid.strip()))
     agents = occasion.get("agents")
     for j, name in enumerate(agents if isinstance(agents, list) else []):
       if isinstance(name, str) and names and name.strip() not in names:
         near = difflib.get_close_matches(name.strip(), names, n=1)
         guess = f" (did you mean {near[0]}?)" if near else ""
-        problems.append(_Problem(
-            ("occasions", i, "agents", j), f"{_show(name)} is not an agent{guess}",
+        problems.append(Problem(
+            ("occasions", i, "agents", j), f"{show(name)} is not an agent{guess}",
             f"use names from agents: {', '.join(names)}"))
+  return problems
 
+
+def _clock_problems(data: Mapping[str, Any]) -> list[Problem]:
+  """The clock's span, the occasions' times within it, and max_steps."""
   clock = data.get("clock")
-  if isinstance(clock, Mapping):
+  if not isinstance(clock, Mapping):
+    return []
+  try:
+    start, end = minutes_of(_time(clock.get("start"))), minutes_of(_time(clock.get("end")))
+  except PydanticCustomError:
+    return []  # Reported as a field error.
+  if end <= start:
+    return [Problem(
+        ("clock", "end"),
+        f"{show(clock.get('end'))} is not after start {show(clock.get('start'))}",
+        "set end later than start on the same day (a day cannot run past midnight)")]
+  problems: list[Problem] = []
+  for i, occasion in _entries(data, "occasions"):
     try:
-      start, end = _minutes(_time(clock.get("start"))), _minutes(_time(clock.get("end")))
+      at = minutes_of(_time(occasion.get("at")))
     except PydanticCustomError:
-      return problems  # Reported as a field error.
-    if end <= start:
-      problems.append(_Problem(
-          ("clock", "end"),
-          f"{_show(clock.get('end'))} is not after start {_show(clock.get('start'))}",
-          "set end later than start on the same day (a day cannot run past midnight)"))
-      return problems
-    for i, occasion in entries("occasions"):
-      try:
-        at = _minutes(_time(occasion.get("at")))
-      except PydanticCustomError:
-        continue  # Reported as a field error.
-      if not start <= at < end:
-        problems.append(_Problem(
-            ("occasions", i, "at"),
-            f"{_show(occasion.get('at'))} is outside the clock's "
-            f"{clock.get('start')}-{clock.get('end')}, so nobody would meet it",
-            "set a time from clock.start up to (not including) clock.end"))
-    try:
-      per_step = _as_whole(clock.get("minutes_per_step"), 1, 24 * 60)
-      days = _as_whole(clock.get("days", 1), 1, MAX_DAYS)
-      max_steps = data.get("max_steps")
-      max_steps = None if max_steps is None else _as_whole(max_steps, 1)
-    except PydanticCustomError:
-      return problems
-    covered = days * math.ceil((end - start) / per_step)
-    if max_steps is not None and max_steps > covered:
-      problems.append(_Problem(
-          ("max_steps",),
-          f"{max_steps} is more than the {covered} steps the clock covers "
-          f"({days} day(s) of {covered // days} steps)",
-          f"lower it to at most {covered}, or add days to clock"))
+      continue  # Reported as a field error.
+    if not start <= at < end:
+      problems.append(Problem(
+          ("occasions", i, "at"),
+          f"{show(occasion.get('at'))} is outside the clock's "
+          f"{clock.get('start')}-{clock.get('end')}, so nobody would meet it",
+          "set a time from clock.start up to (not including) clock.end"))
+  try:
+    per_step = as_whole(clock.get("minutes_per_step"), 1, 24 * 60)
+    days = as_whole(clock.get("days", 1), 1, MAX_DAYS)
+    max_steps = data.get("max_steps")
+    max_steps = None if max_steps is None else as_whole(max_steps, 1)
+  except PydanticCustomError:
+    return problems
+  covered = days * math.ceil((end - start) / per_step)
+  if max_steps is not None and max_steps > covered:
+    problems.append(Problem(
+        ("max_steps",),
+        f"{max_steps} is more than the {covered} steps the clock covers "
+        f"({days} day(s) of {covered // days} steps)",
+        f"lower it to at most {covered}, or add days to clock"))
   return problems

@@ -1,5 +1,5 @@
 """A pydantic error on a scenario as a problem with a fix for this file
-format (`_explain`): what to add for a missing key, the allowed keys for
+format (`explain`): what to add for a missing key, the allowed keys for
 an unknown one, the range of a number, an example for an empty text.
 """
 
@@ -14,13 +14,7 @@ import pydantic
 
 from crsec_concordia.norms import NORM_TYPES
 from crsec_concordia.scenarios.checks import PLACES, ROLES
-from crsec_concordia.scenarios.problems import _DESIGN, _Problem, _show
-
-
-def _scenario_model() -> type[pydantic.BaseModel]:
-  """The Scenario model, from loader.py (which imports this module)."""
-  from crsec_concordia.scenarios.loader import Scenario  # pylint: disable=import-outside-toplevel,cyclic-import
-  return Scenario
+from crsec_concordia.scenarios.problems import DESIGN_DOC, Problem, show
 
 
 def _unwrap(tp: Any) -> Any:
@@ -38,9 +32,9 @@ def _unwrap(tp: Any) -> Any:
       return tp
 
 
-def _type_at(loc: tuple) -> Any:
-  """The declared type at `loc` inside a Scenario, or None if unknown."""
-  tp: Any = _scenario_model()
+def _type_at(root: type[pydantic.BaseModel], loc: tuple) -> Any:
+  """The declared type at `loc` inside `root`, or None if unknown."""
+  tp: Any = root
   for part in loc:
     tp = _unwrap(tp)
     if isinstance(part, int):
@@ -59,8 +53,9 @@ def _type_at(loc: tuple) -> Any:
   return _unwrap(tp)
 
 
-def _model_at(loc: tuple) -> type[pydantic.BaseModel] | None:
-  tp = _type_at(loc)
+def _model_at(root: type[pydantic.BaseModel],
+              loc: tuple) -> type[pydantic.BaseModel] | None:
+  tp = _type_at(root, loc)
   return tp if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel) else None
 
 
@@ -123,86 +118,88 @@ def _range(ctx: Mapping[str, Any]) -> str:
   return f"a whole number of at least {ctx['lo']}"
 
 
-def _explain(error: Mapping[str, Any]) -> _Problem:
-  """A pydantic error as a problem with a fix for this file format."""
+def explain(error: Mapping[str, Any],
+            root: type[pydantic.BaseModel]) -> Problem:
+  """A pydantic error on `root` (the Scenario model) as a problem with a fix
+  for this file format."""
   loc = tuple(p for p in error["loc"] if p != "[key]")
   kind, value = error["type"], error.get("input")
   ctx = error.get("ctx") or {}
   field = next((p for p in reversed(loc) if isinstance(p, str)), "")
   if kind == "missing":
-    parent = _model_at(loc[:-1])
+    parent = _model_at(root, loc[:-1])
     hint = _ADD.get((parent.__name__ if parent else "", field))
-    return _Problem(loc, "required key is missing",
+    return Problem(loc, "required key is missing",
                     f"add `{hint}`" if hint else f"add a `{field}:` key")
   if kind == "extra_forbidden":
-    parent = _model_at(loc[:-1])
+    parent = _model_at(root, loc[:-1])
     allowed = list(parent.model_fields) if parent else []
     near = difflib.get_close_matches(str(field), allowed, n=1)
     guess = f" (did you mean {near[0]}?)" if near else ""
-    return _Problem(loc, f"unknown key {field!r}{guess}",
+    return Problem(loc, f"unknown key {field!r}{guess}",
                     f"remove it or use one of the allowed keys: {', '.join(allowed)}")
   if kind == "literal_error":
     allowed = {"role": ROLES, "default_place": PLACES}.get(field, NORM_TYPES)
-    return _Problem(loc, f"{_show(value)} is not a valid {field}",
+    return Problem(loc, f"{show(value)} is not a valid {field}",
                     f"use one of: {', '.join(allowed)}")
   if kind == "out_of_range":
-    return _Problem(loc, f"{_show(value)} is out of range", f"use {_range(ctx)}")
+    return Problem(loc, f"{show(value)} is out of range", f"use {_range(ctx)}")
   if kind == "whole_number":
-    return _Problem(loc, f"{_show(value)} is not a whole number",
+    return Problem(loc, f"{show(value)} is not a whole number",
                     f"use {_range(ctx)}")
   if kind == "time_format":
-    return _Problem(loc, f"{_show(value)} is not a time of day",
+    return Problem(loc, f"{show(value)} is not a time of day",
                     'write it as "HH:MM" on a 24-hour clock, in quotes, e.g. "09:00"')
   if kind == "empty":
-    return _Problem(loc, "is empty",
+    return Problem(loc, "is empty",
                     f"write {_EXAMPLE.get(field, 'some text')}")
   if kind == "multi_line":
-    return _Problem(loc, "spans several lines",
+    return Problem(loc, "spans several lines",
                     f"keep it to one line (use `{field}: ...` without `|` or `>`)")
   if kind == "bad_name":
-    return _Problem(loc, f"{_show(value)} contains {_show(ctx['found'])}, which the "
+    return Problem(loc, f"{show(value)} contains {show(ctx['found'])}, which the "
                     "observation format cannot carry",
                     "use letters, spaces, dots, hyphens and apostrophes, "
                     "e.g. Carlos Gomez")
   if kind == "too_long":
-    return _Problem(loc, f"{_show(value)} has {len(value)} characters, more "
+    return Problem(loc, f"{show(value)} has {len(value)} characters, more "
                     "than a file name can carry",
                     f"shorten it to at most {ctx['hi']} characters")
   if kind == "path_name":
-    return _Problem(loc, f"{_show(value)} has {ctx['found']}, which would "
+    return Problem(loc, f"{show(value)} has {ctx['found']}, which would "
                     "put the run directory somewhere else",
                     "use letters, digits, spaces, underscores and hyphens, "
                     "not starting with a dot, e.g. my_cafe")
   if kind == "ident":
-    return _Problem(loc, f"{_show(value)} is not a valid id",
+    return Problem(loc, f"{show(value)} is not a valid id",
                     "use lower-case letters, digits and underscores, "
                     "starting with a letter, e.g. smoking_indoors")
   if kind in ("bool_type", "bool_parsing"):
-    return _Problem(loc, f"{_show(value)} is not true or false",
+    return Problem(loc, f"{show(value)} is not true or false",
                     "write true or false")
   if kind == "too_short" or (kind == "list_type" and value is None
                              and field in _ITEM):
-    return _Problem(loc, "the list is empty",
+    return Problem(loc, "the list is empty",
                     f"add at least one item like `{_ITEM.get(field, '- ...')}`")
   if kind in ("string_type", "string_sub_type"):
-    return _Problem(loc, f"expected text but found {_show(value)}",
+    return Problem(loc, f"expected text but found {show(value)}",
                     "write text here, in quotes if YAML would read it as a "
                     'number, date or true/false (e.g. "no")')
   if kind in ("list_type", "tuple_type"):
     item = "behaviour id" if field in ("complies", "violates") else "item"
-    return _Problem(loc, f"expected a list but found {_show(value)}",
+    return Problem(loc, f"expected a list but found {show(value)}",
                     f"write one {item} per line starting with `- `, or "
                     f"[a, b] on one line")
   if kind in ("model_type", "model_attributes_type", "dict_type"):
-    model = _model_at(loc)
+    model = _model_at(root, loc)
     if model is None and loc:
       shape = "key: value pairs, e.g. {smoking: against, noise: quiet}"
-    elif model is None or model is _scenario_model():
-      shape = f"the keys {_keys(_scenario_model())}"
+    elif model is None or model is root:
+      shape = f"the keys {_keys(root)}"
     else:
       shape = f"the keys {_keys(model)}"
     what = ("the file is not a mapping of keys" if not loc else
-            f"expected a mapping but found {_show(value)}")
-    return _Problem(loc, what, f"write {shape}")
+            f"expected a mapping but found {show(value)}")
+    return Problem(loc, what, f"write {shape}")
   message = str(error.get("msg", kind)).replace("\n", " ").replace(";", ",")
-  return _Problem(loc, f"{message} (found {_show(value)})", _DESIGN)
+  return Problem(loc, f"{message} (found {show(value)})", DESIGN_DOC)

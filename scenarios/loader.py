@@ -11,16 +11,11 @@ reported at once, one line each, in the form editors and people both read:
 The line number comes from the YAML node tree (the same parse that produced
 the data), walked along the pydantic error location.
 
-YAML 1.1 quirks are switched off on purpose: `16:00` stays the text "16:00"
-(YAML 1.1 reads it as the number 960) and `no`, `yes`, `on`, `off` stay
-text (YAML 1.1 reads them as booleans, which would turn the preference
-`smoking: no` into False).
-
 The parts, each a module of this folder: problems.py (a problem and its
 line, ScenarioError), checks.py (the field types and the checks across
 fields), explain.py (a pydantic error as a problem with a fix) and
 yaml_reading.py (reading the YAML safely). This module holds the models
-and the loading, and imports their names, so `loader.X` still finds them.
+and the loading.
 """
 
 from __future__ import annotations
@@ -35,20 +30,14 @@ import yaml
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.observations import Stamp
-from crsec_concordia.scenarios.problems import (  # noqa: F401  pylint: disable=unused-import
-    _DESIGN, _line_of, _path, _Problem, ScenarioError, _show)
-from crsec_concordia.scenarios.checks import (  # noqa: F401  pylint: disable=unused-import
-    _as_whole, ClockTime, _cross_check, Days, Ident, _ident,
-    InitialNormCount, Line, _line, MAX_DAYS, _MAX_DIGITS, MAX_INITIAL_NORMS,
-    MAX_NAME, MAX_ROUNDS, MAX_THRESHOLD, Minutes, _minutes, Name, _name,
-    _NAME_BREAKERS, NormType, Place, Positive, Role, ROLES, Rounds, _scenario_name,
-    ScenarioName, _short, Text, _text, Threshold, _TIME, _time, Utility,
-    _whole)
-from crsec_concordia.scenarios.explain import (  # noqa: F401  pylint: disable=unused-import
-    _ADD, _EXAMPLE, _explain, _ITEM, _keys, _model_at, _range,
-    _scenario_model, _type_at, _unwrap)
-from crsec_concordia.scenarios.yaml_reading import (  # noqa: F401  pylint: disable=unused-import
-    _BadValue, _checked, _duplicate_keys, _Loader, read_yaml)
+from crsec_concordia.scenarios.checks import (
+    ClockTime, Days, Ident, InitialNormCount, Line, Minutes, Name, NormType,
+    Place, Positive, Role, Rounds, ScenarioName, Text, Threshold, Utility,
+    cross_check, minutes_of)
+from crsec_concordia.scenarios.explain import explain
+from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
+                                                ScenarioError, path_text)
+from crsec_concordia.scenarios.yaml_reading import duplicate_keys, read_yaml
 
 HERE = Path(__file__).resolve().parent
 
@@ -72,7 +61,7 @@ class Clock(_Model):
 
   @property
   def steps_per_day(self) -> int:
-    span = _minutes(self.end) - _minutes(self.start)
+    span = minutes_of(self.end) - minutes_of(self.start)
     return max(1, math.ceil(span / self.minutes_per_step))
 
 
@@ -169,10 +158,10 @@ class Scenario(_Model):
   def _consistent(self) -> "Scenario":
     # `load_scenario` reports these itself, with a precise location each;
     # this keeps a Scenario built any other way just as consistent.
-    if problems := _cross_check(self.model_dump()):
+    if problems := cross_check(self.model_dump()):
       raise PydanticCustomError(
           "cross_check", "{problems}",
-          {"problems": "; ".join(f"{_path(p.loc)}: {p.what}" for p in problems)})
+          {"problems": "; ".join(f"{path_text(p.loc)}: {p.what}" for p in problems)})
     return self
 
   # -- building ----------------------------------------------------------------
@@ -216,7 +205,7 @@ class Scenario(_Model):
     if step < 1:
       raise ValueError(f"steps count from 1, not {step}")
     day, index = divmod(step - 1, self.clock.steps_per_day)
-    minutes = _minutes(self.clock.start) + index * self.clock.minutes_per_step
+    minutes = minutes_of(self.clock.start) + index * self.clock.minutes_per_step
     return Stamp(day=day + 1, clock=f"{minutes // 60:02d}:{minutes % 60:02d}",
                  step=step)
 
@@ -283,20 +272,20 @@ class Scenario(_Model):
 
 
 def _validate(data: Any, root: yaml.Node | None, source: str) -> Scenario:
-  problems: list[_Problem] = []
+  problems: list[Problem] = []
   scenario = None
   try:
     scenario = Scenario.model_validate(data)
   except pydantic.ValidationError as e:
     errors = e.errors()
-    problems += [_explain(err) for err in errors if err["type"] != "cross_check"]
-    if not problems and not _cross_check(data):
+    problems += [explain(err, Scenario) for err in errors if err["type"] != "cross_check"]
+    if not problems and not cross_check(data):
       # Only the model's own cross-check failed, on data the raw check
       # passed (should not happen): report it rather than hide it.
-      problems += [_Problem(err["loc"], err["msg"], _DESIGN) for err in errors]
-  problems += _cross_check(data)
+      problems += [Problem(err["loc"], err["msg"], DESIGN_DOC) for err in errors]
+  problems += cross_check(data)
   if root is not None:
-    problems += _duplicate_keys(root)
+    problems += duplicate_keys(root)
   if problems:
     rendered = dict.fromkeys(p.render(source, root) for p in problems)
     raise ScenarioError([text for _, text in sorted(rendered, key=lambda r: r[0])])

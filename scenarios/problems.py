@@ -2,7 +2,7 @@
 
 Every problem the loader finds (explain.py's explanations of pydantic
 errors, checks.py's checks across fields, yaml_reading.py's syntax) is a
-`_Problem`: a location in the file's data (pydantic-style, e.g.
+`Problem`: a location in the file's data (pydantic-style, e.g.
 ("agents", 2, "name")), what is wrong and how to fix it, rendered as one
 line `FILE:LINE: agents[2].name: what; fix`, the line found by walking the
 YAML node tree along the location. `ScenarioError` carries them all.
@@ -19,7 +19,7 @@ import yaml
 from crsec_concordia.errors import UserError
 
 
-_DESIGN = "see docs/design.md, 'Scenario file (YAML)'"
+DESIGN_DOC = "see docs/design.md, 'Scenario file (YAML)'"
 
 
 class ScenarioError(UserError):
@@ -37,7 +37,7 @@ class ScenarioError(UserError):
     return "\n".join(self.problems)
 
 
-class _Problem:
+class Problem:
   """One problem: where (a pydantic-style location), what, and the fix."""
 
   def __init__(self, loc: tuple, what: str, fix: str, line: int | None = None):
@@ -45,12 +45,12 @@ class _Problem:
 
   def render(self, source: str, root: yaml.Node | None) -> tuple[int, str]:
     """(line or 0, the one-line message)."""
-    line = self.line or (_line_of(root, self.loc) if root is not None else 0)
+    line = self.line or (line_of(root, self.loc) if root is not None else 0)
     where = f"{source}:{line}" if line else source
-    return line, f"{where}: {_path(self.loc)}: {self.what}; {self.fix}"
+    return line, f"{where}: {path_text(self.loc)}: {self.what}; {self.fix}"
 
 
-def _path(loc: tuple) -> str:
+def path_text(loc: tuple) -> str:
   out = ""
   for part in loc:
     out += f"[{part}]" if isinstance(part, int) else (
@@ -58,7 +58,7 @@ def _path(loc: tuple) -> str:
   return out or "(top level)"
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
   """A value as the user wrote it, short."""
   if isinstance(value, bool):
     return "true" if value else "false"
@@ -77,7 +77,7 @@ def _show(value: Any) -> str:
   return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _line_of(root: yaml.Node, loc: tuple) -> int:
+def line_of(root: yaml.Node, loc: tuple) -> int:
   """The 1-based line of `loc` in the node tree, or of its nearest parent.
 
   A mapping key points at the key's line (where `persona: >-` is written), a

@@ -17,22 +17,22 @@ from typing import Any
 
 import yaml
 
-from crsec_concordia.scenarios.checks import _MAX_DIGITS
-from crsec_concordia.scenarios.problems import ScenarioError, _Problem, _show
+from crsec_concordia.scenarios.checks import MAX_DIGITS
+from crsec_concordia.scenarios.problems import Problem, ScenarioError, show
 
 
-class _Loader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+class YamlLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
   """SafeLoader with YAML 1.2 booleans and integers (see the module doc)."""
 
 
-_Loader.yaml_implicit_resolvers = {
+YamlLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers
             if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int")]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Loader.add_implicit_resolver(
+YamlLoader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
     list("tTfF"))
-_Loader.add_implicit_resolver(
+YamlLoader.add_implicit_resolver(
     "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"),
     list("-+0123456789"))
 
@@ -45,11 +45,11 @@ class _BadValue(yaml.constructor.ConstructorError):
   def __init__(self, node: yaml.ScalarNode):
     tag = node.tag.rsplit(":", 1)[-1]
     digits = node.value.lstrip("+-")
-    if tag == "int" and digits.isdigit() and len(digits) > _MAX_DIGITS:
+    if tag == "int" and digits.isdigit() and len(digits) > MAX_DIGITS:
       what = f"a number of {len(digits)} digits is out of range"
       self.fix = "use a number in the range the field takes (see docs/design.md)"
     else:
-      what = f"{_show(node.value)} is not a valid !!{tag}"
+      what = f"{show(node.value)} is not a valid !!{tag}"
       self.fix = f"write a valid {tag} value, or remove the !!{tag} tag"
     super().__init__(None, None, what, node.start_mark)
 
@@ -65,11 +65,11 @@ def _checked(construct: Any) -> Any:
 
 for _tag in ("int", "float", "bool", "timestamp"):
   _tag = f"tag:yaml.org,2002:{_tag}"
-  _Loader.add_constructor(_tag, _checked(yaml.SafeLoader.yaml_constructors[_tag]))
+  YamlLoader.add_constructor(_tag, _checked(yaml.SafeLoader.yaml_constructors[_tag]))
 
 
-def _duplicate_keys(node: yaml.Node, loc: tuple = (),
-                    seen: set[int] | None = None) -> Iterator[_Problem]:
+def duplicate_keys(node: yaml.Node, loc: tuple = (),
+                    seen: set[int] | None = None) -> Iterator[Problem]:
   """YAML keeps the last of two equal keys without a word; we say so."""
   seen = set() if seen is None else seen
   if id(node) in seen:
@@ -82,23 +82,23 @@ def _duplicate_keys(node: yaml.Node, loc: tuple = (),
         continue
       line = key.start_mark.line + 1
       if key.value in first:
-        yield _Problem(loc + (key.value,),
+        yield Problem(loc + (key.value,),
                        f"key {key.value!r} appears twice in this mapping "
                        f"(first on line {first[key.value]})",
                        "keep only one of them (YAML silently uses the last)", line)
       else:
         first[key.value] = line
-      yield from _duplicate_keys(value, loc + (key.value,), seen)
+      yield from duplicate_keys(value, loc + (key.value,), seen)
   elif isinstance(node, yaml.SequenceNode):
     for i, item in enumerate(node.value):
-      yield from _duplicate_keys(item, loc + (i,), seen)
+      yield from duplicate_keys(item, loc + (i,), seen)
 def read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
   """The data and node tree of YAML `text` (None, None when it holds no
   document), read with the rules above; ScenarioError with one line for
   anything PyYAML cannot read (syntax, characters, tags, nesting)."""
   loader = None
   try:
-    loader = _Loader(text)  # Reads the whole text: control characters fail here.
+    loader = YamlLoader(text)  # Reads the whole text: control characters fail here.
     root = loader.get_single_node()
     data = None if root is None else loader.construct_document(root)
   except RecursionError:

@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from crsec_concordia import cli
+from crsec_concordia.embedding import MiniLMEmbedder
+from crsec_concordia.models import embedded
+from crsec_concordia.models.openai_compatible import OpenAICompatibleModel
 from crsec_concordia.scenarios import Scenario, builtin_path
+from crsec_concordia.sweeps.ray_backend import RayBackend
 from tests.yaml_fuzz import Mutant, edited, reshaped, schema_mutants, syntax_mutants
 
 MINI = builtin_path("hobbs_cafe_mini").read_text(encoding="utf-8")
@@ -217,11 +222,6 @@ def tripwires(fired: list[str]) -> Iterator[None]:
   imported by name), and `xllamacpp` is a stub, so no path to llama.cpp or
   the embedder is left open.
   """
-  from crsec_concordia.embedding import MiniLMEmbedder  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.models import embedded  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.models.openai_compatible import OpenAICompatibleModel  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.sweeps.ray_backend import RayBackend  # pylint: disable=import-outside-toplevel
-
   def trip(what: str):
     def fire(*args: Any, **kwargs: Any) -> Any:
       del args, kwargs
@@ -302,7 +302,6 @@ def reject(mutant: Mutant, command: str = "run") -> Outcome:
   """Runs `crsec COMMAND FILE` (run, compare or sweep) in this process on
   the default (embedded) model, in an empty working directory, and judges
   the rejection."""
-  from crsec_concordia import cli  # pylint: disable=import-outside-toplevel
   with tempfile.TemporaryDirectory(prefix="crsec-fuzz-") as tmp:
     root = Path(tmp)
     work, cache, inputs = root / "work", root / "cache", root / "in"

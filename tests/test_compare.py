@@ -1,8 +1,8 @@
 """`crsec compare`: seeds, parallel arms, aggregation with CIs and effects.
 
-The runner is being written elsewhere: tests put a fake
-`crsec_concordia.runner` (and `crsec_concordia.scenarios`) into sys.modules
-that writes hand-built run directories with known numbers.
+No model runs here: the runner's `run_episode` and `resume_episode` are
+replaced by fakes that write hand-built run directories with known numbers,
+and the scenario loader by one that returns a stand-in.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from crsec_concordia import cli
+from crsec_concordia import cli, runner
+from crsec_concordia.commands import compare
 from crsec_concordia.commands.compare import parse_seeds
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
@@ -81,16 +82,11 @@ def fake(monkeypatch):
     return write_known_run(Path(run_dir), info["arm"], info["seed"],
                            info["max_steps"])
 
-  runner = types.ModuleType("crsec_concordia.runner")
-  runner.run_episode = run_episode
-  runner.resume_episode = resume_episode
-  # What `crsec run`'s parser reads when the CLI is built.
-  runner.DEFAULT_SCENARIO, runner.ARMS = "hobbs_cafe_mini", ARMS
-  scenarios = types.ModuleType("crsec_concordia.scenarios")
-  scenarios.load_scenario = lambda name: types.SimpleNamespace(
-      name="hobbs_cafe_test", source=name)
-  monkeypatch.setitem(sys.modules, "crsec_concordia.runner", runner)
-  monkeypatch.setitem(sys.modules, "crsec_concordia.scenarios", scenarios)
+  monkeypatch.setattr(runner, "run_episode", run_episode)
+  monkeypatch.setattr(runner, "resume_episode", resume_episode)
+  monkeypatch.setattr(compare, "load_scenario",
+                      lambda name: types.SimpleNamespace(
+                          name="hobbs_cafe_test", source=name))
   return types.SimpleNamespace(calls=calls, failing=failing)
 
 
@@ -173,9 +169,14 @@ def test_interrupted_runs_are_resumed(fake, tmp_path):
   out = tmp_path / "cmp"
   argv = ["compare", "x", "--seeds", "1", "--out", str(out), "--steps", "3"]
   assert cli.main(argv) == 0
-  run_json = out / "baseline" / "seed_1" / "run.json"
-  info = json.loads(run_json.read_text())
-  run_json.write_text(json.dumps({**info, "status": "interrupted"}))
+  run_dir = out / "baseline" / "seed_1"
+  info = json.loads((run_dir / "run.json").read_text())
+  (run_dir / "run.json").write_text(json.dumps({**info,
+                                                "status": "interrupted"}))
+  # The checkpoint of its last completed slot, which a resume starts from.
+  checkpoint = runner.checkpoint_path(run_dir, info["completed_steps"])
+  checkpoint.parent.mkdir(parents=True, exist_ok=True)
+  checkpoint.write_text("{}")
   assert cli.main(argv) == 0
   assert fake.calls[-1]["resume"] == out / "baseline" / "seed_1"
   assert len(fake.calls) == 3
@@ -217,17 +218,6 @@ def test_bad_seeds_on_the_command_line(fake, tmp_path, capsys):
   err = capsys.readouterr().err.strip()
   assert err.startswith("crsec: --seeds '3-1'") and "\n" not in err
   assert not fake.calls
-
-
-def test_missing_runner_is_a_user_error(monkeypatch, tmp_path, capsys):
-  scenarios = types.ModuleType("crsec_concordia.scenarios")
-  scenarios.load_scenario = lambda name: types.SimpleNamespace(name="s")
-  monkeypatch.setitem(sys.modules, "crsec_concordia.scenarios", scenarios)
-  monkeypatch.setitem(sys.modules, "crsec_concordia.runner", None)
-  code = cli.main(["compare", "x", "--seeds", "1", "--out",
-                   str(tmp_path / "c")])
-  assert code == 2
-  assert "crsec_concordia.runner is not installed" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["compare", "report"])

@@ -20,6 +20,7 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.runs.resume import code_change
 from tests import schema_answers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,7 +176,6 @@ def test_no_git_program_gives_no_commit(monkeypatch):
 
 
 def test_a_resume_at_other_code_says_what_it_mixes():
-  from crsec_concordia.runs.resume import code_change  # pylint: disable=import-outside-toplevel
   begun = {"commit": "a" * 40}
   assert code_change(begun, {"commit": "a" * 40}) is None
   assert code_change(begun, {"commit": None}) is None  # No checkout: unknown.

@@ -19,11 +19,13 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import cli, runner
+from crsec_concordia.commands import run as run_cmd
 from crsec_concordia.errors import UserError
 from crsec_concordia.game_masters import adjudication
 from crsec_concordia.runs import episode, session
 from crsec_concordia.scenarios import ScenarioError, parse_scenario
 from tests import crsec_script as cs
+from tests.metrics_fixtures import RunBuilder
 from tests.test_game_master import referee
 
 TINY = """
@@ -425,8 +427,6 @@ tr.run(tr.Path({str(tmp_path)!r}), shared_embedder(), name="killed")
 def test_the_summary_counts_the_referees_own_checks(tmp_path, capsys):
   """Actions not put to the referee and tags it kept apart (tag_gate.py,
   doer_check.py) are counted in the run's summary."""
-  from crsec_concordia.commands import run as run_cmd  # pylint: disable=import-outside-toplevel
-  from tests.metrics_fixtures import RunBuilder  # pylint: disable=import-outside-toplevel
   b = RunBuilder(tmp_path / "run", steps=3)
   base = {"action": "x", "narration": "x", "place": "indoors",
           "evidence": "none", "behaviours": []}

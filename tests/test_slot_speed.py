@@ -32,6 +32,7 @@ from crsec_concordia.components import _free_text as free_text
 from crsec_concordia.components import _copies as copies
 from crsec_concordia.components import norm_memory
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
+from crsec_concordia.game_masters import exact_observations
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs import episode, simulation
@@ -325,7 +326,6 @@ def test_the_warmer_embeds_each_text_once_in_the_background():
 
 
 def test_an_observation_shows_the_slot_s_actions_before_the_talk():
-  from crsec_concordia.game_masters import exact_observations  # pylint: disable=import-outside-toplevel
   stamp = observations.Stamp(1, "09:10", 2)
   talk = observations.format_conversation(stamp, "Ada Abbott", "Ben Abbott",
                                           "noise", [("Ada Abbott", "Hush.")])

@@ -16,11 +16,17 @@ import socket
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from crsec_concordia.models import EndpointConfig, embedded
+from crsec_concordia.scenarios import parse_scenario
+from crsec_concordia.sweeps import runjob
+from crsec_concordia.sweeps.ray_backend import RayBackend
+from crsec_concordia.sweeps.spec import Resources
 from tests import schema_answers
 from tests.fake_openai import FakeOpenAI
 
@@ -249,13 +255,6 @@ def test_the_embedded_model_is_one_server_per_node_shared_by_its_runs(
   """Runs on the embedded model get the URL of their node's host, which
   starts its server once. The host's server here is a stand-in (the fake
   endpoint): no test starts llama.cpp."""
-  # pylint: disable=import-outside-toplevel
-  import types
-  from crsec_concordia.models import EndpointConfig, embedded
-  from crsec_concordia.scenarios import parse_scenario
-  from crsec_concordia.sweeps import runjob
-  from crsec_concordia.sweeps.ray_backend import RayBackend
-  from crsec_concordia.sweeps.spec import Resources
   for name, value in _env(tmp_path).items():
     monkeypatch.setenv(name, value)
   url = fake.base_url

@@ -21,7 +21,7 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.models import EndpointConfig
-from crsec_concordia.sweeps import aggregate, execute, grid, runjob
+from crsec_concordia.sweeps import aggregate, driver, execute, grid, runjob
 from crsec_concordia.sweeps import spec as spec_lib
 from crsec_concordia.sweeps import validate
 
@@ -330,7 +330,6 @@ def test_report_of_a_sweep(known_sweep, capsys):
 def test_a_run_of_another_set_up_is_not_reused(tmp_path):
   """A condition edited after its runs completed: those runs are not
   mixed into the cell, they are reported."""
-  from crsec_concordia.sweeps import driver  # pylint: disable=import-outside-toplevel
   spec, (scenario,) = parse(GOOD)
   runs = [r for r in grid.expand(spec, [scenario.name])
           if r.condition == "no_talk" and r.endpoint == "a"][:1]

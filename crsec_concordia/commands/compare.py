@@ -18,38 +18,29 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib
-import logging
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia import outputs
+from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+                                            positive)
 from crsec_concordia.errors import UserError
+from crsec_concordia.metrics.measure import aggregate
+from crsec_concordia.metrics.present import tables
+from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
-from crsec_concordia.sweeps.spec import parse_seeds
+from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
+from crsec_concordia.sweeps import driver, execute, grid, runjob
+from crsec_concordia.sweeps.ray_backend import RayBackend
+from crsec_concordia.sweeps.spec import Resources, SweepFile, parse_seeds
 
-_LOG = logging.getLogger(__name__)
 ARMS = ("normative", "baseline")
 __all__ = ["ARMS", "add_parser", "parse_seeds", "run"]
 
 
-def positive(name: str):
-  """An argparse type: a whole number of at least 1, named in its errors."""
-  def convert(text: str) -> int:
-    try:
-      value = int(text)
-    except ValueError:
-      raise argparse.ArgumentTypeError(
-          f"{name} must be a whole number, not {text!r}") from None
-    if value < 1:
-      raise argparse.ArgumentTypeError(f"{name} must be at least 1")
-    return value
-  return convert
-
-
 def add_parser(sub) -> None:
-  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser(
       "compare", help="run the normative and baseline arms on the same seeds "
       "and aggregate their metrics with 95%% confidence intervals")
@@ -74,57 +65,28 @@ def add_parser(sub) -> None:
   p.set_defaults(func=run)
 
 
-def _import(module: str, what: str) -> Any:
+def _load_scenario(name: str) -> Scenario:
   try:
-    return importlib.import_module(module)
-  except ModuleNotFoundError as e:
-    if e.name and module.startswith(e.name):
-      raise UserError(f"{module} is not installed, so `crsec compare` cannot "
-                      f"{what}; update the package (`make setup`)") from None
-    raise
-
-
-def _load_scenario(name: str) -> Any:
-  scenarios = _import("crsec_concordia.scenarios", "load the scenario")
-  try:
-    return scenarios.load_scenario(name)
-  except UserError:
-    raise
-  except Exception as e:  # ScenarioError and friends: a person's problem.
-    if type(e).__name__ == "ScenarioError":
-      raise UserError(str(e).splitlines()[0]) from None
-    raise
+    return load_scenario(name)
+  except ScenarioError as e:  # Its first problem, as one line.
+    raise UserError(str(e).splitlines()[0]) from None
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-  from crsec_concordia.sweeps.grid import write_json  # pylint: disable=import-outside-toplevel
-  write_json(out / COMPARE_JSON, manifest)
+  grid.write_json(out / COMPARE_JSON, manifest)
 
 
 def _backend(args: argparse.Namespace, embedded: bool):
   """Threads by default; Ray tasks with --ray or --address."""
-  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.sweeps import execute
   if not (args.ray or args.address):
     return execute.ThreadBackend(args.jobs)
-  from crsec_concordia.sweeps.ray_backend import RayBackend
-  from crsec_concordia.sweeps.spec import Resources
   return RayBackend(address=args.address, num_cpus=args.jobs,
                     resources=Resources(), retries=1, embedded=embedded,
                     verbose=bool(getattr(args, "verbose", False)))
 
 
-def run(args: argparse.Namespace) -> int:
-  # pylint: disable=import-outside-toplevel
-  seeds = parse_seeds(args.seeds)
-  from crsec_concordia.models import EndpointConfig
-  from crsec_concordia.sweeps import driver, execute, grid, runjob
-  from crsec_concordia.sweeps.spec import SweepFile
-  endpoint = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
-                                    args.schema_mode, args.timeout)
-  scenario = _load_scenario(args.scenario)
-  _import("crsec_concordia.runner", "run episodes")
-  name = str(getattr(scenario, "name", None) or Path(args.scenario).stem)
+def _out_dir(args: argparse.Namespace, name: str) -> Path:
+  """The compare directory, made and test-written before any run starts."""
   stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
   out: Path = args.out or Path("runs") / f"compare-{name}-{stamp}"
   if out.exists() and not out.is_dir():
@@ -132,12 +94,28 @@ def run(args: argparse.Namespace) -> int:
   if (out / RUN_JSON).exists():
     raise UserError(f"--out {out} is a run directory; pass a new or a "
                     "compare directory")
+  return outputs.writable_dir(out, "--out")
+
+
+def run(args: argparse.Namespace) -> int:
+  seeds = parse_seeds(args.seeds)
+  endpoint = endpoint_from(args)
+  scenario = _load_scenario(args.scenario)
+  out = _out_dir(args, scenario.name)
+  with outputs.writing(out, then="make room there, then the same `crsec "
+                       "compare` continues"):
+    return _compare(args, out, scenario, seeds, endpoint)
+
+
+def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
+             seeds: list[int], endpoint: EndpointConfig) -> int:
+  """Runs what is not done yet, records it in compare.json, aggregates."""
+  name = scenario.name
   # The sweep of this comparison: one scenario, condition and endpoint.
   spec = SweepFile.model_validate({"scenarios": [name], "seeds": seeds,
                                    "arms": list(ARMS), "steps": args.steps})
   runs = grid.expand(spec, [name],
                      layout=lambda r: f"{r.arm}/seed_{r.seed}")
-  out.mkdir(parents=True, exist_ok=True)
   jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
       progress=args.jobs == 1 and not (args.ray or args.address))
@@ -153,9 +131,40 @@ def run(args: argparse.Namespace) -> int:
     r = by_id[run_id]
     print(f"compare: {r.arm} seed {r.seed}: reusing {out / r.run_dir}",
           flush=True)
+  start = time.monotonic()
+  outcomes, failed, person_errors = _play(args, out, by_id, jobs,
+                                          endpoint.embedded)
+  done = set(reused) | {i for i, o in outcomes.items()
+                        if o.status == "completed"}
+  for r in runs:
+    if r.id in done:
+      manifest["arms"][r.arm].append(r.run_dir)
+  manifest["failed"] = failed
+  manifest["status"] = "completed" if not failed else "partial"
+  manifest["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
+  manifest["wall_seconds"] = round(time.monotonic() - start, 1)
+  _write_manifest(out, manifest)
+  if not done:
+    if person_errors:
+      raise UserError(person_errors[0])
+    raise UserError(f"every run failed (first: {failed[0]['error']}); see "
+                    f"{out} and rerun with -v")
+  metrics = aggregate.aggregate(out)
+  tables.write_compare(metrics)
+  _print_effects(metrics.summary)
+  print(f"compare: wrote {out / tables.COMPARE_SUMMARY_JSON}; "
+        f"`crsec report {out}` draws it")
+  return 1 if failed else 0
+
+
+def _play(args: argparse.Namespace, out: Path, by_id: dict[str, grid.RunSpec],
+          jobs: list[runjob.RunJob], embedded: bool
+          ) -> tuple[dict[str, runjob.Outcome], list[dict[str, Any]],
+                     list[str]]:
+  """Runs the jobs, saying each start and end: (outcomes by run id, the
+  failed runs as compare.json lists them, the person's errors among them)."""
   failed: list[dict[str, Any]] = []
   person_errors: list[str] = []
-  start = time.monotonic()
 
   def on_start(job: runjob.RunJob) -> None:
     found = runjob.state(job.run_dir, job.arm, job.seed, job.steps)
@@ -173,38 +182,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"compare: {job.arm} seed {job.seed}: FAILED: {outcome.error}",
           file=sys.stderr, flush=True)
 
-  outcomes: dict[str, runjob.Outcome] = {}
-  if jobs:
-    backend = _backend(args, endpoint.embedded)
-    try:
-      outcomes = execute.schedule(jobs, backend, on_start=on_start,
-                                  on_done=on_done, poll=0.5)
-    finally:
-      backend.close()
-  done = set(reused) | {i for i, o in outcomes.items()
-                        if o.status == "completed"}
-  for r in runs:
-    if r.id in done:
-      manifest["arms"][r.arm].append(r.run_dir)
-  manifest["failed"] = failed
-  manifest["status"] = "completed" if not failed else "partial"
-  manifest["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
-  manifest["wall_seconds"] = round(time.monotonic() - start, 1)
-  _write_manifest(out, manifest)
-  if not done:
-    if person_errors:
-      raise UserError(person_errors[0])
-    raise UserError(f"every run failed (first: {failed[0]['error']}); see "
-                    f"{out} and rerun with -v")
-
-  from crsec_concordia.metrics.measure import aggregate
-  from crsec_concordia.metrics.present import tables
-  metrics = aggregate.aggregate(out)
-  tables.write_compare(metrics)
-  _print_effects(metrics.summary)
-  print(f"compare: wrote {out / tables.COMPARE_SUMMARY_JSON}; "
-        f"`crsec report {out}` draws it")
-  return 1 if failed else 0
+  if not jobs:
+    return {}, failed, person_errors
+  backend = _backend(args, embedded)
+  try:
+    outcomes = execute.schedule(jobs, backend, on_start=on_start,
+                                on_done=on_done, poll=0.5)
+  finally:
+    backend.close()
+  return outcomes, failed, person_errors
 
 
 def _print_effects(summary: dict[str, Any]) -> None:

@@ -8,12 +8,8 @@ import platform
 import sys
 import time
 
-from crsec_concordia.models import (
-    EndpointConfig,
-    StructuredOutputError,
-    embedded,
-    make_model,
-)
+from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
+from crsec_concordia.models import StructuredOutputError, embedded, make_model
 
 # Each package with the extra that brings it (None: the core).
 PACKAGES = (("gdm-concordia", None), ("openai", None), ("numpy", None),
@@ -23,7 +19,6 @@ PACKAGES = (("gdm-concordia", None), ("openai", None), ("numpy", None),
 
 
 def add_parser(sub) -> None:
-  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser("doctor", help="check Python, packages, model file and "
                      "endpoint, with one real round trip")
   add_endpoint_flags(p)
@@ -47,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
              f"the '{extra}' extra: pip install 'crsec-concordia[{extra}]'")
       _line(False, name, f"not installed: {fix}")
       failures += 1
-  config = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
-                                  args.schema_mode, args.timeout)
+  config = endpoint_from(args)
   if config.embedded:
     status = embedded.ensure_model_file(lambda m: print(f"      {m}"))
     _line(status.verified, "model file",

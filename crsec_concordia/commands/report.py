@@ -18,11 +18,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from crsec_concordia import outputs
+from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
 from crsec_concordia.errors import UserError
+from crsec_concordia.metrics.classifiers.judge import LLMJudge
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.metrics.present import publish, report
+from crsec_concordia.models import make_model
+from crsec_concordia.rundir import reading
+from crsec_concordia.sweeps.report import sweep_report
 
 
 def add_parser(sub) -> None:
-  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser("report", help="metrics, figures, an HTML report and a "
                      "human-evaluation kit for a run, compare or sweep "
                      "directory")
@@ -54,21 +61,22 @@ def add_parser(sub) -> None:
 def _matcher_factory(args: argparse.Namespace):
   if not args.llm_judge:
     return None
-  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.metrics.classifiers.judge import LLMJudge
-  from crsec_concordia.metrics.classifiers.matching import NormMatcher
-  from crsec_concordia.models import EndpointConfig, make_model
-  config = EndpointConfig.resolve(args.base_url, args.api_key, args.model,
-                                  args.schema_mode, args.timeout)
-  judge = LLMJudge(make_model(config, seed=0))
+  judge = LLMJudge(make_model(endpoint_from(args), seed=0))
   return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
                                  judge=judge)
 
 
+def _writable(path: Path, out: Path | None) -> Path:
+  """The report directory, and the directory itself (its metrics and
+  tables are written beside its runs), checked before anything is computed."""
+  outputs.writable_dir(path, "RUN_COMPARE_OR_SWEEP_DIR",
+                       fix="copy it somewhere you can write to and report "
+                       "on the copy")
+  return outputs.writable_dir(out or path / "report",
+                              "--out" if out else "the report directory")
+
+
 def run(args: argparse.Namespace) -> int:
-  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.metrics.present import report
-  from crsec_concordia.rundir import reading
   if args.publish is not None:
     return _publish(args)
   if len(args.path) != 1:
@@ -80,46 +88,46 @@ def run(args: argparse.Namespace) -> int:
     raise UserError(f"{path} is not a directory; pass a run directory "
                     "(with run.json) or a compare directory (with "
                     "compare.json)")
-  factory = None
-  formats = [args.figure_format]
+  if not (reading.is_sweep_dir(path) or reading.is_compare_dir(path)
+          or reading.is_run_dir(path)):
+    raise UserError(f"{path} is neither a run directory (no run.json), a "
+                    "compare directory (no compare.json) nor a sweep "
+                    "directory (no sweep.json); pass one written by `crsec "
+                    "run`, `crsec compare` or `crsec sweep`")
+  if reading.is_sweep_dir(path) and args.figure_format != "png":
+    raise UserError(f"--figure-format {args.figure_format}: a sweep's "
+                    "report draws PNG only; report its runs or a compare "
+                    "directory for SVG or PDF")
+  out = _writable(path, args.out)
+  with outputs.writing(path, out):
+    return _report(args, path)
+
+
+def _report(args: argparse.Namespace, path: Path) -> int:
   if reading.is_sweep_dir(path):
-    if args.figure_format != "png":
-      raise UserError(f"--figure-format {args.figure_format}: a sweep's "
-                      "report draws PNG only; report its runs or a compare "
-                      "directory for SVG or PDF")
-    from crsec_concordia.sweeps.report import sweep_report  # pylint: disable=import-outside-toplevel
     result = sweep_report(path, args.out,
                           matcher_factory=_matcher_factory(args))
     print(f"report: {result.index} ({len(result.figures)} figures; tables "
           f"in {path})")
     return 0
-  if reading.is_compare_dir(path):
-    factory = _matcher_factory(args)
-    result = report.compare_report(path, args.out, matcher_factory=factory,
-                                   per_op=args.samples, seed=args.sample_seed,
-                                   figure_formats=formats)
-  elif reading.is_run_dir(path):
-    factory = _matcher_factory(args)
-    result = report.run_report(path, args.out, matcher_factory=factory,
-                               per_op=args.samples, seed=args.sample_seed,
-                               figure_formats=formats)
-  else:
-    raise UserError(f"{path} is neither a run directory (no run.json), a "
-                    "compare directory (no compare.json) nor a sweep "
-                    "directory (no sweep.json); pass one written by `crsec "
-                    "run`, `crsec compare` or `crsec sweep`")
+  draw = report.compare_report if reading.is_compare_dir(path) else (
+      report.run_report)
+  result = draw(path, args.out, matcher_factory=_matcher_factory(args),
+                per_op=args.samples, seed=args.sample_seed,
+                figure_formats=[args.figure_format])
   print(f"report: {result.index} ({len(result.figures)} figures; "
         f"questionnaire in {result.questionnaire})")
   return 0
 
 
 def _publish(args: argparse.Namespace) -> int:
-  from crsec_concordia.metrics.present import publish  # pylint: disable=import-outside-toplevel
   for path in args.path:
     if not path.is_dir():
       raise UserError(f"{path} is not a directory; pass run, compare or "
                       "sweep directories")
-  readme = publish.publish(args.path, args.publish,
-                           matcher_factory=_matcher_factory(args))
+  out = outputs.writable_dir(args.publish, "--publish")
+  with outputs.writing(out):
+    readme = publish.publish(args.path, out,
+                             matcher_factory=_matcher_factory(args))
   print(f"published: {readme} (results.json and figures/ beside it)")
   return 0

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from crsec_concordia import runner
-from crsec_concordia.commands.run import endpoint_from, print_summary
+from crsec_concordia import outputs, runner
+from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
+from crsec_concordia.commands.run import print_summary
+from crsec_concordia.runs.resume import resumable
 
 
 def add_parser(sub) -> None:
-  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser(
       "resume", help="continue an interrupted run",
       description="Continue an interrupted run from its last completed step, "
@@ -24,7 +25,15 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-  run_dir = runner.resume_episode(args.run_dir, endpoint=endpoint_from(args),
-                                  progress=not args.no_progress)
+  # What is wrong with the directory, then whether it can be written, is
+  # said before the model starts.
+  resumable(args.run_dir)
+  outputs.writable_dir(args.run_dir, "RUN_DIR",
+                       fix="make it writable, or copy it somewhere you can "
+                       "write to and resume the copy")
+  with outputs.writing(args.run_dir, then="make room there, then resume "
+                       "again"):
+    run_dir = runner.resume_episode(args.run_dir, endpoint=endpoint_from(args),
+                                    progress=not args.no_progress)
   print_summary(run_dir)
   return 0

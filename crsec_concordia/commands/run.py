@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from crsec_concordia import runner
-from crsec_concordia.models import EndpointConfig
+from crsec_concordia import outputs, runner
+from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+                                            positive)
+from crsec_concordia.runs.episode import default_run_dir
 
 
 def add_parser(sub) -> None:
-  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser(
       "run", help="play one episode (default: the built-in mini café)",
       description="Play one episode of a scenario and write its run "
@@ -23,7 +24,7 @@ def add_parser(sub) -> None:
                  help="CRSEC agents or the same agents without CRSEC "
                  "(default: normative)")
   p.add_argument("--seed", type=int, default=1, help="run seed (default: 1)")
-  p.add_argument("--steps", type=int,
+  p.add_argument("--steps", type=positive("--steps"),
                  help="play this many steps instead of the scenario's length")
   p.add_argument("--out", type=Path, help="the run directory (default: "
                  "runs/<scenario>-<agents>-seed<N>-<UTC time>)")
@@ -33,11 +34,6 @@ def add_parser(sub) -> None:
                  help="no progress bar")
   add_endpoint_flags(p)
   p.set_defaults(func=run)
-
-
-def endpoint_from(args: argparse.Namespace) -> EndpointConfig:
-  return EndpointConfig.resolve(args.base_url, args.api_key, args.model,
-                                args.schema_mode, args.timeout)
 
 
 def print_summary(run_dir: Path) -> None:
@@ -99,11 +95,15 @@ def print_summary(run_dir: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
   # The scenario is loaded (and a malformed one reported) before anything
-  # is created: no empty run directory is left behind.
+  # is created; the run directory is made and test-written before the
+  # model starts, and removed again if the run fails before writing in it.
   scenario = runner.load(args.scenario)
-  run_dir = runner.run_episode(
-      scenario, arm=args.agents, seed=args.seed, out_dir=args.out,
-      endpoint=endpoint_from(args), steps=args.steps,
-      cache=not args.no_cache, progress=not args.no_progress)
+  out = args.out or default_run_dir(scenario, args.agents, args.seed)
+  with outputs.new_dir(out, "--out"), outputs.writing(
+      out, then=f"make room there, then `crsec resume {out}` continues"):
+    run_dir = runner.run_episode(
+        scenario, arm=args.agents, seed=args.seed, out_dir=out,
+        endpoint=endpoint_from(args), steps=args.steps,
+        cache=not args.no_cache, progress=not args.no_progress)
   print_summary(run_dir)
   return 0

@@ -20,13 +20,20 @@ import sys
 import time
 from pathlib import Path
 
-from crsec_concordia.commands.compare import positive as _positive
+from crsec_concordia import outputs
+from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+                                            positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
+from crsec_concordia.sweeps import aggregate, driver, grid
+from crsec_concordia.sweeps import spec as spec_lib
+from crsec_concordia.sweeps import validate
+from crsec_concordia.sweeps.progress import Progress
+from crsec_concordia.sweeps.ray_backend import RayBackend
+from crsec_concordia.sweeps.runjob import RunJob
 
 
 def add_parser(sub) -> None:
-  from crsec_concordia.cli import add_endpoint_flags  # pylint: disable=import-outside-toplevel
   p = sub.add_parser(
       "sweep", help="run a grid of scenarios, conditions (ablations), "
       "endpoints, arms and seeds as Ray tasks; resumable",
@@ -42,10 +49,10 @@ def add_parser(sub) -> None:
                  "head:6379, as `ray start --head` prints it; 'auto' for the "
                  "one this machine belongs to); default: a new local Ray "
                  "instance")
-  p.add_argument("--num-cpus", type=_positive("--num-cpus"),
+  p.add_argument("--num-cpus", type=positive("--num-cpus"),
                  help="CPUs of the local Ray instance: runs at once = this "
                  "/ resources.num_cpus (default: all of this machine's)")
-  p.add_argument("--steps", type=_positive("--steps"),
+  p.add_argument("--steps", type=positive("--steps"),
                  help="steps per run, instead of the file's `steps`")
   p.add_argument("--no-cache", action="store_true",
                  help="do not replay model answers from the response cache "
@@ -57,6 +64,7 @@ def add_parser(sub) -> None:
 
 
 def _out_dir(args: argparse.Namespace, name: str) -> Path:
+  """The sweep directory, made and test-written before Ray starts."""
   out: Path = args.out or Path("runs") / f"sweep-{name}"
   if out.exists() and not out.is_dir():
     raise UserError(f"--out {out} is a file; pass a directory")
@@ -64,89 +72,95 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
     if (out / marker).exists():
       raise UserError(f"--out {out} is {what} directory; pass a new or a "
                       "sweep directory")
-  return out
+  return outputs.writable_dir(out, "--out")
 
 
 def run(args: argparse.Namespace) -> int:
-  # pylint: disable=import-outside-toplevel
-  from crsec_concordia.models import EndpointConfig
-  from crsec_concordia.sweeps import driver, grid, spec as spec_lib, validate
-  from crsec_concordia.sweeps.progress import Progress
-
   overrides = {"steps": args.steps} if args.steps else {}
   spec, scenarios = validate.load_sweep(args.sweep_file, overrides)
-  endpoints = grid.endpoint_configs(spec, lambda: EndpointConfig.resolve(
-      args.base_url, args.api_key, args.model, args.schema_mode,
-      args.timeout))
+  endpoints = grid.endpoint_configs(spec, lambda: endpoint_from(args))
   name = spec.name or args.sweep_file.stem
   by_name = {s.name: s for s in scenarios}
   built = {(s.name, c): spec_lib.apply(s, condition)
            for s in scenarios for c, condition in spec.conditions.items()}
   runs = grid.expand(spec, list(by_name))
   out = _out_dir(args, name)
-  out.mkdir(parents=True, exist_ok=True)
-  with driver.Lock(out):
-    data = grid.manifest(
-        name, str(args.sweep_file), spec,
-        {n: str(s.source_path) if s.source_path else None
-         for n, s in by_name.items()}, endpoints, runs,
-        previous=grid.read_manifest(out))
-    book = driver.StatusBook(out, data)
-    jobs, done, other = driver.prepare(out, runs,
-                                lambda r: built[(r.scenario, r.condition)],
-                                endpoints,
-                                cache=spec.cache and not args.no_cache)
-    for run_id in done:  # Completed before this session (or by a worker
-      # that outlived a killed driver): kept as they are.
-      book.mark(run_id, status="completed", action="reused", error=None)
-    for run_id, why in other.items():
-      book.mark(run_id, status="failed", action="none", error=why)
-    for job in jobs:  # Whatever a previous session left them as.
-      book.mark(job.id, status="pending")
-    book.save()
-    progress = Progress(len(runs), reused=len(done))
-    progress.failed = len(other)
-    for why in other.values():
-      progress.say(f"sweep: FAILED: {why}")
-    progress.read((out / r.run_dir) for r in runs if r.id in done)
-    progress.say(f"sweep: {len(runs)} runs in {out} ({len(done)} already "
-                 f"completed, {len(jobs)} to run)")
-    if jobs:
-      from crsec_concordia.sweeps.ray_backend import RayBackend
-      backend = RayBackend(
-          address=args.address, num_cpus=args.num_cpus or os.cpu_count(),
-          resources=spec.resources, retries=spec.retries,
-          embedded=any(job.endpoint.embedded for job in jobs),
-          verbose=bool(getattr(args, "verbose", False)))
-      try:
-        if args.address:
-          backend.check_shared_directory(out / grid.SWEEP_JSON)
-        driver.run(jobs, backend, book, progress, limits={
-            n: e.max_concurrent_runs for n, e in spec.endpoints.items()})
-      except KeyboardInterrupt:
-        progress.close()
-        print("crsec: sweep interrupted; run the same `crsec sweep` again "
-              "to continue (completed runs are kept)", file=sys.stderr,
-              flush=True)
+  with outputs.writing(out, then="make room there, then the same `crsec "
+                       "sweep` continues"):
+    with driver.Lock(out):
+      data = grid.manifest(
+          name, str(args.sweep_file), spec,
+          {n: str(s.source_path) if s.source_path else None
+           for n, s in by_name.items()}, endpoints, runs,
+          previous=grid.read_manifest(out))
+      book = driver.StatusBook(out, data)
+      jobs, done, other = driver.prepare(
+          out, runs, lambda r: built[(r.scenario, r.condition)], endpoints,
+          cache=spec.cache and not args.no_cache)
+      progress = _start(book, runs, jobs, done, other, out)
+      if jobs and _play(args, spec, out, jobs, book, progress) == 130:
         return 130
-      finally:
-        backend.close()
-    progress.show(force=True)
-    progress.close()
-    book.data["wall_seconds"] = round(time.monotonic() - progress.start, 1)
-    completed, failed = driver.finish(book)
-  minutes, seconds = divmod(int(book.data["wall_seconds"]), 60)
-  print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed, "
-        f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
-  if completed and not args.no_aggregate:
-    from crsec_concordia.sweeps import aggregate
-    result = aggregate.aggregate(out)
-    aggregate.write(result)
-    for line in aggregate.headline(result):
-      print(f"  {line}")
-    print(f"sweep: wrote {out / aggregate.SUMMARY_JSON}; `crsec report "
-          f"{out}` draws it")
+      progress.show(force=True)
+      progress.close()
+      book.data["wall_seconds"] = round(time.monotonic() - progress.start, 1)
+      completed, failed = driver.finish(book)
+    minutes, seconds = divmod(int(book.data["wall_seconds"]), 60)
+    print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed, "
+          f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
+    if completed and not args.no_aggregate:
+      result = aggregate.aggregate(out)
+      aggregate.write(result)
+      for line in aggregate.headline(result):
+        print(f"  {line}")
+      print(f"sweep: wrote {out / aggregate.SUMMARY_JSON}; `crsec report "
+            f"{out}` draws it")
   if not completed:
     raise UserError(f"every run failed; see the errors in "
                     f"{out / grid.SWEEP_JSON} and rerun with -v")
   return 1 if failed else 0
+
+
+def _start(book: driver.StatusBook, runs: list[grid.RunSpec],
+           jobs: list[RunJob], done: list[str], other: dict[str, str],
+           out: Path) -> Progress:
+  """sweep.json as the sweep starts, and the progress line."""
+  for run_id in done:  # Completed before this driver started (or by a
+    # worker that outlived a killed driver): kept as they are.
+    book.mark(run_id, status="completed", action="reused", error=None)
+  for run_id, why in other.items():
+    book.mark(run_id, status="failed", action="none", error=why)
+  for job in jobs:  # Whatever a previous driver left them as.
+    book.mark(job.id, status="pending")
+  book.save()
+  progress = Progress(len(runs), reused=len(done))
+  progress.failed = len(other)
+  for why in other.values():
+    progress.say(f"sweep: FAILED: {why}")
+  progress.read((out / r.run_dir) for r in runs if r.id in done)
+  progress.say(f"sweep: {len(runs)} runs in {out} ({len(done)} already "
+               f"completed, {len(jobs)} to run)")
+  return progress
+
+
+def _play(args: argparse.Namespace, spec: spec_lib.SweepFile, out: Path,
+          jobs: list[RunJob], book: driver.StatusBook, progress: Progress) -> int:
+  """Runs the jobs as Ray tasks; 130 when interrupted, else 0."""
+  backend = RayBackend(
+      address=args.address, num_cpus=args.num_cpus or os.cpu_count(),
+      resources=spec.resources, retries=spec.retries,
+      embedded=any(job.endpoint.embedded for job in jobs),
+      verbose=bool(getattr(args, "verbose", False)))
+  try:
+    if args.address:
+      backend.check_shared_directory(out / grid.SWEEP_JSON)
+    driver.run(jobs, backend, book, progress, limits={
+        n: e.max_concurrent_runs for n, e in spec.endpoints.items()})
+  except KeyboardInterrupt:
+    progress.close()
+    print("crsec: sweep interrupted; run the same `crsec sweep` again "
+          "to continue (completed runs are kept)", file=sys.stderr,
+          flush=True)
+    return 130
+  finally:
+    backend.close()
+  return 0

@@ -77,6 +77,18 @@ def code_change(info: dict[str, Any], code: dict[str, Any]) -> str | None:
           f"{last[:7]}")
 
 
+def committed_usage(run_dir: Path, info: dict[str, Any],
+                    done: int) -> dict[str, Any]:
+  """The usage committed with the last completed slot (run.json is written
+  after usage.json, so usage.json may already count the next slot)."""
+  committed = info.get("usage_by_tag")
+  if committed is None and (run_dir / rundir.USAGE_JSON).is_file():
+    usage = rundir.read_json(run_dir / rundir.USAGE_JSON)
+    if int(usage.get("completed_steps", done)) == done:
+      committed = usage.get("by_tag", {})
+  return dict(committed or {})
+
+
 def resume_episode(
     run_dir: Path | str,
     *,
@@ -108,14 +120,7 @@ def resume_episode(
   session.drain()
   rundir.truncate_events(run_dir / rundir.EVENTS, done)
   rundir.drop_norm_snapshots_after(run_dir, done)
-  # The usage committed with the last completed slot (run.json is written
-  # after usage.json, so usage.json may already count the next slot).
-  committed = info.get("usage_by_tag")
-  if committed is None and (run_dir / rundir.USAGE_JSON).is_file():
-    usage = rundir.read_json(run_dir / rundir.USAGE_JSON)
-    if int(usage.get("completed_steps", done)) == done:
-      committed = usage.get("by_tag", {})
-  session.base_usage = dict(committed or {})
+  session.base_usage = committed_usage(run_dir, info, done)
   code = rundir.provenance()
   mixed = code_change(info, code)
   if mixed and progress:

@@ -8,12 +8,13 @@ crash or Ctrl-C loses at most the slot in flight.
 What a slot leaves is taken when the slot ends (the checkpoint's states,
 the records, the norm snapshots, usage and run.json's fields), but written
 by one background thread, in the same order, while the next slot's agents
-observe and act: in a fifty-agent society the writing (JSON encoding,
-fsyncs) was a tenth of a second per slot with no model call in flight. The
-next slot's resolution waits until it is on disk (the engine's
-`before_resolve`), and so does the end of the run, Ctrl-C included. run.json
-stays the commit point: a kill before it is written loses that slot, and
-resume plays it again, as before.
+observe and act: the writing (JSON encoding, fsyncs) grows with the
+society, and done between slots it is time with no model call in flight
+(docs/trials/runs-and-sweeps.md). The next slot's resolution waits until
+it is on disk (the engine's `before_resolve`), and so does the end of the
+run, Ctrl-C included. run.json stays the commit point: a kill before it is
+written, or a write of the slot that fails, loses that slot, and resume
+plays it again.
 
 An agent's components run their hooks in parallel threads, so the order in
 which one agent's records reach its journal can differ between runs; they
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
+from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
@@ -99,6 +101,8 @@ class Session:
     self._writer: concurrent.futures.ThreadPoolExecutor | None = None
     self._writes: list[concurrent.futures.Future] = []
     self._write_failed = False
+    # run.json as last written by a completed slot (the commit point).
+    self._committed: dict[str, Any] = copy.deepcopy(self.info)
     if "version" not in self.info:
       # Which code made the run (a resume keeps the original's and adds its
       # own to `resumed`); run.json is rewritten when play starts.
@@ -223,8 +227,7 @@ class Session:
     # usage.json and run.json left a usage.json one slot ahead).
     self.info.update(completed_steps=step, wall_seconds=self.wall_seconds(),
                      usage_by_tag=usage)
-    self._write(rundir.write_json, self.run_dir / rundir.RUN_JSON,
-                copy.deepcopy(self.info))
+    self._write(self._commit, copy.deepcopy(self.info))
     if self._bar is not None:
       reused = totals["reused_prompt_tokens"]
       self._bar.set_postfix_str(
@@ -232,6 +235,11 @@ class Session:
           f"{totals['prompt_tokens'] + totals['completion_tokens']} tokens"
           + (f" ({reused} prompt reused)" if reused else ""), refresh=False)
       self._bar.update(1)
+
+  def _commit(self, info: dict[str, Any]) -> None:
+    """On the writer thread: run.json, the slot's commit point."""
+    rundir.write_json(self.run_dir / rundir.RUN_JSON, info)
+    self._committed = info
 
   def create_initial_norms(self) -> None:
     """CreateNorm for every entrepreneur at once, before the first slot.
@@ -255,8 +263,8 @@ class Session:
     done = int(self.info["completed_steps"])
     self.info.update(status="running", finished=None)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+    self._committed = copy.deepcopy(self.info)
     if self.progress:
-      from tqdm import tqdm  # pylint: disable=import-outside-toplevel
       self._bar = tqdm(total=total, initial=done, unit="slot",
                        desc=self.scenario.name, dynamic_ncols=True,
                        file=sys.stderr)
@@ -291,6 +299,10 @@ class Session:
         (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
         rundir.write_log_json(self.run_dir, log)
     except BaseException:
+      if self._write_failed:
+        # A slot whose files failed to be written is not committed: run.json
+        # stays at the last slot that was, and resume plays the rest.
+        self.info = copy.deepcopy(self._committed)
       self.info.update(status="interrupted", wall_seconds=self.wall_seconds())
       rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
       raise

@@ -4,8 +4,9 @@ Every slot ends with a checkpoint (session.py writes it; resume reads it).
 Concordia's `make_checkpoint_data` asks every component of every entity for
 its state twice (once for the entity's state, once more for the
 `component_info` it stores beside it) and deep-copies the whole raw log,
-which grows by every agent's logs each slot. In a fifty-agent society that
-was the largest piece of work between two slots, all under the GIL.
+which grows by every agent's logs each slot: in a large society the
+largest piece of work between two slots, all under the GIL
+(docs/trials/runs-and-sweeps.md).
 
 This one builds the same dictionary, key for key and value for value
 (tests/test_slot_speed.py compares the two), asking each component once,

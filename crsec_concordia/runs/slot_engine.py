@@ -3,7 +3,7 @@
 Why the simultaneous engine: in CRSEC, as in Generative Agents, every agent
 lives through every moment, and a real endpoint serves many requests at
 once; the sequential engine lets one agent act per step and every call wait
-for the one before. Why not the asynchronous engine: it lets each agent run
+for the previous one. Why not the asynchronous engine: it lets each agent run
 its own loop against the game master, so who has seen what when depends on
 thread timing; a slot is a barrier (all observe, all act, then the game
 master resolves), which keeps a seeded run replayable and every agent's
@@ -80,8 +80,8 @@ class SlotEngine(simultaneous.Simultaneous):
     """The agent's observation; directly from the queue when there is one.
 
     The game master's `act` serves one request at a time and runs all of
-    its components for each; asked that way, a 50-agent society waited
-    for 50 observations in a row before its last agent could start. A game
+    its components for each; asked that way, the last of N agents waits
+    for N observations in a row before it can start. A game
     master component with `take(name)` (ExactObservations) is read
     directly, by every agent at once; any other game master is asked.
     """

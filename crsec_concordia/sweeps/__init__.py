@@ -1,6 +1,9 @@
 """Sweeps: grids of scenarios, conditions, endpoints, arms and seeds.
 
-  spec.py         the sweep file (validated like scenario files)
+  spec.py         the sweep file's models, and a condition's scenario
+  validate.py     reading a sweep file, every problem one line
+  explain.py      a pydantic error on it as a problem with a fix
+  checks.py       the checks across its keys (conditions on every scenario)
   grid.py         the grid expanded to runs with stable ids; sweep.json
   runjob.py       one run as a worker plays it: skip, resume or start
   execute.py      the scheduler and the thread backend (`crsec compare`)

@@ -115,8 +115,24 @@ def aggregate(path: str | Path,
   """Metrics of every completed run of the sweep at `path`, aggregated."""
   path = Path(path)
   data, runs = _load(path)
+  cells = _cells(path, data, runs)
+  by_cell, runs_frame, per_step = _measure(path, cells, matcher_factory)
+  reference = str(data.get("reference") or next(iter(
+      data.get("spec", {}).get("conditions") or {"full": None})))
+  return SweepMetrics(path=path, manifest=data, cells=by_cell,
+                      runs=runs_frame, summary=_summary(runs_frame),
+                      effects=_effects(runs_frame, cells, reference),
+                      per_step=per_step, reference=reference)
+
+
+Cells = dict[tuple[str, str, str], dict[str, list[grid.RunSpec]]]
+
+
+def _cells(path: Path, data: dict[str, Any],
+           runs: list[grid.RunSpec]) -> Cells:
+  """The completed runs, by cell and arm."""
   status = {r["id"]: r.get("status") for r in data["runs"]}
-  cells: dict[tuple[str, str, str], dict[str, list[grid.RunSpec]]] = {}
+  cells: Cells = {}
   for run in runs:
     if status.get(run.id) == "completed" and rundir.is_run_dir(
         path / run.run_dir):
@@ -124,6 +140,16 @@ def aggregate(path: str | Path,
   if not cells:
     raise UserError(f"{path / grid.SWEEP_JSON} has no completed run to "
                     "aggregate; run `crsec sweep` again")
+  return cells
+
+
+def _measure(path: Path, cells: Cells,
+             matcher_factory: Callable[[rundir.RunData], NormMatcher] | None
+             ) -> tuple[dict[tuple[str, str, str],
+                             compare_aggregate.CompareMetrics],
+                        pd.DataFrame, pd.DataFrame]:
+  """Each cell's runs measured: (the cells' metrics, one row per run and
+  scalar metric, the per-step table of every cell)."""
   by_cell: dict[tuple[str, str, str], compare_aggregate.CompareMetrics] = {}
   rows, steps = [], []
   for cell, arms in cells.items():
@@ -146,12 +172,24 @@ def aggregate(path: str | Path,
     steps.append(frame)
   runs_frame = pd.DataFrame(rows, columns=["id", *CELL, "arm", "seed",
                                            "metric", "value"])
+  per_step = (pd.concat(steps, ignore_index=True) if steps else
+              pd.DataFrame())
+  return by_cell, runs_frame, per_step
+
+
+def _summary(runs_frame: pd.DataFrame) -> pd.DataFrame:
+  """Each metric's mean and interval per cell and arm."""
   summary = []
   for keys, group in runs_frame.groupby([*CELL, "arm", "metric"], sort=True):
     summary.append({**dict(zip([*CELL, "arm", "metric"], keys)),
                     **_stats(group["value"].tolist(), keys[-1])})
-  reference = str(data.get("reference") or next(iter(
-      data.get("spec", {}).get("conditions") or {"full": None})))
+  return pd.DataFrame(summary, columns=[*CELL, "arm", "metric", *STATS])
+
+
+def _effects(runs_frame: pd.DataFrame, cells: Cells,
+             reference: str) -> pd.DataFrame:
+  """Paired effects: normative - baseline in every cell, and each other
+  condition - the reference, per arm."""
   effects = []
   for cell in sorted(cells):
     scenario, condition, endpoint = cell
@@ -169,16 +207,8 @@ def aggregate(path: str | Path,
                          {**ref, "arm": arm}):
         effects.append({**where, "comparison": f"{condition} - {reference}",
                         "arm": arm, **row})
-  effects_frame = pd.DataFrame(effects, columns=[*CELL, "comparison", "arm",
-                                                 "metric", *STATS, "seeds"])
-  per_step = (pd.concat(steps, ignore_index=True) if steps else
-              pd.DataFrame())
-  return SweepMetrics(path=path, manifest=data, cells=by_cell,
-                      runs=runs_frame,
-                      summary=pd.DataFrame(summary, columns=[
-                          *CELL, "arm", "metric", *STATS]),
-                      effects=effects_frame, per_step=per_step,
-                      reference=reference)
+  return pd.DataFrame(effects, columns=[*CELL, "comparison", "arm",
+                                        "metric", *STATS, "seeds"])
 
 
 def cell_counts(metrics: SweepMetrics) -> list[dict[str, Any]]:

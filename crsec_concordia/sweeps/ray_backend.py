@@ -2,11 +2,12 @@
 
 Each run is one task asking for the sweep's `resources` (one CPU by
 default: a run mostly waits on HTTP). The embedded model is different: two
-llama.cpp servers on the same cores are about ten times slower than one,
-so each node gets one `EmbeddedHost` actor (no CPU of its own, pinned to
-the node, owned by the driver so that it ends with the sweep), which starts
-the server on first use; the runs on that node ask it for its loopback URL
-and pass it on in `EndpointConfig.embedded_base_url`.
+llama.cpp servers on the same cores are far slower than one
+(docs/trials/runs-and-sweeps.md), so each node gets one `EmbeddedHost`
+actor (no CPU of its own, pinned to the node, owned by the driver so that
+it ends with the sweep), which starts the server on first use; the runs on
+that node ask it for its loopback URL and pass it on in
+`EndpointConfig.embedded_base_url`.
 
 Run directories are written by the workers, so on a cluster the sweep
 directory must be on a file system every node mounts at the same path;
@@ -150,9 +151,9 @@ class RayBackend:
                      object_store_memory=100 * 2**20)
       # Ray starts its workers at nice 15, and the embedded model's host is
       # one: beside any other work on the machine its llama.cpp threads
-      # (which spin-wait on each other) got a fraction of the cores, and a
-      # mini-café sweep made 29 calls in 8 minutes. A local instance is
-      # this machine's own job; its workers run at normal priority.
+      # (which spin-wait on each other) get a fraction of the cores
+      # (docs/trials/runs-and-sweeps.md). A local instance is this
+      # machine's own job; its workers run at normal priority.
       os.environ.setdefault("RAY_worker_niceness", "0")
     try:
       ray.init(**options)

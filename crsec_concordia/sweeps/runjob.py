@@ -12,7 +12,6 @@ its error in one line, so one bad run does not stop the others.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import logging
 import shutil
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia import runner
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import (CONFIG_JSON, EVENTS, RUN_JSON,
                                            SCENARIO_JSON, temporary)
@@ -91,21 +91,14 @@ def one_line(error: BaseException) -> str:
   return text.splitlines()[0] if text else type(error).__name__
 
 
-def _runner():
-  return importlib.import_module("crsec_concordia.runner")
-
-
-def _resumable(runner: Any, run_dir: Path) -> bool:
+def _resumable(run_dir: Path) -> bool:
   """Whether a slot was saved to resume from (else start again)."""
   info = read_run(run_dir) or {}
   done = int(info.get("completed_steps") or 0)
-  checkpoint_path = getattr(runner, "checkpoint_path", None)
-  if checkpoint_path is None:  # A stand-in runner: let it decide.
-    return True
-  return done > 0 and Path(checkpoint_path(run_dir, done)).is_file()
+  return done > 0 and runner.checkpoint_path(run_dir, done).is_file()
 
 
-def _run_fresh(runner: Any, job: RunJob) -> None:
+def _run_fresh(job: RunJob) -> None:
   kwargs: dict[str, Any] = dict(arm=job.arm, seed=job.seed,
                                 out_dir=job.run_dir, endpoint=job.endpoint,
                                 steps=job.steps, progress=job.progress)
@@ -120,11 +113,10 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
   start = time.monotonic()
   action = "none"
   try:
-    runner = _runner()
     found = state(job.run_dir, job.arm, job.seed, job.steps)
     if found == "completed":
       action = "reused"
-    elif found == "interrupted" and _resumable(runner, job.run_dir):
+    elif found == "interrupted" and _resumable(job.run_dir):
       action = "resumed"
       runner.resume_episode(job.run_dir, endpoint=job.endpoint,
                             progress=job.progress)
@@ -135,7 +127,7 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
         action = "restarted"
       else:
         action = "ran"
-      _run_fresh(runner, job)
+      _run_fresh(job)
     if action != "reused":
       info = read_run(job.run_dir) or {}
       if info and info.get("status") not in (None, "completed"):

@@ -18,9 +18,9 @@ import pydantic
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.errors import UserError
-from crsec_concordia.scenarios import loader
-from crsec_concordia.scenarios.loader import (Ident, Line, Positive, Scenario,
-                                              ScenarioError, ScenarioName)
+from crsec_concordia.scenarios.checks import (Ident, Line, Positive,
+                                              ScenarioName, whole)
+from crsec_concordia.scenarios.loader import Scenario, ScenarioError
 
 Arm = Literal["normative", "baseline"]
 ARMS: tuple[str, ...] = get_args(Arm)
@@ -82,8 +82,8 @@ def _seeds(value: Any) -> list[int]:
 
 
 Seeds = Annotated[list[int], pydantic.BeforeValidator(_seeds)]
-Seconds = loader._whole(1, 24 * 3600)  # pylint: disable=protected-access
-Retries = loader._whole(0, 5)  # pylint: disable=protected-access
+Seconds = whole(1, 24 * 3600)
+Retries = whole(0, 5)
 
 
 def _positive_number(value: Any) -> float:

@@ -1,0 +1,46 @@
+"""The flags several commands share: the model endpoint and whole numbers.
+
+Here rather than in cli.py, which imports every command: a command that
+reached back into cli.py for them would close an import circle.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from crsec_concordia.models import EndpointConfig
+
+
+def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
+  """The flags that point any command at an OpenAI-compatible endpoint."""
+  group = parser.add_argument_group(
+      "model endpoint (default: the embedded local model)")
+  group.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. "
+                     "http://localhost:8000/v1 (env CRSEC_BASE_URL)")
+  group.add_argument("--api-key", help="API key (env CRSEC_API_KEY)")
+  group.add_argument("--model", help="model name the server serves "
+                     "(env CRSEC_MODEL)")
+  group.add_argument("--schema-mode", choices=("json_schema", "json_object",
+                                               "grammar"),
+                     help="how schemas reach the server (env CRSEC_SCHEMA_MODE)")
+  group.add_argument("--timeout", type=float, help="seconds per request")
+
+
+def endpoint_from(args: argparse.Namespace) -> EndpointConfig:
+  """The endpoint the flags (and the environment) name."""
+  return EndpointConfig.resolve(args.base_url, args.api_key, args.model,
+                                args.schema_mode, args.timeout)
+
+
+def positive(name: str):
+  """An argparse type: a whole number of at least 1, named in its errors."""
+  def convert(text: str) -> int:
+    try:
+      value = int(text)
+    except ValueError:
+      raise argparse.ArgumentTypeError(
+          f"{name} must be a whole number, not {text!r}") from None
+    if value < 1:
+      raise argparse.ArgumentTypeError(f"{name} must be at least 1")
+    return value
+  return convert
