@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from contextlib import redirect_stdout
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -64,8 +66,6 @@ def ceiling_run():
   patch = pytest.MonkeyPatch()
   patch.setattr(models, "make_model", refuse)
   try:
-    from io import StringIO  # pylint: disable=import-outside-toplevel
-    from contextlib import redirect_stdout  # pylint: disable=import-outside-toplevel
     out = StringIO()
     with redirect_stdout(out):
       code = probe.main(["--oracle", "--all"])
