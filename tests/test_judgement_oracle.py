@@ -137,3 +137,15 @@ def test_a_noisy_oracle_is_measured_near_its_rate():
   assert abs(policy_lib.recall(counts) - (1 - NOISE)) <= 0.1
   wrong = sum(c["said"] is not c["breaks"] for c in conflicts)
   assert abs(wrong / len(conflicts) - NOISE) <= TOLERANCE
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--noise", "0.2"], "--noise flips the oracle's labels: give --oracle"),
+    (["--oracle", "--record"], "--oracle asks no model"),
+    (["--oracle", "--noise", "1.5"], "--noise must be a rate between 0 and 1"),
+])
+def test_oracle_flags_that_do_not_go_together_exit_2(argv, said, capsys):
+  with pytest.raises(SystemExit) as info:
+    probe.main(argv)
+  assert info.value.code == 2
+  assert said in capsys.readouterr().err
