@@ -1,371 +1,181 @@
 """How well the model judges: the referee, an occasion's check and DetectConflict.
 
-Labelled cases of a scenario (bench/probes/<scenario name>.yaml: actions as
-agents write them, each labelled with the behaviour ids a fair referee sees)
-go through the same calls a run makes: the general adjudication (and the
-place it gives, where a case names one), the focused check of an occasion
-that names behaviours (with its embedding gate) and DetectConflict against
-one norm. Prints the referee's precision and recall over behaviour tags
-(bench/probe_scores.py), the places right, each check's right/total and
-every miss, then one summary line per venue, so a new model, prompt or
-venue can be compared with the embedded model before a long run. Any
-endpoint: set CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the
-embedded model. The cases are test data: nothing of them reaches a prompt
-of the product. Cases are asked four at a time (--jobs), as a run's slot
-asks them; the embedded server then batches them, and a borderline answer
-can differ from one repeat to the next ("plants garlic cloves" tagged as
-picking from his own plot in one of two repeats of the same code); --jobs 1
-asks one at a time. The figures measured so: docs/trials/referee.md.
---heldout adds the venues of bench/heldout/, which nothing was tuned on.
---cache FILE keeps the model's answers in a response cache: a change to one
-check, replayed with it, asks the model only the prompts it changed
-(minutes, not the quarter hour of a full probe).
+Labelled cases of a venue (scenarios/<name>.probes.yaml for the shipped
+venues; bench/heldout/<name>.probes.yaml beside <name>.yaml for venues no
+code or prompt was written for) go through the calls a run makes, every
+structure's inputs recorded (crsec_concordia/calibration/probe_run.py), and
+are scored under a referee policy (which structures apply:
+crsec_concordia/calibration/policy.py; `--policy`, by default every one,
+as the embedded model runs). Prints the referee's precision and recall
+over behaviour tags (bench/probe_scores.py), the places right, each check's
+misses and every right answer a structure refused, DetectConflict's hits
+and false alarms (intentions apart), one summary line per venue, and the
+policy `choose` would pick from these answers. Any endpoint: set
+CRSEC_BASE_URL and CRSEC_MODEL (or OPENAI_*); by default the embedded
+model. Cases are asked four at a time (--jobs), as a run's slot asks them;
+the embedded server then batches them, and a borderline answer can differ
+from one repeat to the next. --cache FILE keeps the model's answers in a
+response cache, so a replay asks only the prompts a change made new.
+
+--oracle answers every judgement as the labels say, with no language model
+(tests/judgement_oracle.py; --noise R flips labels at rate R): the whole
+pipeline's ceiling, per venue and judgement, under trusting() (what an
+uncalibrated model gets) and all_on() (the structures' cost to a perfect
+model), with the matcher's LLM judge on the labelled norms, every case a
+structure refused, and a last line `oracle ceiling: worst P X.XX R X.XX`
+(trusting). `--oracle --all` takes the held-out venues too.
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | [--all] [--heldout]
-       [--only referee|occasion|conflicts ...]
+       [--only referee|occasion|conflicts ...] [--policy all_on|trusting]
        [--jobs N] [--record [DIR]] [--cache FILE]
+       [--oracle [--noise R] [--noise-seed N]]
 """
 
 import argparse
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import pydantic
-import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from crsec_concordia import models  # noqa: E402
+from crsec_concordia.calibration import policy as policy_lib  # noqa: E402
+from crsec_concordia.calibration import probe_run, probes  # noqa: E402
+from crsec_concordia.calibration.policy import RefereePolicy  # noqa: E402
+from crsec_concordia.calibration.probes import (Probes,  # noqa: E402
+                                                load_probes, probes_path)
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
-from crsec_concordia.game_masters import referee as referee_lib  # noqa: E402
-from crsec_concordia.game_masters.referee import occasion_check  # noqa: E402
-from crsec_concordia.norms import PersonalNorm  # noqa: E402
-from crsec_concordia.operations.detect_conflict import (  # noqa: E402
-    detect_conflict)
-from crsec_concordia.relevance import nearest_rules  # noqa: E402
-from crsec_concordia.scenarios import (Scenario, builtin_names,  # noqa: E402
-                                       load_scenario)
-import probe_scores  # noqa: E402  (bench/, beside this file)
+from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
+import oracle_ceiling  # noqa: E402  (bench/, beside this file)
+import probe_scores  # noqa: E402
 
-PROBES = HERE / "probes"
-# Venues kept out of scenarios/ and of all tuning: the referee and
-# DetectConflict measured on venues no code or prompt was written for
-# (<name>.yaml beside its <name>.probes.yaml).
+# Venues kept out of scenarios/ and of all tuning (<name>.yaml beside its
+# <name>.probes.yaml).
 HELDOUT = HERE / "heldout"
 RECORD = (HERE.parent / "crsec_concordia" / "metrics" / "data"
           / "referee_decisions")
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
-
-
-class _Case(pydantic.BaseModel):
-  model_config = pydantic.ConfigDict(extra="forbid", str_strip_whitespace=True)
-  actor: str
-  action: str
-  behaviours: list[str]
-  place: str | None = None  # Checked only where the file names it.
-
-
-class _Occasion(pydantic.BaseModel):
-  model_config = pydantic.ConfigDict(extra="forbid")
-  id: str
-  answers: list[_Case]
-
-
-class _Conflict(pydantic.BaseModel):
-  model_config = pydantic.ConfigDict(extra="forbid", str_strip_whitespace=True)
-  norm: str
-  actor: str
-  action: str
-  breaks: bool
-  # Where the observer sees it (the event's place in a run); by default the
-  # scenario's default place.
-  place: str | None = None
-
-
-class Probes(pydantic.BaseModel):
-  """A scenario's labelled cases (see bench/probes/*.yaml)."""
-  model_config = pydantic.ConfigDict(extra="forbid")
-  referee: list[_Case] = []
-  occasion: _Occasion | None = None
-  conflicts: list[_Conflict] = []
-
-  def only(self, sections: list[str] | None) -> "Probes":
-    """These sections of the cases, the others left out (None: all): a
-    change to one judgement measured in minutes, not the whole quarter
-    hour."""
-    if not sections:
-      return self
-    return Probes(**{k: getattr(self, k) for k in SECTIONS
-                     if k in sections})
-
-
-SECTIONS = ("referee", "occasion", "conflicts")
-JOBS = 4  # Cases asked at once: the embedded server's slots, as in a run.
-
-
-def probes_path(scenario: Scenario) -> Path:
-  return PROBES / f"{scenario.name}.yaml"
+SECTIONS = probes.SECTIONS
+JOBS = probe_run.JOBS
+POLICIES = {"all_on": RefereePolicy.all_on, "trusting": RefereePolicy.trusting}
 
 
 def heldout_venues() -> list[tuple[Path, Path]]:
   """The held-out venues: (scenario file, probe file), by name."""
-  return [(path, path.with_name(path.name.replace(".yaml", ".probes.yaml")))
-          for path in sorted(HELDOUT.glob("*.yaml"))
-          if not path.name.endswith(".probes.yaml")]
+  return probes.venues_in(HELDOUT)
 
 
-def probed_venues() -> list[str]:
-  """The shipped scenarios that have a probe file, by name."""
-  return [name for name in builtin_names()
-          if (PROBES / f"{name}.yaml").is_file()]
-
-
-def load_probes(path: Path, scenario: Scenario) -> Probes:
-  """The cases of `path`, checked against the scenario they label.
-
-  A label naming a behaviour the scenario lacks would count every answer
-  wrong without saying why; so would a case for an occasion it lacks.
-  """
-  try:
-    probes = Probes.model_validate(yaml.safe_load(path.read_text("utf-8")))
-  except OSError as e:
-    raise UserError(f"{path}: cannot be read ({e.strerror}); write the "
-                    f"scenario's cases there or pass --probes FILE") from None
-  except (yaml.YAMLError, pydantic.ValidationError) as e:
-    first = str(e).splitlines()[0]
-    raise UserError(f"{path}: not a probe file ({first}); see "
-                    "bench/probes/hobbs_cafe_mini.yaml") from None
-  known = set(scenario.behaviour_ids)
-  problems = []
-  cases = [*probes.referee, *(probes.occasion.answers if probes.occasion
-                                else [])]
-  for case in [*cases, *probes.conflicts]:
-    if case.place not in (None, "indoors", "outdoors"):
-      problems.append(f"place {case.place!r} is not indoors or outdoors")
-    if case.actor not in scenario.agent_names:
-      problems.append(f"{case.actor!r} is not an agent of {scenario.name}")
-  for case in cases:
-    problems += [f"{b!r} is not a behaviour of {scenario.name}"
-                 for b in case.behaviours if b not in known]
-  if probes.occasion is not None:
-    occasion = next((o for o in scenario.occasions
-                     if o.id == probes.occasion.id), None)
-    if occasion is None or not occasion.behaviours:
-      problems.append(f"{scenario.name} has no occasion {probes.occasion.id!r} "
-                      "naming behaviours")
-    else:
-      problems += [f"{b!r} is not a behaviour of occasion {occasion.id}"
-                   for case in probes.occasion.answers for b in case.behaviours
-                   if b not in occasion.behaviours]
-  if problems:
-    raise UserError("\n".join(f"{path}: {p}" for p in dict.fromkeys(problems)))
-  return probes
-
-
-def report(name: str, results: list[tuple[bool, str]]) -> tuple[int, int]:
-  """Prints right/total and every miss; (right, total)."""
-  right = sum(ok for ok, _ in results)
-  print(f"{name}: {right}/{len(results)} right")
-  for ok, line in results:
-    if not ok:
-      print(f"   miss: {line}")
-  return right, len(results)
-
-
-def probe_referee(model, scenario: Scenario, cases: list[_Case],
-                  decisions: list[dict] | None = None, jobs: int = JOBS
-                  ) -> tuple[probe_scores.TagCounts, tuple[int, int] | None]:
-  """The game master's own referee on each case (the run's code path: its
-  evidence rule and the scenario's default place included): the tag
-  counts and (places right, places labelled)."""
-  referee = referee_lib.Referee(
-      model, place=scenario.setting, default_place=scenario.default_place,
-      behaviours=[b.model_dump(mode="json") for b in scenario.behaviours],
-      similarity=referee_lib.similarity_of(shared_embedder()))
-  counts = probe_scores.TagCounts()
-  results, places = [], []
-  # `jobs` at a time (by default as a run's slot asks them: the embedded
-  # server's slots); the records keep the cases' order.
-  with ThreadPoolExecutor(jobs) as pool:
-    answers = list(pool.map(lambda c: referee.adjudicate(c.actor, c.action),
-                            cases))
-  for case, (event, failure) in zip(cases, answers):
-    want = set(case.behaviours)
-    failed = failure is not None and not event.get("adjudicated")
-    if decisions is not None:  # A failed answer flags nothing.
-      decisions.append(_decision(case, event, failed))
-    if failed:
-      counts.add(want, ())
-      results.append((False, f"want {sorted(want)} failed: "
-                     f"{failure['error']} | {case.action}"))
-      continue
-    got = set(event["behaviours"])
-    ok = counts.add(want, got)
-    results.append((ok, f"want {sorted(want)} got {sorted(got)}"
-                    f"{_checks_said(event)} | {case.actor}: {case.action}"))
-    if case.place:
-      places.append((event["place"] == case.place,
-                     f"want {case.place} got {event['place']} | "
-                     f"{case.action}"))
-  report("referee (general call)", results)
-  print(f"referee tags: {counts.line()}; {counts.detail()}")
-  placed = report("referee place", places) if places else None
-  return counts, placed
-
-
-def _decision(case: _Case, event: dict, failed: bool) -> dict:
-  """What the general call gave, before the tag floor, with the scores
-  the floor reads: a run's corrected estimates apply the floor its
-  referee did (crsec_concordia/metrics/classifiers/referee_quality.py); and the
-  second look's tag, counted only for a run whose referee took it."""
-  look = event.get("second_look") or {}
-  looked = [look["behaviour"]] if look.get("accepted") else []
-  given = [] if failed else sorted(
-      [*(i for i in event["behaviours"] if i not in looked),
-       *event.get("far_from_action", ()),
-       *event.get("not_by_actor", ())])
-  doers = event.get("tag_doers", {})
-  return {"action": case.action, "truth": sorted(set(case.behaviours)),
-          "given": given,
-          "scores": {i: event["tag_similarity"][i] for i in given},
-          "deed_scores": {i: event["tag_deed_similarity"][i] for i in given},
-          # The doer check's answer for each tag it was asked about, and
-          # whether it named the actor.
-          "doers": doers,
-          "by_actor": {i: i in event["behaviours"] for i in doers},
-          "looked": looked}
-
-
-def _checks_said(event: dict) -> str:
-  """What each check said of an answer, for its line: a claim without the
-  action's words as evidence is not counted, so it is shown with the
-  evidence given, to tell the two failures apart."""
-  said = (f" (claimed {event['unsupported']}, evidence "
-          f"{event['evidence']!r})" if event.get("unsupported") else
-          f" (evidence {event['evidence']!r})")
-  if event.get("not_by_actor"):
-    said += (f" (not the actor's: {event['not_by_actor']}, who does "
-             f"it: {event['tag_doers']})")
-  look = event.get("second_look") or {}
-  if look:
-    said += (f" (second look: {look.get('behaviour')} of "
-             f"{look['candidates']}"
-             + (", accepted)" if look["accepted"] else
-                f", not counted: {look.get('why')})"))
-  if event.get("far_from_action"):
-    said += (f" (far from the action: {event['far_from_action']}, "
-             f"{event['tag_similarity']}, without the place words "
-             f"{event['tag_deed_similarity']})")
-  return said
-
-
-def probe_occasion(model, scenario: Scenario, probes: _Occasion
-                   ) -> tuple[str, int, int]:
-  occasion = next(o for o in scenario.occasions if o.id == probes.id)
-  wanted = [b.model_dump(mode="json") for b in scenario.behaviours
-            if b.id in occasion.behaviours]
-  embedder = shared_embedder()
-  results = []
-  for case in probes.answers:
-    check, _ = occasion_check.check_occasion(
-        model, place=scenario.setting,
-        situation=occasion.situation.replace("{actor}", case.actor),
-        actor=case.actor, action=case.action, behaviours=wanted,
-        similarity=referee_lib.similarity_of(embedder))
-    want = set(case.behaviours)
-    got = {check["behaviour"]} if check["accepted"] else set()
-    results.append((got == want, f"want {sorted(want)} got {sorted(got)} "
-                    f"({check['behaviour']}, similarity {check['similarity']})"
-                    f" | {case.action}"))
-  right, total = report(
-      f"{occasion.id} check (focused call + similarity gate)", results)
-  return occasion.id, right, total
-
-
-def probe_conflicts(model, scenario: Scenario, cases: list[_Conflict],
-                    jobs: int = JOBS) -> tuple[int, int]:
-  def judge(case: _Conflict):
-    # The sentence nearest the rule, as ConflictDetector finds it.
-    near, = nearest_rules(shared_embedder(), [case.action], [case.norm])
-    return detect_conflict(
-        model, actor=case.actor, behaviour=case.action,
-        place=case.place or scenario.default_place or "indoors",
-        norm=PersonalNorm(id="n", content=case.norm, utility=80,
-                          type="injunctive"),
-        focus=near.focus, on_failure=None)
-  results = []
-  with ThreadPoolExecutor(jobs) as pool:  # As in probe_referee.
-    verdicts = list(pool.map(judge, cases))
-  for case, verdict in zip(cases, verdicts):
-    got = bool(verdict and verdict[0])
-    said = ("failed" if verdict is None else
-            f"got {'breach' if got else 'none'}, quoted {verdict[1]!r}")
-    results.append((got == case.breaks, f"{case.norm} | want "
-                    f"{'breach' if case.breaks else 'none'}, {said} | "
-                    f"{case.action}"))
-  return report("DetectConflict", results)
+def decisions(calibration: dict) -> list[dict]:
+  """The referee's answers as the corrected estimates read them
+  (crsec_concordia/metrics/classifiers/referee_quality.py)."""
+  keys = ("action", "truth", "given", "scores", "deed_scores", "doers",
+          "by_actor", "looked")
+  return [{k: case[k] for k in keys} for case in calibration["referee"]]
 
 
 def record_decisions(scenario: Scenario, model_name: str,
-                     decisions: list[dict], out: Path) -> Path:
+                     cases: list[dict], out: Path) -> Path:
   """Writes the referee's answers on the labelled cases where the
-  corrected behaviour estimates read them
-  (metrics/classifiers/referee_quality.py)."""
+  corrected behaviour estimates read them."""
   out.mkdir(parents=True, exist_ok=True)
   path = out / f"{scenario.name}.json"
   path.write_text(json.dumps(
       {"scenario": scenario.name, "model": model_name,
        "behaviours": {b.id: b.description for b in scenario.behaviours},
-       "cases": decisions}, indent=1, ensure_ascii=False) + "\n",
+       "cases": cases}, indent=1, ensure_ascii=False) + "\n",
       encoding="utf-8")
   return path
 
 
-def probe_venue(model, scenario: Scenario, probes: Probes,
-                record: Path | None = None, model_name: str = "",
-                jobs: int = JOBS
-                ) -> tuple[str, probe_scores.TagCounts | None]:
-  """Every section of one venue's cases; its summary line and tag counts.
-  With `record`, the referee's answers are written there (one file per
-  venue) for the corrected estimates."""
-  print(f"scenario {scenario.name}", flush=True)
-  tags = placed = occasion = conflicts = None
-  decisions: list[dict] | None = [] if record is not None else None
-  if probes.referee:
-    tags, placed = probe_referee(model, scenario, probes.referee, decisions,
-                                 jobs)
-  if record is not None and decisions:
-    print(f"recorded: {record_decisions(scenario, model_name, decisions, record)}")
-  if probes.occasion is not None:
-    occasion = probe_occasion(model, scenario, probes.occasion)
-  if probes.conflicts:
-    conflicts = probe_conflicts(model, scenario, probes.conflicts, jobs)
-  line = probe_scores.summary_line(scenario.name, tags, placed, conflicts,
+def _said(case: dict) -> str:
+  """What the model answered on a referee case, for its miss line."""
+  if case.get("failed"):
+    return f" failed: {case['error']}"
+  answer = case["answer"]
+  said = (f" (evidence {answer['evidence']!r})" if case["supported"] else
+          f" (claimed {case['named']}, evidence {answer['evidence']!r})")
+  if case["given"]:
+    said += (f" (cosines {case['scores']}, without the place words "
+             f"{case['deed_scores']}, who does it: {case['doers']})")
+  look = case.get("look") or {}
+  if look and not case["given"]:
+    said += (f" (second look: {look.get('behaviour')} of "
+             f"{look['candidates']}, reversed {look.get('reversed')}, "
+             f"doer {look.get('doer')!r})")
+  return said
+
+
+def print_venue(scenario: Scenario, calibration: dict,
+                policy: RefereePolicy) -> str:
+  """One venue's figures and misses under `policy`; its summary line."""
+  name = probe_scores.policy_name(policy)
+  floors = calibration["floors"]
+  tags = places = occasion = conflicts = None
+  if calibration["referee"]:
+    tags = probe_scores.referee_counts(calibration, policy)
+    print(f"referee ({name}): {tags.line()}; {tags.detail()}")
+    unsaid = scenario.default_place or "indoors"
+    placed = []
+    for case in calibration["referee"]:
+      got, _ = policy_lib.referee_tags(case, policy, floors,
+                                       calibration["sides"])
+      if sorted(got) != case["truth"]:
+        print(f"   miss: want {case['truth']} got {sorted(got)}"
+              f"{_said(case)} | {case['actor']}: {case['action']}")
+      if case["truth_place"] and not case.get("failed"):
+        spared = policy.spare_far_actions and case["spared"]
+        placed.append((unsaid if spared else case["place"])
+                      == case["truth_place"])
+    places = (sum(placed), len(placed)) if placed else None
+  if calibration["occasion"]:
+    right = 0
+    for case in calibration["occasion"]:
+      got = policy_lib.occasion_tags(case, policy, floors)
+      right += got == case["truth"]
+      if got != case["truth"]:
+        check = case["check"]
+        print(f"   occasion miss: want {case['truth']} got {got} "
+              f"({check['behaviour']}, similarity {check['similarity']})"
+              f" | {case['action']}")
+    occasion = ("occasion", right, len(calibration["occasion"]))
+  if calibration["conflicts"]:
+    print(probe_scores.conflict_line(calibration["summary"]))
+    for case in calibration["conflicts"]:
+      if case["said"] is not case["breaks"]:
+        said = ("failed" if case["failed"] else
+                f"said {'breach' if case['said'] else 'none'}, quoted "
+                f"{case['evidence']!r}")
+        kind = " (intention)" if case["intention"] else ""
+        print(f"   conflict miss{kind}: {case['norm']} | want "
+              f"{'breach' if case['breaks'] else 'none'}, {said} | "
+              f"{case['action']}")
+    right = sum(c["said"] is c["breaks"] for c in calibration["conflicts"])
+    conflicts = (right, len(calibration["conflicts"]))
+  for line in probe_scores.refused_lines(calibration, policy):
+    print(line)
+  return probe_scores.summary_line(scenario.name, tags, places, conflicts,
                                    occasion)
-  print(line, end="\n\n", flush=True)
-  return line, tags
 
 
 def _venues(args: argparse.Namespace) -> list[tuple[Scenario, Probes]]:
   """The venues the arguments name, each with its cases (only the sections
-  asked for)."""
+  asked for); `--oracle --all` takes the held-out venues too."""
   if not (args.all or args.heldout):
     scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
     return [(scenario, load_probes(args.probes or probes_path(scenario),
                                    scenario).only(args.only))]
   venues = []
-  for name in probed_venues() if args.all else []:
+  for name in probes.probed_venues() if args.all else []:
     scenario = load_scenario(name)
     venues.append((scenario, load_probes(probes_path(scenario),
                                          scenario).only(args.only)))
-  for path, probes in heldout_venues() if args.heldout else []:
-    scenario = load_scenario(str(path))
-    venues.append((scenario, load_probes(probes, scenario).only(args.only)))
+  if args.heldout or (args.all and args.oracle):
+    for path, cases in heldout_venues():
+      scenario = load_scenario(str(path))
+      venues.append((scenario, load_probes(cases, scenario).only(args.only)))
   return venues
 
 
@@ -375,11 +185,11 @@ def _parser() -> argparse.ArgumentParser:
                       help="a built-in scenario name or a .yaml path "
                            f"(default {DEFAULT_SCENARIO})")
   parser.add_argument("--probes", type=Path, default=None,
-                      help="the labelled cases (default: "
-                           "bench/probes/<scenario name>.yaml)")
+                      help="the labelled cases (default: <name>.probes.yaml "
+                           "beside the scenario)")
   parser.add_argument("--all", action="store_true",
-                      help="every shipped scenario that has a probe file, "
-                           "one after the other with one model")
+                      help="every shipped scenario that has a probe file "
+                           "(with --oracle, the held-out venues too)")
   parser.add_argument("--heldout", action="store_true",
                       help="the held-out venues (bench/heldout/): venues no "
                            "code or prompt was written for")
@@ -391,19 +201,27 @@ def _parser() -> argparse.ArgumentParser:
            "crsec_concordia/metrics/data/referee_decisions)")
   parser.add_argument("--only", nargs="+", choices=SECTIONS, default=None,
                       help="probe only these judgements")
+  parser.add_argument("--policy", choices=sorted(POLICIES), default="all_on",
+                      help="the referee's structures the figures apply "
+                           "(default all_on, as the embedded model runs)")
   parser.add_argument("--jobs", type=int, default=JOBS, metavar="N",
                       help=f"cases asked at once (default {JOBS}, as in a "
-                           "run; 1 asks one at a time, so the embedded "
-                           "server's batching cannot change an answer)")
+                           "run; 1 asks one at a time)")
   parser.add_argument("--cache", type=Path, default=None, metavar="FILE",
                       help="answer from (and add to) this response cache: "
                            "a replay asks the model only new prompts")
+  parser.add_argument("--oracle", action="store_true",
+                      help="answer as the labels say, with no language "
+                           "model: the pipeline's ceiling")
+  parser.add_argument("--noise", type=float, default=0.0, metavar="RATE",
+                      help="with --oracle: flip the labels at this rate")
+  parser.add_argument("--noise-seed", type=int, default=0, metavar="N",
+                      help="with --noise: the draw's seed (default 0)")
   return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-  parser = _parser()
-  args = parser.parse_args(argv)
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+  """Flags that do not go together, each told on its own (exit 2)."""
   if args.record and args.only and "referee" not in args.only:
     parser.error("--record records the referee's answers: --only must "
                  "include referee")
@@ -415,22 +233,57 @@ def main(argv: list[str] | None = None) -> int:
   if args.heldout and args.record:
     parser.error("--record writes the shipped venues' decisions for the "
                  "corrected estimates: not with --heldout")
+  if args.oracle and (args.record or args.cache):
+    parser.error("--oracle asks no model: nothing to --record or --cache")
+  if not 0.0 <= args.noise <= 1.0:
+    parser.error("--noise must be a rate between 0 and 1")
+  if args.noise and not args.oracle:
+    parser.error("--noise flips the oracle's labels: give --oracle")
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = _parser()
+  args = parser.parse_args(argv)
+  _check(parser, args)
   try:
     venues = _venues(args)
   except UserError as e:
     print(f"judgement_probe: {e}", file=sys.stderr)
     return 2
+  if args.oracle:
+    return oracle_ceiling.run(venues, noise=args.noise, seed=args.noise_seed,
+                              jobs=args.jobs, norms_too=not args.only)
   endpoint = models.EndpointConfig.resolve()
   model = models.make_model(endpoint, seed=1, cache_path=args.cache)
   name = str(endpoint.describe().get("model"))
-  results = [probe_venue(model, scenario, probes, args.record, name,
-                         args.jobs)
-             for scenario, probes in venues]
-  print(f"summary (target: referee P >= {probe_scores.TARGET_PRECISION} "
-        f"and R >= {probe_scores.TARGET_RECALL})")
-  for line, tags in results:
-    below = tags is not None and not tags.meets_target()
-    print(line + ("  [below target]" if below else ""))
+  policy = POLICIES[args.policy]()
+  embedder = shared_embedder()
+  lines, measured = [], []
+  for scenario, cases in venues:
+    print(f"scenario {scenario.name}", flush=True)
+    calibration = probe_run.measure_venue(model, embedder, scenario, cases,
+                                          jobs=args.jobs, policy=policy)
+    measured.append(calibration)
+    line = print_venue(scenario, calibration, policy)
+    if args.record is not None and calibration["referee"]:
+      path = record_decisions(scenario, name, decisions(calibration),
+                              args.record)
+      print(f"recorded: {path}")
+    tags = probe_scores.referee_counts(calibration, policy)
+    below = calibration["referee"] and not tags.meets_target()
+    lines.append(line + ("  [below target]" if below else ""))
+    print(line, end="\n\n", flush=True)
+  print(f"summary, policy {args.policy} (target: referee P >= "
+        f"{probe_scores.TARGET_PRECISION} and R >= "
+        f"{probe_scores.TARGET_RECALL})")
+  print("\n".join(lines))
+  chosen = policy_lib.choose(measured)
+  print(f"chosen from these answers: {probe_scores.policy_name(chosen)}")
+  for calibration in measured:
+    figures = policy_lib.evaluate(calibration, chosen)
+    print(f"  {calibration['venue']}: " + "; ".join(
+        f"{k} P {p:.2f} R {r:.2f} (n={n})" for k, (p, r, n)
+        in figures.items() if n))
   return 0
 
 

@@ -1,4 +1,5 @@
-"""The referee's precision and recall over labelled cases (judgement_probe.py).
+"""The referee's precision and recall over labelled cases (judgement_probe.py),
+and what each structure refused.
 
 Counted over behaviour tags, micro-averaged over the cases: a tag both in
 the referee's answer and in the label is a true positive, one only in the
@@ -13,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from crsec_concordia.calibration import policy as policy_lib
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.metrics.classifiers import calibration
 
 # The acceptance of issue 21 for the embedded model, per venue.
@@ -81,3 +84,100 @@ def summary_line(venue: str, tags: TagCounts | None,
   if occasion is not None:
     parts.append(f"{occasion[0]} check {occasion[1]}/{occasion[2]}")
   return f"{venue}: " + "; ".join(parts)
+
+
+def policy_name(policy: RefereePolicy) -> str:
+  """"all_on", "trusting", or the structures on."""
+  if policy == RefereePolicy.all_on():
+    return "all_on"
+  if policy == RefereePolicy.trusting():
+    return "trusting"
+  return "+".join(policy.structures())
+
+
+def referee_counts(calibration: dict, policy: RefereePolicy) -> TagCounts:
+  """The referee's tag counts over a venue's recorded answers under
+  `policy` (a failed answer adds its labelled tags as misses)."""
+  counts = TagCounts()
+  for case in calibration["referee"]:
+    tags, _ = policy_lib.referee_tags(case, policy, calibration["floors"],
+                                      calibration["sides"])
+    counts.add(case["truth"], tags)
+  return counts
+
+
+def why_refused(case: dict, policy: RefereePolicy, floors: dict,
+                sides: dict) -> str | None:
+  """Why a referee case whose model answer was right (the general call's
+  tags, or the second look's proposal, are the label) ends with other
+  tags under `policy`: the structure that refused it; None if it did not."""
+  truth = case["truth"]
+  tags, _ = policy_lib.referee_tags(case, policy, floors, sides)
+  if case.get("failed") or sorted(tags) == truth:
+    return None
+  look = case.get("look") or {}
+  if case["given"] != truth and [look.get("behaviour")] != truth:
+    return None  # No right answer to refuse.
+  if policy.spare_far_actions and case["spared"]:
+    best = max(case["near"].items(), key=lambda kv: kv[1], default=("", 0))
+    return (f"the gate spared the call (nearest {best[0]} {best[1]}, floor "
+            f"{floors['tag']})")
+  if case["given"] == truth:
+    for i in truth:
+      if policy.tag_floor and case["scores"][i] < floors["tag"]:
+        return f"tag floor: {i} at {case['scores'][i]}"
+      if policy.deed_floor and case["deed_scores"][i] < floors["tag"]:
+        return f"deed floor: {i} at {case['deed_scores'][i]} without place"
+      if policy.doer_check and case["by_actor"].get(i) is not True:
+        return f"doer check: {i} done by {case['doers'].get(i)!r}"
+    return "the second look added a tag"
+  if not policy.second_look:
+    return "no second look"
+  proposed = look["behaviour"]
+  if policy.look_nearest and proposed != look["nearest"] and (
+      policy.look_sides or proposed not in sides.get(look["nearest"], ())):
+    return (f"the look's nearest rule: {proposed} at "
+            f"{look['candidates'][proposed]}, {look['nearest']} nearer at "
+            f"{look['candidates'][look['nearest']]}")
+  if policy.look_reverse and look.get("reversed") != proposed:
+    return f"the look in reverse order said {look.get('reversed')}"
+  return f"the look's doer check: {look.get('doer')!r}"
+
+
+def occasion_refused(case: dict, policy: RefereePolicy, floors: dict
+                     ) -> str | None:
+  """Why a right occasion check ends otherwise under `policy`, or None."""
+  check = case["check"]
+  right = ([check["behaviour"]] if check["behaviour"] in case["choices"]
+           else []) == case["truth"]
+  if case["failed"] or not right or policy_lib.occasion_tags(
+      case, policy, floors) == case["truth"]:
+    return None
+  return (f"occasion gate: {check['behaviour']} at {check['similarity']} "
+          f"< {floors['occasion']}")
+
+
+def refused_lines(calibration: dict, policy: RefereePolicy) -> list[str]:
+  """Every case whose right answer a structure of `policy` refused."""
+  floors = calibration["floors"]
+  lines = []
+  for case in calibration["referee"]:
+    why = why_refused(case, policy, floors, calibration["sides"])
+    if why:
+      lines.append(f"   refused ({why}): want {case['truth']} | "
+                   f"{case['action']}")
+  for case in calibration["occasion"]:
+    why = occasion_refused(case, policy, floors)
+    if why:
+      lines.append(f"   refused ({why}): want {case['truth']} | "
+                   f"{case['action']}")
+  return lines
+
+
+def conflict_line(summary: dict) -> str:
+  """DetectConflict's hits and false alarms, intentions apart."""
+  c = summary["conflicts"]
+  return (f"DetectConflict: breaches found {c['hits']}/{c['breaches']}, "
+          f"false alarms {c['false_alarms']}/{c['non_breaches']}, on "
+          f"intentions {c['intention_false_alarms']}/{c['intentions']}"
+          + (f", {c['failed']} failed" if c.get("failed") else ""))

@@ -3,7 +3,7 @@
 The shipped referee (one call: narration, place, a behaviour id, a second
 id, a quote; game_masters/referee/general_call.py) is compared with the
 other structures measured for issue 21 on the same labelled cases
-(bench/probes/<venue>.yaml), each scored by precision and recall over
+(scenarios/<venue>.probes.yaml), each scored by precision and recall over
 behaviour tags (bench/probe_scores.py):
 
   shipped    the game master's own adjudication (its quote check included)
@@ -40,6 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from crsec_concordia import models  # noqa: E402
+from crsec_concordia.calibration import probes  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.game_masters import referee  # noqa: E402
 from crsec_concordia.game_masters.referee import (  # noqa: E402
@@ -47,8 +48,7 @@ from crsec_concordia.game_masters.referee import (  # noqa: E402
 from crsec_concordia.models.base import (EndpointError,  # noqa: E402
                                          StructuredOutputError)
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
-import judgement_probe  # noqa: E402  (bench/, beside this file)
-import probe_scores  # noqa: E402
+import probe_scores  # noqa: E402  (bench/, beside this file)
 
 YES, TALK, NO = "yes", "talk", "no"
 BY_ACTOR = "done by the actor"
@@ -190,13 +190,13 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--structure", nargs="+", choices=sorted(STRUCTURES),
                       default=list(STRUCTURES))
   args = parser.parse_args(argv)
-  venues = args.venue or judgement_probe.probed_venues()
+  venues = args.venue or probes.probed_venues()
   model = models.make_model(models.EndpointConfig.resolve(), seed=1)
   lines = []
   for name in venues:
     scenario = load_scenario(name)
-    cases = judgement_probe.load_probes(
-        judgement_probe.probes_path(scenario), scenario).referee
+    cases = probes.load_probes(probes.probes_path(scenario),
+                               scenario).referee
     for key in args.structure:
       counts, misses = score(model, scenario, cases, STRUCTURES[key])
       line = f"{name} {key}: {counts.line()}; {counts.detail()}"

@@ -27,6 +27,7 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
 from crsec_concordia import observations, relevance, threads
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
@@ -69,6 +70,8 @@ class Adjudication(entity_component.ContextComponent,
       warm: Callable[[Sequence[str]], None] | None = None,
       default_place: str | None = None,
       doer: bool = True,
+      policy: RefereePolicy | None = None,
+      target_norms: Sequence[Mapping[str, Any]] = (),
       places: Sequence[Mapping[str, str]] | None = None,
       perception: perception_lib.LocalPerception | None = None,
       whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
@@ -105,6 +108,11 @@ class Adjudication(entity_component.ContextComponent,
       doer: ask, for each tag the embedder kept, who does that behaviour
         (referee/doer_check.py); a tag counts only if the answer names the
         actor.
+      policy: which of the referee's structures apply
+        (crsec_concordia/calibration/policy.py); by default all of them.
+      target_norms: the scenario's target norms as dicts (`complies`,
+        `violates`): the two sides of a deed, for a policy whose second
+        look lets the other side of the nearest behaviour through.
       places: the places a scenario declares (id and description each),
         the referee's choices, told with the place each actor is at (the
         game master's Whereabouts); None: indoors or outdoors.
@@ -119,7 +127,8 @@ class Adjudication(entity_component.ContextComponent,
     self._referee = referee_lib.Referee(
         model, place=place, behaviours=behaviours, max_tokens=max_tokens,
         similarity=similarity, default_place=default_place, doer=doer,
-        places=places, where=self._here if places is not None else None)
+        policy=policy, target_norms=target_norms, places=places,
+        where=self._here if places is not None else None)
     self._perception = perception
     self._whereabouts_key = whereabouts_key
     self._names = tuple(sorted(player_names))

@@ -29,6 +29,7 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import embedding
 from crsec_concordia import prefabs as entity_prefabs
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
@@ -50,6 +51,11 @@ from crsec_concordia.scenarios import Scenario
 
 DEFAULT_NAME = "Game Master"
 OTHER_TAG = "GM.other"
+# The referee's structures for a game master whose params name no
+# `referee_policy`: every one, as the embedded model's recorded runs (the
+# golden replay's among them) were made with. A run passes its model's
+# calibrated policy in the params.
+UNCALIBRATED_POLICY = RefereePolicy.all_on()
 
 # The order the game master's records of one slot are drained in: the
 # slot's actions (in name order), then the talks held after them.
@@ -79,6 +85,14 @@ def _observers_embed(entities: Sequence[Any]) -> bool:
   saw, so only then is it worth embedding ahead."""
   return any(CONFLICT_DETECTOR_KEY in getattr(
       e, "get_all_context_components", dict)() for e in entities)
+
+
+def referee_policy(params: Mapping[str, Any]) -> RefereePolicy:
+  """The referee's policy the params give (`referee_policy`, as
+  `RefereePolicy.to_dict()` writes it), or UNCALIBRATED_POLICY."""
+  given = params.get("referee_policy")
+  return UNCALIBRATED_POLICY if given is None else RefereePolicy.from_dict(
+      given)
 
 
 def norms_of(entities: Sequence[Any]) -> perception_lib.NormsOf:
@@ -117,9 +131,11 @@ def components(
     scenario: Scenario,
     entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging],
     names: Sequence[str],
+    policy: RefereePolicy | None = None,
 ) -> dict[str, entity_component.ContextComponent]:
   """The game master's components under their keys (Concordia's reserved
-  ones where they answer the engine)."""
+  ones where they answer the engine); `policy`: the referee's structures
+  (None: UNCALIBRATED_POLICY)."""
   place = short_place(scenario.setting)
   whereabouts, perception = place_components(embedder, scenario, entities,
                                              names)
@@ -151,6 +167,9 @@ def components(
           similarity=referee_lib.similarity_of(embedder),
           warm=(functools.partial(warm, embedder)
                 if _observers_embed(entities) else None),
+          policy=UNCALIBRATED_POLICY if policy is None else policy,
+          target_norms=[t.model_dump(mode="json")
+                        for t in scenario.target_norms],
           places=whereabouts.places.prompt_places(), perception=perception),
   }
 
@@ -170,6 +189,9 @@ class VenueGameMaster(prefab_lib.Prefab):
           "scenario": {},
           # The run seed (model sampling derives from it).
           "seed": 0,
+          # Optional: the referee's structures, a RefereePolicy.to_dict()
+          # (crsec_concordia/calibration/policy.py); absent,
+          # UNCALIBRATED_POLICY.
       })
   entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging] = ()
 
@@ -188,7 +210,7 @@ class VenueGameMaster(prefab_lib.Prefab):
     entities = self.entities if self.entities is not None else []
     names = [e.name for e in entities] or scenario.agent_names
     built = components(model, embedding.embedder_of(memory_bank), scenario,
-                       entities, names)
+                       entities, names, referee_policy(self.params))
     # SwitchAct only reaches its model when a reserved key has no component
     # (never here); its calls would be counted under GM.other.
     act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),

@@ -353,9 +353,15 @@ def parse_scenario(text: str, source: str = "<string>") -> Scenario:
 # -- files ---------------------------------------------------------------------
 
 
+# A shipped venue's labelled judgement cases lie beside it
+# (<name>.probes.yaml, crsec_concordia/calibration/probes.py): not a scenario.
+PROBES_SUFFIX = ".probes.yaml"
+
+
 def builtin_names() -> list[str]:
   """The scenarios shipped with the package."""
-  return sorted(p.stem for p in HERE.glob("*.yaml"))
+  return sorted(p.stem for p in HERE.glob("*.yaml")
+                if not p.name.endswith(PROBES_SUFFIX))
 
 
 def builtin_path(name: str) -> Path:

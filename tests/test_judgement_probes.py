@@ -1,8 +1,9 @@
-"""The labelled cases of bench/judgement_probe.py: valid for their scenario.
+"""The labelled cases (crsec_concordia/calibration/probes.py): valid for their scenario.
 
 A label naming a behaviour the scenario lacks would make the probe count a
 right answer wrong; cases that miss a behaviour would leave it unmeasured.
-The probe itself needs a model and is run by hand (see README).
+The probe on a model is run by hand (bench/judgement_probe.py); on the
+oracle, with no model, in tests/test_judgement_oracle.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import models
+from crsec_concordia.calibration import probe_run, probes
+from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers import referee_quality
 from crsec_concordia.models import ScriptedModel
@@ -44,7 +47,7 @@ SHIPPED = ["community_garden", "hobbs_cafe", "hobbs_cafe_mini"]
 @pytest.mark.parametrize("name", SHIPPED)
 def test_every_probe_file_labels_its_scenario(name):
   scenario = load_scenario(name)
-  cases = probe.load_probes(probe.probes_path(scenario), scenario)
+  cases = probes.load_probes(probes.probes_path(scenario), scenario)
   assert cases.referee and cases.occasion and cases.conflicts
   labelled = {b for c in [*cases.referee, *cases.occasion.answers]
               for b in c.behaviours}
@@ -59,7 +62,7 @@ def test_every_probe_file_labels_its_scenario(name):
 
 def test_the_garden_has_cases_enough_for_each_behaviour_and_place():
   scenario = load_scenario("community_garden")
-  cases = probe.load_probes(probe.probes_path(scenario), scenario)
+  cases = probes.load_probes(probes.probes_path(scenario), scenario)
   assert len(cases.referee) >= 14
   labelled = {b for c in cases.referee for b in c.behaviours}
   assert labelled == set(scenario.behaviour_ids)  # In the general call too.
@@ -68,16 +71,55 @@ def test_the_garden_has_cases_enough_for_each_behaviour_and_place():
   assert {c.norm for c in cases.conflicts} == targets
 
 
-def test_every_shipped_venue_has_a_probe_file():
-  assert probe.probed_venues() == SHIPPED
-  # A venue shipped later needs its probe file (and a place in SHIPPED).
+def test_every_shipped_venue_has_a_probe_file_beside_it():
+  assert probes.probed_venues() == SHIPPED
+  # A venue shipped later needs its probe file (and a place in SHIPPED);
+  # the probe files beside the scenarios are no scenarios themselves.
   assert builtin_names() == SHIPPED
+  for name in SHIPPED:
+    path = probes.probes_path(load_scenario(name))
+    assert path.name == f"{name}.probes.yaml"
+    assert path.parent == load_scenario(name).source_path.parent
+
+
+def test_the_probe_files_are_package_data():
+  """`crsec calibrate` runs from an installed package, without bench/."""
+  text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+  assert '"crsec_concordia.scenarios" = ["*.yaml", "*.probes.yaml"]' in text
+  assert '"crsec_concordia.calibration",' in text
+
+
+@pytest.mark.parametrize("paths", [
+    *[(load_scenario(n).source_path, None) for n in SHIPPED],
+    *probes.venues_in(ROOT / "bench" / "heldout")],
+    ids=lambda p: p[0].stem if p else "")
+def test_every_venue_has_intentions_marked_apart(paths):
+  """DetectConflict's false alarms on deeds only meant or begun are
+  counted apart: every venue has some, each a non-breach."""
+  scenario = load_scenario(str(paths[0]))
+  cases = probes.load_probes(paths[1] or probes.probes_path(scenario),
+                             scenario).conflicts
+  meant = [c for c in cases if c.intention]
+  assert len(meant) >= 4
+  assert not any(c.breaks for c in meant)
+  assert any(not c.breaks and not c.intention for c in cases)
+
+
+def test_an_intention_that_breaks_its_norm_is_refused(tmp_path):
+  scenario = load_scenario("hobbs_cafe_mini")
+  bad = tmp_path / "bad.probes.yaml"
+  bad.write_text(
+      "conflicts:\n  - {norm: No smoking indoors., actor: Carlos Gomez, "
+      "breaks: true, intention: true, action: Carlos Gomez reaches for "
+      "his lighter.}\n", encoding="utf-8")
+  with pytest.raises(UserError, match="an intention breaks nothing yet"):
+    probes.load_probes(bad, scenario)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_each_venue_has_40_referee_cases_half_of_them_none(name):
   scenario = load_scenario(name)
-  cases = probe.load_probes(probe.probes_path(scenario), scenario)
+  cases = probes.load_probes(probes.probes_path(scenario), scenario)
   referee = cases.referee
   assert len(referee) >= 40
   assert 2 * sum(not c.behaviours for c in referee) >= len(referee)
@@ -94,7 +136,7 @@ def test_each_venue_has_40_referee_cases_half_of_them_none(name):
       t.text for t in scenario.target_norms}
 
 
-@pytest.mark.parametrize("paths", probe.heldout_venues(),
+@pytest.mark.parametrize("paths", probes.venues_in(ROOT / "bench" / "heldout"),
                          ids=lambda p: p[0].stem)
 def test_each_heldout_venue_is_a_whole_scenario_with_labelled_cases(paths):
   """A held-out venue (bench/heldout/) loads as any scenario does and has
@@ -103,7 +145,8 @@ def test_each_heldout_venue_is_a_whole_scenario_with_labelled_cases(paths):
   scenario_path, probes_path = paths
   scenario = load_scenario(str(scenario_path))
   assert scenario.name not in SHIPPED
-  cases = probe.load_probes(probes_path, scenario)
+  assert probes_path.name == f"{scenario.name}.probes.yaml"
+  cases = probes.load_probes(probes_path, scenario)
   referee = cases.referee
   assert len(referee) >= 40
   assert 2 * sum(not c.behaviours for c in referee) >= len(referee)
@@ -115,6 +158,7 @@ def test_each_heldout_venue_is_a_whole_scenario_with_labelled_cases(paths):
 
 
 def test_there_is_a_heldout_venue_and_heldout_takes_no_scenario(capsys):
+  assert probe.heldout_venues() == probes.venues_in(ROOT / "bench" / "heldout")
   assert probe.heldout_venues()
   with pytest.raises(SystemExit) as info:
     probe.main(["--heldout", "--probes", "x.yaml"])
@@ -179,16 +223,16 @@ def test_all_takes_no_scenario(capsys):
 
 def test_a_probe_file_for_another_scenario_is_refused(tmp_path):
   garden = load_scenario("community_garden")
-  cafe_cases = probe.probes_path(load_scenario("hobbs_cafe_mini"))
+  cafe_cases = probes.probes_path(load_scenario("hobbs_cafe_mini"))
   with pytest.raises(UserError) as info:
-    probe.load_probes(cafe_cases, garden)
+    probes.load_probes(cafe_cases, garden)
   lines = str(info.value).splitlines()
   assert f"{cafe_cases}: 'smoking_indoors' is not a behaviour of community_garden" in lines
   assert f"{cafe_cases}: community_garden has no occasion 'bill' naming behaviours" in lines
   bad = tmp_path / "bad.yaml"
   bad.write_text("referee: [{actor: Ruth Okafor}]\n", encoding="utf-8")
   with pytest.raises(UserError, match="not a probe file"):
-    probe.load_probes(bad, garden)
+    probes.load_probes(bad, garden)
 
 
 def test_the_probe_says_what_is_wrong_in_one_line_and_exit_2(tmp_path, capsys):
@@ -203,7 +247,7 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
   referee that answers every case as labelled gives no false tag for a
   target."""
   scenario = load_scenario("hobbs_cafe_mini")
-  cases = probe.load_probes(probe.probes_path(scenario), scenario).referee
+  cases = probes.load_probes(probes.probes_path(scenario), scenario).referee
   decisions = [{"action": c.action, "truth": sorted(c.behaviours),
                 "given": sorted(c.behaviours)} for c in cases]
   path = probe.record_decisions(scenario, "a scripted referee", decisions,
@@ -229,7 +273,7 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
 
 def test_only_keeps_the_sections_asked_for(capsys):
   scenario = load_scenario("hobbs_cafe_mini")
-  cases = probe.load_probes(probe.probes_path(scenario), scenario)
+  cases = probes.load_probes(probes.probes_path(scenario), scenario)
   conflicts = cases.only(["conflicts"])
   assert conflicts.conflicts == cases.conflicts
   assert not conflicts.referee and conflicts.occasion is None
@@ -248,11 +292,11 @@ def test_jobs_must_be_one_or_more(capsys):
 
 
 def test_cases_asked_at_once_are_recorded_in_the_cases_order():
-  """However many are asked at once, the decisions (and counts) follow the
-  cases' order: what --record writes does not depend on which thread
-  finishes first."""
+  """However many are asked at once, the calibration (and the decisions
+  --record writes) follows the cases' order: it does not depend on which
+  thread finishes first."""
   scenario = load_scenario("community_garden")
-  cases = probe.load_probes(probe.probes_path(scenario), scenario).referee
+  cases = probes.load_probes(probes.probes_path(scenario), scenario)
 
   def general(prompt):
     action = re.search(r'^[^:\n]+: "(.*)"$', prompt, re.M)[1]
@@ -264,15 +308,22 @@ def test_cases_asked_at_once_are_recorded_in_the_cases_order():
   def model():
     return ScriptedModel([(crsec_script.LOOK, crsec_script.look_none),
                           (crsec_script.DOER, crsec_script.doer_answer),
+                          (crsec_script.DETECT, crsec_script.each(
+                              {"evidence": "none", "verdict": "unrelated"})),
+                          (r"Which of these does", {"evidence": "none",
+                                                    "behaviour": "none"}),
                           (r"You are the referee", general)])
-  one: list[dict] = []
-  four: list[dict] = []
-  counts_one, _ = probe.probe_referee(model(), scenario, cases, one, jobs=1)
-  counts_four, _ = probe.probe_referee(model(), scenario, cases, four, jobs=4)
-  assert [d["action"] for d in four] == [c.action for c in cases]
+  one = probe_run.measure_venue(model(), shared_embedder(), scenario, cases,
+                                jobs=1)
+  four = probe_run.measure_venue(model(), shared_embedder(), scenario, cases,
+                                 jobs=4)
+  assert [d["action"] for d in four["referee"]] == [
+      c.action for c in cases.referee]
   assert four == one
-  assert counts_four.line() == counts_one.line()
-  assert any(d["given"] == ["picked_own_plot"] for d in four)
+  recorded = probe.decisions(four)
+  assert any(d["given"] == ["picked_own_plot"] for d in recorded)
+  assert set(recorded[0]) == {"action", "truth", "given", "scores",
+                              "deed_scores", "doers", "by_actor", "looked"}
 
 
 def test_cache_replays_the_models_answers_from_the_file_given(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from crsec_concordia.calibration import probes
 from crsec_concordia.models.scripted import ScriptedModel
 from crsec_concordia.scenarios import load_scenario
 
@@ -35,7 +36,6 @@ VENUE = "hobbs_cafe_mini"
 
 def _cases():
   scenario = load_scenario(VENUE)
-  probes = bench.judgement_probe
   return scenario, probes.load_probes(probes.probes_path(scenario),
                                       scenario).referee
 

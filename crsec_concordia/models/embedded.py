@@ -218,6 +218,9 @@ class ServerSettings:
   n_parallel: int = 4
   n_cache_reuse: int = 0
   threads: int = max(1, min(os.cpu_count() or 2, 8))
+  # Another GGUF file to serve the same way (bench/serve_gguf.py: models
+  # compared with the embedded one); by default the verified embedded file.
+  gguf: Path | None = None
 
 
 class EmbeddedServer:
@@ -235,10 +238,12 @@ class EmbeddedServer:
     return f"http://127.0.0.1:{self.port}/v1"
 
   def start(self, progress: Callable[[str], None] | None = None,
-            timeout: float = 180.0) -> "EmbeddedServer":
+            timeout: float = 180.0, port: int | None = None
+            ) -> "EmbeddedServer":
     xllamacpp = llama_cpp()
-    self.model_file = ensure_model_file(progress)
     s = self.settings
+    self.model_file = (ensure_model_file(progress) if s.gguf is None
+                       else ModelFileStatus(s.gguf, False, False, 0.0))
     params = xllamacpp.CommonParams()
     params.model.path = str(self.model_file.path)
     params.n_parallel = s.n_parallel
@@ -249,7 +254,7 @@ class EmbeddedServer:
     params.hostnames = ["127.0.0.1"]
     params.warmup = False
     params.verbosity = -1  # llama.cpp logs every slot event otherwise.
-    self.port = _free_port()
+    self.port = port or _free_port()
     params.port = self.port
     if progress:
       progress(f"starting the embedded model on 127.0.0.1:{self.port}")

@@ -58,12 +58,14 @@ def check_prompt(*, place: str, situation: str, actor: str, action: str,
 
 def check_occasion(model, *, place: str, situation: str, actor: str,
                    action: str, behaviours: Sequence[Mapping[str, str]],
-                   similarity: Similarity, max_tokens: int = 160
+                   similarity: Similarity, max_tokens: int = 160,
+                   gate: bool = True
                    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
   """(the check's record, a failure record if the call failed).
 
   The record: `behaviour` (the model's proposal, or "none"), `evidence`,
-  `similarity` of the action to that behaviour's description, `accepted`.
+  `similarity` of the action to that behaviour's description, `accepted`
+  (without `gate`, any proposal of the occasion's behaviours is).
   """
   ids = [b["id"] for b in behaviours]
   try:
@@ -83,7 +85,9 @@ def check_occasion(model, *, place: str, situation: str, actor: str,
     score = round(float(similarity(action, description)), 3)
   return ({"behaviour": proposed, "evidence": str(answer["evidence"]).strip(),
            "similarity": score,
-           "accepted": proposed in ids and score >= MIN_SIMILARITY}, None)
+           "accepted": proposed in ids and (not gate
+                                            or score >= MIN_SIMILARITY)},
+          None)
 
 
 def decide(behaviours: Sequence[str], check: Mapping[str, Any],

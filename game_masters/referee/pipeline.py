@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crsec_concordia import observations
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.action_text import tells_of_actor
 from crsec_concordia.game_masters.referee import doer_check
@@ -39,12 +40,19 @@ class Referee:
                behaviours: Sequence[Mapping[str, str]], max_tokens: int = 160,
                similarity: Similarity | None = None,
                default_place: str | None = None, doer: bool = True,
+               policy: RefereePolicy | None = None,
+               target_norms: Sequence[Mapping[str, Any]] = (),
                places: Sequence[Mapping[str, str]] | None = None,
                where: Callable[[str], str] | None = None):
     """See Adjudication (game_masters/adjudication.py) for the arguments;
-    `places`: the scenario's declared places (id, description), the place
-    field's choices (None: indoors or outdoors); `where`: the place an
-    actor is at, told with its action."""
+    `policy`: which structures apply (by default all of them;
+    crsec_concordia/calibration/policy.py), `doer=False` leaving out the
+    doer check whatever it says; `target_norms` (dicts with `complies` and
+    `violates`): the two sides of a deed, for a policy whose nearest rule
+    lets the other side through (second_look.other_sides); `places`: the
+    scenario's declared places (id, description), the place field's
+    choices (None: indoors or outdoors); `where`: the place an actor is
+    at, told with its action."""
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
                      for p in places])
@@ -53,6 +61,11 @@ class Referee:
                  else tuple(p["id"] for p in self._places))
     if default_place not in (None, *place_ids):
       raise ValueError(f"default_place must be one of {place_ids} or None")
+    policy = RefereePolicy.all_on() if policy is None else policy
+    doer = doer and policy.doer_check
+    self._policy = policy
+    self._sides = (None if policy.look_sides
+                   else look_lib.other_sides(target_norms))
     self._default_place = default_place
     self._model = model
     self._place = place
@@ -81,13 +94,14 @@ class Referee:
     if observations.is_no_action(action):
       # The agent's act produced nothing of its own; nothing to adjudicate.
       return self._unjudged(action, NO_ACTION_EVIDENCE, False), None
-    near = self._nearest(actor, action, situation, checked)
+    near = (self._nearest(actor, action, situation, checked)
+            if self._policy.spare_far_actions else None)
     if near is not None and near[1] < tag_gate.MIN_TAG_SIMILARITY:
       # No tag could pass the gate (tag_gate.py): the referee is not asked.
       return self._unjudged(action, "none", True, referee_asked=False,
                             nearest_behaviour=list(near)), None
     try:
-      answer, failure = self._general_call(actor, action, situation)
+      answer, failure = self.ask_general(actor, action, situation)
     except (StructuredOutputError, EndpointError) as e:
       # An endpoint that stays down past its retries fails this action's
       # adjudication, not the run.
@@ -110,7 +124,7 @@ class Referee:
       fields.update(checked_tags)
       # A failed retry leaves no tag to check: at most one of the two.
       failure = failure or doer_failure
-    if not fields["behaviours"]:
+    if not fields["behaviours"] and self._policy.second_look:
       failure = self._look(fields, actor, action, checked) or failure
     return fields, failure
 
@@ -122,13 +136,14 @@ class Referee:
             "behaviours": [], "evidence": evidence,
             "adjudicated": adjudicated, **more}
 
-  def _general_call(self, actor: str, action: str, situation: str
-                    ) -> tuple[Mapping[str, Any], dict[str, Any] | None]:
+  def ask_general(self, actor: str, action: str, situation: str = ""
+                  ) -> tuple[Mapping[str, Any], dict[str, Any] | None]:
     """The general call's answer (general_call.py), and the failure record
     of its second ask, or None. A behaviour named with evidence that is not
     the action's words is an invalid answer, asked for once more, saying
     why; if that call fails, the first answer stands, its claim apart. The
-    first call's failure is raised."""
+    first call's failure is raised. Public for the probe runner
+    (crsec_concordia/calibration/probe_run.py), which asks what a run asks."""
     prompt = general_call.adjudication_prompt(
         place=self._place, behaviours=self._behaviours, actor=actor,
         action=action, situation=situation, default_place=self._default_place,
@@ -156,7 +171,8 @@ class Referee:
     look, failure = look_lib.second_look(
         self._look_model, self._doer_model, place=self._place, actor=actor,
         action=action, descriptions=rest, similarity=self._similarity,
-        words=self._place_words)
+        words=self._place_words, nearest_rule=self._policy.look_nearest,
+        reverse=self._policy.look_reverse, sides=self._sides)
     if look is not None:
       fields["second_look"] = look
       if look["accepted"]:
@@ -169,15 +185,15 @@ class Referee:
     """The fields of a true quote's tags once checked: the embedder's gate
     (tag_gate.py: a reading the words do not support at all), then the
     doer check of each tag left (doer_check.py: the actor must be the one
-    who does it). A tag dropped by either is kept apart, visibly."""
-    scores = tag_gate.tag_similarities(action, ids, self._descriptions,
-                                       self._similarity)
-    deed = tag_gate.deed_similarities(action, ids, self._descriptions,
-                                      self._similarity, self._place_words)
-    kept, far = tag_gate.split_tags(scores, deed_scores=deed)
-    fields: dict[str, Any] = {
-        "behaviours": kept, "tag_similarity": scores,
-        "tag_deed_similarity": deed, "tag_floor": tag_gate.MIN_TAG_SIMILARITY}
+    who does it). A tag dropped by either is kept apart, visibly. A gate
+    the policy leaves out is neither applied nor recorded (a run's
+    corrected estimates read which applied from the fields recorded:
+    crsec_concordia/metrics/classifiers/referee_quality.py)."""
+    fields: dict[str, Any] = {"behaviours": list(ids)}
+    if self._policy.tag_floor or self._policy.deed_floor:
+      fields.update(self._gated(action, ids))
+    kept = fields["behaviours"]
+    far = [i for i in ids if i not in kept]
     if far:
       fields["far_from_action"] = far
     failure = None
@@ -191,6 +207,25 @@ class Referee:
       if others:
         fields["not_by_actor"] = others
     return fields, failure
+
+  def _gated(self, action: str, ids: list[str]) -> dict[str, Any]:
+    """The gates' fields: the tags that reach the floor (tag_gate.py) on
+    the cosines the policy checks, and those cosines."""
+    scores = tag_gate.tag_similarities(action, ids, self._descriptions,
+                                       self._similarity)
+    deed = tag_gate.deed_similarities(action, ids, self._descriptions,
+                                      self._similarity, self._place_words)
+    fields: dict[str, Any] = {}
+    if self._policy.tag_floor:
+      fields["tag_similarity"] = scores
+    if self._policy.deed_floor:
+      fields["tag_deed_similarity"] = deed
+    if self._policy.tag_floor:
+      fields["tag_floor"] = tag_gate.MIN_TAG_SIMILARITY
+    kept, _ = tag_gate.split_tags(
+        scores if self._policy.tag_floor else dict.fromkeys(ids, 1.0),
+        deed_scores=deed if self._policy.deed_floor else None)
+    return {"behaviours": kept, **fields}
 
   def _nearest(self, actor: str, action: str, situation: str,
                checked: Sequence[str]) -> tuple[str, float] | None:
@@ -211,6 +246,16 @@ class Referee:
                                    max_tokens=self._max_tokens,
                                    temperature=0.0)
 
+  @property
+  def behaviours(self) -> list[dict[str, str]]:
+    """The scenario's behaviours as the referee lists them."""
+    return [dict(b) for b in self._behaviours]
+
+  @property
+  def place_words(self) -> frozenset[str]:
+    """The words of the setting and the place field (tag_gate.place_words)."""
+    return self._place_words
+
   def _supported(self, answer: Mapping[str, Any], actor: str,
                  action: str) -> bool:
     return general_call.supported(answer, self._ids, actor, action)
@@ -229,4 +274,4 @@ class Referee:
     return occasion_check.check_occasion(
         self._model, place=self._place, situation=occasion.text_for(actor),
         actor=actor, action=action, behaviours=wanted,
-        similarity=self._similarity)
+        similarity=self._similarity, gate=self._policy.occasion_gate)

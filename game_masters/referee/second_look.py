@@ -17,7 +17,7 @@ docs/trials/referee.md ("The second look and its nearest rule").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from crsec_concordia.game_masters.referee import doer_check, tag_gate
@@ -61,6 +61,22 @@ def look_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
           f"{actor}: \"{action}\"")
 
 
+def other_sides(target_norms: Iterable[Mapping[str, Any]]
+                ) -> dict[str, frozenset[str]]:
+  """Each behaviour's other side: the behaviours a target norm sets
+  against it (its `complies` against its `violates`), the two sides of one
+  deed the embedder puts close together (smoking out on the terrace and
+  smoking inside; a tip and none)."""
+  sides: dict[str, set[str]] = {}
+  for norm in target_norms:
+    complies, violates = list(norm.get("complies") or ()), list(
+        norm.get("violates") or ())
+    for one, others in ((complies, violates), (violates, complies)):
+      for i in one:
+        sides.setdefault(i, set()).update(others)
+  return {i: frozenset(o) for i, o in sides.items()}
+
+
 def candidates(action: str, descriptions: Mapping[str, str],
                similarity: Similarity, words: frozenset[str]
                ) -> list[tuple[str, float]]:
@@ -75,12 +91,29 @@ def candidates(action: str, descriptions: Mapping[str, str],
           if s >= tag_gate.MIN_TAG_SIMILARITY]
 
 
+def ask(model, *, place: str, listed: Sequence[Mapping[str, str]],
+        actor: str, action: str, reverse: bool, max_tokens: int = 160
+        ) -> dict[str, Any]:
+  """The look's question about the `listed` candidates (raises a failed
+  call's error)."""
+  return model.sample_json(
+      look_prompt(place=place, behaviours=listed, actor=actor, action=action,
+                  reverse=reverse),
+      look_schema([b["id"] for b in listed]), max_tokens=max_tokens,
+      temperature=0.0)
+
+
 def second_look(model, doer_model, *, place: str, actor: str, action: str,
                 descriptions: Mapping[str, str], similarity: Similarity,
-                words: frozenset[str], max_tokens: int = 160
+                words: frozenset[str], max_tokens: int = 160,
+                nearest_rule: bool = True, reverse: bool = True,
+                sides: Mapping[str, frozenset[str]] | None = None
                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
   """(the look's record, a failure record), or (None, None) when no
-  behaviour is near enough to ask about.
+  behaviour is near enough to ask about. `nearest_rule` and `reverse`: the
+  two checks of a proposal that a policy may leave out
+  (crsec_concordia/calibration/policy.py); `sides` (other_sides): the
+  nearest rule lets the other side of the nearest behaviour through.
 
   The record: `candidates` ({id: score}), the model's `behaviour` and
   `evidence`, its answer in `reversed` order, the doer check's answer
@@ -91,42 +124,41 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
     return None, None
   listed = [{"id": i, "description": descriptions[i]} for i, _ in near]
   record: dict[str, Any] = {"candidates": dict(near), "accepted": False}
-
-  def ask(reverse: bool) -> dict[str, Any]:
-    return model.sample_json(
-        look_prompt(place=place, behaviours=listed, actor=actor,
-                    action=action, reverse=reverse),
-        look_schema([b["id"] for b in listed]), max_tokens=max_tokens,
-        temperature=0.0)
-
+  question = dict(place=place, listed=listed, actor=actor, action=action,
+                  max_tokens=max_tokens)
   try:
-    answer = ask(reverse=False)
+    answer = ask(model, reverse=False, **question)
   except (StructuredOutputError, EndpointError) as e:
     return _failed(record, "the call failed", e)
   proposed, evidence = answer["behaviour"], str(answer["evidence"]).strip()
   record.update(behaviour=proposed, evidence=evidence)
-  why = _refused(proposed, evidence, near[0][0], record["candidates"],
-                 actor, action)
+  nearest = near[0][0] if nearest_rule else None
+  if nearest is not None and proposed in (sides or {}).get(nearest, ()):
+    nearest = None  # The other side of the nearest's deed.
+  why = _refused(proposed, evidence, nearest, record["candidates"], actor,
+                 action)
   if why is not None:
     record["why"] = why
     return record, None
-  try:
-    record["reversed"] = ask(reverse=True)["behaviour"]
-  except (StructuredOutputError, EndpointError) as e:
-    return _failed(record, "the call in reverse order failed", e)
-  if record["reversed"] != proposed:
-    record["why"] = "another answer with the candidates in reverse order"
-    return record, None
+  if reverse:
+    try:
+      record["reversed"] = ask(model, reverse=True, **question)["behaviour"]
+    except (StructuredOutputError, EndpointError) as e:
+      return _failed(record, "the call in reverse order failed", e)
+    if record["reversed"] != proposed:
+      record["why"] = "another answer with the candidates in reverse order"
+      return record, None
   return _ask_doer(record, doer_model, actor, action, descriptions)
 
 
-def _refused(proposed: str, evidence: str, nearest: str,
+def _refused(proposed: str, evidence: str, nearest: str | None,
              near: Mapping[str, float], actor: str, action: str
              ) -> str | None:
-  """Why the first answer's proposal cannot count, or None if it may."""
+  """Why the first answer's proposal cannot count, or None if it may
+  (`nearest` None: any candidate may)."""
   if proposed not in near:
     return "no behaviour proposed"
-  if proposed != nearest:
+  if nearest is not None and proposed != nearest:
     return "not the behaviour nearest the action"
   if not quotes_action(evidence, actor, action):
     return "the quote is not words of the action"

@@ -3,7 +3,7 @@
 Behaviour adoption counts an agent as complying when the game master's
 referee tagged its latest relevant action with one of the target's
 `complies` behaviours (and none of its `violates`). The referee's labelled
-set is the probe cases of bench/probes/<scenario>.yaml (`referee:` and the
+set is the probe cases of scenarios/<scenario>.probes.yaml (`referee:` and the
 occasion's `answers:`: an action and the behaviour ids a fair referee sees).
 A probe file holds only the labels; what the referee answered on them is
 a measurement of one model and one prompt, written by a probe run as
@@ -50,11 +50,11 @@ from crsec_concordia.metrics.classifiers import DATA
 from crsec_concordia.metrics.classifiers.correction import Rates
 from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.scenarios import TargetNorm
+from crsec_concordia.scenarios import loader as scenario_files
 
 DECISIONS = DATA / "referee_decisions"
-# bench/probes/ of a source checkout (not installed with the package):
-# crsec_concordia/metrics/classifiers/ -> the repository root.
-PROBES = Path(__file__).resolve().parents[3] / "bench" / "probes"
+# Each shipped venue's labelled cases, <name>.probes.yaml beside it.
+PROBES = scenario_files.HERE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Measured:
 
 def probe_cases(scenario: str, probes: Path = PROBES) -> int | None:
   """How many labelled referee cases the probe file holds (None: no file)."""
-  path = probes / f"{scenario}.yaml"
+  path = probes / f"{scenario}{scenario_files.PROBES_SUFFIX}"
   try:
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
   except (OSError, yaml.YAMLError):
@@ -232,6 +232,6 @@ def rates(target: TargetNorm, scenario: dict[str, Any],
                     "record the referee's answers on them: bench/"
                     "judgement_probe.py --scenario SCENARIO --probes FILE "
                     "--record); behaviour not corrected")
-  return Measured(None, f"referee error not measured: bench/probes/{name}."
-                  f"yaml holds {cases} labelled cases, but no referee answers "
+  return Measured(None, f"referee error not measured: {name}.probes.yaml "
+                  f"holds {cases} labelled cases, but no referee answers "
                   "on them are recorded (metrics/data/referee_decisions/)")

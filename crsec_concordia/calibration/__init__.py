@@ -1,0 +1,1 @@
+"""What a model gets right and wrong on each venue's labelled judgements."""
