@@ -40,6 +40,11 @@ Person's norm: {norm}
 Does the person's norm mean the target norm? Answer yes or no."""
 
 
+def prompt(target: str, norm: str) -> str:
+  """The question about one (norm, target) pair."""
+  return _JUDGE_PROMPT.format(target=target, norm=norm)
+
+
 class LLMJudge:
   """Schema-constrained yes/no from a StructuredLanguageModel, cached."""
 
@@ -59,7 +64,7 @@ class LLMJudge:
         return self._cache[key]
     try:
       answer = self._model.sample_json(
-          _JUDGE_PROMPT.format(target=target, norm=norm), JUDGE_SCHEMA,
+          prompt(target, norm), JUDGE_SCHEMA,
           max_tokens=16, temperature=0.0, seed=self._seed, tag=self._tag)
       verdict: bool | None = answer["answer"] == "yes"
     except StructuredOutputError as e:
