@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from crsec_concordia.metrics.classifiers import correction, measured
-from crsec_concordia.metrics.classifiers import referee_quality
+from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.rundir.reading import Run
 
@@ -54,9 +54,13 @@ def measured_rates(run: Run, matcher: NormMatcher
     belief: correction.Rates | None = None
     if matcher.judge is None:
       belief = measured.rates(t, matcher.rule.name, SPLIT, figures)
-    belief_note = (belief.source if belief else
-                   "matcher error not measured for this rule, wording or "
-                   "with the LLM judge: belief not corrected")
+      belief_note = (belief.source if belief else
+                     "matcher error not measured for this rule or wording: "
+                     "belief not corrected")
+    else:  # The judge's model decides: its calibration's counts.
+      belief, belief_note = judge_quality.rates(
+          t, matcher.rule.name, matcher.judge_floor,
+          getattr(matcher.judge, "identity", None))
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
     referee = referee_quality.rates(

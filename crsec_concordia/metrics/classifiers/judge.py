@@ -48,8 +48,12 @@ def prompt(target: str, norm: str) -> str:
 class LLMJudge:
   """Schema-constrained yes/no from a StructuredLanguageModel, cached."""
 
-  def __init__(self, model: Any, *, tag: str = JUDGE_TAG, seed: int = 0):
+  def __init__(self, model: Any, *, tag: str = JUDGE_TAG, seed: int = 0,
+               identity: Any = None):
+    """`identity`: the model's ModelIdentity (calibration/identity.py), by
+    which a report finds the judge's measured error in its calibration."""
     self._model = model
+    self.identity = identity
     self._tag = tag
     self._seed = seed
     self._lock = threading.Lock()
