@@ -16,6 +16,9 @@ model. Cases are asked four at a time (--jobs), as a run's slot asks them;
 the embedded server then batches them, and a borderline answer can differ
 from one repeat to the next. --cache FILE keeps the model's answers in a
 response cache, so a replay asks only the prompts a change made new.
+--record [DIR] writes the answers into the model's calibration
+(crsec_concordia/calibration/store.py), as `crsec calibrate --out DIR`
+does; by default into the package's, where the embedded model's ships.
 
 --oracle answers every judgement as the labels say, with no language model
 (tests/judgement_oracle.py; --noise R flips labels at rate R): the whole

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,20 @@ def usage_of(model) -> dict[str, int]:
   return dict(meter.totals()) if meter is not None else {}
 
 
-def measure_norms(model, embedder, progress: Progress | None = None
-                  ) -> dict[str, Any]:
+def _ask_ahead(matcher: NormMatcher, judge: LLMJudge, texts: list[str],
+               jobs: int) -> None:
+  """Every pair the matcher will put to the judge, asked `jobs` at a time
+  (the judge keeps its answers, so the matcher's own pass asks none)."""
+  pairs = [(text, target.text)
+           for text, row in zip(texts, matcher.scores(texts))
+           for target, score in zip(matcher.targets, row)
+           if score >= matcher.judge_floor]
+  with ThreadPoolExecutor(max(1, jobs)) as pool:
+    list(pool.map(lambda pair: judge(*pair), pairs))
+
+
+def measure_norms(model, embedder, progress: Progress | None = None,
+                  jobs: int = probe_run.JOBS) -> dict[str, Any]:
   """The matcher with the model as its LLM judge on the test half of the
   labelled norms, per target: the counts and the wording they hold for."""
   items = [i for i in labels_lib.load_items() if i.split == SPLIT]
@@ -89,7 +102,9 @@ def measure_norms(model, embedder, progress: Progress | None = None
     matcher = NormMatcher(wanted, embedder=embedder,
                           behaviours=labels_lib.venue_behaviours(venue),
                           judge=judge, judge_floor=JUDGE_FLOOR)
-    means = matcher.means_many([i.text for i in mine])
+    texts = [i.text for i in mine]
+    _ask_ahead(matcher, judge, texts, jobs)
+    means = matcher.means_many(texts)
     for t in wanted:
       truth = [t.id in i.targets for i in mine]
       said = [t.id in m for m in means]
@@ -126,7 +141,7 @@ def measure(model, identity: ModelIdentity,
   chosen = policy_lib.choose(measured) if measured else None
   for entry in entries.values():
     entry["chosen_policy"] = chosen.to_dict() if chosen else None
-  matcher = measure_norms(model, embedder, progress) if norms else None
+  matcher = measure_norms(model, embedder, progress, jobs) if norms else None
   after = usage_of(model)
   cost = {k: after.get(k, 0) - before.get(k, 0) for k in after}
   cost["seconds"] = round(time.monotonic() - start, 1)
