@@ -245,9 +245,26 @@ def test_a_kitchen_sheet_filled_and_read_back_corrects_behaviour(
   assert "labelled actions of a run (a filled sheet) of office_kitchen" in (
       after["note"])
   assert not math.isnan(after["final"]["corrected"])
-  m = run_metrics.compute(reading.read_run(run_dir))
-  column = m.per_step["behaviour_corrected.wash_your_dishes"].tolist()
-  assert not math.isnan(column[-1])
+  # The kitchen's report: the corrected share in its tables, the
+  # calibration named on its page.
+  assert cli.main(["report", str(run_dir)]) == 0
+  page = (run_dir / "report" / "index.html").read_text()
+  assert "labelled actions of a run (a filled sheet) of office_kitchen" in page
+  with open(run_dir / "metrics" / "per_step.csv", encoding="utf-8") as f:
+    last = list(csv.DictReader(f))[-1]
+  assert not math.isnan(float(last["behaviour_corrected.wash_your_dishes"]))
+
+
+def test_a_sheet_adds_to_a_venues_probe_cases_and_replaces_an_older_sheet():
+  probe = {"action": "a", "truth": ["x"], "given": ["x"]}
+  old = {"labels": "probes", "cases": [probe, {"action": "b", "truth": [],
+                                               "tags": ["x"]}]}
+  new = {"labels": "sheet", "cases": [{"action": "c", "truth": ["x"],
+                                       "tags": []}]}
+  both = sheet.merged(old, new)
+  assert both["cases"] == [probe, *new["cases"]]
+  assert both["labels"] == "probes and sheet"
+  assert sheet.merged(None, new) is new
 
 
 def test_reading_a_sheet_needs_no_model(tmp_path, embedder, monkeypatch):

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from crsec_concordia import outputs
 from crsec_concordia.calibration import calibrate as calibrate_lib
 from crsec_concordia.calibration import probe_run, sheet, store
 from crsec_concordia.calibration.identity import ModelIdentity
@@ -82,26 +83,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _checked_out(path: Path) -> Path:
   """--out checked writable before any model is asked."""
-  folder = path.parent if path.suffix == ".json" else path
-  try:
-    folder.mkdir(parents=True, exist_ok=True)
-  except OSError as e:
-    raise UserError(f"--out {path}: cannot write there ({e.strerror}); pass "
-                    "a directory you can write to") from None
-  if not folder.is_dir() or not _writable(folder):
-    raise UserError(f"--out {path}: cannot write there; pass a directory "
-                    "you can write to")
+  outputs.writable_dir(path.parent if path.suffix == ".json" else path,
+                       "--out", fix="pass a directory you can write to")
   return path
-
-
-def _writable(folder: Path) -> bool:
-  probe = folder / ".crsec-write-test"
-  try:
-    probe.write_bytes(b"")
-    probe.unlink()
-    return True
-  except OSError:
-    return False
 
 
 def _calibrate(args: argparse.Namespace) -> int:

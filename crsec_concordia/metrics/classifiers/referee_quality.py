@@ -225,8 +225,9 @@ def rates(target: TargetNorm, scenario: dict[str, Any],
     return Measured(None, advice_line)
   measured = min(found, key=lambda e: _matching(e, name, identity))
   cases = measured.get("cases") or []
-  labelled = ("labelled actions of a run (a filled sheet)"
-              if measured.get("labels") == "sheet" else "probe cases")
+  labelled = {"sheet": "labelled actions of a run (a filled sheet)",
+              "probes and sheet": "probe cases and labelled actions of a "
+              "run"}.get(str(measured.get("labels")), "probe cases")
   source = (f"referee on {len(cases)} {labelled} of "
             f"{measured.get('scenario')}, calibration of "
             f"{ModelIdentity.from_dict(measured['model'])} "
