@@ -21,13 +21,14 @@ from crsec_concordia import cli
 from crsec_concordia.calibration import (advice, identity, probes, sheet,
                                          store)
 from crsec_concordia.commands import calibrate as command
+from crsec_concordia.commands import doctor
 from crsec_concordia.game_masters.referee import doer_check
 from crsec_concordia.metrics.classifiers import judge_quality
 from crsec_concordia.metrics.classifiers import labels as labels_lib
 from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
                                                           JUDGE_FLOOR)
 from crsec_concordia.metrics.measure import run_metrics
-from crsec_concordia.models import ScriptedModel
+from crsec_concordia.models import EndpointConfig, ScriptedModel
 from crsec_concordia.rundir import reading
 from crsec_concordia.scenarios import load_scenario
 from tests import kitchen_run
@@ -366,3 +367,14 @@ def test_belief_with_the_llm_judge_uses_the_judges_calibration(
                                   other)
   assert got is None
   assert note.startswith("matcher with the LLM judge not calibrated for a-7b")
+
+
+def test_doctor_says_where_the_model_is_calibrated(calibrated, monkeypatch):
+  files, _, _ = calibrated
+  monkeypatch.setattr(store, "search_dirs", lambda: [files[0].parent])
+  oracle = EndpointConfig(base_url=URL, model="oracle-7b")
+  assert doctor._calibration(oracle) == "oracle-7b on community_garden"
+  other = EndpointConfig(base_url=URL, model="a-7b")
+  assert doctor._calibration(other) == (
+      "none for a-7b: behaviour shares of its runs are raw until `crsec "
+      f"calibrate --base-url {URL} --model a-7b`")
