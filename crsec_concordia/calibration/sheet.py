@@ -20,6 +20,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia import observations
 from crsec_concordia.calibration import policy as policy_lib
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.errors import UserError
@@ -34,13 +35,16 @@ YES, NO = ("yes", "y", "true", "1"), ("no", "n", "false", "0")
 
 def rows_of(run: reading.Run) -> list[dict[str, str]]:
   """The sheet's rows of a run: each action once (the first time it is
-  written; one carried on unchanged adds nothing), then each conflict."""
+  written; one carried on unchanged adds nothing, nor a failed answer's
+  marker), then each conflict."""
   rows, seen = [], set()
   for r in run.records:
     if r.get("kind") != ACTION or r.get("continued"):
       continue
     key = (r.get("actor"), r.get("action"))
-    if key in seen or not r.get("action"):
+    # A failed answer's marker is no action of the agent's to label.
+    if (key in seen or not r.get("action")
+        or observations.is_no_action(str(r["action"]))):
       continue
     seen.add(key)
     rows.append({"kind": "action", "step": str(r.get("step", "")),

@@ -128,12 +128,13 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 def _write_sheet(run_dir: Path, out: Path | None) -> int:
   path, done, rows = sheet.write(run_dir, out or run_dir / SHEET_NAME)
-  ids = ", ".join(done.behaviours)
   print(f"sheet: {path} ({rows} rows of {done.scenario.get('name')})")
-  print(f"fill true_tags with the behaviour ids each action shows ({ids}; "
-        f"several separated by spaces) or {sheet.NONE}, and breaks_norm of "
-        "each conflict with yes or no; rows left empty are not counted. "
-        f"Then: crsec calibrate --labels {path}")
+  print("fill true_tags with the behaviour ids each action shows (several "
+        f"separated by spaces, or {sheet.NONE}):")
+  for i, description in done.behaviours.items():
+    print(f"  {i}: {description}")
+  print("and breaks_norm of each conflict with yes or no; rows left empty "
+        f"are not counted. Then: crsec calibrate --labels {path}")
   return 0
 
 
