@@ -322,6 +322,10 @@ def test_the_runs_own_venue_is_measured_before_another_with_its_words(
                   [right] * 5 + [none] * 5, scenario["name"])
   monkeypatch.setattr(store, "search_dirs", lambda: [decisions])
   target = reading.read_run(build(tmp_path)).targets[0]
-  measured = referee_quality.rates(target, scenario)
+  measured = referee_quality.rates(target, scenario,
+                                  model={"endpoint": "scripted"})
+  # A run that records no model: nobody's error is taken for its referee's.
+  unknown = referee_quality.rates(target, scenario)
+  assert unknown.rates is None and "records no model" in unknown.note
   assert scenario["name"] in measured.note
   assert measured.rates.tp == 5

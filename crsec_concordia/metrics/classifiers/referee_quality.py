@@ -155,20 +155,17 @@ def run_tag_look(records: Iterable[dict[str, Any]]) -> bool:
 
 
 def _matching(entry: dict[str, Any], own: str | None,
-              identity: ModelIdentity | None) -> tuple[bool, bool]:
+              identity: ModelIdentity) -> tuple[bool, bool]:
   """The sort key of a venue's calibration: the run's own venue first,
   then the run's judgement prompts."""
-  prompts = identity.prompts if identity is not None else None
   return (entry.get("scenario") != own,
-          bool(prompts) and entry.get("prompts") != prompts)
+          bool(identity.prompts) and entry.get("prompts") != identity.prompts)
 
 
-def _prompt_note(entry: dict[str, Any], identity: ModelIdentity | None,
+def _prompt_note(entry: dict[str, Any], identity: ModelIdentity,
                  advice: str) -> str:
   """What the report says when the calibration was made with other
   judgement prompts than the run's (identity.py), or "" when the same."""
-  if identity is None:
-    return ""
   theirs, ours = entry.get("prompts"), identity.prompts
   if ours and theirs == ours:
     return ""
@@ -207,22 +204,22 @@ def rates(target: TargetNorm, scenario: dict[str, Any],
   described = {b.get("id"): b.get("description")
                for b in scenario.get("behaviours") or ()}
   wanted = {i: described.get(i) for i in (*target.complies, *target.violates)}
-  identity = ModelIdentity.of_described(model) if model else None
-  advice_line = (advice.not_calibrated(model, name, scenario_path, run_dir)
-                 if model else
-                 f"not calibrated on {name}: run "
-                 f"{advice.command({}, name, scenario_path, run_dir)}")
-  command = advice.command(model or {}, name, scenario_path, run_dir)
+  if not model:  # Whose error it would be is unknown: none is used.
+    return Measured(None, f"not calibrated: the run records no model, so no "
+                    f"model's error on {name} can be taken for its referee's; "
+                    "behaviour shares are raw (not corrected)")
+  identity = ModelIdentity.of_described(model)
+  command = advice.command(model, name, scenario_path, run_dir)
   # Venues may describe a behaviour in the same words (the café and the mini
   # café do): the answers recorded on the run's own venue come first, as
   # its referee read that venue's setting; another's serve only without.
   found = [e for e in store.entries(calibrations)
            if all((e.get("behaviours") or {}).get(i) == d
                   for i, d in wanted.items())
-           and (identity is None or identity.same_model(
-               ModelIdentity.from_dict(e["model"])))]
+           and identity.same_model(ModelIdentity.from_dict(e["model"]))]
   if not found:
-    return Measured(None, advice_line)
+    return Measured(None, advice.not_calibrated(model, name, scenario_path,
+                                                run_dir))
   measured = min(found, key=lambda e: _matching(e, name, identity))
   cases = measured.get("cases") or []
   labelled = {"sheet": "labelled actions of a run (a filled sheet)",
