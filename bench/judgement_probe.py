@@ -44,6 +44,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from crsec_concordia import models  # noqa: E402
+from crsec_concordia.calibration import calibrate as calibrate_lib  # noqa: E402
 from crsec_concordia.calibration import policy as policy_lib  # noqa: E402
 from crsec_concordia.calibration import probe_run, probes, store  # noqa: E402
 from crsec_concordia.calibration.identity import ModelIdentity  # noqa: E402
@@ -150,11 +151,9 @@ def _venues(args: argparse.Namespace) -> list[tuple[Scenario, Probes]]:
     scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
     return [(scenario, load_probes(args.probes or probes_path(scenario),
                                    scenario).only(args.only))]
-  venues = []
-  for name in probes.probed_venues() if args.all else []:
-    scenario = load_scenario(name)
-    venues.append((scenario, load_probes(probes_path(scenario),
-                                         scenario).only(args.only)))
+  # Every shipped venue with labelled cases, as `crsec calibrate` takes them.
+  venues = [(scenario, cases.only(args.only)) for scenario, cases
+            in (calibrate_lib.venues_named([]) if args.all else [])]
   if args.heldout or (args.all and args.oracle):
     for path, cases in heldout_venues():
       scenario = load_scenario(str(path))

@@ -159,21 +159,36 @@ def test_another_model_is_not_calibrated_and_says_the_command(
 
 def test_the_embedded_model_is_not_corrected_by_another_models_error(
     calibrated, tmp_path, monkeypatch):
-  """The oracle's calibration is not the embedded model's: the shipped
-  embedded calibration (made before prompts were hashed) is used, and
-  named as made with other prompts."""
+  """The oracle's calibration is not the embedded model's: the embedded
+  model's own (here one made before prompts were hashed, as the first one
+  shipped was) is used, and named as made with other prompts."""
   files, _, _ = calibrated
+  garden = json.loads(files[0].read_text())["venues"]["community_garden"]
+  embedded = identity.ModelIdentity("qwen2.5-coder-1.5b-instruct-q4_k_m",
+                                    "embedded", None)
+  store.write(tmp_path / "cal" / embedded.file_name, embedded,
+              {"community_garden": {**garden, "prompts": None}})
   monkeypatch.setattr(store, "search_dirs",
-                      lambda: [files[0].parent, store.SHIPPED])
+                      lambda: [files[0].parent, tmp_path / "cal"])
   run_dir = garden_run(tmp_path / "run", {
       "endpoint": "embedded", "model": "qwen2.5-coder-1.5b-instruct-q4_k_m",
       "judgement_prompts": identity.prompts_hash()})
   tools = behaviour_notes(run_dir)["return_tools"]
+  assert tools["rates"] is not None
   assert "oracle-7b" not in tools["note"]
-  assert "qwen2.5-coder-1.5b-instruct-q4_k_m" in tools["note"]
-  assert ("NOTE: calibrated with other judgement prompts than this run's"
+  assert embedded.file_name in tools["note"]
+  assert ("NOTE: calibrated with other judgement prompts than this run's "
+          "(the calibration was made before judgement prompts were hashed"
           in tools["note"])
   assert "run crsec calibrate community_garden again" in tools["note"]
+
+
+def test_the_embedded_models_calibration_ships_with_the_package():
+  shipped = [data for _, data in store.files([store.SHIPPED])
+             if data["model"]["endpoint"] == "embedded"]
+  assert len(shipped) == 1
+  assert shipped[0]["model"]["name"] == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+  assert set(shipped[0]["venues"]) >= set(probes.probed_venues())
 
 
 def test_a_prompt_change_is_said(calibrated, tmp_path, monkeypatch):
