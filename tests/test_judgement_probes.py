@@ -274,7 +274,7 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
   assert other.note.startswith("not calibrated for a 7B model on "
                                "hobbs_cafe_mini: run crsec calibrate "
                                "hobbs_cafe_mini --base-url http://127.0.0.1:1"
-                               "/v1 --model a 7B model")
+                               "/v1 --model 'a 7B model'")
 
 
 def test_only_keeps_the_sections_asked_for(capsys):

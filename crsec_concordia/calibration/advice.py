@@ -4,11 +4,13 @@ A report that cannot correct a share says why and what to run, in words a
 person can paste: the venue as the command takes it (a shipped scenario's
 name, or the scenario file a held-out venue's probe file sits beside) or,
 for a venue with no labelled cases, the labelling sheet written from the
-run itself; and the run's endpoint (none for the embedded model).
+run itself; and the run's endpoint (none for the embedded model), each
+quoted for a shell.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,8 @@ def model_flags(described: Mapping[str, Any]) -> str:
   if identity.endpoint == EMBEDDED:
     return ""
   url = described.get("endpoint") if identity.endpoint != "given" else None
-  return f" --base-url {url or 'URL'} --model {identity.name}"
+  return (f" --base-url {shlex.quote(str(url)) if url else 'URL'} "
+          f"--model {shlex.quote(identity.name)}")
 
 
 def command(described: Mapping[str, Any], venue: str,
@@ -34,8 +37,8 @@ def command(described: Mapping[str, Any], venue: str,
   if venue in probes.probed_venues():
     return f"crsec calibrate {venue}{flags}"
   if scenario_path and probes.probes_path_of(Path(scenario_path)).is_file():
-    return f"crsec calibrate {scenario_path}{flags}"
-  run = run_dir or "RUN_DIR"
+    return f"crsec calibrate {shlex.quote(str(scenario_path))}{flags}"
+  run = shlex.quote(str(run_dir)) if run_dir else "RUN_DIR"
   return (f"crsec calibrate --sheet {run} --out SHEET.csv, label it, then "
           "crsec calibrate --labels SHEET.csv")
 
