@@ -9,15 +9,18 @@ may change a group's share.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from fractions import Fraction
 
 import pytest
 
+from crsec_concordia import runner
 from crsec_concordia.scenarios import (Scenario, ScenarioError, load_scenario,
                                        parse_scenario)
 from crsec_concordia.scenarios.population_draw import apportion
 from crsec_concordia.sweeps.spec import merge
+from tests import crsec_script
 
 TOWN = """\
 name: small_town
@@ -56,6 +59,20 @@ behaviours:
   - {id: smoking_indoors, description: smokes inside}
   - {id: loud, description: speaks loudly}
 """
+
+
+_HERE = re.compile(r"^(?P<actor>.+) is at (?P<place>[a-z_]+) now\.$", re.M)
+_ACTION = re.compile(r'^(?P<actor>[^:\n]+): "(?P<action>.*)"$', re.M)
+
+
+def referee_here(prompt: str, schema: dict) -> dict[str, str]:
+  """The referee: every action happens where its actor is, and is none
+  of the behaviours."""
+  props = schema["properties"]
+  answer = {"narration": _ACTION.search(prompt)["action"],
+            "place": _HERE.search(prompt)["place"], "evidence": "none",
+            "behaviour": "none", "also": "none"}
+  return {k: v for k, v in answer.items() if k in props}
 
 
 def drawn(text: str = TOWN) -> Scenario:
@@ -246,3 +263,24 @@ def test_a_committed_agent_needs_norms_to_hold():
   with pytest.raises(ScenarioError, match="zealots.committed: is true, but "
                      "the group starts with no norms to hold"):
     drawn(no_norms)
+
+
+def test_the_town_runs_two_slots_with_agents_in_every_place(tmp_path, embedder):
+  """The shipped town on the scripted café: 41 agents act in two slots,
+  each where the draw put it."""
+  town = load_scenario("town").with_max_steps(2)
+  scripted = crsec_script.cafe_model()
+  scripted.add_rule(r"You are the referee", referee_here, first=True)
+  # The second look's prompt opens as the referee's: its rule goes first.
+  scripted.add_rule(crsec_script.LOOK, crsec_script.look_none, first=True)
+  run_dir = runner.run_episode(town, arm="normative", seed=1,
+                               out_dir=tmp_path / "town", model=scripted,
+                               embedder=embedder, progress=False)
+  with open(run_dir / "events.jsonl", encoding="utf-8") as f:
+    records = [json.loads(line) for line in f]
+  actions = [r for r in records if r["kind"] == "action"]
+  assert len(actions) == 2 * len(town.agents)
+  assert {r["place"] for r in actions} == set(town.place_ids)
+  assert all(r["place"] == town.home_of(r["actor"]) for r in actions)
+  written = json.loads((run_dir / "scenario.json").read_text(encoding="utf-8"))
+  assert Scenario.from_dict(written).agents == town.agents
