@@ -62,6 +62,10 @@ def expand(data: Any) -> Expansion:
   if not isinstance(data, Mapping) or data.get(KEY) is None:
     return Expansion(data, [])
   rest = {k: v for k, v in data.items() if k != KEY}
+  if not isinstance(data[KEY], Mapping):
+    return Expansion(rest, [Problem(
+        (KEY,), f"expected a mapping but found {show(data[KEY])}",
+        f"write the keys {', '.join(Population.model_fields)} ({_GUIDE})")])
   try:
     population = Population.model_validate(data[KEY])
   except pydantic.ValidationError as e:

@@ -248,6 +248,16 @@ def test_a_bad_block_is_one_line_per_problem_naming_the_fix(old, new, lines):
   assert info.value.problems == lines
 
 
+def test_a_block_that_is_no_mapping_is_one_line():
+  text = TOWN[:TOWN.index("population:")] + "population: 40\n" + TOWN[TOWN.index("behaviours:"):]
+  with pytest.raises(ScenarioError) as info:
+    drawn(text)
+  assert info.value.problems == [
+      "town.yaml:13: population: expected a mapping but found 40; write the "
+      "keys seed, count, entrepreneurs, names, templates, habits, groups, "
+      "home, drawn (docs/design.md, 'Populations')"]
+
+
 def test_a_committed_agent_needs_norms_to_hold():
   text = TOWN.replace("{name: Mei Lin, role: ordinary, persona: A student., group: locals}",
                       "{name: Mei Lin, role: ordinary, persona: A student., committed: true}")
