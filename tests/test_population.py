@@ -67,8 +67,10 @@ _ACTION = re.compile(r'^(?P<actor>[^:\n]+): "(?P<action>.*)"$', re.M)
 
 def referee_here(prompt: str, schema: dict) -> dict[str, str]:
   """The referee: every action happens where its actor is, and is none
-  of the behaviours."""
+  of the behaviours (an occasion's focused check too)."""
   props = schema["properties"]
+  if "narration" not in props:
+    return crsec_script.look_none(prompt, schema)
   answer = {"narration": _ACTION.search(prompt)["action"],
             "place": _HERE.search(prompt)["place"], "evidence": "none",
             "behaviour": "none", "also": "none"}
@@ -294,3 +296,22 @@ def test_the_town_runs_two_slots_with_agents_in_every_place(tmp_path, embedder):
   assert all(r["place"] == town.home_of(r["actor"]) for r in actions)
   written = json.loads((run_dir / "scenario.json").read_text(encoding="utf-8"))
   assert Scenario.from_dict(written).agents == town.agents
+
+
+def test_the_committed_minority_starts_as_its_groups_say(tmp_path, embedder):
+  """Two slots of the shipped experiment: the minority holds the bow,
+  committed, the rest the handshake, and everyone's norms are recorded."""
+  scenario = load_scenario("committed_minority").with_max_steps(2)
+  scripted = crsec_script.cafe_model()
+  scripted.add_rule(r"You are the referee", referee_here, first=True)
+  scripted.add_rule(crsec_script.LOOK, crsec_script.look_none, first=True)
+  run_dir = runner.run_episode(scenario, arm="normative", seed=1,
+                               out_dir=tmp_path / "minority", model=scripted,
+                               embedder=embedder, progress=False)
+  last = sorted((run_dir / "norms").glob("step_*.json"))[-1]
+  held = json.loads(last.read_text(encoding="utf-8"))
+  for agent in scenario.agents:
+    start = [(n["content"], n.get("committed", False))
+             for n in held[agent.name]["norms"] if n["origin"] == "created"]
+    assert start == ([("Greet people with a bow.", True)] if agent.committed
+                     else [("Greet people with a handshake.", False)])
