@@ -71,7 +71,7 @@ _ADD = {
     ("Scenario", "setting"): "setting: Hobbs Cafe, a small café in Smallville",
     ("Scenario", "default_place"): "default_place: indoors (or outdoors)",
     ("Scenario", "clock"): 'clock: {start: "09:00", end: "16:00", minutes_per_step: 10, days: 1}',
-    ("Scenario", "agents"): "agents:` with items like `- {name: Abigail Chen, role: entrepreneur, persona: ...}",
+    ("Scenario", "agents"): "agents:` with items like `- {name: Abigail Chen, role: entrepreneur, persona: ...}`, or `population: {seed: 1, count: 40, templates: [...]}",
     ("Scenario", "behaviours"): "behaviours:` with items like `- {id: smoking_indoors, description: smokes inside the café}",
     ("Clock", "start"): 'start: "09:00"',
     ("Clock", "end"): 'end: "16:00"',
