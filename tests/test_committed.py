@@ -17,10 +17,13 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from crsec_concordia import runner
-from crsec_concordia.norms import LifecycleError, NormDatabase
+from crsec_concordia.models import ScriptedModel
+from crsec_concordia.norms import LifecycleError, NormDatabase, RejectionReason
+from crsec_concordia.operations import immediate_evaluation
 from crsec_concordia.scenarios import parse_scenario
 from tests import crsec_script as cs
 
@@ -175,3 +178,38 @@ def test_the_database_refuses_to_replace_a_committed_norm():
   # norm's record is as it was before the flag existed.
   back = NormDatabase.from_json(json.loads(json.dumps(db.to_json())))
   assert back.get(kept.id).committed and "committed" not in other.to_json()
+
+
+# Candidate, a nearer norm and a committed one about the same thing
+# (cosines 0.8 and 0.6 with the candidate).
+_VECTORS = {"Greet people with a handshake.": [1.0, 0.0, 0.0],
+            "Greet everyone warmly.": [0.8, 0.6, 0.0],
+            "Greet people with a bow.": [0.6, 0.0, 0.8]}
+
+
+def _opposite_to_the_bow(prompt: str) -> dict:
+  return {"same_meaning": False,
+          "opposite": "Rule B: Greet people with a bow." in prompt}
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_a_candidate_is_judged_against_the_committed_norm_it_is_about(committed):
+  db = NormDatabase("Ruth Okafor")
+  db.add("Greet people with a bow.", "descriptive", 90, origin="created",
+         qualified=True, committed=committed)
+  db.add("Greet everyone warmly.", "descriptive", 50, origin="conversation",
+         qualified=True)
+  candidate = db.add("Greet people with a handshake.", "descriptive", 60,
+                     origin="conversation", source_text="Shake hands, please.")
+  model = ScriptedModel([
+      (cs.PAIR, _opposite_to_the_bow),
+      (cs.EVALUATE, {"supported": True, "type": "descriptive", "utility": 60})])
+  verdict = immediate_evaluation(
+      model, lambda text: np.asarray(_VECTORS[text], dtype=np.float32),
+      name="Ruth Okafor", persona="A retired nurse.", candidate=candidate,
+      held=db.qualified(), known_names=[], on_failure=None)
+  if committed:  # Asked about the bow, which it contradicts.
+    assert not verdict.accepted
+    assert verdict.reason == RejectionReason.CONFLICTS_WITH_NORM
+  else:  # Asked about the nearest, as always.
+    assert verdict.accepted
