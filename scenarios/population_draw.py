@@ -103,11 +103,9 @@ def expand(data: Any) -> Expansion:
 
 
 def _places(data: Mapping[str, Any]) -> list[str]:
-  places = data.get("places")
-  if isinstance(places, list) and places:
-    return [p["id"] for p in places
-            if isinstance(p, Mapping) and isinstance(p.get("id"), str)]
-  return list(PLACES)
+  declared = [p["id"] for p in _listed(data, "places")
+              if isinstance(p.get("id"), str)]
+  return declared or list(PLACES)
 
 
 def _unknown(value: str, loc: tuple, known: list[str], what: str,
@@ -120,8 +118,7 @@ def _unknown(value: str, loc: tuple, known: list[str], what: str,
 
 def _problems(population: Population, data: Mapping[str, Any]) -> list[Problem]:
   problems: list[Problem] = []
-  behaviours = [b.get("id") for b in data.get("behaviours") or []
-                if isinstance(b, Mapping)]
+  behaviours = [b.get("id") for b in _listed(data, "behaviours")]
   for bid in population.habits:
     if behaviours and bid not in behaviours:
       problems.append(_unknown(bid, (KEY, "habits", bid), behaviours,
@@ -186,19 +183,28 @@ def _slots(n: int, weights: Sequence[Fraction], items: Sequence[Any],
 
 def _room(data: Mapping[str, Any], places: list[str]) -> dict[str, int | None]:
   """The agents each place can still take after the hand-written ones."""
-  declared = {p.get("id"): p.get("capacity") for p in data.get("places") or []
-              if isinstance(p, Mapping)}
-  start = data.get("default_place") or places[0]
+  declared = {p.get("id"): p.get("capacity") for p in _listed(data, "places")
+              if isinstance(p.get("id"), str)}
+  start = data.get("default_place")
+  start = start if isinstance(start, str) else places[0]
   room: dict[str, int | None] = {}
   for pid in places:
     capacity = declared.get(pid)
-    room[pid] = capacity if isinstance(capacity, int) else None
-  for agent in data.get("agents") or []:
-    if isinstance(agent, Mapping):
-      home = agent.get("home") or start
-      if room.get(home) is not None:
-        room[home] = max(0, room[home] - 1)
+    room[pid] = (capacity if isinstance(capacity, int)
+                 and not isinstance(capacity, bool) else None)
+  for agent in _listed(data, "agents"):
+    home = agent.get("home")
+    home = home if isinstance(home, str) and home else start
+    if room.get(home) is not None:
+      room[home] = max(0, room[home] - 1)
   return room
+
+
+def _listed(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+  """The mappings of the list under `key` (none if it is no list)."""
+  items = data.get(key)
+  return ([i for i in items if isinstance(i, Mapping)]
+          if isinstance(items, list) else [])
 
 
 def _spread(n: int, weights: dict[str, Fraction],
@@ -230,7 +236,7 @@ def draw(population: Population, data: Mapping[str, Any]
   """The agents of the block, as the file would write them."""
   rng = random.Random(population.seed)
   n = population.count
-  hand = [a for a in data.get("agents") or [] if isinstance(a, Mapping)]
+  hand = _listed(data, "agents")
   taken = {str(a.get("name", "")).strip().casefold() for a in hand}
   names = _names(population, taken, rng)
   if len(names) < n:
