@@ -206,6 +206,10 @@ def explain(error: Mapping[str, Any],
     return Problem(loc, f"{ctx['found']} is not a field",
                     "name only {name}, {first_name}, {age} or {occupation}; "
                     "no other braces")
+  if kind == "template_format":
+    return Problem(loc, f"{ctx['found'][:40]} is a field with a format",
+                    "write the field alone, e.g. {age}, and a brace itself "
+                    "as {{ or }}")
   if kind in ("bool_type", "bool_parsing"):
     return Problem(loc, f"{show(value)} is not true or false",
                     "write true or false")

@@ -73,16 +73,22 @@ def whole_age(value: Any) -> int:
 
 
 def as_template(value: str) -> str:
-  """Text whose braces name only FIELDS (and that formats)."""
+  """Text whose braces name only FIELDS, each plainly ({age}, not {age:>9})."""
   try:
-    named = [f for _, f, _, _ in string.Formatter().parse(value)
-             if f is not None]
-  except ValueError:
-    named = ["{"]
-  bad = [f for f in named if f not in FIELDS]
-  if bad:
-    raise PydanticCustomError("template_field", "names an unknown field",
-                              {"found": "{" + bad[0] + "}"})
+    parts = [(f, spec, conv) for _, f, spec, conv in
+             string.Formatter().parse(value) if f is not None]
+  except ValueError:  # "{name" or "x}"
+    raise PydanticCustomError("template_field", "has a lone brace",
+                              {"found": "a lone brace"}) from None
+  for field, spec, conv in parts:
+    if field not in FIELDS:
+      raise PydanticCustomError("template_field", "names an unknown field",
+                                {"found": "{" + field + "}"})
+    if spec or conv:
+      raise PydanticCustomError(
+          "template_format", "cannot be filled in",
+          {"found": "{" + field + (f"!{conv}" if conv else "")
+                    + (f":{spec}" if spec else "") + "}"})
   return value
 
 

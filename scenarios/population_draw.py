@@ -281,8 +281,8 @@ def draw(population: Population, data: Mapping[str, Any]
       if group.committed:
         agent["committed"] = True
       if group.initial_norms:
-        agent["initial_norms"] = [n.model_dump(mode="json")
-                                  for n in group.initial_norms]
+        agent["initial_norms"] = [norm.model_dump(mode="json")
+                                  for norm in group.initial_norms]
     agents.append(agent)
   return agents, problems
 

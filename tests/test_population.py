@@ -206,6 +206,12 @@ BAD = [
     ("{first_name} bakes", "{firstname} bakes",
      "town.yaml:20: population.templates[1].goal: {firstname} is not a field; "
      "name only {name}, {first_name}, {age} or {occupation}; no other braces"),
+    ("{first_name} bakes", "{age:>99999999} bakes",
+     "town.yaml:20: population.templates[1].goal: {age:>99999999} is a field with "
+     "a format; write the field alone, e.g. {age}, and a brace itself as {{ or }}"),
+    ("{first_name} smokes", "{first_name smokes",
+     "town.yaml:22: population.habits.smoking_indoors.text: a lone brace is not a "
+     "field; name only {name}, {first_name}, {age} or {occupation}; no other braces"),
     ("weight: 3,", "weight: 0,",
      "town.yaml:19: population.templates[0].weight: 0 is not a positive number; use a number above 0, e.g. 1 or 2.5"),
     ("    loud: {prev", "    lowd: {prev",
