@@ -243,12 +243,12 @@ def report(run_dir: Path) -> None:
         + ", ".join(f"{s}: {h} ({a})" for s, h, a in rows))
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100])
   parser.add_argument("--run-dir", type=Path, nargs="+",
                       help="report on these finished runs instead")
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   if args.run_dir:
     for run_dir in args.run_dir:
       report(run_dir)

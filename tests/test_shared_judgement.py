@@ -50,6 +50,8 @@ agents:
   - {name: Tom Gomez, role: ordinary, persona: A quiet student.}
 behaviours:
   - {id: smoking_indoors, description: smokes a cigarette indoors}
+target_norms:
+  - {id: no_smoking_indoors, text: No smoking indoors., type: injunctive, complies: [], violates: [smoking_indoors]}
 """
 HOLDERS = ("Abigail Chen", "Ben Baker", "Cleo Cole")
 _ASKED = re.compile(r"What does (.+?) do next\?")
@@ -188,11 +190,14 @@ def test_a_thread_delayed_run_is_the_same_byte_for_byte(shared_run, tmp_path,
               == (run_dir / name).read_text(encoding="utf-8")), name
 
 
+@pytest.mark.parametrize("error", [
+    StructuredOutputError("no valid answer", raw="{", attempts=2),
+    RuntimeError("the endpoint went away")])
 def test_a_failed_shared_call_is_recorded_once_and_reaches_every_holder(
-    tmp_path, embedder):
+    tmp_path, embedder, error):
   def refuse(prompt, schema):
     if prompt.startswith("Some people hold rules"):
-      raise StructuredOutputError("no valid answer", raw="{")
+      raise error
     return judge(prompt, schema)
   run_dir = play(tmp_path, embedder, "failing", model(detect=refuse))
   failures = [f for f in records(run_dir, "failure") if f["op"] == OP]
@@ -203,6 +208,7 @@ def test_a_failed_shared_call_is_recorded_once_and_reaches_every_holder(
     assert len(once) == 1
     assert once[0]["agent"] == HOLDERS[0]
     assert once[0]["holders"] == list(HOLDERS)
+    assert str(error) in once[0]["error"]
   # No holder took a default answer: no conflict where the call failed.
   assert not [c for c in records(run_dir, "conflict")
               if int(c["step"]) in steps]
