@@ -64,7 +64,8 @@ HABITS = {
 }
 _ASKED = re.compile(r"It is Day 1 (\d\d:\d\d) .*What does (.+?) do next\?",
                     re.S)
-_ACTION = re.compile(r'^Action: "(?P<a>.*)"$', re.M)
+_ACTION = re.compile(r'^(?P<actor>[^:\n]+): "(?P<action>.*)"$', re.M)
+_HERE = re.compile(r"^.+ is at (?P<place>[a-z_0-9]+) now\.$", re.M)
 
 
 def name_of(i: int) -> str:
@@ -75,19 +76,28 @@ def habit_of(i: int) -> str:
   return "" if i % 3 == 0 else list(HABITS)[(i // 3) % 4]
 
 
-def scenario(size: int) -> Scenario:
+def scenario(size: int, places: int = 1) -> Scenario:
+  """The café; with `places` over 1, that many rooms, none seeing into
+  another, the agents' homes dealt round them (local perception)."""
   agents = [{
       "name": name_of(i),
       "role": "entrepreneur" if i % 3 == 0 else "ordinary",
       "persona": f"{name_of(i)} is a regular at the café"
                  + (f" who {HABITS[habit_of(i)][0]}" if habit_of(i) else "."),
-      "goal": "spend the morning at the café"} for i in range(size)]
+      "goal": "spend the morning at the café",
+      **({"home": f"room_{i // 3 % places + 1}"} if places > 1 else {})}
+      for i in range(size)]
   end = 9 * 60 + SLOTS * MINUTES
+  rooms = ({"places": [{"id": f"room_{k + 1}", "indoors": True,
+                        "description": f"the café's room number {k + 1}"}
+                       for k in range(places)],
+            "default_place": "room_1"} if places > 1
+           else {"default_place": "indoors"})
   return Scenario.from_dict({
       "name": f"shared_judgement_{size}",
-      "premise": "A morning at a café with one indoor room.",
-      "setting": "a café with one indoor room",
-      "default_place": "indoors",
+      "premise": "A morning at a café.",
+      "setting": "a café",
+      **rooms,
       "clock": {"start": "09:00", "end": f"{end // 60:02d}:{end % 60:02d}",
                 "minutes_per_step": MINUTES, "days": 1},
       "max_steps": SLOTS,
@@ -109,12 +119,15 @@ def deed(name: str, clock: str, habits: dict[str, str]) -> str:
 
 
 def referee(prompt: str, schema: dict) -> dict:
+  """Narrates the action as written, where its actor is."""
   action = _ACTION.search(prompt)
-  text = action["a"] if action else "does something."
+  text = action["action"] if action else "does something."
   places = schema["properties"].get("place", {}).get("enum", ["indoors"])
+  here = _HERE.search(prompt)
   answer = {"narration": text, "evidence": "none", "behaviour": "none",
             "also": "none",
-            "place": "indoors" if "indoors" in places else places[0]}
+            "place": here["place"] if here and here["place"] in places
+                     else places[0]}
   return {k: v for k, v in answer.items() if k in schema["properties"]}
 
 
@@ -134,7 +147,21 @@ def judge(prompt: str, schema: dict) -> dict:
   return answer
 
 
-def model(size: int):
+def placed(answer, size: int, places: int):
+  """A plan or task answer with each entry at the agent's home (the first
+  guest its prompt names: its own persona comes first)."""
+  def respond(prompt: str, schema: dict) -> dict:
+    out = answer(prompt, schema)
+    if places > 1:
+      guest = int(re.search(r"Guest (\d{3})", prompt).group(1)) - 1
+      for key in ("hours", "tasks"):
+        for entry in out.get(key, ()):
+          entry["place"] = f"room_{guest // 3 % places + 1}"
+    return out
+  return respond
+
+
+def model(size: int, places: int = 1):
   habits = {name_of(i): habit_of(i) for i in range(size)}
 
   def act(prompt: str) -> dict:
@@ -149,6 +176,10 @@ def model(size: int):
   scripted.add_rule(r"You are the referee", referee, first=True)
   scripted.add_rule(cs.LOOK, cs.look_none, first=True)
   scripted.add_rule(cs.DETECT, judge, first=True)
+  scripted.add_rule(cs.PLAN, placed(cs.plan_answer(cs.halves(
+      "write poems", "lunch and reading")), size, places), first=True)
+  scripted.add_rule(cs.DECOMPOSE, placed(cs.tasks_of(60), size, places),
+                    first=True)
   return scripted
 
 
@@ -183,9 +214,10 @@ def keyings(asked: dict[str, list]) -> dict[str, int]:
   }
 
 
-def measure(size: int, shared: bool, embedder, out: Path) -> dict:
+def measure(size: int, shared: bool, embedder, out: Path,
+            places: int = 1) -> dict:
   session_lib.Session.share_judgements = shared
-  scripted = model(size)
+  scripted = model(size, places)
   slots: list[dict[str, int]] = []
   plan = shared_lib._Slot.plan  # pylint: disable=protected-access
 
@@ -196,7 +228,7 @@ def measure(size: int, shared: bool, embedder, out: Path) -> dict:
   started = time.monotonic()
   try:
     run_dir = runner.run_episode(
-        scenario(size), arm="normative", seed=1,
+        scenario(size, places), arm="normative", seed=1,
         out_dir=out / f"{size}-{'shared' if shared else 'alone'}",
         model=scripted, embedder=embedder, progress=False)
   finally:
@@ -246,6 +278,8 @@ def report(run_dir: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100])
+  parser.add_argument("--places", type=int, default=1,
+                      help="rooms, none seeing into another (default 1)")
   parser.add_argument("--run-dir", type=Path, nargs="+",
                       help="report on these finished runs instead")
   args = parser.parse_args(argv)
@@ -254,15 +288,15 @@ def main(argv: list[str] | None = None) -> int:
       report(run_dir)
     return 0
   embedder = shared_embedder()
-  print(f"{SLOTS} slots of {MINUTES} min, scripted café; DetectConflict per "
-        "agent-hour")
+  print(f"{SLOTS} slots of {MINUTES} min, scripted café in {args.places} "
+        "place(s); DetectConflict per agent-hour")
   print("agents | calls alone | calls shared | deeds judged alone | shared "
         "| largest call (items, prompt chars) alone | shared | conflicts, "
         "the same? | wall s")
   with tempfile.TemporaryDirectory() as tmp:
     for size in args.sizes:
-      alone = measure(size, False, embedder, Path(tmp))
-      shared = measure(size, True, embedder, Path(tmp))
+      alone = measure(size, False, embedder, Path(tmp), args.places)
+      shared = measure(size, True, embedder, Path(tmp), args.places)
       same = alone["conflicts"] == shared["conflicts"]
       print(f"{size} | {alone['calls']:.2f} | {shared['calls']:.2f} | "
             f"{alone['items']:.2f} | {shared['items']:.2f} | "

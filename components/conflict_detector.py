@@ -294,9 +294,14 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
 
     thread = threading.Thread(target=work, daemon=True,
                               name=f"ConflictDetector {memory.agent_name}")
+    try:
+      thread.start()
+    except BaseException:
+      if ticket is not None:
+        shared.withdraw(ticket)  # The other holders must not wait for it.
+      raise
     with self._lock:
       self._work = thread
-    thread.start()
     return ""
 
   def _to_judge(self, events, me: str, held: list[str]

@@ -63,7 +63,7 @@ DEEDS = {"Abigail Chen": "Abigail reads by the window.",
 
 
 def _referee(prompt: str, schema: dict) -> dict[str, str]:
-  action = re.search(r'^Action: "(?P<a>.*)"$', prompt, re.M)
+  action = re.search(r'^[^:\n]+: "(?P<a>.*)"$', prompt, re.M)
   text = action["a"] if action else "something"
   smoking = "cigarette" in text
   places = schema["properties"].get("place", {}).get("enum", ["indoors"])
