@@ -259,8 +259,19 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       return hook == "pre_observe" and self._work is not None
 
   def pre_observe(self, observation: str) -> str:
-    self.norm_memory.note(observation)
     me = self.get_entity().name
+    try:
+      self._start_detection(observation, me)
+    finally:
+      if self._shared is not None:
+        # Its ticket taken or not: the slot's shared questions need not
+        # wait for the rest of this agent's observing.
+        self._shared.observed(me)
+    return ""
+
+  def _start_detection(self, observation: str, me: str) -> None:
+    """pre_observe's work: the deeds to judge, judged in a thread."""
+    self.norm_memory.note(observation)
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     self.join()
@@ -274,7 +285,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       events = self._to_judge(seen, me, [n.id for n in norms])
     if not events:
       self.warm_norms()  # Created just now, perhaps: judged next slot.
-      return ""
+      return
     stamp = self.norm_memory.last_stamp  # The slot it was observed in.
     ordered = sorted(events, key=lambda e: (e.stamp.step, e.actor))
     memory = self.norm_memory
@@ -302,7 +313,6 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       raise
     with self._lock:
       self._work = thread
-    return ""
 
   def _to_judge(self, events, me: str, held: list[str]
                 ) -> list[observations.ActionObservation]:

@@ -13,11 +13,14 @@ docs/trials/operations.md#detectconflict).
 Answers must not depend on which thread asks first, and a call must not
 name its observer unless it has only one, so the questions are grouped
 only when all of a slot's are known. The slot engine opens a slot with the
-agents who observe in it (`open_slot`) and says when each has observed
-(`observed`); a ConflictDetector takes a ticket when it starts a detection
-(`enter`, in its pre_observe) and hands in its questions with it (`judge`,
-from its own thread). When every observer has observed and every ticket
-has its questions, the slot's calls are fixed: the questions only one
+agents who observe in it (`open_slot`); a ConflictDetector takes a ticket
+when it starts a detection (`enter`, in its pre_observe), says it will
+take no other (`observed`, at the end of its pre_observe, before the
+agent's slower observing: reflection, identification, evaluation) and
+hands in its questions with the ticket (`judge`, from its own thread); the
+engine says `observed` too after each agent's observation, for a detector
+that never ran. When every holder of the slot has said so and every
+ticket has its questions, the slot's calls are fixed: the questions only one
 observer holds in that observer's own call, as a ConflictDetector alone
 asks them (its prompt unchanged); the questions several hold in one call
 per set of holders, with no observer in the prompt. Each call is made by
@@ -164,19 +167,25 @@ class Ticket:
 class SharedJudgements:
   """The DetectConflict questions of a simulation's slots, each asked once."""
 
-  def __init__(self):
+  def __init__(self, holders: Iterable[str]):
+    """Shares the questions of `holders`, the agents whose
+    ConflictDetectors are given this service."""
+    self._holders = frozenset(holders)
     self._lock = threading.Lock()
     self._slot: _Slot | None = None
 
   def open_slot(self, observers: Iterable[str]) -> None:
     """A slot begins; `observers` are the agents who observe in it."""
-    slot = _Slot(observers)
+    slot = _Slot(self._holders.intersection(observers))
     with self._lock:
       self._slot = slot
     self._check(slot)
 
   def observed(self, observer: str) -> None:
-    """`observer` has observed this slot (or had nothing to observe)."""
+    """`observer` will ask nothing more this slot: its ConflictDetector has
+    taken its ticket or has none (it says so at the end of its
+    pre_observe; the engine says so after each agent's observation, for a
+    detector that never ran)."""
     with self._lock:
       slot = self._slot
       if slot is None or observer not in slot.expected:

@@ -224,9 +224,9 @@ def test_single_flight_whoever_asks_first():
   """Holders asking at once in threads: one call per question; a holder
   who shares no question asks as it would alone."""
   scripted = cs.cafe_model()
-  shared = SharedJudgements()
   names = ["Ann", "Bob", "Cy", "Dee"]
-  shared.open_slot(names)
+  shared = SharedJudgements(names)
+  shared.open_slot(names + ["Eve"])  # Eve holds no detector.
   asked = {n: [_item("Carlos", "No smoking indoors.", n)] for n in names[:3]}
   asked["Cy"].append(_item("Tom", "Tip after meals.", "Cy"))
   asked["Dee"] = [_item("Tom", "Wait your turn in line.", "Dee")]
@@ -254,10 +254,11 @@ def test_single_flight_whoever_asks_first():
 
 
 def test_a_detector_outside_a_slot_asks_alone():
-  shared = SharedJudgements()
+  shared = SharedJudgements(["Ann", "Bob"])
   assert shared.enter("Ann") is None  # No slot open.
-  shared.open_slot(["Ann"])
-  assert shared.enter("Zed") is None  # Not an observer of the slot.
+  shared.open_slot(["Ann", "Zed"])
+  assert shared.enter("Zed") is None  # Not a holder the service shares for.
+  assert shared.enter("Bob") is None  # Not an observer of the slot.
   shared.observed("Ann")
   assert shared.enter("Ann") is None  # Already observed.
 

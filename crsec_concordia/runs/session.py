@@ -118,11 +118,14 @@ class Session:
   def _shared_judgements(self) -> SharedJudgements:
     """One SharedJudgements for every agent's ConflictDetector: the slot
     engine opens its slots (components/shared_judgements.py)."""
-    shared = SharedJudgements()
+    detectors = {}
     for entity in self.simulation.get_entities():
       components = entity.get_all_context_components()
       if CONFLICT_DETECTOR_KEY in components:
-        components[CONFLICT_DETECTOR_KEY].share_judgements(shared)
+        detectors[entity.name] = components[CONFLICT_DETECTOR_KEY]
+    shared = SharedJudgements(detectors)
+    for detector in detectors.values():
+      detector.share_judgements(shared)
     return shared
 
   def _normative(self) -> list[Any]:

@@ -19,7 +19,8 @@ master's `act`) and changes three things in the loop:
   - what the loop hands on (step data, logs) is in name order, whichever
     thread finished first;
   - a SharedJudgements, when given, is told who observes in each slot and
-    when each has (its questions are grouped once all are known).
+    when each has (its questions are grouped once all are known; an
+    agent's ConflictDetector tells it sooner, see shared_judgements.py).
 Each agent's task (make its observation, observe, act) runs in its own
 thread, so the agents' model calls overlap on the endpoint.
 """
