@@ -20,15 +20,17 @@ agent's slower observing: reflection, identification, evaluation) and
 hands in its questions with the ticket (`judge`, from its own thread); the
 engine says `observed` too after each agent's observation, for a detector
 that never ran. When every holder of the slot has said so and every
-ticket has its questions, the slot's calls are fixed: the questions only one
-observer holds in that observer's own call, as a ConflictDetector alone
-asks them (its prompt unchanged); the questions several hold in one call
-per set of holders, with no observer in the prompt. Each call is made by
-the first holder to need it while the others wait (single flight), and
-its cost is counted once; a failed call is recorded once, in the journal
-of its first holder by name, and every holder goes on without those
-judgements, as a holder does today after a failure. Nothing outlives the
-slot, so a checkpoint holds nothing of it.
+ticket has its questions, the slot's calls are fixed: an observer who
+shares no question asks in a call of its own, as a ConflictDetector alone
+asks (its prompt unchanged); every other question is asked once, with no
+observer in the prompt, pooled (a rule's questions together, at most
+SHARED_ITEMS to a call: kept apart, an observer's unshared questions
+would cost a call per observer again). Each call is made by the first
+holder to need it while the others wait (single flight), and its cost is
+counted once; a failed call is recorded once, in the journal of its first
+holder by name, and every holder goes on without those judgements, as
+after any failed call. Nothing outlives the slot, so a checkpoint holds
+nothing of it.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ from crsec_concordia.operations.detect_conflict import (OP, Observed,
 Question = tuple[str, str, str, str, str]
 # One judgement: (breaks, the words quoted); None where its call failed.
 Answer = tuple[bool, str] | None
-# Questions in one shared call at most: about what one observer's call
-# holds today (an observation's deeds near its norms), so that no prompt
+# Questions in one shared call at most: about what one observer's own
+# call holds (an observation's deeds near its norms), so that no prompt
 # grows with the population.
 SHARED_ITEMS = 10
 
