@@ -36,14 +36,16 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
 from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
+from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.components.shared_judgements import SharedJudgements
 from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import AGENT_KINDS, FAILURE, STEP
@@ -91,6 +93,9 @@ class Session:
   info: dict[str, Any]
   base_usage: dict[str, dict[str, int]]
   progress: bool
+  # Whether a DetectConflict question several agents hold is asked once
+  # for all of them (off: each agent asks alone, as a bench compares).
+  share_judgements: ClassVar[bool] = True
 
   def __post_init__(self):
     self._gm = self.simulation.get_game_masters()[0]
@@ -109,6 +114,19 @@ class Session:
       self.info.update(rundir.provenance())
     (self.run_dir / rundir.CHECKPOINTS).mkdir(exist_ok=True)
     (self.run_dir / rundir.NORMS).mkdir(exist_ok=True)
+
+  def _shared_judgements(self) -> SharedJudgements:
+    """One SharedJudgements for every agent's ConflictDetector: the slot
+    engine opens its slots (components/shared_judgements.py)."""
+    detectors = {}
+    for entity in self.simulation.get_entities():
+      components = entity.get_all_context_components()
+      if CONFLICT_DETECTOR_KEY in components:
+        detectors[entity.name] = components[CONFLICT_DETECTOR_KEY]
+    shared = SharedJudgements(detectors)
+    for detector in detectors.values():
+      detector.share_judgements(shared)
+    return shared
 
   def _normative(self) -> list[Any]:
     return [e for e in sorted(self.simulation.get_entities(),
@@ -270,12 +288,15 @@ class Session:
                        file=sys.stderr)
     engine = getattr(self.simulation, "_engine", None)
     waits = hasattr(engine, "before_resolve")
+    shares = self.share_judgements and hasattr(engine, "shared_judgements")
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
       with run_log(self.run_dir):
         if waits:
           engine.before_resolve = self.flush
+        if shares:
+          engine.shared_judgements = self._shared_judgements()
         try:
           if done == 0:
             self.create_initial_norms()
@@ -286,6 +307,8 @@ class Session:
         finally:
           if waits:
             engine.before_resolve = None
+          if shares:
+            engine.shared_judgements = None
           try:
             self.flush()
           finally:

@@ -17,7 +17,10 @@ master's `act`) and changes three things in the loop:
   - the slot's actions reach the game master as one JSON object by name
     (game_masters.slot_actions), not newline-joined text to be split;
   - what the loop hands on (step data, logs) is in name order, whichever
-    thread finished first.
+    thread finished first;
+  - a SharedJudgements, when given, is told who observes in each slot and
+    when each has (its questions are grouped once all are known; an
+    agent's ConflictDetector tells it sooner, see shared_judgements.py).
 Each agent's task (make its observation, observe, act) runs in its own
 thread, so the agents' model calls overlap on the endpoint.
 """
@@ -36,6 +39,7 @@ from concordia.typing import entity as entity_lib
 from concordia.components.game_master import make_observation as make_observation_lib
 from concordia.components.game_master import next_acting as next_acting_lib
 
+from crsec_concordia.components.shared_judgements import SharedJudgements
 from crsec_concordia.game_masters.slot_actions import SlotActions
 from crsec_concordia.threads import KeptThreads
 
@@ -74,6 +78,8 @@ class SlotEngine(simultaneous.Simultaneous):
   # (the session waits there for the previous slot's files, written while
   # the agents observed and acted).
   before_resolve: Callable[[], None] | None = None
+  # The simulation's shared DetectConflict questions (the session gives it).
+  shared_judgements: SharedJudgements | None = None
 
   def make_observation(self, game_master: entity_lib.Entity,
                        entity: entity_lib.Entity) -> str:
@@ -111,9 +117,13 @@ class SlotEngine(simultaneous.Simultaneous):
                  entity: entity_lib.Entity,
                  action_spec: entity_lib.ActionSpec) -> str:
     """One agent's slot: observe what the game master delivers, then act."""
-    observation = self.make_observation(game_master, entity)
-    if observation and observation.strip():
-      entity.observe(observation)
+    try:
+      observation = self.make_observation(game_master, entity)
+      if observation and observation.strip():
+        entity.observe(observation)
+    finally:
+      if self.shared_judgements is not None:
+        self.shared_judgements.observed(entity.name)
     return entity.act(action_spec)
 
   def _threads(self) -> KeptThreads:
@@ -148,6 +158,8 @@ class SlotEngine(simultaneous.Simultaneous):
                 entities: Sequence[entity_lib.Entity]) -> SlotActions:
     """Plays one slot up to and including its resolution."""
     acting, specs = self.next_acting(game_master, entities)
+    if self.shared_judgements is not None:
+      self.shared_judgements.open_slot(e.name for e in acting)
     actions, failed = self.run_agents({
         e.name: functools.partial(self._live_slot, game_master, e, spec)
         for e, spec in zip(acting, specs)})
