@@ -72,7 +72,9 @@ def _rendered() -> list[Any]:
       occasion_check.check_prompt(place="{setting}", situation="{situation}",
                                   behaviours=_BEHAVIOURS, **_CASE),
       occasion_check.check_schema(_IDS),
-      conflict_prompt("{observer}", [observed]), conflict_schema([observed]),
+      conflict_prompt("{observer}", [observed]),
+      conflict_prompt(None, [observed]),  # Asked of no one: shared questions.
+      conflict_schema([observed]),
       judge.prompt("{target}", "{norm}"), judge.JUDGE_SCHEMA]
 
 
