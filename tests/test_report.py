@@ -172,8 +172,8 @@ def test_the_run_report_says_where_the_referees_error_was_measured(tmp_path):
   unlabelled.action(1, CARLOS, ["smoking_indoors"], "Carlos lights up.")
   page = report.run_report(unlabelled.write()).index.read_text()
   assert "Behaviour is counted from the referee" in page
-  assert "referee error not measured: no labelled probe cases" in page
-  assert "bench/judgement_probe.py --scenario SCENARIO --probes FILE" in page
+  assert "not calibrated for scripted on " in page
+  assert "run crsec calibrate --sheet " in page
 
   cafe = load_scenario("hobbs_cafe_mini").to_dict()
   scenario = copy.deepcopy(SCENARIO)
@@ -182,5 +182,11 @@ def test_the_run_report_says_where_the_referees_error_was_measured(tmp_path):
   scenario["target_norms"] = cafe["target_norms"]
   labelled = RunBuilder(tmp_path / "labelled", steps=2, scenario=scenario)
   labelled.action(1, CARLOS, ["smoking_indoors"], "Carlos lights up.")
-  page = report.run_report(labelled.write()).index.read_text()
-  assert "probe cases of hobbs_cafe_mini" in page
+  run_dir = labelled.write()
+  info = json.loads((run_dir / "run.json").read_text())
+  info["model"] = {"endpoint": "embedded",
+                   "model": "qwen2.5-coder-1.5b-instruct-q4_k_m"}
+  (run_dir / "run.json").write_text(json.dumps(info))
+  page = report.run_report(run_dir).index.read_text()
+  # The embedded model's calibration, shipped with the package.
+  assert "probe cases of hobbs_cafe_mini, calibration of " in page

@@ -185,6 +185,27 @@ def measurement_error(g: Group) -> list[dict[str, Any]]:
                                                        order.get(k[1], 2)))]
 
 
+def uncorrected(g: Group) -> list[str]:
+  """Why a group's behaviour shares are raw, each reason once (no
+  calibration of the runs' model and venue: the command that makes one)."""
+  notes: dict[str, None] = {}
+  for ms in g.runs.values():
+    for m in ms:
+      block = (m.summary.get("correction") or {}).get("targets") or {}
+      for by_measure in block.values():
+        entry = by_measure.get("behaviour") or {}
+        if not entry.get("rates") and entry.get("note"):
+          notes[str(entry["note"])] = None
+  return list(notes)
+
+
+def _uncorrected_markdown(notes: Sequence[str]) -> list[str]:
+  if not notes:
+    return []
+  return ["", "Behaviour shares shown raw, not corrected:", ""] + [
+      f"- {_md_escape(n)}" for n in notes]
+
+
 def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
   if not errors:
     return []
@@ -206,7 +227,8 @@ def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
 
 def _group_markdown(g: Group, decided: list[dict[str, Any]],
                     pictures: list[tuple[str, str]], rows: list[dict[str, Any]],
-                    errors: list[dict[str, Any]] = ()) -> str:
+                    errors: list[dict[str, Any]] = (),
+                    raw: Sequence[str] = ()) -> str:
   lines = [f"## {_md_escape(g.label)}", ""]
   arms = ", ".join(f"{arm}: {len(ms)} run{'s' if len(ms) != 1 else ''} "
                    f"(seeds {', '.join(str(m.run.seed) for m in ms)})"
@@ -220,6 +242,7 @@ def _group_markdown(g: Group, decided: list[dict[str, Any]],
     lines.append(f"| {_md_escape(f['finding'])} | **{f['verdict']}** | "
                  f"{_md_escape(f['numbers'])} | {_md_escape(f['rule'])} |")
   lines += _error_markdown(list(errors))
+  lines += _uncorrected_markdown(raw)
   lines += ["", "### Cost", "",
             "| arm | seed | steps | wall time (s) | calls | of them cached | tokens | calls / agent-hour | tokens / agent-hour | model |",
             "|---|---|---|---|---|---|---|---|---|---|"]
@@ -261,9 +284,10 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
         "scenario": g.key[0], "condition": g.key[1], "endpoint": g.key[2],
         "findings": decided,
         "corrected": findings.final_estimates(g.runs),
-        "measurement_error": errors,
+        "measurement_error": errors, "not_corrected": uncorrected(g),
         "figures": [p for p, _ in pictures]})
-    parts.append(_group_markdown(g, decided, pictures, rows, errors))
+    parts.append(_group_markdown(g, decided, pictures, rows, errors,
+                                 uncorrected(g)))
   # A figure of an earlier publication that this one did not draw (another
   # group's name, a target no longer measured) would sit beside the new
   # ones as if it were of these runs.
