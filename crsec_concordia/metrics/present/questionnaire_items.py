@@ -17,7 +17,9 @@ Where the items come from (docs/design.md record kinds):
   action               `action` events of the agent: its current plan item
                        -> what it did and how the game master resolved it
 A rater reads the input as the agent had it, so each item shows what the
-records say the operation saw, in words, never the prompt.
+records say the operation saw, in words, never the prompt. An act that
+failed (its record holds the no-action marker) is no action: nobody
+perceived it and no rater rates it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from crsec_concordia import observations
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import (ACTION, CANDIDATE, CONFLICT,
                                            CONVERSATION, CREATED, PLAN,
@@ -213,7 +216,9 @@ def items_for_run(run: Run) -> list[Item]:
     talks.setdefault((r.get("agent"), r.get("actor"), r.get("step")), r)
   rs = _Records(run=run, index=reading.norm_index(run), talks=talks,
                 conversations=run.of_kind(CONVERSATION),
-                actions=run.of_kind(ACTION), plans=run.of_kind(PLAN))
+                actions=[a for a in run.of_kind(ACTION) if not
+                         observations.is_no_action(str(a.get("action", "")))],
+                plans=run.of_kind(PLAN))
   out = []
   for r in run.records:
     reader = _READERS.get(r.get("kind"))
