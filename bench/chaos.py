@@ -148,7 +148,9 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   exchanges = collections.defaultdict(list)
   for e in proxy.log():
     exchanges[e.call].append(e)
-  unmatched = list(failures)
+  # A record may hold several calls' errors (the doer check's calls, or an
+  # action's second ask and second look): each error accounts for one call.
+  unmatched = [[r, str(r.get("error"))] for r in failures]
   saved = failed = faults_saved = 0
   for call in calls.calls.values():
     if not call["done"]:
@@ -160,13 +162,12 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
       continue
     failed += 1
     message = call["message"]
-    match = next((r for r in unmatched if message and message in
-                  str(r.get("error"))), None)
+    match = next((m for m in unmatched if message and message in m[1]), None)
     if match is None:
       problems.append(f"call {call['id']} ({call['tag']}) failed with no "
                       f"failure record: {call['error'][:160]}")
     else:
-      unmatched.remove(match)
+      match[1] = match[1].replace(message, "", 1)
   if None in exchanges:
     problems.append(f"{len(exchanges[None])} chat requests outside any "
                     "logical call")
