@@ -30,7 +30,7 @@ from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
 from crsec_concordia.components import _copies as copies
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
-from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice
 
@@ -189,6 +189,13 @@ class StructuredAct(entity_component.ActingComponent,
         # the caller learns the turn failed (a talk ends there).
         raise
       turn.answer = f"{name} {NO_VALID_ACTION}"
+    except EndpointError as e:
+      if speech:
+        # Recorded here as a schema failure is: the talk that catches it
+        # records only how it ended. (A turn's action that raises is
+        # recorded by the game master, as the engine reports it.)
+        self._report_failure(f"{type(e).__name__}: {e}", "", TALK_TAG)
+      raise
     output = str(turn.answer).strip()
     if turn.planner is not None:
       self._settle(output, turn.task, action_spec)

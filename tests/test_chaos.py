@@ -20,7 +20,7 @@ from concordia.typing import entity as entity_lib
 from bench import chaos
 from crsec_concordia import observations as obs
 from crsec_concordia.components import NORM_MEMORY_KEY, structured_act
-from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.models.openai_compatible import OpenAICompatibleModel
 from tests import crsec_script as cs
 from tests import schema_answers
@@ -163,6 +163,21 @@ def test_a_line_of_talk_that_fails_its_schema_raises_and_is_recorded():
               if r["kind"] == "failure"]
   assert [f["op"] for f in failures] == [structured_act.TALK_TAG, "Act"]
   assert all("schema" in f["error"] for f in failures)
+
+
+def test_a_line_of_talk_the_endpoint_failed_is_recorded_and_raises():
+  def down(prompt):
+    raise EndpointError(f"the endpoint did not answer ({len(prompt)})")
+  agent = cs.build_agent("normative", cs.cafe_model(**{cs.ACT: down}),
+                         name="Abigail Chen", role="ordinary")
+  with pytest.raises(EndpointError):
+    agent.act(entity_lib.ActionSpec(
+        call_to_action="What does Abigail say?",
+        output_type=entity_lib.OutputType.FREE, tag=obs.SPEECH_TAG))
+  failure, = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+              if r["kind"] == "failure"]
+  assert failure["op"] == structured_act.TALK_TAG
+  assert failure["error"].startswith("EndpointError: the endpoint did not")
 
 
 def test_a_talk_whose_reply_fails_its_schema_ends_with_a_recorded_failure(
