@@ -18,8 +18,9 @@ Where the items come from (docs/design.md record kinds):
                        -> what it did and how the game master resolved it
 A rater reads the input as the agent had it, so each item shows what the
 records say the operation saw, in words, never the prompt. An act that
-failed (its record holds the no-action marker) is no action: nobody
-perceived it and no rater rates it.
+failed (its record holds the no-action marker) is no action, and a talk
+in which nothing was said no conversation: nobody perceived either, and
+no rater reads them.
 """
 
 from __future__ import annotations
@@ -215,7 +216,9 @@ def items_for_run(run: Run) -> list[Item]:
   for r in run.of_kind(TALK_DECISION):
     talks.setdefault((r.get("agent"), r.get("actor"), r.get("step")), r)
   rs = _Records(run=run, index=reading.norm_index(run), talks=talks,
-                conversations=run.of_kind(CONVERSATION),
+                # A talk in which nothing was said reached no one.
+                conversations=[c for c in run.of_kind(CONVERSATION)
+                               if c.get("turns")],
                 actions=[a for a in run.of_kind(ACTION) if not
                          observations.is_no_action(str(a.get("action", "")))],
                 plans=run.of_kind(PLAN))
