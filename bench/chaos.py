@@ -10,7 +10,8 @@ calls that a retry saved and the failures recorded, and checks that:
 
   - the run completed all its slots;
   - every agent has an action record or a failure record in every slot;
-  - every logical call that a fault made fail is a `failure` record;
+  - every logical call that a fault made fail is a `failure` record, and
+    a talk that a failed turn ended has that speaker's `Talk` failure;
   - no operation got an answer the model did not give: every answer a
     call returned, and every action and conversation turn recorded,
     is in a content the upstream sent and the proxy passed on unaltered;
@@ -45,6 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import observations, runner  # noqa: E402
+from crsec_concordia.components.structured_act import TALK_TAG as TALK_OP  # noqa: E402
 from crsec_concordia.game_masters.conversations import clean_utterance  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.models.scripts import strings  # noqa: E402
@@ -222,6 +224,15 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
               if log.exists() else {})
   problems += unread(calls, records, names, given, memories)
   talks = [r for r in records if r["kind"] == "conversation"]
+  for talk in talks:
+    # A talk a failed turn ended: that speaker's Talk failure beside it.
+    speaker = next((p for p in (talk["initiator"], talk["partner"])
+                    if talk["ended"].startswith(f"{p}'s turn failed")), None)
+    if speaker is not None and not any(
+        f.get("agent") == speaker and f["step"] == talk["step"]
+        and f.get("op") == TALK_OP for f in failures):
+      problems.append(f"slot {talk['step']}: a talk ended by {speaker}'s "
+                      "failed turn has no Talk failure record")
   requests = proxy.log()
   return {
       "calls": len(calls.calls), "requests": len(requests),
