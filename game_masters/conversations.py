@@ -17,9 +17,9 @@ dropped, in a `talk_dropped` record that says where each was.
 Conversations between different people run in parallel. The transcript is
 delivered verbatim to both participants with the next slot's observations
 (the receivers' norm identification reads it) and kept in a
-`conversation` record; a turn that fails ends the talk (`ended` says why),
-and a talk in which nothing was said reaches nobody. Rounds are bounded so a chatty pair cannot stall the
-episode.
+`conversation` record; a turn that fails ends the talk (`ended` says
+why), and a talk in which nothing was said reaches nobody. Rounds are
+bounded so a chatty pair cannot stall the episode.
 """
 
 from __future__ import annotations
@@ -276,10 +276,10 @@ class NormConversations(entity_component.ContextComponent,
     """One turn's words; None if two tries give no line of the speaker's own.
 
     An answer with no words in it, one that only repeats an earlier line,
-    or the model stepping out of character, is not an utterance. The second try asks for
-    something new outright (a different prompt, so a different seed). A
-    talk whose speaker has nothing of their own to say ends there: no line
-    is made up for anyone.
+    or the model stepping out of character, is not an utterance. The
+    second try asks for something new outright (a different prompt, so a
+    different seed). A talk whose speaker has nothing of their own to say
+    ends there: no line is made up for anyone.
     """
     call = turn_call_to_action(
         stamp=stamp, place=self._place, initiator=request["initiator"],
