@@ -115,6 +115,31 @@ def test_questionnaire_has_one_task_per_operation(tmp_path):
       len(v) for (a, _), v in by.items() if a == ABIGAIL)
 
 
+def test_a_failed_act_is_no_item_and_no_observation(tmp_path):
+  """An act whose answer failed is the act's marker in its record, and a
+  talk whose first turn failed has no lines: nobody perceived either, so
+  no rater reads them as something done, seen or heard."""
+  b = RunBuilder(tmp_path / "run", steps=2)
+  failed = f"{CARLOS} (no valid action: the model's answer failed its schema)"
+  b.action(1, CARLOS, [], failed)
+  b.action(1, SAM, ["smoking_outside"], "Sam smokes outside.")
+  b.thought(2, ISABELLA, ["Sam went out to smoke."])
+  # Carlos is told a norm in a talk; a later talk, whose first turn failed,
+  # said nothing and is not what he heard.
+  b.conversation(1, ABIGAIL, CARLOS, "smoking", "No smoking indoors.",
+                 [(ABIGAIL, "Please smoke outside.")])
+  b.hold(2, CARLOS, "Smoke outside.", source_agent=ABIGAIL,
+         source_text="the conversation")
+  b.conversation(2, ABIGAIL, CARLOS, "smoking", "No smoking indoors.", [])
+  items = questionnaire.items_for_run(reading.read_run(b.write()))
+  assert not any("no valid action" in i.input + i.output for i in items)
+  heard, = [i.input for i in items if i.operation == "receiver"]
+  assert "Please smoke outside." in heard
+  assert [i.agent for i in items if i.operation == "action"] == [SAM]
+  seen, = [i.input for i in items if i.operation == "observation"]
+  assert "Sam smokes outside." in seen
+
+
 def test_questionnaire_sampling_is_seeded(tmp_path):
   run = reading.read_run(every_operation_run(tmp_path / "run"))
   items = questionnaire.items_for_run(run)

@@ -24,6 +24,7 @@ from crsec_concordia.game_masters.referee import occasion_check
 from crsec_concordia.game_masters.referee import second_look as look_lib
 from crsec_concordia.game_masters.referee import tag_gate
 from crsec_concordia.game_masters.referee._shared import (Similarity,
+                                                          combined,
                                                           failure_record)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
@@ -125,7 +126,9 @@ class Referee:
       # A failed retry leaves no tag to check: at most one of the two.
       failure = failure or doer_failure
     if not fields["behaviours"] and self._policy.second_look:
-      failure = self._look(fields, actor, action, checked) or failure
+      # A look that fails after a failed second ask or doer check: both
+      # are recorded, neither replaces the other.
+      failure = combined(failure, self._look(fields, actor, action, checked))
     return fields, failure
 
   def _unjudged(self, action: str, evidence: str, adjudicated: bool,
