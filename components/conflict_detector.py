@@ -93,7 +93,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._requests: list[dict[str, Any]] = []
     self._told_not_held = False
     self._last_raised: dict[str, int] = {}
-    self._work: threading.Thread | None = None
+    self._work: threads.Background | None = None
     # What the agent last perceived each person doing (see `new_events`),
     # and the norms it held when it last judged each person's deed.
     self._perceived: dict[str, str] = {}
@@ -260,11 +260,10 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                                "error": f"{type(e).__name__}: {e}"},
                               stamp=stamp)
 
-    thread = threading.Thread(target=work, daemon=True,
-                              name=f"ConflictDetector {memory.agent_name}")
+    # On the process's shared pool, not a thread of its own: a thousand
+    # observers are not a thousand threads (crsec_concordia/threads.py).
     with self._lock:
-      self._work = thread
-    thread.start()
+      self._work = threads.background(work)
     return ""
 
   def _to_judge(self, events, me: str, held: list[str]

@@ -37,7 +37,8 @@ from crsec_concordia.scenarios.checks import (
     Positive, Role, Rounds, ScenarioName, Text, Threshold, Utility,
     cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
-from crsec_concordia.scenarios.places import Perception, Place, legacy_places
+from crsec_concordia.scenarios.places import (Perception, Place, legacy_places,
+                                              nearest_places)
 from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
                                                 ScenarioError, path_text)
 from crsec_concordia.scenarios.yaml_reading import duplicate_keys, read_yaml
@@ -296,9 +297,13 @@ class Scenario(ScenarioModel):
     """
     a = self.agent(name)
     # The places only where the file declares them: a scenario without
-    # keeps its agents' params (and prompts) as they were.
+    # keeps its agents' params (and prompts) as they were. A town's are
+    # those near the agent's home (MAX_LISTED_PLACES at most).
+    near = set(nearest_places(
+        [p.id for p in self.places], {p.id: p.in_view for p in self.places},
+        self.home_of(name), [self.start_place]))
     places = ({"places": [{"id": p.id, "description": p.description}
-                          for p in self.places]}
+                          for p in self.places if p.id in near]}
               if self.declares_places else {})
     return {
         "name": a.name,

@@ -255,7 +255,7 @@ class Session:
     threads.run_tasks({
         e.name: functools.partial(
             e.get_component(NORM_MEMORY_KEY).ensure_created, stamp)
-        for e in self._normative()})
+        for e in self._normative()}, workers=threads.workers_for(self.model))
 
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""

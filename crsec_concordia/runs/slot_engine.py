@@ -18,8 +18,10 @@ master's `act`) and changes three things in the loop:
     (game_masters.slot_actions), not newline-joined text to be split;
   - what the loop hands on (step data, logs) is in name order, whichever
     thread finished first.
-Each agent's task (make its observation, observe, act) runs in its own
-thread, so the agents' model calls overlap on the endpoint.
+Each agent's task (make its observation, observe, act) runs on a pool of
+`workers` threads (crsec_concordia/threads.py: sized by the endpoint's
+capacity), so the agents' model calls overlap on the endpoint without a
+thread per agent; an agent's turn never waits on another's.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from concordia.components.game_master import make_observation as make_observatio
 from concordia.components.game_master import next_acting as next_acting_lib
 
 from crsec_concordia.game_masters.slot_actions import SlotActions
-from crsec_concordia.threads import KeptThreads
+from crsec_concordia import threads
 
 _OBSERVATIONS_KEY = make_observation_lib.DEFAULT_MAKE_OBSERVATION_COMPONENT_KEY
 _ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
@@ -74,6 +76,8 @@ class SlotEngine(simultaneous.Simultaneous):
   # (the session waits there for the previous slot's files, written while
   # the agents observed and acted).
   before_resolve: Callable[[], None] | None = None
+  # The agents' threads at most (threads.workers_for(model) in a run).
+  workers: int = threads.DEFAULT_WORKERS
 
   def make_observation(self, game_master: entity_lib.Entity,
                        entity: entity_lib.Entity) -> str:
@@ -116,10 +120,10 @@ class SlotEngine(simultaneous.Simultaneous):
       entity.observe(observation)
     return entity.act(action_spec)
 
-  def _threads(self) -> KeptThreads:
+  def _threads(self) -> threads.KeptThreads:
     """The agents' threads, kept from slot to slot (see threads.py)."""
     if getattr(self, "_agent_threads", None) is None:
-      self._agent_threads = KeptThreads("SlotAgent")
+      self._agent_threads = threads.KeptThreads("SlotAgent", self.workers)
     return self._agent_threads
 
   def run_agents(self, tasks: Mapping[str, Callable[[], str]]
@@ -182,9 +186,9 @@ class SlotEngine(simultaneous.Simultaneous):
       self._play_slots(game_master, game_masters, entities, max_steps, log,
                        checkpoint_callback, step_controller, step_callback)
     finally:
-      threads = getattr(self, "_agent_threads", None)
-      if threads is not None:
-        threads.close()
+      kept = getattr(self, "_agent_threads", None)
+      if kept is not None:
+        kept.close()
 
   def _play_slots(self, game_master, game_masters, entities, max_steps, log,
                   checkpoint_callback, step_controller, step_callback):
