@@ -35,6 +35,7 @@ import openai.resources.chat.completions as openai_chat
 
 from crsec_concordia import runner
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.runs import session as session_lib
 from crsec_concordia.scenarios import Scenario
 import quiet_society  # noqa: E402  (bench/, beside this file)
 from tests import schema_answers
@@ -268,12 +269,23 @@ def measure(size: int, endpoint: EndpointConfig, out: Path,
   watcher = threading.Thread(target=watch, daemon=True)
   watcher.start()
   before = _rss_mb()
+  at_slots: list[float] = []  # Resident memory as each slot ends.
+  on_step = session_lib.Session._on_step  # pylint: disable=protected-access
+
+  def measured(self, step_data) -> None:
+    on_step(self, step_data)
+    at_slots.append(_rss_mb())
+
   start, cpu = time.monotonic(), time.process_time()
-  with calls.installed():
-    run_dir = runner.run_episode(
-        scenario, arm="normative", seed=1, out_dir=out / f"town_{size}",
-        endpoint=endpoint, cache=False, progress=False,
-        embedder=word_embedder)
+  session_lib.Session._on_step = measured  # pylint: disable=protected-access
+  try:
+    with calls.installed():
+      run_dir = runner.run_episode(
+          scenario, arm="normative", seed=1, out_dir=out / f"town_{size}",
+          endpoint=endpoint, cache=False, progress=False,
+          embedder=word_embedder)
+  finally:
+    session_lib.Session._on_step = on_step  # pylint: disable=protected-access
   wall, cpu = time.monotonic() - start, time.process_time() - cpu
   done.set()
   watcher.join()
@@ -294,6 +306,10 @@ def measure(size: int, endpoint: EndpointConfig, out: Path,
       "prompt_max": max(prompts, default=0),
       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
       "mb_per_agent": max(0.0, _rss_mb() - before) / size,
+      # What each slot after the first added, per agent.
+      "kb_per_agent_slot": (max(0.0, at_slots[-1] - at_slots[0]) * 1024
+                            / (size * (len(at_slots) - 1))
+                            if len(at_slots) > 1 else 0.0),
       "waiting": busy / wall if wall else 0.0,
       "peak_threads": max(threads_seen),
       "max_in_flight": endpoint.in_flight,
@@ -320,13 +336,15 @@ def ratio_lines(rows: list[dict[str, Any]]) -> list[str]:
 def print_rows(rows: list[dict[str, Any]]) -> None:
   print(f"{'agents':>6} {'places':>6} {'wall s':>7} {'CPU s':>6} "
         f"{'calls/ah':>9} {'tok/ah':>8} {'prompt':>7} {'max':>6} "
-        f"{'peak MB':>8} {'MB/agent':>9} {'waiting':>8} {'threads':>8}  "
+        f"{'peak MB':>8} {'MB/agent':>9} {'KB/a-slot':>9} {'waiting':>8} "
+        f"{'threads':>8}  "
         "places with conflicts, talks, new norms")
   for r in rows:
     print(f"{r['agents']:>6} {r['places']:>6} {r['wall']:>7.1f} "
           f"{r['cpu']:>6.1f} {r['calls_per_agent_hour']:>9.2f} "
           f"{r['tokens_per_agent_hour']:>8.0f} {r['prompt_mean']:>7.0f} "
           f"{r['prompt_max']:>6} {r['peak_mb']:>8.0f} "
-          f"{r['mb_per_agent']:>9.3f} {r['waiting']:>7.0%} "
+          f"{r['mb_per_agent']:>9.3f} {r['kb_per_agent_slot']:>9.1f} "
+          f"{r['waiting']:>7.0%} "
           f"{r['peak_threads']:>8}  {r['conflicts']}, {r['talks']}, "
           f"{r['new norms']} of {r['places']}")
