@@ -4,7 +4,8 @@ A run sends at most the endpoint's `max_in_flight` requests at once (a fake
 endpoint counts them), its records do not depend on the bound (a bound of
 one and one of sixteen give the same run), and setting up and playing a
 slot of a few hundred scripted agents uses a bounded number of threads, not
-one per agent. Speed and memory figures are bench/society_scaling.py
+one per agent; a town's prompts list the places near an agent, a venue's
+all its places. Speed and memory figures are bench/society_scaling.py
 --town's, not these tests'.
 """
 
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from crsec_concordia import runner, threads
+from crsec_concordia.game_masters.places import PlaceMap
 from crsec_concordia.models import EndpointConfig, ScriptedModel
 from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
 from crsec_concordia.scenarios import Scenario
@@ -170,3 +172,23 @@ def test_hundreds_of_agents_make_no_thread_per_agent(tmp_path):
   # The agents' and the referee's pools (twice the bound each), the
   # shared background pool, and a few more: not one per agent.
   assert max(seen) < 2 * 8 + threads.DEFAULT_WORKERS + 30 < size
+
+
+def test_a_towns_prompts_list_the_places_near_an_agent():
+  """A town of 30 places lists 12 at most (home first in view, then the
+  default place and the places seen from home); a venue of few lists all,
+  as before."""
+  places = [{"id": f"hall_{k}", "description": f"hall {k}", "indoors": True,
+             "sees": [f"hall_{k + 1}"] if k < 29 else []} for k in range(30)]
+  data = town(60, per_place=2).to_dict()
+  data["places"] = places
+  scenario = Scenario.from_dict(data)
+  listed = [p["id"] for p in scenario.entity_params(
+      scenario.agents[20].name)["places"]]
+  assert listed == ["hall_0", "hall_9", "hall_10", "hall_11"]
+  small = town(12)
+  assert [p["id"] for p in small.entity_params(
+      small.agents[11].name)["places"]] == ["hall_0", "hall_1", "hall_2"]
+  # The referee's: near where the actor is, and the places its action names.
+  assert PlaceMap.of(scenario).near("hall_10", ["hall_25", "hall_0"]) == [
+      "hall_0", "hall_9", "hall_10", "hall_11", "hall_25"]
