@@ -36,6 +36,7 @@ import openai.resources.chat.completions as openai_chat
 from crsec_concordia import runner
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.runs import session as session_lib
+from crsec_concordia.runs import slot_engine
 from crsec_concordia.scenarios import Scenario
 import quiet_society  # noqa: E402  (bench/, beside this file)
 from tests import schema_answers
@@ -276,8 +277,17 @@ def measure(size: int, endpoint: EndpointConfig, out: Path,
     on_step(self, step_data)
     at_slots.append(_rss_mb())
 
+  first_slot: list[float] = []  # When the first slot began: set-up's end.
+  play_slot = slot_engine.SlotEngine.play_slot
+
+  def timed_slot(self, *args, **kwargs):
+    if not first_slot:
+      first_slot.append(time.monotonic())
+    return play_slot(self, *args, **kwargs)
+
   start, cpu = time.monotonic(), time.process_time()
   session_lib.Session._on_step = measured  # pylint: disable=protected-access
+  slot_engine.SlotEngine.play_slot = timed_slot
   try:
     with calls.installed():
       run_dir = runner.run_episode(
@@ -286,6 +296,7 @@ def measure(size: int, endpoint: EndpointConfig, out: Path,
           embedder=word_embedder)
   finally:
     session_lib.Session._on_step = on_step  # pylint: disable=protected-access
+    slot_engine.SlotEngine.play_slot = play_slot
   wall, cpu = time.monotonic() - start, time.process_time() - cpu
   done.set()
   watcher.join()
@@ -299,6 +310,8 @@ def measure(size: int, endpoint: EndpointConfig, out: Path,
   return {
       "agents": size, "places": len(scenario.places), "slots": slots,
       "wall": wall, "cpu": cpu,
+      # Building the agents, their initial norms: until the first slot.
+      "setup": (first_slot[0] - start) if first_slot else wall,
       "calls_per_agent_hour": usage["calls"] / per,
       "tokens_per_agent_hour": (usage["prompt_tokens"]
                                 + usage["completion_tokens"]) / per,
@@ -334,14 +347,16 @@ def ratio_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
-  print(f"{'agents':>6} {'places':>6} {'wall s':>7} {'CPU s':>6} "
+  print(f"{'agents':>6} {'places':>6} {'wall s':>7} {'set-up':>6} "
+        f"{'CPU s':>6} "
         f"{'calls/ah':>9} {'tok/ah':>8} {'prompt':>7} {'max':>6} "
         f"{'peak MB':>8} {'MB/agent':>9} {'KB/a-slot':>9} {'waiting':>8} "
         f"{'threads':>8}  "
         "places with conflicts, talks, new norms")
   for r in rows:
     print(f"{r['agents']:>6} {r['places']:>6} {r['wall']:>7.1f} "
-          f"{r['cpu']:>6.1f} {r['calls_per_agent_hour']:>9.2f} "
+          f"{r['setup']:>6.1f} {r['cpu']:>6.1f} "
+          f"{r['calls_per_agent_hour']:>9.2f} "
           f"{r['tokens_per_agent_hour']:>8.0f} {r['prompt_mean']:>7.0f} "
           f"{r['prompt_max']:>6} {r['peak_mb']:>8.0f} "
           f"{r['mb_per_agent']:>9.3f} {r['kb_per_agent_slot']:>9.1f} "
