@@ -128,8 +128,10 @@ def test_the_bound_defaults_by_endpoint_kind_and_flag(monkeypatch):
   assert EndpointConfig().in_flight == 4  # The embedded server's slots.
   remote = EndpointConfig.resolve(base_url="http://h/v1", model="m")
   assert remote.in_flight == DEFAULT_IN_FLIGHT
-  assert EndpointConfig.resolve(base_url="http://h/v1", model="m",
-                                max_in_flight=7).in_flight == 7
+  seven = EndpointConfig.resolve(base_url="http://h/v1", model="m",
+                                 max_in_flight=7)
+  assert seven.in_flight == 7
+  assert seven.describe()["max_in_flight"] == 7  # As run.json records it.
   monkeypatch.setenv("CRSEC_MAX_IN_FLIGHT", "9")
   assert EndpointConfig.resolve(base_url="http://h/v1",
                                 model="m").in_flight == 9

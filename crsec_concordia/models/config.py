@@ -126,9 +126,11 @@ class EndpointConfig:
     in the base URL)."""
     if self.embedded:
       return {"endpoint": "embedded", "model": embedded.MODEL_NAME,
-              "sha256": embedded.MODEL_SHA256}
+              "sha256": embedded.MODEL_SHA256,
+              "max_in_flight": self.in_flight}
     return {"endpoint": redact_url(self.base_url), "model": self.model,
-            "schema_mode": self.schema_mode or "json_schema"}
+            "schema_mode": self.schema_mode or "json_schema",
+            "max_in_flight": self.in_flight}
 
 
 def make_model(
