@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from concordia.language_model import language_model
@@ -99,7 +99,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._requests: list[dict[str, Any]] = []
     self._told_not_held = False
     self._last_raised: dict[str, int] = {}
-    self._work: threading.Thread | None = None
+    self._work: threads.Background | None = None
     # What the agent last perceived each person doing (see `new_events`),
     # and the norms it held when it last judged each person's deed.
     self._perceived: dict[str, str] = {}
@@ -171,7 +171,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
           on_failure=on_failure)
       return list(judgements) if judgements is not None else [
           None for _ in items]
-    answers = self._shared.judge(ticket, items, self._model, on_failure)
+    answers = self._shared.answers(ticket, items, self._model)
     return [None if a is None else Judgement(item, a[0], a[1])
             for item, a in zip(items, answers)]
 
@@ -188,15 +188,31 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       ticket: this agent's place in the slot's shared questions (None:
         asks alone).
     """
-    memory = self.norm_memory
-    norms = memory.database.qualified() if norms is None else norms
+    norms = self.norm_memory.database.qualified() if norms is None else norms
     if not norms or not events:
       return
+    on_failure = self._failure_sink(stamp)
+    pairs = self.related(events, norms)
+    if ticket is not None and self._shared is not None:
+      self._shared.hand_in(ticket, [item for _, item in pairs], on_failure)
+    self._conclude(pairs, stamp, ticket, on_failure)
+
+  def _failure_sink(self, stamp: observations.Stamp | None
+                    ) -> Callable[[Mapping[str, Any]], None]:
+    """Records a failure of this agent's at `stamp`."""
+    memory = self.norm_memory
 
     def on_failure(failure: Mapping[str, Any]) -> None:
       memory.record_failure(failure, stamp=stamp)
+    return on_failure
 
-    pairs = self.related(events, norms)
+  def _conclude(self, pairs, stamp: observations.Stamp | None,
+                ticket: Ticket | None, on_failure) -> None:
+    """detect's judging, once the questions are known (and handed in, with
+    a ticket): records conflicts; asks to talk."""
+    if not pairs:
+      return
+    memory = self.norm_memory
     judgements = self._judge([item for _, item in pairs], on_failure, ticket)
     conflicts = [(event, j) for (event, _), j in zip(pairs, judgements)
                  if j is not None and j.breaks]
@@ -289,12 +305,28 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     stamp = self.norm_memory.last_stamp  # The slot it was observed in.
     ordered = sorted(events, key=lambda e: (e.stamp.step, e.actor))
     memory = self.norm_memory
+    on_failure = self._failure_sink(stamp)
     shared = self._shared
     ticket = shared.enter(me) if shared is not None else None
+    try:
+      # The questions are found and handed in here, in the agent's own
+      # observing, not in the pooled work below: a shared detection waits
+      # for every holder's questions, and on a bounded pool a holder's
+      # work may not have started.
+      pairs = self.related(ordered, norms) if norms else []
+      if ticket is not None:
+        shared.hand_in(ticket, [item for _, item in pairs], on_failure)
+    except Exception as e:  # pylint: disable=broad-except
+      if ticket is not None:
+        shared.withdraw(ticket)  # The other holders must not wait for it.
+      memory.record_failure({"op": "DetectConflict",
+                             "error": f"{type(e).__name__}: {e}"},
+                            stamp=stamp)
+      return
 
     def work() -> None:
       try:
-        self.detect(ordered, norms, stamp, ticket)
+        self._conclude(pairs, stamp, ticket, on_failure)
       except Exception as e:  # pylint: disable=broad-except
         memory.record_failure({"op": "DetectConflict",
                                "error": f"{type(e).__name__}: {e}"},
@@ -303,16 +335,10 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
         if ticket is not None:
           shared.withdraw(ticket)  # Nothing asked: the slot waits no more.
 
-    thread = threading.Thread(target=work, daemon=True,
-                              name=f"ConflictDetector {memory.agent_name}")
-    try:
-      thread.start()
-    except BaseException:
-      if ticket is not None:
-        shared.withdraw(ticket)  # The other holders must not wait for it.
-      raise
+    # On the process's shared pool, not a thread of its own: a thousand
+    # observers are not a thousand threads (crsec_concordia/threads.py).
     with self._lock:
-      self._work = thread
+      self._work = threads.background(work)
 
   def _to_judge(self, events, me: str, held: list[str]
                 ) -> list[observations.ActionObservation]:

@@ -218,16 +218,27 @@ class SharedJudgements:
   def judge(self, ticket: Ticket, items: Sequence[Observed],
             model: StructuredModel, on_failure: FailureSink
             ) -> list[Answer]:
-    """The judgement of each of `items` (in order), once the slot's
-    questions are all known; `model` makes the calls this holder is the
-    first to need, `on_failure` records the failures of those it is the
-    first holder of."""
+    """`hand_in`, then `answers`."""
+    self.hand_in(ticket, items, on_failure)
+    return self.answers(ticket, items, model)
+
+  def hand_in(self, ticket: Ticket, items: Sequence[Observed],
+              on_failure: FailureSink) -> None:
+    """The ticket's questions, `items`; `on_failure` records the failures
+    of the calls its holder is the first holder of. It does not wait."""
     slot = ticket.slot
     with self._lock:
       if ticket.holder in slot.asked:
         raise ValueError(f"{ticket.holder} has already asked this slot")
       slot.asked[ticket.holder] = _Asked(list(items), on_failure)
     self._check(slot)
+
+  def answers(self, ticket: Ticket, items: Sequence[Observed],
+              model: StructuredModel) -> list[Answer]:
+    """The judgement of each of the handed-in `items` (in order), once the
+    slot's questions are all known; `model` makes the calls this holder is
+    the first to need."""
+    slot = ticket.slot
     slot.ready.wait()
     calls = list(dict.fromkeys(
         slot.calls[(ticket.holder, question(i))] for i in items))

@@ -33,9 +33,7 @@ from typing import Any
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from concordia.utils import concurrency
-
-from crsec_concordia import observations, repetition
+from crsec_concordia import observations, repetition, threads
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
@@ -389,7 +387,7 @@ class NormConversations(entity_component.ContextComponent,
         self._clock_key, type_=clock_lib.SlotClock).current_stamp()
     requests, apart = self._together(requests, stamp)
     held, dropped = schedule(requests)
-    results = concurrency.run_tasks({
+    results = threads.run_tasks({
         f"{i:04d}": functools.partial(self.run_conversation, r, stamp)
         for i, r in enumerate(held)})
     records = [results[k] for k in sorted(results)]

@@ -10,7 +10,7 @@ from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import observations
+from crsec_concordia import observations, threads
 from crsec_concordia.calibration.identity import prompts_hash
 from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
@@ -69,7 +69,9 @@ def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
 
 
 def simulation(config, model, embedder) -> simulation_lib.Simulation:
-  return SlotSimulation(config, model, embedder, engine=SlotEngine())
+  engine = SlotEngine()
+  engine.workers = threads.workers_for(as_structured(model))
+  return SlotSimulation(config, model, embedder, engine=engine)
 
 
 def run_episode(

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
+from concordia.utils import structured_logging
 from tqdm import tqdm
 
 from crsec_concordia import game_masters
@@ -193,9 +194,11 @@ class Session:
   def _save_checkpoint(self, data: dict[str, Any]) -> None:
     """Simulation's state callback: the state after each completed slot.
 
-    The states in `data` are copies made for it; the raw log is the
-    simulation's own list, which the next slot appends to, so it is
-    copied (its entries are not changed once logged).
+    The states in `data` are copies made for it. The raw log is the
+    simulation's own list: its new entries (the slot's) are appended to
+    checkpoints/log.jsonl and leave it, so neither memory nor a checkpoint
+    holds every slot's logs of every agent (resume and the end of the run
+    read the file).
     """
     step = self._clock.completed_steps
     if "raw_log" in data:
@@ -208,8 +211,24 @@ class Session:
       last = raw_log[-1] if raw_log else None
       if isinstance(last, dict) and last.get("Step") not in (None, step):
         raw_log[-1] = {**last, "Step": step, "Summary": f"Slot {step}"}
-      data = {**data, "raw_log": list(raw_log)}
+      entries = list(raw_log)
+      del raw_log[:]
+      self._write(rundir.append_log, self.run_dir, entries)
+      data = {**data, "raw_log": []}
     self._write(rundir.save_checkpoint, self.run_dir, step, data)
+
+  def _whole_log(self, played: structured_logging.SimulationLog
+                 ) -> structured_logging.SimulationLog:
+    """Concordia's log of the run's slots, from checkpoints/log.jsonl, with
+    the memories Concordia attached to the log of what it played."""
+    whole = structured_logging.SimulationLog.from_raw_log(rundir.read_log(
+        self.run_dir, int(self.info["completed_steps"])))
+    names = [e.name for e in self.simulation.get_entities()]
+    whole.attach_memories(
+        entity_memories={n: played.get_entity_memories(n) for n in names
+                         if played.get_entity_memories(n)},
+        game_master_memories=played.get_game_master_memories())
+    return whole
 
   def write_records(self, records: list[dict[str, Any]]) -> None:
     self._write(self._append_records, records)
@@ -273,7 +292,7 @@ class Session:
     threads.run_tasks({
         e.name: functools.partial(
             e.get_component(NORM_MEMORY_KEY).ensure_created, stamp)
-        for e in self._normative()})
+        for e in self._normative()}, workers=threads.workers_for(self.model))
 
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""
@@ -317,6 +336,7 @@ class Session:
         leftover = self.drain()
         if leftover:  # Anything recorded after the last slot's flush.
           self.write_records(leftover)
+        log = self._whole_log(log)
         html = log.to_html(title=f"{self.scenario.name} "
                            f"({self.info['arm']}, seed {self.info['seed']})")
         (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
