@@ -142,7 +142,8 @@ persona (README, "What the embedded 1.5B model can and cannot do"), and the
 referee's and matcher's errors are of the same order as the effects. Read
 "holds" on such a model as "the numbers are consistent with the paper's
 finding", not as a replication; for that, run examples/sweeps/paper.yaml on
-a 7B+ model.
+a 7B+ model. These runs stand on the Qwen2.5-Coder-1.5B row of the models'
+judgement table (docs/calibration.md, "Models compared").
 """
 
 OTHER_MODELS = """\
@@ -150,6 +151,9 @@ OTHER_MODELS = """\
 judged by the same rules whatever the model; the referee's measured error
 corrects behaviour only where its answers on the labelled cases were
 recorded with the run's own model (see each group's measurement error).
+Where these models stand among others on the labelled cases: the models'
+judgement table (docs/calibration.md, "Models compared"; `crsec calibrate`
+adds a model's row).
 """
 
 
