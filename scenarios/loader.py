@@ -91,8 +91,10 @@ class InitialNorm(ScenarioModel):
 class Agent(ScenarioModel):
   """One agent. Without `initial_norms`, an entrepreneur's are written by
   CreateNorm at the start and an ordinary agent starts with none. `home`:
-  the place it starts in (default: the scenario's `default_place`)."""
-  OPTIONAL_KEYS = frozenset({"home"})
+  the place it starts in (default: the scenario's `default_place`).
+  `group`: the group it belongs to (a population's, or named by hand);
+  `committed`: it holds its norms and never revises or drops them."""
+  OPTIONAL_KEYS = frozenset({"home", "group", "committed"})
   name: Name
   role: Role
   persona: Text
@@ -100,6 +102,8 @@ class Agent(ScenarioModel):
   initial_norms: list[InitialNorm] | None = None
   goal: Text | None = None
   home: Ident | None = None
+  group: Ident | None = None
+  committed: bool = False
 
   @property
   def is_entrepreneur(self) -> bool:
