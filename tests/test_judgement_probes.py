@@ -41,7 +41,8 @@ probe = _probe_module()
 
 
 probe_scores = probe.probe_scores
-SHIPPED = ["community_garden", "hobbs_cafe", "hobbs_cafe_mini"]
+SHIPPED = ["committed_minority", "community_garden", "hobbs_cafe",
+           "hobbs_cafe_mini"]
 
 
 @pytest.mark.parametrize("name", SHIPPED)

@@ -1,0 +1,141 @@
+"""A scripted club of two greeting conventions, for the committed-minority
+sweep: handshakes against bows.
+
+Real CRSEC agents answer from this script the way a model that takes its
+norms seriously would: an agent plans (and so greets) by the greeting norm
+it holds with the highest importance (the latest on a tie); a member who
+sees a greeting against its norm judges it a conflict and says its own
+norm in the talk that follows; IdentifyNorm draws from a talk the norm
+the other speaker said; a norm so taken is held at `taken_utility`. With
+the majority's handshake at 80, the minority's bow at 90 and a taken norm
+at 85, a member told about the bow greets with a bow; at 78 it holds the
+bow but goes on shaking hands.
+"""
+
+from __future__ import annotations
+
+import re
+
+from crsec_concordia.models import ScriptedModel
+from tests import crsec_script as cs
+
+BOW, HANDSHAKE = "Greet people with a bow.", "Greet people with a handshake."
+_NORM = re.compile(r"^\d+\. (.+?) \((?:\w+, )?importance (\d+)/100\)$", re.M)
+_NAME = re.compile(r"Reply as (.+?), in character")
+_SEEN = re.compile(r'^(.+?) \([^)]*\): "(.*)"\nRule: (.*)$', re.M)
+_SAID = re.compile(r'^(.+?): "(.*)"$', re.M)
+_RECEIVER = re.compile(r"how important (.+?) now thinks")
+
+
+def greeting(text: str) -> str | None:
+  """"bow", "handshake" or None: the greeting a text is about."""
+  lowered = text.lower()
+  if "bow" in lowered:
+    return "bow"
+  if "hand" in lowered:
+    return "handshake"
+  return None
+
+
+def _norm_of(prompt: str) -> str | None:
+  """The greeting of the most important greeting norm the prompt lists."""
+  held = [(int(u), i, greeting(text))
+          for i, (text, u) in enumerate(_NORM.findall(prompt))
+          if greeting(text)]
+  return max(held)[2] if held else None
+
+
+def _sentence(kind: str | None) -> str:
+  return {"bow": BOW, "handshake": HANDSHAKE}.get(kind or "", "")
+
+
+def plan(prompt: str, schema: dict) -> dict:
+  kind = _norm_of(prompt) or "handshake"
+  return cs.plan_answer(cs.halves(f"greet the members with a {kind}",
+                                  "read the papers"))(prompt, schema)
+
+
+# Where each member stands, so that no two members' actions read alike
+# (the game master takes an action much like another's for a copy).
+SPOTS = ("beside the tall window", "near the marble fireplace",
+         "under the brass clock", "by the grand piano", "at the oak counter",
+         "next to crowded bookshelves", "inside a quiet alcove",
+         "along the sunny doorway", "against velvet curtains",
+         "close to chess tables")
+
+
+def acting(names: list[str]):
+  def act(prompt: str) -> dict:
+    name = _NAME.search(prompt).group(1)
+    if "task now" in prompt:
+      task = prompt.split("task now", 1)[1].split("\n", 1)[0]
+      spot = SPOTS[names.index(name) % len(SPOTS)]
+      if greeting(task) == "bow":
+        return {"answer": f"{name} bows {spot}."}
+      if greeting(task) == "handshake":
+        return {"answer": f"{name} shakes hands {spot}."}
+      return {"answer": f"{name} reads {spot}."}
+    # A conversation turn: the speaker says its own norm.
+    said = _sentence(_norm_of(prompt))
+    return {"answer": f"Here we {said[0].lower()}{said[1:]}" if said
+            else "Good morning."}
+  return act
+
+
+def detect(prompt: str, schema: dict) -> dict:
+  out = {}
+  seen = {who: (deed, rule) for who, deed, rule in _SEEN.findall(prompt)}
+  for who in schema["properties"]:
+    deed, rule = seen.get(who, ("", ""))
+    done, asked = greeting(deed), greeting(rule)
+    if not done or not asked:
+      out[who] = {"evidence": "none", "verdict": "unrelated"}
+    else:
+      out[who] = {"evidence": deed,
+                  "verdict": "follows" if done == asked else "breaks"}
+  return out
+
+
+def identify(taken_utility: int):
+  def respond(prompt: str) -> dict:
+    receiver = _RECEIVER.search(prompt)
+    talk = prompt.split("Conversation:", 1)[1] if "Conversation:" in (
+        prompt) else ""
+    told = [greeting(text) for who, text in _SAID.findall(talk)
+            if receiver and who != receiver.group(1) and greeting(text)]
+    if not told:
+      return {"rule": "none", "is_rule": False, "type": "descriptive",
+              "utility": 1}
+    return {"rule": f"People should greet others with a {told[-1]}.",
+            "is_rule": True, "type": "descriptive",
+            "utility": taken_utility}
+  return respond
+
+
+def club_model(names: list[str], taken_utility: int = 85) -> ScriptedModel:
+  """The scripted club of the members `names`; `taken_utility`: how much
+  a member values a norm it is told (above 80: it follows a bow it is
+  told about)."""
+  model = cs.cafe_model(**{
+      cs.PLAN: plan, cs.ACT: acting(names), cs.DETECT: detect,
+      cs.IDENTIFY: identify(taken_utility),
+      cs.EVALUATE: {"supported": True, "type": "descriptive",
+                    "utility": taken_utility},
+      cs.REFLECT: {"thoughts": ["The members greet each other warmly."]}})
+  model.add_rule(cs.LOOK, cs.look_none, first=True)
+  model.add_rule(r"You are the referee", referee, first=True)
+  return model
+
+
+_ACTION = re.compile(r'^(?P<actor>[^:\n]+): "(?P<action>.*)"$', re.M)
+
+
+def referee(prompt: str) -> dict:
+  """Tags a bow or a handshake where the action shows one."""
+  action = _ACTION.search(prompt)["action"]
+  kind = ("bow" if " bows" in action else
+          "handshake" if "shakes hands" in action else None)
+  named = ([kind] if kind else []) + ["none", "none"]
+  return {"narration": action, "place": "indoors",
+          "evidence": action if kind else "none",
+          "behaviour": named[0], "also": named[1]}

@@ -1,0 +1,132 @@
+"""The committed-minority sweep end to end on the scripted model.
+
+`crsec sweep` on a sweep file over a small club (five members of
+scenarios/committed_minority.yaml, four slots): a committed minority of
+0, 1 or 2 members greeting with a bow among members who shake hands, two
+seeds, real CRSEC agents answering from tests/convention_script.py; runs
+in threads of the test's process instead of Ray tasks (the scripted model
+lives here). Then `crsec report` on the sweep: the tipping curve computed,
+its table and figure written. Seed 2's members value a norm they are told
+less than their own (they hold the bow but go on shaking hands), so the
+seeds differ and the interval is an interval.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from crsec_concordia import cli, runner
+from crsec_concordia.commands import sweep as sweep_command
+from crsec_concordia.runs import episode
+from crsec_concordia.scenarios import load_scenario
+from crsec_concordia.sweeps import execute, spec as spec_lib, tipping
+from tests import convention_script as club
+
+BOW = {"content": club.BOW, "type": "descriptive", "utility": 90}
+SWEEP = """\
+name: small_minority
+scenarios: [club.yaml]
+seeds: 1-2
+arms: [normative]
+steps: 4
+conditions:
+  share_0: {}
+  share_20:
+    scenario:
+      agents.Ann Lee.group: minority
+      agents.Ann Lee.committed: true
+      agents.Ann Lee.initial_norms: [%(bow)s]
+  share_40:
+    scenario:
+      agents:
+        Ann Lee: {group: minority, committed: true, initial_norms: [%(bow)s]}
+        Bo Chan: {group: minority, committed: true, initial_norms: [%(bow)s]}
+""" % {"bow": json.dumps(BOW)}
+
+
+def club_file(tmp_path):
+  data = load_scenario("committed_minority").model_dump(mode="json")
+  data["name"] = "small_club"
+  data["agents"] = data["agents"][:5]
+  (tmp_path / "club.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+  (tmp_path / "sweep.yaml").write_text(SWEEP)
+  return [a["name"] for a in data["agents"]]
+
+
+def test_a_dotted_path_sets_one_value_by_index_or_name():
+  data = {"groups": [{"id": "locals", "share": 0.5}, {"id": "minority",
+                                                      "share": 0.1}]}
+  assert spec_lib.set_path(data, "groups.1.share", 0.3)["groups"][1] == {
+      "id": "minority", "share": 0.3}
+  named = spec_lib.set_path(data, "groups.minority.share", 0.2)
+  assert named["groups"][1]["share"] == 0.2
+  assert data["groups"][1]["share"] == 0.1  # A copy: the data is unchanged.
+  with pytest.raises(spec_lib.PathError, match="no entry with id or name"):
+    spec_lib.set_path(data, "groups.visitors.share", 0.2)
+  with pytest.raises(spec_lib.PathError, match="2 entries, no entry 2"):
+    spec_lib.set_path(data, "groups.2.share", 0.2)
+
+
+def test_a_path_that_leads_nowhere_is_one_line(tmp_path, capsys):
+  club_file(tmp_path)
+  (tmp_path / "sweep.yaml").write_text(SWEEP.replace(
+      "  share_0: {}", "  share_0: {scenario: {population.groups.1.share: 0}}"))
+  assert cli.main(["sweep", str(tmp_path / "sweep.yaml"),
+                   "--out", str(tmp_path / "out")]) == 2
+  err = capsys.readouterr().err
+  assert "conditions.share_0.scenario.population.groups.1.share" in err
+  assert "has no key 'population'" in err and "Traceback" not in err
+  assert not (tmp_path / "out").exists()
+
+
+def test_the_committed_minority_sweep_draws_its_tipping_curve(
+    tmp_path, embedder, monkeypatch, capsys):
+  names = club_file(tmp_path)
+  real = episode.run_episode
+
+  def scripted(scenario, **kwargs):
+    kwargs.pop("endpoint", None)
+    return real(scenario, model=club.club_model(
+        names, 85 if kwargs["seed"] == 1 else 78), embedder=embedder,
+                **kwargs)
+
+  monkeypatch.setattr(runner, "run_episode", scripted)
+  monkeypatch.setattr(sweep_command, "RayBackend",
+                      lambda **kwargs: execute.ThreadBackend(1))
+  out = tmp_path / "out"
+  assert cli.main(["sweep", str(tmp_path / "sweep.yaml"), "--out",
+                   str(out)]) == 0
+  assert "6/6 runs completed" in capsys.readouterr().out
+  assert cli.main(["report", str(out)]) == 0
+
+  runs = pd.read_csv(out / f"{tipping.RUNS_TABLE}.csv")
+  assert set(runs["target"]) == {"bow_greeting"}
+  share = runs.set_index(["condition", "seed"])
+  assert share.loc[("share_0", 1), "minority_share"] == 0.0
+  assert share.loc[("share_40", 2), "minority_share"] == pytest.approx(0.4)
+  assert (runs[runs["condition"] == "share_0"][
+      ["holding", "following", "adopted"]] == 0).all().all()
+  # Seed 1: members told about the bow take it up and bow; the more
+  # committed members, the more of the others do.
+  seed1 = share.xs(1, level="seed")["adopted"]
+  assert 0 < seed1["share_20"] < seed1["share_40"] <= 1
+  # Seed 2: they hold the bow but go on shaking hands.
+  seed2 = share.xs(2, level="seed")
+  assert seed2.loc["share_40", "holding"] > 0
+  assert seed2.loc["share_40", "adopted"] == 0
+
+  curve = pd.read_csv(out / f"{tipping.TABLE}.csv")
+  adopted = curve[curve["measure"] == "adopted"].set_index("condition")
+  assert list(adopted["minority_share"]) == pytest.approx([0.0, 0.2, 0.4])
+  row = adopted.loc["share_40"]
+  assert row["n"] == 2 and row["mean"] == pytest.approx(seed1["share_40"] / 2)
+  assert row["ci_low"] == 0.0 and row["ci_high"] > row["mean"]
+  summary = json.loads((out / "sweep_summary.json").read_text())
+  assert summary["tipping"]["interval"] == tipping.INTERVAL
+  assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size
+  page = (out / "report" / "index.html").read_text()
+  assert "the tipping curve" in page and "share_40" in page
