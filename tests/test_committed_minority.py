@@ -23,7 +23,8 @@ from crsec_concordia import cli, runner
 from crsec_concordia.commands import sweep as sweep_command
 from crsec_concordia.runs import episode
 from crsec_concordia.scenarios import load_scenario
-from crsec_concordia.sweeps import execute, spec as spec_lib, tipping
+from crsec_concordia.metrics.measure import tipping
+from crsec_concordia.sweeps import aggregate, execute, spec as spec_lib
 from tests import convention_script as club
 
 BOW = {"content": club.BOW, "type": "descriptive", "utility": 90}
@@ -103,7 +104,7 @@ def test_the_committed_minority_sweep_draws_its_tipping_curve(
   assert "6/6 runs completed" in capsys.readouterr().out
   assert cli.main(["report", str(out)]) == 0
 
-  runs = pd.read_csv(out / f"{tipping.RUNS_TABLE}.csv")
+  runs = pd.read_csv(out / f"{aggregate.TIPPING_RUNS}.csv")
   assert set(runs["target"]) == {"bow_greeting"}
   share = runs.set_index(["condition", "seed"])
   assert share.loc[("share_0", 1), "minority_share"] == 0.0
@@ -119,7 +120,7 @@ def test_the_committed_minority_sweep_draws_its_tipping_curve(
   assert seed2.loc["share_40", "holding"] > 0
   assert seed2.loc["share_40", "adopted"] == 0
 
-  curve = pd.read_csv(out / f"{tipping.TABLE}.csv")
+  curve = pd.read_csv(out / f"{aggregate.TIPPING}.csv")
   adopted = curve[curve["measure"] == "adopted"].set_index("condition")
   assert list(adopted["minority_share"]) == pytest.approx([0.0, 0.2, 0.4])
   row = adopted.loc["share_40"]
@@ -130,3 +131,12 @@ def test_the_committed_minority_sweep_draws_its_tipping_curve(
   assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size
   page = (out / "report" / "index.html").read_text()
   assert "the tipping curve" in page and "share_40" in page
+  # Published (docs/results): the curve over the sweep's conditions.
+  results = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(results), str(out)]) == 0
+  readme = (results / "README.md").read_text()
+  assert "## Committed minority: the tipping curve" in readme
+  assert "| small_club | share_40 | default | 40% |" in readme
+  assert (results / "figures" / "tipping_curve.png").stat().st_size
+  published = json.loads((results / "results.json").read_text())
+  assert len(published["tipping"]["curve"]) == 9  # 3 sizes x 3 measures.

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from crsec_concordia import load_run, runner
+from crsec_concordia import cli, load_run, runner
 from crsec_concordia.metrics.measure import places, run_metrics
 from crsec_concordia.metrics.present import report, tables
 from crsec_concordia.rundir.reading import read_run
@@ -118,6 +118,16 @@ def test_the_report_of_a_town_shows_places_groups_and_carried_norms(
   assert "visitors" in page
   assert "from cafe_room" in page
   assert (result.index.parent / "figures" / "places.png").is_file()
+  out = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(out), str(run_dir)]) == 0
+  readme = (out / "README.md").read_text()
+  assert "### Places and groups" in readme
+  assert "| place | terrace | 3.0 | 67% / 33% |" in readme
+  assert f"| 1 | terrace | No smoking indoors. | step 3 | {ISABELLA} |" in (
+      readme)
+  assert (out / "figures" / "two_place_cafe__places.png").is_file()
+  assert "places" in json.loads((out / "results.json").read_text())[
+      "groups"][0]
 
 
 ROOMS_WITH_TARGET = two_rooms.ROOMS + """\

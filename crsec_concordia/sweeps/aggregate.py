@@ -19,8 +19,9 @@ Parquet:
   sweep_summary   per cell, arm and metric: n, mean, sd, ci_low, ci_high
   sweep_effects   per comparison: the same for paired differences
   sweep_per_step  per cell, arm, step and per-step column: n, mean, CI
-  sweep_tipping(_runs)  the committed-minority tipping curve, when the
-                  runs have committed agents (tipping.py)
+  sweep_tipping   the committed-minority tipping curve, when the runs
+                  have committed agents (metrics/measure/tipping.py), and
+  sweep_tipping_runs  its points, one per run
 and sweep_summary.json (cells with their run counts, failed runs, and the
 tables' rows).
 """
@@ -39,16 +40,18 @@ import pandas as pd
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import aggregate as compare_aggregate
-from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.measure import run_metrics, tipping
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.rundir import reading as rundir
-from crsec_concordia.sweeps import grid, tipping
+from crsec_concordia.sweeps import grid
 
 SUMMARY_JSON = "sweep_summary.json"
 TABLES = ("sweep_runs", "sweep_summary", "sweep_effects", "sweep_per_step")
 CELL = ["scenario", "condition", "endpoint"]
 STATS = ["n", "mean", "sd", "ci_low", "ci_high"]
 TREATMENT = "normative - baseline"
+TIPPING = "sweep_tipping"
+TIPPING_RUNS = "sweep_tipping_runs"
 
 
 @dataclasses.dataclass
@@ -72,8 +75,8 @@ class SweepMetrics:
     out = dict(zip(TABLES, (self.runs, self.summary, self.effects,
                             self.per_step)))
     if not self.tipping_runs.empty:
-      out[tipping.RUNS_TABLE] = self.tipping_runs
-      out[tipping.TABLE] = self.tipping
+      out[TIPPING_RUNS] = self.tipping_runs
+      out[TIPPING] = self.tipping
     return out
 
 

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from crsec_concordia.metrics.measure import tipping
 from crsec_concordia.metrics.present import figures, place_figures
 from crsec_concordia.metrics.present.report import (MatcherFactory, Report,
                                                     _stats)
 from crsec_concordia.metrics.present.templating import Cell, Page
 from crsec_concordia.rundir.format import LOG_HTML
 from crsec_concordia.sweeps import aggregate as sweep_aggregate
-from crsec_concordia.sweeps import tipping
 
 _SHARE_PREFIXES = ("belief", "behaviour", "plan")
 _LABELS = {

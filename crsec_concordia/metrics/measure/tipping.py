@@ -16,16 +16,35 @@ measured step (their own initial norms; a tie goes to the scenario's first
 target). A run without committed agents (the 0% point of the curve) has
 none of its own: the caller names the one other runs of the same
 scenario found (`minority_target`, `outcome`).
+
+Over runs (a sweep's, or those `crsec report --publish` is given),
+grouped by scenario, condition and endpoint (a condition is one minority
+size: the sweep's axis), each normative run is a point (`points`) and per
+group the curve gives the mean over seeds with a 95% t-interval (mean ±
+t(0.975, n-1)·sd/√n, cut to 0..1: `aggregate.mean_ci`, the statistics of
+`crsec compare`; none for one seed) of `adopted`, and of `holding` and
+`following` alone (`curve`). Baseline runs hold no norms and are left out.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from crsec_concordia.metrics.measure import places
+import pandas as pd
+
+from crsec_concordia.metrics.measure import aggregate, places
 from crsec_concordia.metrics.measure.run_metrics import RunMetrics
+
+# The runs aggregated over seeds: a sweep's cell (sweeps/aggregate.py).
+CELL = ["scenario", "condition", "endpoint"]
+MEASURES = ("adopted", "holding", "following")
+INTERVAL = "95% t-interval over seeds"
+RUN_COLUMNS = [*CELL, "seed", "target", "agents", "committed",
+               "minority_share", *MEASURES]
+CURVE_COLUMNS = [*CELL, "target", "minority_share", "measure", "n", "mean",
+                 "sd", "ci_low", "ci_high", "values", "seeds"]
 
 
 def _first(flags: Sequence[Any]) -> Any:
@@ -77,3 +96,48 @@ def outcome(m: RunMetrics, target: str) -> dict[str, Any]:
           "minority_share": len(committed) / len(agents) if agents else None,
           "holding": _share(held, others), "following": _share(done, others),
           "adopted": _share(both, others)}
+
+
+def points(cells: Mapping[tuple[str, str, str], Any]) -> pd.DataFrame:
+  """One row per normative run of a scenario with a committed minority
+  (`cells`: per cell, anything whose `runs` maps an arm to its runs'
+  RunMetrics: a compare's metrics, a published group)."""
+  by_scenario: dict[str, str] = {}
+  runs = []
+  for cell, cm in sorted(cells.items()):
+    for m in cm.runs.get("normative", []):
+      runs.append((cell, m))
+      target = minority_target(m)
+      if target is not None:
+        by_scenario.setdefault(cell[0], target)
+  rows = []
+  for cell, m in runs:
+    target = by_scenario.get(cell[0])
+    if target is not None:
+      rows.append({**dict(zip(CELL, cell)), "seed": m.run.seed,
+                   **outcome(m, target)})
+  return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def curve(runs: pd.DataFrame) -> pd.DataFrame:
+  """Per scenario, endpoint and condition, each measure over seeds."""
+  rows = []
+  for keys, group in runs.groupby([*CELL, "target"], sort=True):
+    share = float(group["minority_share"].mean())
+    for measure in MEASURES:
+      kept = group[group[measure].notna()]
+      stats = aggregate.mean_ci(kept[measure].tolist(), bounds=(0.0, 1.0))
+      rows.append({**dict(zip([*CELL, "target"], keys)),
+                   "minority_share": share, "measure": measure,
+                   **{k: stats[k] for k in ("n", "mean", "sd", "ci_low",
+                                            "ci_high")},
+                   "values": [float(v) for v in kept[measure]],
+                   "seeds": [int(s) for s in kept["seed"]]})
+  frame = pd.DataFrame(rows, columns=CURVE_COLUMNS)
+  return frame.sort_values([*CELL[:1], "endpoint", "minority_share",
+                            "measure"], kind="stable").reset_index(drop=True)
+
+
+def adopted(frame: pd.DataFrame) -> pd.DataFrame:
+  """The curve itself: the `adopted` rows."""
+  return frame[frame["measure"] == "adopted"].reset_index(drop=True)

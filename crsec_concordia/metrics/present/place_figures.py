@@ -25,10 +25,11 @@ from crsec_concordia.scenarios.loader import Clock
 
 
 def across(frame: pd.DataFrame, per_step: pd.DataFrame,
-           targets: Sequence[Any], clock: Clock, run: str, by: str
-           ) -> Figure | None:
-  """Adoption over time per place (`by` "place") or group ("group");
-  None when the run has no rows of that kind."""
+           targets: Sequence[Any], clock: Clock, run: str, by: str,
+           runs: int = 1) -> Figure | None:
+  """Adoption over time per place (`by` "place") or group ("group") of
+  one run, or the mean of `runs` runs (`run` then names them); None when
+  there are no rows of that kind."""
   rows = frame[frame["by"] == by]
   if rows.empty:
     return None
@@ -54,9 +55,9 @@ def across(frame: pd.DataFrame, per_step: pd.DataFrame,
     figures.share_axis(ax)
     figures.time_axis(ax, clock)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-  what = "place" if by == "place" else "group"
-  fig.suptitle(figures.one_run(f"Adoption per {what}: holds (solid) and "
-                               "complies (dashed)", run))
+  title = (f"Adoption per {by}: holds (solid) and complies (dashed)")
+  fig.suptitle(figures.one_run(title, run) if runs == 1 else
+               f"{title}\n({run}: {figures.runs_note(runs)})")
   fig.tight_layout()
   return fig
 
