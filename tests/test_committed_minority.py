@@ -126,6 +126,16 @@ def test_the_committed_minority_sweep_draws_its_tipping_curve(
   row = adopted.loc["share_40"]
   assert row["n"] == 2 and row["mean"] == pytest.approx(seed1["share_40"] / 2)
   assert row["ci_low"] == 0.0 and row["ci_high"] > row["mean"]
+  # A run of one room with groups: adoption per group, no places.
+  run = json.loads((out / "runs" / "small_club__share_40__default__"
+                    "normative__seed1" / "metrics" / "summary.json"
+                    ).read_text())
+  final = run["places"]["final"]
+  assert set(final) == {"group"} and run["places"]["carried"] == []
+  assert final["group"]["minority"]["bow_greeting"] == {
+      "agents": 2, "belief": 1.0, "behaviour": 1.0}
+  assert final["group"]["majority"]["bow_greeting"]["belief"] == (
+      pytest.approx(2 / 3))
   summary = json.loads((out / "sweep_summary.json").read_text())
   assert summary["tipping"]["interval"] == tipping.INTERVAL
   assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size

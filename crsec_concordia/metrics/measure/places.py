@@ -10,10 +10,11 @@ it last was. Its group and whether it is committed are its scenario.json
 entry's `group` and `committed` (absent: none, not committed).
 
   positions     agent -> its place per step
-  adoption      per step, place (or group) and target: agents there, the
-                share holding a qualified norm that MEANS the target
-                (belief) and the share whose latest relevant action
-                complies (behaviour), from adoption.py's per-agent flags
+  adoption      per step, place (declared places only) or group and
+                target: agents there, the share holding a qualified norm
+                that MEANS the target (belief) and the share whose latest
+                relevant action complies (behaviour), from adoption.py's
+                per-agent flags
   carried       per place and target, the first step at which an agent
                 there held it, each such holder, and whether it brought
                 the norm: it held it while in another place before (the
@@ -112,11 +113,14 @@ def adoption(run: Run, steps: Sequence[int], belief_flags: Mapping[str, Any],
   agents = run.agents
   group_of = groups(run)
   with_groups = any(g is not None for g in group_of.values())
+  # A run of one room (the legacy indoors and outdoors) has groups only.
+  with_places = len(declared_places(run.scenario)) > 1
   rows = []
   for index, step in enumerate(steps):
     sets: dict[tuple[str, str], list[int]] = {}
     for i, agent in enumerate(agents):
-      sets.setdefault((PLACE, where[agent][index]), []).append(i)
+      if with_places:
+        sets.setdefault((PLACE, where[agent][index]), []).append(i)
       if with_groups:
         sets.setdefault((GROUP, group_of.get(agent) or NO_GROUP),
                         []).append(i)
@@ -137,7 +141,10 @@ def adoption(run: Run, steps: Sequence[int], belief_flags: Mapping[str, Any],
 def carried(run: Run, steps: Sequence[int], belief_flags: Mapping[str, Any],
             where: Mapping[str, list[str]]) -> list[dict[str, Any]]:
   """Per place and target, the first holders there and whether each
-  brought the norm from another place (see the module's docstring)."""
+  brought the norm from another place (see the module's docstring); none
+  for a run of one room."""
+  if len(declared_places(run.scenario)) < 2:
+    return []
   agents = run.agents
   start = start_places(run)
   out = []
