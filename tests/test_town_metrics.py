@@ -40,17 +40,20 @@ def town_scenario() -> dict:
   return s
 
 
-def town_run(tmp_path):
+def town_run(tmp_path, seed: int = 1, path: str = "town"):
   """Abigail holds the norm in the café room from slot 1 and tells
   Isabella in slot 2; Isabella goes out to the terrace in slot 3; Sam
-  takes the norm from her there in slot 4."""
-  b = RunBuilder(tmp_path / "town", steps=5, scenario=town_scenario())
+  takes the norm from her there in slot 4 (with seed 1; with another, he
+  does not)."""
+  b = RunBuilder(tmp_path / path, steps=5, seed=seed,
+                 scenario=town_scenario())
   b.hold(1, ABIGAIL, "No smoking indoors.", origin="created")
   b.action(1, ABIGAIL, ["quiet_talk"], place="cafe_room")
   b.action(1, SAM, ["smoking_indoors"], place="terrace")
   b.hold(2, ISABELLA, "Do not smoke inside the café.", source_agent=ABIGAIL)
   b.action(3, ISABELLA, ["smoking_outside"], place="terrace")
-  b.hold(4, SAM, "Indoor smoking is prohibited.", source_agent=ISABELLA)
+  if seed == 1:
+    b.hold(4, SAM, "Indoor smoking is prohibited.", source_agent=ISABELLA)
   return b.write()
 
 
@@ -128,6 +131,23 @@ def test_the_report_of_a_town_shows_places_groups_and_carried_norms(
   assert (out / "figures" / "two_place_cafe__places.png").is_file()
   assert "places" in json.loads((out / "results.json").read_text())[
       "groups"][0]
+
+
+def test_the_compare_report_of_a_town_means_its_runs(tmp_path, embedder):
+  del embedder
+  base = tmp_path / "cmp"
+  for seed in (1, 2):
+    town_run(base, seed, f"normative/seed_{seed}")
+  (base / "compare.json").write_text(json.dumps(
+      {"scenario": "two_place_cafe", "seeds": [1, 2],
+       "arms": {"normative": ["normative/seed_1", "normative/seed_2"]}}))
+  result = report.compare_report(base)
+  assert {"places.png", "groups.png"} <= {p.name for p in result.figures}
+  page = result.index.read_text()
+  assert "Places and groups" in page and "(mean of 2 runs)" in page
+  # The terrace at the end: 2/3 hold in seed 1, 1/3 in seed 2.
+  assert "<td>terrace</td><td>3</td><td>50% / 33%</td>" in page
+  assert f"{ISABELLA} (seed 2)" in page
 
 
 ROOMS_WITH_TARGET = two_rooms.ROOMS + """\

@@ -1,76 +1,94 @@
-"""The report's section on places and groups, for a run that has them.
+"""The report's section on places and groups, for runs that have them.
 
 A run of several declared places, or of agents in groups, gets a section
-"Places and groups" (templates/run.html.j2): each place's and group's
-agents and shares at the end, the norms carried from one place to
+"Places and groups" (the `places_section` macro of templates/
+_macros.html.j2, on the run and the compare page): each place's and
+group's agents and shares at the end, the norms carried from one place to
 another (measure/places.py: the first holder of a target norm in each
-place, and whether it brought the norm from elsewhere), and the
-diffusion view across places (place_figures.across). A one-room run has
-no such section: `section` gives None and the page is as before.
+place, and whether it brought the norm from elsewhere), and the diffusion
+view across places (place_figures.across). For a compare, the shares and
+the figure are the mean over its normative runs and the carried norms
+are listed per seed. Runs of one room have no such section: `section`
+gives None and the page is as before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
+
 from crsec_concordia.metrics.measure import run_metrics
-from crsec_concordia.metrics.present import place_figures
+from crsec_concordia.metrics.present import figures, place_figures
 from crsec_concordia.metrics.present.templating import Cell, Page
 
 
 def _pct(value: Any) -> str:
-  return "-" if value is None else f"{100 * value:.0f}%"
+  return "-" if value is None or pd.isna(value) else f"{100 * value:.0f}%"
 
 
-def _final_rows(final: dict[str, dict[str, Any]], targets: list[Any]
+def _final_rows(last: pd.DataFrame, by: str, targets: Sequence[Any]
                 ) -> list[list[Cell]]:
   rows = []
-  for where, by_target in sorted(final.items()):
-    agents = next(iter(by_target.values()), {}).get("agents", 0)
-    row: list[Cell] = [where or "no group", str(agents)]
+  for where, part in last[last["by"] == by].groupby("where", sort=True):
+    shares = part.set_index("target")
+    agents = part["agents"].iloc[0]
+    row: list[Cell] = [where or "no group",
+                       f"{agents:.0f}" if agents == int(agents)
+                       else f"{agents:.1f}"]
     for t in targets:
-      shares = by_target.get(t.id) or {}
-      row.append(f"{_pct(shares.get('belief'))} / "
-                 f"{_pct(shares.get('behaviour'))}")
+      row.append(f"{_pct(shares.loc[t.id, 'belief'])} / "
+                 f"{_pct(shares.loc[t.id, 'behaviour'])}"
+                 if t.id in shares.index else "-")
     rows.append(row)
   return rows
 
 
-def _carried_rows(carried: list[dict[str, Any]], texts: dict[str, str]
-                  ) -> list[list[Cell]]:
+def _carried_rows(ms: Sequence[run_metrics.RunMetrics],
+                  texts: dict[str, str]) -> list[list[Cell]]:
   rows = []
-  for c in carried:
-    how = (f"brought it from {c['from_place']} (held it since step "
-           f"{c['held_since']}, came at step {c['arrived']})"
-           if c["carried"] else "took it up there, or held it there from "
-           "the start")
-    rows.append([c["place"], texts.get(c["target"], c["target"]),
-                 f"step {c['step']} ({c.get('time', '')})", c["agent"], how])
+  for m in ms:
+    for c in m.summary["places"]["carried"]:
+      how = (f"brought it from {c['from_place']} (held it since step "
+             f"{c['held_since']}, came at step {c['arrived']})"
+             if c["carried"] else "took it up there, or held it there from "
+             "the start")
+      who = c["agent"] if len(ms) == 1 else f"{c['agent']} (seed {m.run.seed})"
+      rows.append([c["place"], texts.get(c["target"], c["target"]),
+                   f"step {c['step']} ({c.get('time', '')})", who, how])
   return rows
 
 
-def section(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any] | None:
-  """What run.html.j2's "Places and groups" shows; None for one room."""
-  block = m.summary.get("places")
-  if block is None:
+def section(page: Page, ms: Sequence[run_metrics.RunMetrics]
+            ) -> dict[str, Any] | None:
+  """What the `places_section` macro shows for one run or the mean of
+  several; None when none of them has places or groups."""
+  ms = [m for m in ms if "places" in m.summary]
+  if not ms:
     return None
-  run = m.run
-  targets = run.targets
-  texts = {t.id: t.text for t in targets}
-  header = ["", "agents"] + [f"{t.text}: holds / complies" for t in targets]
-  final = block["final"]
-  groups = final.get("group")
+  first = ms[0]
+  targets = first.run.targets
+  frame = pd.concat([m.places for m in ms], ignore_index=True)
+  mean = frame.groupby(["step", "by", "where", "target"], as_index=False)[
+      ["agents", "belief", "behaviour"]].mean()
+  last = mean[mean["step"] == mean["step"].max()]
+  label = first.run.name if len(ms) == 1 else f"{first.run.arm} runs"
   return {
-      "header": header,
-      "places": _final_rows(final.get("place", {}), targets),
-      "groups": _final_rows(groups, targets) if groups else [],
-      "committed": ", ".join(block["committed"]),
-      "carried": _carried_rows(block["carried"], texts),
+      "header": ["", "agents"] + [f"{t.text}: holds / complies"
+                                  for t in targets],
+      "over": "" if len(ms) == 1 else f" ({figures.runs_note(len(ms))})",
+      "places": _final_rows(last, "place", targets),
+      "groups": _final_rows(last, "group", targets),
+      "committed": ", ".join(first.summary["places"]["committed"])
+                   if len(ms) == 1 else "",
+      "carried": _carried_rows(ms, {t.id: t.text for t in targets}),
       "figures": {
           by: page.figure(
-              f"{by}s", place_figures.across(m.places, m.per_step, targets,
-                                             run.clock, run.name, by),
+              f"{by}s", place_figures.across(
+                  mean, first.per_step, targets, first.run.clock, label, by,
+                  runs=len(ms)),
               f"Share of each {by}'s agents holding (solid) and complying "
-              f"with (dashed) each target norm; an agent is in the place "
+              "with (dashed) each target norm; an agent is in the place "
               "where its latest action was.")
           for by in ("place", "group")}}
