@@ -188,6 +188,14 @@ def _brought(place: str, held: Sequence[bool], before: Sequence[str],
           "held_since": steps[held.index(True)], "arrived": steps[arrived]}
 
 
+def mean(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+  """Several runs' adoption tables as one: per step, place or group and
+  target, the mean of the runs' agents and shares (NaN left out)."""
+  frame = pd.concat(list(frames), ignore_index=True)
+  return frame.groupby(["step", "by", "where", "target"], as_index=False)[
+      ["agents", "belief", "behaviour"]].mean()[ADOPTION_COLUMNS]
+
+
 def final(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
   """{"place"|"group": {where: {target: {agents, belief, behaviour}}}} at
   the last step."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from crsec_concordia.metrics.measure import run_metrics, tipping
+from crsec_concordia.metrics.measure import places, run_metrics, tipping
 from crsec_concordia.metrics.present import figures, place_figures
 
 
@@ -46,9 +46,7 @@ def places_section(runs: Mapping[str, list[run_metrics.RunMetrics]],
     return [], [], None
   first = ms[0]
   targets = first.run.targets
-  frame = pd.concat([m.places for m in ms], ignore_index=True)
-  mean = frame.groupby(["step", "by", "where", "target"], as_index=False)[
-      ["agents", "belief", "behaviour"]].mean()
+  mean = places.mean([m.places for m in ms])
   last = mean[mean["step"] == mean["step"].max()]
   lines = ["", f"### Places and groups ({first.run.arm}, "
            f"{figures.runs_note(len(ms))})", "",

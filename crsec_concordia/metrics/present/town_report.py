@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.measure import places, run_metrics
 from crsec_concordia.metrics.present import figures, place_figures
 from crsec_concordia.metrics.present.templating import Cell, Page
 
@@ -69,9 +69,7 @@ def section(page: Page, ms: Sequence[run_metrics.RunMetrics]
     return None
   first = ms[0]
   targets = first.run.targets
-  frame = pd.concat([m.places for m in ms], ignore_index=True)
-  mean = frame.groupby(["step", "by", "where", "target"], as_index=False)[
-      ["agents", "belief", "behaviour"]].mean()
+  mean = places.mean([m.places for m in ms])
   last = mean[mean["step"] == mean["step"].max()]
   label = first.run.name if len(ms) == 1 else f"{first.run.arm} runs"
   return {
