@@ -277,7 +277,7 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
       {g.key: g for g in groups}, out / "figures")
   if curve_json:
     drawn.add(Path(curve_json["figure"]).name)
-    parts.insert(0, "\n".join(curve))
+    parts.append("\n".join(curve))
   # A figure of an earlier publication that this one did not draw (another
   # group's name, a target no longer measured) would sit beside the new
   # ones as if it were of these runs.
