@@ -43,8 +43,13 @@ for arm in baseline normative; do
   esac
 done
 $crsec sweep examples/sweeps/mini_seeds.yaml --out "$RUNS/mini-seeds"
+# The committed-minority experiment at the embedded model's size (issue 45:
+# 0, 20 and 40% of ten members, two seeds, six slots): its tipping curve.
+$crsec sweep examples/sweeps/committed_minority_small.yaml \
+  --out "$RUNS/minority-small"
 # The referee's answers on the labelled cases, for corrected behaviour
 # shares (metrics/data/referee_decisions/; about 13 minutes).
 .venv/bin/python bench/judgement_probe.py --all --record
 $crsec report --publish docs/results "$RUNS"/hobbs_cafe-baseline-seed1 \
-  "$RUNS"/hobbs_cafe-normative-seed1 "$RUNS/mini-seeds"
+  "$RUNS"/hobbs_cafe-normative-seed1 "$RUNS/mini-seeds" \
+  "$RUNS/minority-small"
