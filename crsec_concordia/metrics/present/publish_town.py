@@ -105,7 +105,13 @@ def tipping_section(groups: Mapping[tuple[str, str, str], Any], out: Path
            "Shares of the agents that are not committed at the last step: "
            "holding a qualified norm that means the minority's target norm, "
            "following it (their latest relevant action complies) and both; "
-           f"mean over seeds with its {tipping.INTERVAL}.", "",
+           f"mean over seeds with its {tipping.INTERVAL}. With two seeds "
+           "a point's interval is its mean ± 12.7 standard errors: it says "
+           "little more than the seeds' spread. A norm reaches the others "
+           "only through conflicts the model detects and talks it holds, "
+           "within the slots played: a low point may mean the minority was "
+           "seldom seen or heard, not that it was heard and refused (the "
+           "runs' conflict and diffusion records tell which).", "",
            "| scenario | condition | endpoint | minority | adopted (holds "
            "and follows) | holds | follows | seeds |",
            "|---|---|---|---|---|---|---|---|"]
