@@ -101,7 +101,10 @@ def test_the_committed_minority_sweep_draws_its_tipping_curve(
   out = tmp_path / "out"
   assert cli.main(["sweep", str(tmp_path / "sweep.yaml"), "--out",
                    str(out)]) == 0
-  assert "6/6 runs completed" in capsys.readouterr().out
+  said = capsys.readouterr().out
+  assert "6/6 runs completed" in said
+  assert ("small_club/share_40/default tipping: committed 40%, others "
+          "holding and following its norm: 0.33 [0.00, 1.00] (n=2)") in said
   assert cli.main(["report", str(out)]) == 0
 
   runs = pd.read_csv(out / f"{aggregate.TIPPING_RUNS}.csv")

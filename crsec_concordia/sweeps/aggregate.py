@@ -303,4 +303,8 @@ def headline(metrics: SweepMetrics) -> list[str]:
     if row["metric"] in keys and row["arm"] in ("", "normative"):
       lines.append(f"{row['scenario']}/{row['condition']}/{row['endpoint']}"
                    f" {row['comparison']} {row['metric']}: {fmt(row)}")
+  for _, row in tipping.adopted(metrics.tipping).iterrows():
+    lines.append(f"{row['scenario']}/{row['condition']}/{row['endpoint']} "
+                 f"tipping: committed {100 * row['minority_share']:.0f}%, "
+                 f"others holding and following its norm: {fmt(row)}")
   return lines
