@@ -1,8 +1,9 @@
 """The committed-minority sweep end to end on the scripted model.
 
-`crsec sweep` on a sweep file over a small club (five members of
-scenarios/committed_minority.yaml, four slots): a committed minority of
-0, 1 or 2 members greeting with a bow among members who shake hands, two
+`crsec sweep` on a sweep file over a small club (five hand-written
+members, four slots): a committed minority (marked by group and
+`committed`) of 0, 1 or 2 members greeting with a bow among members who
+shake hands, two
 seeds, real CRSEC agents answering from tests/convention_script.py; runs
 in threads of the test's process instead of Ray tasks (the scripted model
 lives here). Then `crsec report` on the sweep: the tipping curve computed,
@@ -17,17 +18,39 @@ import json
 
 import pandas as pd
 import pytest
-import yaml
 
 from crsec_concordia import cli, runner
 from crsec_concordia.commands import sweep as sweep_command
 from crsec_concordia.runs import episode
-from crsec_concordia.scenarios import load_scenario
 from crsec_concordia.metrics.measure import tipping
 from crsec_concordia.sweeps import aggregate, execute, spec as spec_lib
 from tests import convention_script as club
 
 BOW = {"content": club.BOW, "type": "descriptive", "utility": 90}
+MEMBERS = ("Ann Lee", "Bo Chan", "Cy Diaz", "Dee Moss", "Eli Ford")
+# Five members who greet with a handshake; entrepreneurs, so that each
+# starts holding the norm it is given.
+CLUB = """\
+name: small_club
+premise: A morning at the Linden Rooms, a members' club with one lounge.
+setting: Linden Rooms, a members' club with one large lounge
+clock: {start: "09:00", end: "10:00", minutes_per_step: 10, days: 1}
+conversation: {max_rounds: 2}
+agents:
+""" + "".join(f"""\
+  - name: {name}
+    role: entrepreneur
+    persona: {name} is a member of the Linden Rooms.
+    group: majority
+    initial_norms: [{{content: {club.HANDSHAKE}, type: descriptive, utility: 80}}]
+""" for name in MEMBERS) + """\
+behaviours:
+  - {id: handshake, description: greets someone by shaking their hand}
+  - {id: bow, description: greets someone with a bow}
+target_norms:
+  - {id: handshake_greeting, text: Greet people with a handshake., type: descriptive, complies: [handshake], violates: [bow]}
+  - {id: bow_greeting, text: Greet people with a bow., type: descriptive, complies: [bow], violates: [handshake]}
+"""
 SWEEP = """\
 name: small_minority
 scenarios: [club.yaml]
@@ -50,12 +73,8 @@ conditions:
 
 
 def club_file(tmp_path):
-  data = load_scenario("committed_minority").model_dump(mode="json")
-  data["name"] = "small_club"
-  data["agents"] = data["agents"][:5]
-  (tmp_path / "club.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+  (tmp_path / "club.yaml").write_text(CLUB)
   (tmp_path / "sweep.yaml").write_text(SWEEP)
-  return [a["name"] for a in data["agents"]]
 
 
 def test_a_dotted_path_sets_one_value_by_index_or_name():
@@ -86,14 +105,14 @@ def test_a_path_that_leads_nowhere_is_one_line(tmp_path, capsys):
 
 def test_the_committed_minority_sweep_draws_its_tipping_curve(
     tmp_path, embedder, monkeypatch, capsys):
-  names = club_file(tmp_path)
+  club_file(tmp_path)
   real = episode.run_episode
 
   def scripted(scenario, **kwargs):
     kwargs.pop("endpoint", None)
     return real(scenario, model=club.club_model(
-        names, 85 if kwargs["seed"] == 1 else 78), embedder=embedder,
-                **kwargs)
+        scenario.agent_names, 85 if kwargs["seed"] == 1 else 78),
+                embedder=embedder, **kwargs)
 
   monkeypatch.setattr(runner, "run_episode", scripted)
   monkeypatch.setattr(sweep_command, "RayBackend",
