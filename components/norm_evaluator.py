@@ -5,6 +5,8 @@ pre_observe) it runs ImmediateEvaluation on every pending candidate, in
 order, and, when the utilities accepted since the last synthesis pass the
 threshold (paper: 350), LongTermSynthesis. Ablating immediate evaluation
 accepts candidates as proposed; ablating synthesis never condenses.
+A committed norm (a committed agent's) takes no part in synthesis: it is
+neither grouped nor replaced.
 """
 
 from __future__ import annotations
@@ -111,10 +113,14 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       self._apply(candidate, verdict)
 
   def synthesize(self) -> None:
-    """LongTermSynthesis over the qualified norms; resets the counter."""
+    """LongTermSynthesis over the qualified norms but committed ones;
+    resets the counter."""
     memory = self.norm_memory
     db = memory.database
-    norms = db.qualified()
+    norms = db.revisable()
+    if not norms:
+      db.reset_counter()
+      return
     groups = classify_specific_norms(self._synthesis_model,
                                      name=memory.agent_name, norms=norms,
                                      on_failure=memory.record_failure)

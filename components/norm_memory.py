@@ -1,7 +1,9 @@
 """NormMemory: the personal norm database as a Concordia component.
 
 CRSEC's Creation & Representation module. It owns the agent's
-`NormDatabase`, runs CreateNorm once for a norm entrepreneur, shows the
+`NormDatabase`, runs CreateNorm once for a norm entrepreneur (an agent
+given initial norms starts with those instead), holds a committed agent's
+starting norms as committed (never replaced or revised), shows the
 qualified norms (with utilities) in the act context, and keeps the journal of
 structured CRSEC records that all of the agent's CRSEC components write and a
 run drains each step for its metrics (no prose parsing).
@@ -70,6 +72,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       setting: str = "",
       initial_norm_count: int = 5,
       initial_norms: Sequence[Mapping[str, Any]] = (),
+      committed: bool = False,
       show_in_context: bool = True,
       pre_act_label: str = "Personal norms",
   ):
@@ -83,7 +86,10 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       role: `entrepreneur` (starts with norms) or `ordinary` (starts empty).
       setting: where the agent is, for CreateNorm.
       initial_norm_count: how many norms CreateNorm writes (paper: 5).
-      initial_norms: norms given by the scenario instead of CreateNorm.
+      initial_norms: norms given by the scenario instead of CreateNorm
+        (an ordinary agent given some starts with them too).
+      committed: whether the norms the agent starts with (given or
+        created) are committed: held as given, whatever it meets later.
       show_in_context: whether the act prompt sees the norms (the
         compliance module; off in its ablation).
       pre_act_label: label of the norm list in the act context.
@@ -98,12 +104,13 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     self._setting = setting
     self._count = initial_norm_count
     self._initial_norms = [dict(n) for n in initial_norms]
+    self.committed = committed
     self._show = show_in_context
     self.database = NormDatabase(agent_name)
     self._journal_lock = threading.Lock()
     self._records: list[dict[str, Any]] = []
     self._create_lock = threading.Lock()
-    self._created = role != ENTREPRENEUR
+    self._created = role != ENTREPRENEUR and not self._initial_norms
     self.last_stamp: observations.Stamp | None = None
     self._known_names: set[str] = {agent_name}
     self._news: list[str] = []
@@ -189,7 +196,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
         norm = self.database.add(
             n["content"], n["type"], n["utility"], origin=Origin.CREATED,
             qualified=rejection is None, source_text=self.persona,
-            step=step, time=time)
+            step=step, time=time,
+            committed=self.committed and rejection is None)
         if rejection is not None:
           self.database.reject(norm.id, *rejection, step=step, time=time)
         else:
@@ -198,7 +206,8 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
                     content=norm.content,
                     type=norm.type, utility=norm.utility,
                     accepted=rejection is None,
-                    **({"reason": str(rejection[0])} if rejection else {}))
+                    **({"reason": str(rejection[0])} if rejection else {}),
+                    **({"committed": True} if norm.committed else {}))
 
   def _created_rejection(self, content: str, kept: dict[str, str]
                          ) -> tuple[RejectionReason, str] | None:

@@ -11,6 +11,10 @@ Lifecycle (enforced here, so no component can skip a state):
   qualified  = activated True,  valid True
   replaced   = activated False, valid True   (by an abstract norm)
   rejected   = activated False, valid False, with a rejection reason
+
+A committed norm (one a committed agent starts with) is qualified for good:
+no transition leaves it, so nothing that composes the components can
+replace, revise or drop it.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ class PersonalNorm:
   rejection_detail: str | None = None
   evaluated_step: int | None = None
   evaluated_time: str | None = None
+  committed: bool = False
 
   def __post_init__(self):
     if self.type not in NORM_TYPES:
@@ -100,6 +105,8 @@ class PersonalNorm:
 
   def to_json(self) -> dict[str, Any]:
     data = dataclasses.asdict(self)
+    if not self.committed:  # Absent when false: snapshots read as before.
+      del data["committed"]
     data["status"] = self.status.value
     return data
 
@@ -137,6 +144,12 @@ class NormDatabase:
     with self._lock:
       return [n for n in self._norms.values() if n.qualified]
 
+  def revisable(self) -> list[PersonalNorm]:
+    """The qualified norms synthesis may condense: all but committed ones."""
+    with self._lock:
+      return [n for n in self._norms.values()
+              if n.qualified and not n.committed]
+
   def candidates(self) -> list[PersonalNorm]:
     with self._lock:
       return [n for n in self._norms.values() if n.status == Status.CANDIDATE]
@@ -156,15 +169,20 @@ class NormDatabase:
           origin: Origin | str, qualified: bool = False,
           source_text: str = "", source_agent: str | None = None,
           step: int | None = None, time: str | None = None,
-          replaces: Iterable[str] = ()) -> PersonalNorm:
-    """Adds a candidate, or a qualified norm for CreateNorm's seeds."""
+          replaces: Iterable[str] = (), committed: bool = False
+          ) -> PersonalNorm:
+    """Adds a candidate, or a qualified norm for CreateNorm's seeds (a
+    committed one is qualified and stays so)."""
+    if committed and not qualified:
+      raise LifecycleError("a committed norm is held from the start: "
+                           "add it qualified")
     with self._lock:
       norm = PersonalNorm(
           id=self._new_id(), content=content.strip(), type=type,
           utility=clamp_utility(utility), activated=qualified, valid=qualified,
           origin=str(Origin(origin)), source_text=source_text,
           source_agent=source_agent, step=step, time=time,
-          replaces=list(replaces))
+          replaces=list(replaces), committed=committed)
       self._norms[norm.id] = norm
       return norm
 
@@ -212,6 +230,8 @@ class NormDatabase:
       for norm_id, norm in zip(source_ids, sources):
         if norm is None or not norm.qualified:
           raise LifecycleError(f"{norm_id} is not a qualified norm to replace")
+        if norm.committed:
+          raise LifecycleError(f"{norm_id} is committed: nothing replaces it")
       for norm in sources:
         norm.activated = False
         norm.replaced_by = abstract_id

@@ -1,4 +1,5 @@
-"""The base of every model of the scenario file (loader.py, places.py).
+"""The base of every model of the scenario file (loader.py, places.py,
+population.py), and the initial norm that agents and population groups share.
 
 Frozen, because one Scenario is shared by the runner, the game master and
 the metrics; closed (`extra="forbid"`), so that a misspelt key is a
@@ -13,6 +14,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pydantic
+
+from crsec_concordia.scenarios.checks import NormType, Text, Utility
 
 
 class ScenarioModel(pydantic.BaseModel):
@@ -32,3 +35,9 @@ class ScenarioModel(pydantic.BaseModel):
     for key in self._left_out():
       data.pop(key, None)
     return data
+
+
+class InitialNorm(ScenarioModel):
+  content: Text
+  type: NormType
+  utility: Utility

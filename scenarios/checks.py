@@ -163,7 +163,20 @@ def cross_check(data: Any) -> list[Problem]:
   problems += _occasion_problems(data, known, names)
   problems += _clock_problems(data)
   problems += place_problems(data)
+  problems += _committed_problems(data)
   return problems
+
+
+def _committed_problems(data: Mapping[str, Any]) -> list[Problem]:
+  """A committed agent starts with norms to hold: given, or (an
+  entrepreneur's) written by CreateNorm."""
+  return [Problem(("agents", i, "committed"), "is true, but the agent starts "
+                  "with no norms to hold",
+                  "give it initial_norms (or make it an entrepreneur, whose "
+                  "norms CreateNorm writes, or set committed: false)")
+          for i, agent in _entries(data, "agents")
+          if agent.get("committed") is True and agent.get("role") == "ordinary"
+          and not agent.get("initial_norms")]
 
 
 def _entries(data: Mapping[str, Any],

@@ -6,6 +6,7 @@ an unknown one, the range of a number, an example for an empty text.
 from __future__ import annotations
 
 import difflib
+import json
 import types
 from collections.abc import Mapping
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -70,7 +71,7 @@ _ADD = {
     ("Scenario", "setting"): "setting: Hobbs Cafe, a small café in Smallville",
     ("Scenario", "default_place"): "default_place: indoors (or outdoors)",
     ("Scenario", "clock"): 'clock: {start: "09:00", end: "16:00", minutes_per_step: 10, days: 1}',
-    ("Scenario", "agents"): "agents:` with items like `- {name: Abigail Chen, role: entrepreneur, persona: ...}",
+    ("Scenario", "agents"): "agents:` with items like `- {name: Abigail Chen, role: entrepreneur, persona: ...}`, or `population: {seed: 1, count: 40, templates: [...]}",
     ("Scenario", "behaviours"): "behaviours:` with items like `- {id: smoking_indoors, description: smokes inside the café}",
     ("Clock", "start"): 'start: "09:00"',
     ("Clock", "end"): 'end: "16:00"',
@@ -93,6 +94,18 @@ _ADD = {
     ("Occasion", "id"): "id: bill",
     ("Occasion", "at"): 'at: "10:30"',
     ("Occasion", "situation"): "situation: The server brings {actor} the bill.",
+    ("Population", "seed"): "seed: 1",
+    ("Population", "count"): "count: 40",
+    ("Population", "templates"): "templates:` with items like `- {weight: 1, occupation: baker, ages: [25, 60], persona: \"{name} is a {age}-year-old {occupation}.\"}",
+    ("PersonaTemplate", "occupation"): "occupation: baker",
+    ("PersonaTemplate", "ages"): "ages: [25, 60]",
+    ("PersonaTemplate", "persona"): 'persona: "{name} is a {age}-year-old {occupation} who ..."',
+    ("Habit", "prevalence"): "prevalence: 0.25 (a share from 0 to 1)",
+    ("Habit", "text"): 'text: "{first_name} smokes at the table."',
+    ("Group", "id"): "id: committed",
+    ("Group", "share"): "share: 0.2 (a share from 0 to 1)",
+    ("Names", "first"): "first: [Mei, Omar]",
+    ("Names", "last"): "last: [Lin, Haddad]",
 }
 
 # One item of a list that must not be empty.
@@ -177,6 +190,26 @@ def explain(error: Mapping[str, Any],
     return Problem(loc, f"{show(value)} is not a valid id",
                     "use lower-case letters, digits and underscores, "
                     "starting with a letter, e.g. smoking_indoors")
+  if kind == "share":
+    return Problem(loc, f"{show(value)} is not a share",
+                    'use a number from 0 to 1, e.g. 0.25 (or "25%")')
+  if kind == "weight":
+    return Problem(loc, f"{show(value)} is not a positive number",
+                    "use a number above 0, e.g. 1 or 2.5")
+  if kind == "ages":
+    shown = (json.dumps(value) if isinstance(value, list) and len(value) < 5
+             else show(value))
+    return Problem(loc, f"{shown[:40]} is not a range of ages",
+                    "write [youngest, oldest], whole years from 0 to 120, "
+                    "e.g. [25, 60]")
+  if kind == "template_field":
+    return Problem(loc, f"{ctx['found']} is not a field",
+                    "name only {name}, {first_name}, {age} or {occupation}; "
+                    "no other braces")
+  if kind == "template_format":
+    return Problem(loc, f"{ctx['found'][:40]} is a field with a format",
+                    "write the field alone, e.g. {age}, and a brace itself "
+                    "as {{ or }}")
   if kind in ("bool_type", "bool_parsing"):
     return Problem(loc, f"{show(value)} is not true or false",
                     "write true or false")

@@ -31,13 +31,15 @@ import yaml
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.observations import Stamp
-from crsec_concordia.scenarios.base import ScenarioModel
+from crsec_concordia.scenarios.base import InitialNorm, ScenarioModel
 from crsec_concordia.scenarios.checks import (
     ClockTime, Days, Ident, InitialNormCount, Line, Minutes, Name, NormType,
-    Positive, Role, Rounds, ScenarioName, Text, Threshold, Utility,
+    Positive, Role, Rounds, ScenarioName, Text, Threshold,
     cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
 from crsec_concordia.scenarios.places import Perception, Place, legacy_places
+from crsec_concordia.scenarios.population import Population
+from crsec_concordia.scenarios.population_draw import expand
 from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
                                                 ScenarioError, path_text)
 from crsec_concordia.scenarios.yaml_reading import duplicate_keys, read_yaml
@@ -82,18 +84,13 @@ class Crsec(ScenarioModel):
   modules: Modules = pydantic.Field(default_factory=Modules)
 
 
-class InitialNorm(ScenarioModel):
-  content: Text
-  type: NormType
-  utility: Utility
-
-
 class Agent(ScenarioModel):
   """One agent. Without `initial_norms`, an entrepreneur's are written by
   CreateNorm at the start and an ordinary agent starts with none. `home`:
   the place it starts in (default: the scenario's `default_place`).
-  `group`: the group it belongs to (a population's, or named by hand);
-  `committed`: it holds its norms and never revises or drops them."""
+  `group`: the population group it was drawn into (or one a hand-written
+  agent names); `committed`: the norms it starts with are never revised or
+  dropped (components/norm_memory.py)."""
   OPTIONAL_KEYS = frozenset({"home", "group", "committed"})
   name: Name
   role: Role
@@ -146,7 +143,7 @@ class Scenario(ScenarioModel):
   none, the two of `legacy_places()` (then left out of a dump, as the file
   left them out; `declares_places` says which).
   """
-  OPTIONAL_KEYS = frozenset({"places", "perception"})
+  OPTIONAL_KEYS = frozenset({"places", "perception", "population"})
   name: ScenarioName
   premise: Text
   setting: Line
@@ -163,9 +160,25 @@ class Scenario(ScenarioModel):
   behaviours: Annotated[list[Behaviour], pydantic.Field(min_length=1)]
   target_norms: list[TargetNorm] = pydantic.Field(default_factory=list)
   occasions: list[Occasion] = pydantic.Field(default_factory=list)
+  # The block that drew the last `population.count` agents (drawn: true
+  # once they are in `agents`; population_draw.py).
+  population: Population | None = None
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
   _declared: bool = pydantic.PrivateAttr(default=True)
+
+  @pydantic.model_validator(mode="before")
+  @classmethod
+  def _drawn(cls, data: Any) -> Any:
+    """A `population:` block becomes agents (population_draw.py); the
+    loader draws them itself first, with a location for every problem."""
+    expansion = expand(data)
+    if expansion.problems:
+      raise PydanticCustomError(
+          "population", "{problems}",
+          {"problems": "; ".join(f"{path_text(p.loc)}: {p.what}"
+                                 for p in expansion.problems)})
+    return expansion.data
 
   @pydantic.model_validator(mode="after")
   def _consistent(self) -> "Scenario":
@@ -246,6 +259,11 @@ class Scenario(ScenarioModel):
                    f"agents: {', '.join(self.agent_names)}")
 
   @property
+  def groups(self) -> list[str]:
+    """The groups agents belong to, in the order first met."""
+    return list(dict.fromkeys(a.group for a in self.agents if a.group))
+
+  @property
   def declares_places(self) -> bool:
     """Whether the file names its places (False: the legacy two)."""
     return self._declared
@@ -317,6 +335,9 @@ class Scenario(ScenarioModel):
         "modules": self.crsec.modules.model_dump(mode="json"),
         "setting": self.setting,
         **places,
+        # Only when true: an agent that is not committed has the params
+        # (and config.json) it had before the key existed.
+        **({"committed": True} if a.committed else {}),
     }
 
 
@@ -324,13 +345,19 @@ class Scenario(ScenarioModel):
 
 
 def _validate(data: Any, root: yaml.Node | None, source: str) -> Scenario:
-  problems: list[Problem] = []
+  expansion = expand(data)
+  data = expansion.data
+  problems: list[Problem] = list(expansion.problems)
   scenario = None
   try:
     scenario = Scenario.model_validate(data)
   except pydantic.ValidationError as e:
     errors = e.errors()
-    problems += [explain(err, Scenario) for err in errors if err["type"] != "cross_check"]
+    problems += [explain(err, Scenario) for err in errors
+                 if err["type"] != "cross_check"
+                 # No agents is no problem while the block that draws
+                 # them has its own.
+                 and not (expansion.problems and tuple(err["loc"]) == ("agents",))]
     if not problems and not cross_check(data):
       # Only the model's own cross-check failed, on data the raw check
       # passed (should not happen): report it rather than hide it.

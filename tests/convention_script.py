@@ -112,10 +112,12 @@ def identify(taken_utility: int):
   return respond
 
 
-def club_model(names: list[str], taken_utility: int = 85) -> ScriptedModel:
+def club_model(names: list[str], taken_utility: int = 85,
+               ids: tuple[str, str] = ("bow", "handshake")) -> ScriptedModel:
   """The scripted club of the members `names`; `taken_utility`: how much
   a member values a norm it is told (above 80: it follows a bow it is
-  told about)."""
+  told about); `ids`: the scenario's behaviour ids of a bow and of a
+  handshake."""
   model = cs.cafe_model(**{
       cs.PLAN: plan, cs.ACT: acting(names), cs.DETECT: detect,
       cs.IDENTIFY: identify(taken_utility),
@@ -123,19 +125,28 @@ def club_model(names: list[str], taken_utility: int = 85) -> ScriptedModel:
                     "utility": taken_utility},
       cs.REFLECT: {"thoughts": ["The members greet each other warmly."]}})
   model.add_rule(cs.LOOK, cs.look_none, first=True)
-  model.add_rule(r"You are the referee", referee, first=True)
+  model.add_rule(r"You are the referee", refereeing(ids), first=True)
   return model
 
 
 _ACTION = re.compile(r'^(?P<actor>[^:\n]+): "(?P<action>.*)"$', re.M)
 
 
-def referee(prompt: str) -> dict:
-  """Tags a bow or a handshake where the action shows one."""
-  action = _ACTION.search(prompt)["action"]
-  kind = ("bow" if " bows" in action else
-          "handshake" if "shakes hands" in action else None)
-  named = ([kind] if kind else []) + ["none", "none"]
-  return {"narration": action, "place": "indoors",
-          "evidence": action if kind else "none",
-          "behaviour": named[0], "also": named[1]}
+_HERE = re.compile(r"^.+ is at (?P<place>[a-z_]+) now\.$", re.M)
+
+
+def refereeing(ids: tuple[str, str]):
+  """Tags a bow or a handshake (by the scenario's `ids` for them) where
+  the action shows one; the action happens where the actor is."""
+  def referee(prompt: str, schema: dict) -> dict:
+    action = _ACTION.search(prompt)["action"]
+    kind = (ids[0] if " bows" in action else
+            ids[1] if "shakes hands" in action else None)
+    named = ([kind] if kind else []) + ["none", "none"]
+    here = _HERE.search(prompt)
+    place = here["place"] if here else schema["properties"]["place"][
+        "enum"][0]
+    return {"narration": action, "place": place,
+            "evidence": action if kind else "none",
+            "behaviour": named[0], "also": named[1]}
+  return referee

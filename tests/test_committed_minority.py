@@ -21,8 +21,8 @@ import pytest
 
 from crsec_concordia import cli, runner
 from crsec_concordia.commands import sweep as sweep_command
-from crsec_concordia.runs import episode
 from crsec_concordia.metrics.measure import tipping
+from crsec_concordia.runs import episode
 from crsec_concordia.sweeps import aggregate, execute, spec as spec_lib
 from tests import convention_script as club
 
@@ -72,9 +72,72 @@ conditions:
 """ % {"bow": json.dumps(BOW)}
 
 
-def club_file(tmp_path):
-  (tmp_path / "club.yaml").write_text(CLUB)
-  (tmp_path / "sweep.yaml").write_text(SWEEP)
+# The same club drawn by a population block, its committed group's share
+# the sweep's axis by a dotted path.
+DRAWN = """\
+name: drawn_club
+premise: A morning at the Linden Rooms, a members' club with one lounge.
+setting: Linden Rooms, a members' club with one large lounge
+clock: {start: "09:00", end: "10:00", minutes_per_step: 10, days: 1}
+conversation: {max_rounds: 2}
+population:
+  seed: 3
+  count: 5
+  entrepreneurs: 0
+  templates:
+    - {occupation: baker, ages: [25, 65], persona: "{name} is a {age}-year-old {occupation} and a member of the club."}
+  groups:
+    convention:
+      initial_norms: [{content: Greet people with a handshake., type: descriptive, utility: 80}]
+    committed:
+      share: 0
+      committed: true
+      initial_norms: [{content: Greet people with a bow., type: descriptive, utility: 90}]
+behaviours:
+  - {id: shook_hands, description: greets someone by shaking their hand}
+  - {id: bowed, description: greets someone with a bow}
+target_norms:
+  - {id: greet_handshake, text: Greet people with a handshake., type: descriptive, complies: [shook_hands], violates: [bowed]}
+  - {id: greet_bow, text: Greet people with a bow., type: descriptive, complies: [bowed], violates: [shook_hands]}
+"""
+DRAWN_SWEEP = """\
+name: drawn_minority
+scenarios: [club.yaml]
+seeds: 1-2
+arms: [normative]
+steps: 4
+conditions:
+  share_0: {}
+  share_20: {scenario: {population.groups.committed.share: 0.2}}
+  share_40: {scenario: {population.groups.committed.share: 0.4}}
+"""
+
+
+def club_file(tmp_path, scenario: str = CLUB, sweep: str = SWEEP):
+  (tmp_path / "club.yaml").write_text(scenario)
+  (tmp_path / "sweep.yaml").write_text(sweep)
+
+
+def sweep_scripted(tmp_path, embedder, monkeypatch,
+                   ids: tuple[str, str] = ("bow", "handshake")):
+  """`crsec sweep` on tmp_path/sweep.yaml, its runs in a thread of this
+  process on the scripted club (seed 1 takes up a norm it is told at 85,
+  seed 2 at 78), then `crsec report`; returns the sweep directory."""
+  real = episode.run_episode
+
+  def scripted(scenario, **kwargs):
+    kwargs.pop("endpoint", None)
+    return real(scenario, model=club.club_model(
+        scenario.agent_names, 85 if kwargs["seed"] == 1 else 78, ids),
+                embedder=embedder, **kwargs)
+
+  monkeypatch.setattr(runner, "run_episode", scripted)
+  monkeypatch.setattr(sweep_command, "RayBackend",
+                      lambda **kwargs: execute.ThreadBackend(1))
+  out = tmp_path / "out"
+  assert cli.main(["sweep", str(tmp_path / "sweep.yaml"), "--out",
+                   str(out)]) == 0
+  return out
 
 
 def test_a_dotted_path_sets_one_value_by_index_or_name():
@@ -106,20 +169,7 @@ def test_a_path_that_leads_nowhere_is_one_line(tmp_path, capsys):
 def test_the_committed_minority_sweep_draws_its_tipping_curve(
     tmp_path, embedder, monkeypatch, capsys):
   club_file(tmp_path)
-  real = episode.run_episode
-
-  def scripted(scenario, **kwargs):
-    kwargs.pop("endpoint", None)
-    return real(scenario, model=club.club_model(
-        scenario.agent_names, 85 if kwargs["seed"] == 1 else 78),
-                embedder=embedder, **kwargs)
-
-  monkeypatch.setattr(runner, "run_episode", scripted)
-  monkeypatch.setattr(sweep_command, "RayBackend",
-                      lambda **kwargs: execute.ThreadBackend(1))
-  out = tmp_path / "out"
-  assert cli.main(["sweep", str(tmp_path / "sweep.yaml"), "--out",
-                   str(out)]) == 0
+  out = sweep_scripted(tmp_path, embedder, monkeypatch)
   said = capsys.readouterr().out
   assert "6/6 runs completed" in said
   assert ("small_club/share_40/default tipping: committed 40%, others "
@@ -172,3 +222,23 @@ def test_the_committed_minority_sweep_draws_its_tipping_curve(
   assert (results / "figures" / "tipping_curve.png").stat().st_size
   published = json.loads((results / "results.json").read_text())
   assert len(published["tipping"]["curve"]) == 9  # 3 sizes x 3 measures.
+
+
+def test_the_sweep_of_a_population_sets_the_committed_share_by_its_path(
+    tmp_path, embedder, monkeypatch, capsys):
+  """The same experiment with the club drawn by a population block: the
+  committed group's share set by `population.groups.committed.share`."""
+  club_file(tmp_path, DRAWN, DRAWN_SWEEP)
+  out = sweep_scripted(tmp_path, embedder, monkeypatch,
+                       ids=("bowed", "shook_hands"))
+  assert "6/6 runs completed" in capsys.readouterr().out
+  assert cli.main(["report", str(out)]) == 0
+  runs = pd.read_csv(out / f"{aggregate.TIPPING_RUNS}.csv")
+  assert set(runs["target"]) == {"greet_bow"}
+  assert sorted(set(runs["committed"])) == [0, 1, 2]
+  at = runs.set_index(["condition", "seed"])
+  assert at.loc[("share_0", 1), "adopted"] == 0
+  assert at.loc[("share_40", 1), "adopted"] > 0
+  assert at.loc[("share_40", 2), "holding"] > at.loc[("share_40", 2),
+                                                     "adopted"] == 0
+  assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size

@@ -41,8 +41,11 @@ probe = _probe_module()
 
 
 probe_scores = probe.probe_scores
-SHIPPED = ["committed_minority", "community_garden", "hobbs_cafe",
-           "hobbs_cafe_mini"]
+SHIPPED = ["community_garden", "hobbs_cafe", "hobbs_cafe_mini"]
+# Scenarios drawn by a population block: their cases (one actor each of
+# 20-41 drawn agents) are still to be written; until then a calibration
+# reads them with a venue's probe file passed by --probes.
+POPULATED = ["committed_minority", "town"]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -76,7 +79,7 @@ def test_every_shipped_venue_has_a_probe_file_beside_it():
   assert probes.probed_venues() == SHIPPED
   # A venue shipped later needs its probe file (and a place in SHIPPED);
   # the probe files beside the scenarios are no scenarios themselves.
-  assert builtin_names() == SHIPPED
+  assert builtin_names() == sorted(SHIPPED + POPULATED)
   for name in SHIPPED:
     path = probes.probes_path(load_scenario(name))
     assert path.name == f"{name}.probes.yaml"

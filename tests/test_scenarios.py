@@ -90,8 +90,8 @@ def _problems(path: Path) -> list[str]:
 
 
 def test_builtin_names():
-  assert builtin_names() == ["committed_minority", "community_garden", "hobbs_cafe",
-                             "hobbs_cafe_mini"]
+  assert builtin_names() == ["committed_minority", "community_garden",
+                             "hobbs_cafe", "hobbs_cafe_mini", "town"]
   assert builtin_path("hobbs_cafe").name == "hobbs_cafe.yaml"
 
 
@@ -413,7 +413,7 @@ def test_missing_file_names_the_path(tmp_path):
   assert info.value.problems == [
       f"{missing}: no such file or built-in scenario; give the path of a .yaml "
       "file or one of: committed_minority, community_garden, hobbs_cafe, "
-      "hobbs_cafe_mini"]
+      "hobbs_cafe_mini, town"]
   with pytest.raises(ScenarioError, match="no such file or built-in scenario"):
     load_scenario("hobbs_cafe_maxi")
   with pytest.raises(ScenarioError, match="no built-in scenario by that name"):

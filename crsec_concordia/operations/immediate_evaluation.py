@@ -8,8 +8,9 @@ utility from the agent's own perspective.
 Shaped for small models as well as strong ones: an embedding-similarity
 duplicate check and a check for content naming a known person come before
 any call ("not a norm" is decided without the model); duplicate and
-conflict are judged pairwise against the most similar held norm, only when
-one is about the same thing, and before the call that judges the candidate
+conflict are judged pairwise against the most similar held norm (a
+committed norm about the same thing before any other), only when one is
+about the same thing, and before the call that judges the candidate
 against its source (supported, type, utility), so a duplicate costs one
 call, not two. A candidate both unsupported and a duplicate is rejected
 either way; its reason is then "duplicate". The trials:
@@ -106,6 +107,14 @@ def immediate_evaluation(
       return Verdict(False, RejectionReason.DUPLICATE,
                      f"embedding similarity {similarity:.2f} with "
                      f"{nearest.id} ({nearest.content})")
+    # A committed norm the candidate is about is the one it is judged
+    # against, even if another is nearer: whether it contradicts what the
+    # agent is committed to is the question that matters.
+    committed = [i for i, n in enumerate(held) if n.committed
+                 and sims[i] >= related_threshold]
+    if committed:
+      best = max(committed, key=lambda i: sims[i])
+      nearest, similarity = held[best], float(sims[best])
   if person := names_person(candidate.content, known_names):
     return Verdict(False, RejectionReason.NOT_A_NORM, f"names {person}")
   pair, calls = None, 0

@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
     "setting": "",
     "initial_norm_count": 5,
     "initial_norms": [],
+    # Whether the norms it starts with are held for good (NormMemory).
+    "committed": False,
     "synthesis_threshold": 350,
     "reflect_every": 6,
     # Recent observations in the act prompt, in slots (every agent's

@@ -35,6 +35,7 @@ class NormativeEntity(prefab_lib.Prefab):
       "observations, immediate evaluation and long-term synthesis, and "
       "norm-aware planning. Params: name, persona, role (entrepreneur | "
       "ordinary), goal, setting, initial_norm_count, initial_norms, "
+      "committed (the norms it starts with are never revised or dropped), "
       "synthesis_threshold, reflect_every, day_start, day_end, modules, "
       "places (optional: the scenario's declared places, id and "
       "description each, which the plan and its tasks choose among).")
@@ -60,6 +61,7 @@ class NormativeEntity(prefab_lib.Prefab):
         setting=param(p, "setting"),
         initial_norm_count=int(param(p, "initial_norm_count")),
         initial_norms=list(param(p, "initial_norms") or []),
+        committed=bool(param(p, "committed")),
         show_in_context=modules["compliance"])
     if modules["communication"]:
       context[crsec.CONFLICT_DETECTOR_KEY] = crsec.ConflictDetector(
