@@ -47,16 +47,32 @@ def _final_rows(last: pd.DataFrame, by: str, targets: Sequence[Any]
 
 def _carried_rows(ms: Sequence[run_metrics.RunMetrics],
                   texts: dict[str, str]) -> list[list[Cell]]:
+  """One row per holder who brought a norm, and one per place and target
+  naming together those who took it up there (or held it from the
+  start)."""
   rows = []
   for m in ms:
+    seed = "" if len(ms) == 1 else f" (seed {m.run.seed})"
+    mine: list[tuple[Any, list[Cell]]] = []
+    stayed: dict[tuple[int, str, str], list[str]] = {}
     for c in m.summary["places"]["carried"]:
-      how = (f"brought it from {c['from_place']} (held it since step "
-             f"{c['held_since']}, came at step {c['arrived']})"
-             if c["carried"] else "took it up there, or held it there from "
-             "the start")
-      who = c["agent"] if len(ms) == 1 else f"{c['agent']} (seed {m.run.seed})"
-      rows.append([c["place"], texts.get(c["target"], c["target"]),
-                   f"step {c['step']} ({c.get('time', '')})", who, how])
+      key = (c["step"], c["place"], c["target"])
+      if c["carried"]:
+        mine.append((key, [
+            c["place"], texts.get(c["target"], c["target"]),
+            f"step {c['step']} ({c.get('time', '')})", c["agent"] + seed,
+            f"brought it from {c['from_place']} (held it since step "
+            f"{c['held_since']}, came at step {c['arrived']})"]))
+      else:
+        stayed.setdefault(key, []).append(c["agent"])
+    for (step, place, target), agents in stayed.items():
+      time = next(c.get("time", "") for c in m.summary["places"]["carried"]
+                  if c["step"] == step)
+      mine.append(((step, place, target), [
+          place, texts.get(target, target), f"step {step} ({time})",
+          ", ".join(agents) + seed,
+          "took it up there, or held it there from the start"]))
+    rows += [row for _, row in sorted(mine, key=lambda kv: kv[0])]
   return rows
 
 
