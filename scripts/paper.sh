@@ -44,7 +44,7 @@ for arm in baseline normative; do
 done
 $crsec sweep examples/sweeps/mini_seeds.yaml --out "$RUNS/mini-seeds"
 # The committed-minority experiment at the embedded model's size (issue 45:
-# 0, 20 and 40% of twenty neighbours, two seeds, four slots): its tipping
+# 0, 20 and 40% of ten neighbours, two seeds, four slots): its tipping
 # curve.
 $crsec sweep examples/sweeps/committed_minority_small.yaml \
   --out "$RUNS/minority-small"

@@ -23,6 +23,7 @@ from crsec_concordia import cli, runner
 from crsec_concordia.commands import sweep as sweep_command
 from crsec_concordia.metrics.measure import tipping
 from crsec_concordia.runs import episode
+from crsec_concordia.scenarios import load_scenario
 from crsec_concordia.sweeps import aggregate, execute, spec as spec_lib
 from tests import convention_script as club
 
@@ -152,6 +153,18 @@ def test_a_dotted_path_sets_one_value_by_index_or_name():
     spec_lib.set_path(data, "groups.visitors.share", 0.2)
   with pytest.raises(spec_lib.PathError, match="2 entries, no entry 2"):
     spec_lib.set_path(data, "groups.2.share", 0.2)
+
+
+def test_a_condition_that_changes_a_population_draws_it_again():
+  scenario = load_scenario("committed_minority")
+  same = spec_lib.apply(scenario, spec_lib.Condition(scenario={
+      "population.groups.committed.share": 0.25}))
+  assert same.agents == scenario.agents
+  fewer = spec_lib.apply(scenario, spec_lib.Condition(scenario={
+      "population.count": 10, "population.groups.committed.share": 0.4}))
+  assert len(fewer.agents) == 10
+  assert sum(a.committed for a in fewer.agents) == 4
+  assert {a.group for a in fewer.agents} == {"committed", "convention"}
 
 
 def test_a_path_that_leads_nowhere_is_one_line(tmp_path, capsys):

@@ -32,6 +32,9 @@ MAX_RUNS = 100_000  # A grid this size is a typo (seeds 1-100000), not a plan.
 DEFAULT_CONDITION = "full"
 DEFAULT_ENDPOINT = "default"  # The flags and environment, as `crsec run`.
 SEEDS_HELP = "use a range like 1-5, a list like 1,3,7 or one seed like 4"
+# A scenario's population block (scenarios/population.py), whose agents a
+# condition that changes it draws again.
+POPULATION = "population"
 
 
 class SweepError(ScenarioError):
@@ -241,11 +244,31 @@ def set_path(data: Any, path: str, value: Any) -> Any:
   return put(data, parts, "")
 
 
+def _undrawn(data: dict[str, Any]) -> dict[str, Any]:
+  """The data without the agents its population block drew (the last
+  `count` of them, as a dump records it): the block, changed by a
+  condition (another share, another count), draws them again."""
+  population = data.get(POPULATION)
+  if not isinstance(population, Mapping) or not population.get("drawn"):
+    return data
+  agents = list(data.get("agents") or [])
+  kept = agents[:max(0, len(agents) - int(population.get("count") or 0))]
+  return {**data, "agents": kept,
+          POPULATION: {k: v for k, v in population.items() if k != "drawn"}}
+
+
+def _changes_population(condition: Condition) -> bool:
+  return any(key == POPULATION or key.startswith(f"{POPULATION}.")
+             for key in condition.scenario)
+
+
 def scenario_data(scenario: Scenario, condition: Condition,
                   steps: int | None) -> dict[str, Any]:
   """The scenario's data with the condition's overrides and the steps (a
   path that leads nowhere is left out here; checks.py reports it)."""
   data = scenario.model_dump(mode="json")
+  if _changes_population(condition):
+    data = _undrawn(data)
   data = merge(data, {k: v for k, v in condition.scenario.items()
                       if "." not in k})
   for path, value in condition.scenario.items():
