@@ -125,8 +125,8 @@ class Condition(_Model):
   crsec: dict[str, Any] = pydantic.Field(default_factory=dict)
   # Any other scenario field, merged into the scenario (mappings key by
   # key, lists replaced; `agents` may be a mapping by agent name); a key
-  # with dots is a path to one value (`set_path`), e.g.
-  # `population.groups.1.share` or `population.groups.minority.share`.
+  # with dots is a path to one value (`set_path`), e.g. `agents.0.goal`,
+  # `agents.Tom Gomez.goal` or `population.groups.committed.share`.
   scenario: dict[str, Any] = pydantic.Field(default_factory=dict)
 
 
