@@ -50,9 +50,17 @@ def _sentence(kind: str | None) -> str:
 
 
 def plan(prompt: str, schema: dict) -> dict:
+  """The day by the greeting norm held most important; in a scenario of
+  places, every hour in its first place (the acts never say where, so
+  nobody moves)."""
   kind = _norm_of(prompt) or "handshake"
-  return cs.plan_answer(cs.halves(f"greet the members with a {kind}",
-                                  "read the papers"))(prompt, schema)
+  answer = cs.plan_answer(cs.halves(f"greet the members with a {kind}",
+                                    "read the papers"))(prompt, schema)
+  hour = schema["properties"]["hours"]["items"]["properties"]
+  if "place" in hour:
+    for item in answer["hours"]:
+      item["place"] = hour["place"]["enum"][0]
+  return answer
 
 
 # Where each member stands, so that no two members' actions read alike
@@ -137,11 +145,15 @@ _HERE = re.compile(r"^.+ is at (?P<place>[a-z_]+) now\.$", re.M)
 
 def refereeing(ids: tuple[str, str]):
   """Tags a bow or a handshake (by the scenario's `ids` for them) where
-  the action shows one; the action happens where the actor is."""
+  the action shows one, in the general call and in an occasion's focused
+  check; the action happens where the actor is."""
   def referee(prompt: str, schema: dict) -> dict:
     action = _ACTION.search(prompt)["action"]
     kind = (ids[0] if " bows" in action else
             ids[1] if "shakes hands" in action else None)
+    if "place" not in schema["properties"]:  # The occasion's focused check.
+      return {"evidence": action if kind else "none",
+              "behaviour": kind or "none"}
     named = ([kind] if kind else []) + ["none", "none"]
     here = _HERE.search(prompt)
     place = here["place"] if here else schema["properties"]["place"][

@@ -1,20 +1,23 @@
 """The committed-minority sweep end to end on the scripted model.
 
-`crsec sweep` on a sweep file over a small club (five hand-written
-members, four slots): a committed minority (marked by group and
-`committed`) of 0, 1 or 2 members greeting with a bow among members who
-shake hands, two
-seeds, real CRSEC agents answering from tests/convention_script.py; runs
-in threads of the test's process instead of Ray tasks (the scripted model
-lives here). Then `crsec report` on the sweep: the tipping curve computed,
-its table and figure written. Seed 2's members value a norm they are told
-less than their own (they hold the bow but go on shaking hands), so the
-seeds differ and the interval is an interval.
+`crsec sweep` on three sweep files: a small club of five hand-written
+members whose committed minority (0, 1 or 2 members greeting with a bow
+among members who shake hands) is marked by `group` and `committed` and
+patched by name; the same club drawn by a population block, its
+committed group's share set by a dotted path; and the shipped
+examples/sweeps/committed_minority_small.yaml. Two seeds each, real CRSEC
+agents answering from tests/convention_script.py, the runs in a thread of
+the test's process instead of Ray tasks (the scripted model lives here).
+Then `crsec report` on the sweep: the tipping curve computed, its table
+and figure written. Seed 2's members value a norm they are told less
+than their own (they hold the bow but go on shaking hands), so the seeds
+differ and the interval is an interval.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -120,10 +123,11 @@ def club_file(tmp_path, scenario: str = CLUB, sweep: str = SWEEP):
 
 
 def sweep_scripted(tmp_path, embedder, monkeypatch,
-                   ids: tuple[str, str] = ("bow", "handshake")):
-  """`crsec sweep` on tmp_path/sweep.yaml, its runs in a thread of this
-  process on the scripted club (seed 1 takes up a norm it is told at 85,
-  seed 2 at 78), then `crsec report`; returns the sweep directory."""
+                   ids: tuple[str, str] = ("bow", "handshake"),
+                   sweep_file: Path | None = None):
+  """`crsec sweep` on `sweep_file` (default tmp_path/sweep.yaml), its runs
+  in a thread of this process on the scripted club (seed 1 takes up a
+  norm it is told at 85, seed 2 at 78); returns the sweep directory."""
   real = episode.run_episode
 
   def scripted(scenario, **kwargs):
@@ -136,8 +140,8 @@ def sweep_scripted(tmp_path, embedder, monkeypatch,
   monkeypatch.setattr(sweep_command, "RayBackend",
                       lambda **kwargs: execute.ThreadBackend(1))
   out = tmp_path / "out"
-  assert cli.main(["sweep", str(tmp_path / "sweep.yaml"), "--out",
-                   str(out)]) == 0
+  assert cli.main(["sweep", str(sweep_file or tmp_path / "sweep.yaml"),
+                   "--out", str(out)]) == 0
   return out
 
 
@@ -255,3 +259,30 @@ def test_the_sweep_of_a_population_sets_the_committed_share_by_its_path(
   assert at.loc[("share_40", 2), "holding"] > at.loc[("share_40", 2),
                                                      "adopted"] == 0
   assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size
+
+
+def test_the_shipped_small_minority_sweep_runs_end_to_end(
+    tmp_path, embedder, monkeypatch, capsys):
+  """examples/sweeps/committed_minority_small.yaml as shipped (ten drawn
+  neighbours in the hall and the courtyard, 0/20/40% committed, two
+  seeds, four slots), on the scripted club: the tipping curve of its
+  three sizes, its table and figure, and adoption per place and group."""
+  sweep_file = (Path(__file__).resolve().parent.parent / "examples" /
+                "sweeps" / "committed_minority_small.yaml")
+  out = sweep_scripted(tmp_path, embedder, monkeypatch,
+                       ids=("bowed", "shook_hands"), sweep_file=sweep_file)
+  assert "6/6 runs completed" in capsys.readouterr().out
+  assert cli.main(["report", str(out)]) == 0
+  curve = pd.read_csv(out / f"{aggregate.TIPPING}.csv")
+  adopted = curve[curve["measure"] == "adopted"]
+  assert list(adopted["minority_share"]) == pytest.approx([0.0, 0.2, 0.4])
+  assert set(adopted["target"]) == {"greet_bow"}
+  assert list(adopted["n"]) == [2, 2, 2]
+  assert adopted["mean"].iloc[0] == 0
+  assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size
+  run = json.loads(next((out / "runs").glob("*share_40*seed1")).joinpath(
+      "metrics", "summary.json").read_text())
+  assert set(run["places"]["final"]) == {"place", "group"}
+  assert set(run["places"]["final"]["place"]) <= {"hall", "courtyard"}
+  assert run["places"]["final"]["group"]["committed"]["greet_bow"][
+      "agents"] == 4
