@@ -10,10 +10,14 @@ calls that a retry saved and the failures recorded, and checks that:
 
   - the run completed all its slots;
   - every agent has an action record or a failure record in every slot;
-  - every logical call that a fault made fail is a `failure` record;
+  - every logical call that a fault made fail is a `failure` record, and
+    a talk that a failed turn ended has that speaker's `Talk` failure;
   - no operation got an answer the model did not give: every answer a
     call returned, and every action and conversation turn recorded,
-    is in a content the upstream sent and the proxy passed on unaltered.
+    is in a content the upstream sent and the proxy passed on unaltered;
+  - no model read a non-answer: no prompt holds an act's no-action
+    marker, a line of talk (`Name: "words"`) the model did not give, or
+    a talk in which nothing was said.
 
   .venv/bin/python bench/chaos.py                  # 5 slots, fake server
   .venv/bin/python bench/chaos.py --steps 2 --timeout 1
@@ -31,19 +35,22 @@ import collections
 import contextlib
 import itertools
 import json
+import re
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import observations, runner  # noqa: E402
-from game_masters.conversations import clean_utterance  # noqa: E402
+from crsec_concordia.components.structured_act import TALK_TAG as TALK_OP  # noqa: E402
+from crsec_concordia.game_masters.conversations import clean_utterance  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.models.scripts import strings  # noqa: E402
+from crsec_concordia.rundir.format import LOG_JSON  # noqa: E402
 from tests import schema_answers  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 from tests.fault_proxy import CALL_HEADER, KINDS, FaultProxy  # noqa: E402
@@ -69,7 +76,7 @@ class CallLog:
   @contextlib.contextmanager
   def _call(self, tag: str) -> Iterator[dict[str, Any]]:
     call = {"id": f"c{next(self._ids)}", "tag": tag, "answer": None,
-            "error": None, "raw": None, "done": False}
+            "error": None, "raw": None, "done": False, "prompt": ""}
     with self._lock:
       self.calls[call["id"]] = call
     self._local.call = call["id"]
@@ -93,6 +100,7 @@ class CallLog:
 
     def logged_sample_json(prompt, schema, **kwargs):
       with log._call(kwargs.get("tag", "other")) as call:  # pylint: disable=protected-access
+        call["prompt"] = prompt
         answer = sample_json(prompt, schema, **kwargs)
         # A copy: operations may change the answer they were given.
         call["answer"] = json.loads(json.dumps(answer))
@@ -142,7 +150,9 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   exchanges = collections.defaultdict(list)
   for e in proxy.log():
     exchanges[e.call].append(e)
-  unmatched = list(failures)
+  # A record may hold several calls' errors (the doer check's calls, or an
+  # action's second ask and second look): each error accounts for one call.
+  unmatched = [[r, str(r.get("error"))] for r in failures]
   saved = failed = faults_saved = 0
   for call in calls.calls.values():
     if not call["done"]:
@@ -154,13 +164,12 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
       continue
     failed += 1
     message = call["message"]
-    match = next((r for r in unmatched if message and message in
-                  str(r.get("error"))), None)
+    match = next((m for m in unmatched if message and message in m[1]), None)
     if match is None:
       problems.append(f"call {call['id']} ({call['tag']}) failed with no "
                       f"failure record: {call['error'][:160]}")
     else:
-      unmatched.remove(match)
+      match[1] = match[1].replace(message, "", 1)
   if None in exchanges:
     problems.append(f"{len(exchanges[None])} chat requests outside any "
                     "logical call")
@@ -210,14 +219,62 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
                  "answer the model gave" for t, speaker in texts
                  if t and not given(t, speaker)]
   problems += invented
+  log = run_dir / LOG_JSON
+  memories = (json.loads(log.read_text()).get("entity_memories", {})
+              if log.exists() else {})
+  problems += unread(calls, records, names, given, memories)
+  talks = [r for r in records if r["kind"] == "conversation"]
+  for talk in talks:
+    # A talk a failed turn ended: that speaker's Talk failure beside it.
+    speaker = next((p for p in (talk["initiator"], talk["partner"])
+                    if talk["ended"].startswith(f"{p}'s turn failed")), None)
+    if speaker is not None and not any(
+        f.get("agent") == speaker and f["step"] == talk["step"]
+        and f.get("op") == TALK_OP for f in failures):
+      problems.append(f"slot {talk['step']}: a talk ended by {speaker}'s "
+                      "failed turn has no Talk failure record")
   requests = proxy.log()
   return {
       "calls": len(calls.calls), "requests": len(requests),
       "faults": proxy.faults(), "saved": saved, "failed_calls": failed,
       "faults_saved": faults_saved,
       "failure_records": len(failures), "invented": len(invented),
+      "talks": len(talks), "talks_failed": sum(
+          "turn failed" in t["ended"] for t in talks),
+      "talks_silent": sum(not t["turns"] for t in talks),
       "problems": problems, "status": info["status"], "slots": len(steps),
   }
+
+
+def unread(calls: CallLog, records: Sequence[dict[str, Any]],
+           names: Sequence[str], given,
+           memories: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+  """The non-answers a prompt gave a model, or an agent's memory (what it
+  observed: log.json's entity_memories) holds: an act's no-action marker,
+  a line of talk no answer gave (`given`), or the header of a talk in
+  which nothing was said (delivered, it tells both that they talked)."""
+  silent = [observations.format_conversation(
+      observations.Stamp(r["day"], r["clock"], r["step"]), r["initiator"],
+      r["partner"], r["topic"], []).rstrip() for r in records
+            if r["kind"] == "conversation" and not r["turns"]]
+  lines = re.compile("(" + "|".join(re.escape(n) for n in names)
+                     + r'): "([^"\n]*)"')
+  problems = []
+  texts = [(c["prompt"], f"call {c['id']} ({c['tag']})")
+           for c in calls.calls.values()]
+  texts += [(m, f"{name}'s memory") for name, held in (memories or {}).items()
+            for m in held]
+  for prompt, where in texts:
+    if observations.NO_ACTION_MARK in prompt:
+      at = prompt.index(observations.NO_ACTION_MARK)
+      problems.append(f"{where} read a no-action marker: "
+                      f"{prompt[max(0, at - 60):at + 40]!r}")
+    problems += [f"{where} read a line of talk no answer gave: "
+                 f"{m[1]}: {m[2][:80]!r}" for m in lines.finditer(prompt)
+                 if m[2] and not given(m[2], m[1])]
+    problems += [f"{where} read a talk in which nothing was said: {h!r}"
+                 for h in silent if h in prompt]
+  return problems
 
 
 def culprit(error: BaseException) -> str | None:
@@ -314,6 +371,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{r['faults_saved']})")
   print(f"calls failed: {r['failed_calls']}; failures recorded: "
         f"{r['failure_records']}")
+  print(f"talks: {r['talks']} held, {r['talks_failed']} ended by a failed "
+        f"turn ({r['talks_silent']} before a word was said)")
   for problem in r["problems"]:
     print(f"PROBLEM: {problem}")
   if r["problems"]:

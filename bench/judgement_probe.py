@@ -16,6 +16,9 @@ model. Cases are asked four at a time (--jobs), as a run's slot asks them;
 the embedded server then batches them, and a borderline answer can differ
 from one repeat to the next. --cache FILE keeps the model's answers in a
 response cache, so a replay asks only the prompts a change made new.
+--record [DIR] writes the answers into the model's calibration
+(crsec_concordia/calibration/store.py), as `crsec calibrate --out DIR`
+does; by default into the package's, where the embedded model's ships.
 
 --oracle answers every judgement as the labels say, with no language model
 (tests/judgement_oracle.py; --noise R flips labels at rate R): the whole
@@ -41,8 +44,10 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from crsec_concordia import models  # noqa: E402
+from crsec_concordia.calibration import calibrate as calibrate_lib  # noqa: E402
 from crsec_concordia.calibration import policy as policy_lib  # noqa: E402
-from crsec_concordia.calibration import probe_run, probes  # noqa: E402
+from crsec_concordia.calibration import probe_run, probes, store  # noqa: E402
+from crsec_concordia.calibration.identity import ModelIdentity  # noqa: E402
 from crsec_concordia.calibration.policy import RefereePolicy  # noqa: E402
 from crsec_concordia.calibration.probes import (Probes,  # noqa: E402
                                                 load_probes, probes_path)
@@ -55,8 +60,9 @@ import probe_scores  # noqa: E402
 # Venues kept out of scenarios/ and of all tuning (<name>.yaml beside its
 # <name>.probes.yaml).
 HELDOUT = HERE / "heldout"
-RECORD = (HERE.parent / "crsec_concordia" / "metrics" / "data"
-          / "referee_decisions")
+# Where --record writes the model's calibration by default: the package's
+# (the embedded model's ships there; crsec_concordia/calibration/store.py).
+RECORD = store.SHIPPED
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
 SECTIONS = probes.SECTIONS
 JOBS = probe_run.JOBS
@@ -66,28 +72,6 @@ POLICIES = {"all_on": RefereePolicy.all_on, "trusting": RefereePolicy.trusting}
 def heldout_venues() -> list[tuple[Path, Path]]:
   """The held-out venues: (scenario file, probe file), by name."""
   return probes.venues_in(HELDOUT)
-
-
-def decisions(calibration: dict) -> list[dict]:
-  """The referee's answers as the corrected estimates read them
-  (crsec_concordia/metrics/classifiers/referee_quality.py)."""
-  keys = ("action", "truth", "given", "scores", "deed_scores", "doers",
-          "by_actor", "looked")
-  return [{k: case[k] for k in keys} for case in calibration["referee"]]
-
-
-def record_decisions(scenario: Scenario, model_name: str,
-                     cases: list[dict], out: Path) -> Path:
-  """Writes the referee's answers on the labelled cases where the
-  corrected behaviour estimates read them."""
-  out.mkdir(parents=True, exist_ok=True)
-  path = out / f"{scenario.name}.json"
-  path.write_text(json.dumps(
-      {"scenario": scenario.name, "model": model_name,
-       "behaviours": {b.id: b.description for b in scenario.behaviours},
-       "cases": cases}, indent=1, ensure_ascii=False) + "\n",
-      encoding="utf-8")
-  return path
 
 
 def _said(case: dict) -> str:
@@ -167,11 +151,9 @@ def _venues(args: argparse.Namespace) -> list[tuple[Scenario, Probes]]:
     scenario = load_scenario(args.scenario or DEFAULT_SCENARIO)
     return [(scenario, load_probes(args.probes or probes_path(scenario),
                                    scenario).only(args.only))]
-  venues = []
-  for name in probes.probed_venues() if args.all else []:
-    scenario = load_scenario(name)
-    venues.append((scenario, load_probes(probes_path(scenario),
-                                         scenario).only(args.only)))
+  # Every shipped venue with labelled cases, as `crsec calibrate` takes them.
+  venues = [(scenario, cases.only(args.only)) for scenario, cases
+            in (calibrate_lib.venues_named([]) if args.all else [])]
   if args.heldout or (args.all and args.oracle):
     for path, cases in heldout_venues():
       scenario = load_scenario(str(path))
@@ -196,9 +178,10 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument(
       "--record", nargs="?", type=Path, const=RECORD, default=None,
       metavar="DIR",
-      help="write the referee's answers on the labelled cases, for the "
-           "corrected behaviour estimates (default DIR: "
-           "crsec_concordia/metrics/data/referee_decisions)")
+      help="write the answers on the labelled cases into the model's "
+           "calibration, for the corrected behaviour estimates (as `crsec "
+           "calibrate --out DIR` does; default DIR: the package's, "
+           "crsec_concordia/calibration/data)")
   parser.add_argument("--only", nargs="+", choices=SECTIONS, default=None,
                       help="probe only these judgements")
   parser.add_argument("--policy", choices=sorted(POLICIES), default="all_on",
@@ -255,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
                               jobs=args.jobs, norms_too=not args.only)
   endpoint = models.EndpointConfig.resolve()
   model = models.make_model(endpoint, seed=1, cache_path=args.cache)
-  name = str(endpoint.describe().get("model"))
+  identity = ModelIdentity.of_endpoint(endpoint)
   policy = POLICIES[args.policy]()
   embedder = shared_embedder()
   lines, measured = [], []
@@ -266,8 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     measured.append(calibration)
     line = print_venue(scenario, calibration, policy)
     if args.record is not None and calibration["referee"]:
-      path = record_decisions(scenario, name, decisions(calibration),
-                              args.record)
+      path = store.write(
+          store.target_path(identity, args.record), identity,
+          {scenario.name: store.probe_entry(calibration, identity.prompts)})
       print(f"recorded: {path}")
     tags = probe_scores.referee_counts(calibration, policy)
     below = calibration["referee"] and not tags.meets_target()

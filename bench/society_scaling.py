@@ -36,6 +36,21 @@ fake answers bring nothing new (no conflict, no talk, hour-long tasks)
 played for 6 slots, its calls from slot 3 on (bench/quiet_society.py): what
 plan-driven acting costs when nothing happens.
 `--embedded` plays the same on the embedded model (slow: minutes).
+
+`--town` plays towns of 10, 100 and 1,000 agents in places of 10
+(bench/town_society.py: held norms broken in every place, a bag-of-words
+embedder), each size in a process of its own, against one fake server,
+and prints per size the calls and tokens per agent per simulated hour, the
+mean and largest prompt tokens, the peak resident memory and what each
+agent added to it, the share of wall time with a request in flight, the
+most threads at once, and the places that saw conflicts, talks and new
+norms; then `town cost ratio 1000/10 agents: X.XX` (calls or tokens per
+agent-hour, the larger ratio) and `prompt tokens ratio 1000/10 agents:
+X.XX`. `--max-in-flight N` sets the endpoint's bound (default: an
+OpenAI-compatible endpoint's).
+
+  .venv/bin/python bench/society_scaling.py --town          # a few minutes
+  .venv/bin/python bench/society_scaling.py --town --sizes 10 100
 """
 
 from __future__ import annotations
@@ -61,6 +76,7 @@ from crsec_concordia.runs import slot_engine  # noqa: E402
 from crsec_concordia.scenarios import Scenario  # noqa: E402
 import openai.resources.chat.completions as openai_chat  # noqa: E402
 import quiet_society  # noqa: E402  (bench/, beside this file)
+import town_society  # noqa: E402  (bench/, beside this file)
 from tests import fake_openai  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
@@ -340,7 +356,7 @@ def print_table(rows: list[dict]) -> None:
           f"{r['in_flight'] / r['agents']:>8.2f} {r['overhead']:>8.1%}  {ops}")
 
 
-def serve(latency: float, quiet: bool = False) -> int:
+def serve(latency: float, quiet: bool = False, town: bool = False) -> int:
   """The fake server's process: prints its base URL, serves until stdin
   closes (`quiet`: answers that bring nothing new, quiet_society.py)."""
   # Unlimited parallelism: a burst of 50+ first connections must not meet
@@ -352,7 +368,11 @@ def serve(latency: float, quiet: bool = False) -> int:
   fake = FakeOpenAI().start()
   # Every agent begins a 10-minute task, and so acts, in every slot (the
   # load whose scaling is measured); quiet: nothing new happens.
-  fake.responder = quiet_society.responder(latency, quiet=quiet)
+  fake.responder = (town_society.responder(latency) if town else
+                    quiet_society.responder(latency, quiet=quiet))
+  if town:
+    # A town's requests are not kept (tens of thousands of prompts).
+    fake.requests = _Forgetful()
   print(fake.base_url, flush=True)
   try:
     sys.stdin.read()
@@ -361,12 +381,20 @@ def serve(latency: float, quiet: bool = False) -> int:
   return 0
 
 
-def start_fake_server(latency: float, quiet: bool = False
+class _Forgetful(list):
+  """A request list that keeps nothing."""
+
+  def append(self, item) -> None:
+    del item
+
+
+def start_fake_server(latency: float, quiet: bool = False, town: bool = False
                       ) -> tuple[subprocess.Popen, str]:
   """The fake server in a process of its own, and its base URL."""
   server = subprocess.Popen(
       [sys.executable, str(Path(__file__).resolve()), "--serve",
-       "--latency", str(latency)] + (["--quiet"] if quiet else []),
+       "--latency", str(latency)] + (["--quiet"] if quiet else [])
+      + (["--town"] if town else []),
       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
   assert server.stdout is not None
   base_url = server.stdout.readline().strip()
@@ -393,6 +421,12 @@ def main() -> int:
                      help="1 and 10 agents only; checks every agent acted")
   group.add_argument("--embedded", action="store_true",
                      help="1 and 4 agents on the embedded model")
+  group.add_argument("--town", action="store_true",
+                     help="towns of 10, 100 and 1,000 agents in places of 10")
+  parser.add_argument("--max-in-flight", type=int, metavar="N",
+                      help="--town: the endpoint's bound on requests at once")
+  parser.add_argument("--measure-town", type=int, help=argparse.SUPPRESS)
+  parser.add_argument("--base-url", help=argparse.SUPPRESS)
   parser.add_argument("--latency", type=float, default=0.2,
                       help="the fake server's answer latency in seconds")
   parser.add_argument("--sizes", type=int, nargs="+", metavar="N",
@@ -401,7 +435,12 @@ def main() -> int:
   parser.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.serve:
-    return serve(args.latency, args.quiet)
+    return serve(args.latency, args.quiet, args.town)
+  if args.measure_town:
+    return measure_town(args.measure_town, args.base_url, args.max_in_flight)
+  if args.town:
+    return towns(tuple(args.sizes or (10, 100, 1000)), args.latency,
+                 args.max_in_flight)
   sizes = (1, 10) if args.quick else (1, 4) if args.embedded else (
       1, 5, 10, 25, 50)
   if args.sizes:
@@ -468,6 +507,46 @@ def measure_quiet(latency: float, embedder, size: int = 10) -> float:
       return quiet_society.quiet_calls_per_agent_slot(run_dir, size)
   finally:
     stop_fake_server(server)
+
+
+def measure_town(size: int, base_url: str, in_flight: int | None) -> int:
+  """One town, in this process: its figures as one JSON line."""
+  endpoint = EndpointConfig(base_url=base_url, api_key="bench",
+                            model="fake-model", schema_mode="json_schema",
+                            max_in_flight=in_flight)
+  with tempfile.TemporaryDirectory() as tmp:
+    row = town_society.measure(size, endpoint, Path(tmp))
+  print(json.dumps(row), flush=True)
+  return 0
+
+
+def towns(sizes: tuple[int, ...], latency: float, in_flight: int | None
+          ) -> int:
+  """Each town in a process of its own against one fake server."""
+  began = time.monotonic()
+  server, base_url = start_fake_server(latency, town=True)
+  rows = []
+  try:
+    for size in sizes:
+      command = [sys.executable, str(Path(__file__).resolve()),
+                 "--measure-town", str(size), "--base-url", base_url]
+      if in_flight:
+        command += ["--max-in-flight", str(in_flight)]
+      done = subprocess.run(command, stdout=subprocess.PIPE, text=True,
+                            check=True)
+      rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+      r = rows[-1]
+      print(f"bench: town of {size}: {r['wall']:.1f} s ({r['cpu']:.1f} s "
+            f"CPU), {r['places']} places, {r['slots']} slots, at most "
+            f"{r['max_in_flight']} requests in flight, {r['failures']} "
+            "failure records", flush=True)
+  finally:
+    stop_fake_server(server)
+  town_society.print_rows(rows)
+  for line in town_society.ratio_lines(rows):
+    print(line)
+  print(f"bench: {time.monotonic() - began:.0f} s in all")
+  return 0
 
 
 if __name__ == "__main__":

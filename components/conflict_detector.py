@@ -9,7 +9,10 @@ paper), and a cooldown keeps it from talking to the same person again for
 a few slots. Which norm a behaviour is about is retrieval, done with the
 sentence embedder (crsec_concordia/relevance.py); whether it breaks it is
 the model's judgement (operations/detect_conflict.py). A behaviour near no
-norm is not sent, and the rest of one observation is judged in one call.
+norm is not sent, and the rest of one observation is judged in one call;
+in a simulation, a question other agents hold too (the same deed against
+the same rule's words) is asked once for all of them
+(components/shared_judgements.py).
 Noticing happens while the agent goes on with its day: detection runs in
 its own thread from the moment the observation arrives, with the norms
 held then, and is joined when the game master collects the requests (an
@@ -23,7 +26,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from concordia.language_model import language_model
@@ -36,11 +39,14 @@ from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
+from crsec_concordia.components.shared_judgements import (SharedJudgements,
+                                                          Ticket)
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.relevance import nearest_rules
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
+from crsec_concordia.operations.detect_conflict import Judgement
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
 # Cosine (all-MiniLM-L6-v2) below which a behaviour is taken to be about
@@ -93,12 +99,18 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._requests: list[dict[str, Any]] = []
     self._told_not_held = False
     self._last_raised: dict[str, int] = {}
-    self._work: threading.Thread | None = None
+    self._work: threads.Background | None = None
     # What the agent last perceived each person doing (see `new_events`),
     # and the norms it held when it last judged each person's deed.
     self._perceived: dict[str, str] = {}
     self._judged: dict[str, list[str]] = {}
     self._unusable, self._warned = 0, False
+    self._shared: SharedJudgements | None = None
+
+  def share_judgements(self, shared: SharedJudgements | None) -> None:
+    """Asks the questions other agents hold too once for all of them
+    (a simulation's SharedJudgements; None: asks alone)."""
+    self._shared = shared
 
   def join(self) -> None:
     """Waits for the detection in progress, if any."""
@@ -149,30 +161,61 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                           behaviour=behaviour_text(event),
                           norm=item.norm.content, on_failure=on_failure)
 
+  def _judge(self, items: list[Observed], on_failure,
+             ticket: Ticket | None) -> list[Judgement | None]:
+    """A judgement per item (None: its call failed): asked alone, or with
+    the slot's other holders through the ticket."""
+    if ticket is None or self._shared is None:
+      judgements = detect_conflicts(
+          self._model, observer=self.norm_memory.agent_name, items=items,
+          on_failure=on_failure)
+      return list(judgements) if judgements is not None else [
+          None for _ in items]
+    answers = self._shared.answers(ticket, items, self._model)
+    return [None if a is None else Judgement(item, a[0], a[1])
+            for item, a in zip(items, answers)]
+
   def detect(self, events: list[observations.ActionObservation],
              norms: list[PersonalNorm] | None = None,
-             stamp: observations.Stamp | None = None) -> None:
+             stamp: observations.Stamp | None = None,
+             ticket: Ticket | None = None) -> None:
     """Judges one observation's behaviours; records conflicts; asks to talk.
 
     Args:
       events: the behaviours of others in one observation.
       norms: the qualified norms to judge them by (default: those held now).
       stamp: the time its records carry (default: the latest observed).
+      ticket: this agent's place in the slot's shared questions (None:
+        asks alone).
     """
-    memory = self.norm_memory
-    norms = memory.database.qualified() if norms is None else norms
+    norms = self.norm_memory.database.qualified() if norms is None else norms
     if not norms or not events:
       return
+    on_failure = self._failure_sink(stamp)
+    pairs = self.related(events, norms)
+    if ticket is not None and self._shared is not None:
+      self._shared.hand_in(ticket, [item for _, item in pairs], on_failure)
+    self._conclude(pairs, stamp, ticket, on_failure)
+
+  def _failure_sink(self, stamp: observations.Stamp | None
+                    ) -> Callable[[Mapping[str, Any]], None]:
+    """Records a failure of this agent's at `stamp`."""
+    memory = self.norm_memory
 
     def on_failure(failure: Mapping[str, Any]) -> None:
       memory.record_failure(failure, stamp=stamp)
+    return on_failure
 
-    pairs = self.related(events, norms)
-    judgements = detect_conflicts(
-        self._model, observer=memory.agent_name,
-        items=[item for _, item in pairs], on_failure=on_failure)
-    conflicts = [(event, j) for (event, _), j in zip(pairs, judgements or ())
-                 if j.breaks]
+  def _conclude(self, pairs, stamp: observations.Stamp | None,
+                ticket: Ticket | None, on_failure) -> None:
+    """detect's judging, once the questions are known (and handed in, with
+    a ticket): records conflicts; asks to talk."""
+    if not pairs:
+      return
+    memory = self.norm_memory
+    judgements = self._judge([item for _, item in pairs], on_failure, ticket)
+    conflicts = [(event, j) for (event, _), j in zip(pairs, judgements)
+                 if j is not None and j.breaks]
     for _, j in conflicts:
       item = j.observed
       self._record("conflict", stamp=stamp, actor=item.actor,
@@ -232,8 +275,19 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       return hook == "pre_observe" and self._work is not None
 
   def pre_observe(self, observation: str) -> str:
-    self.norm_memory.note(observation)
     me = self.get_entity().name
+    try:
+      self._start_detection(observation, me)
+    finally:
+      if self._shared is not None:
+        # Its ticket taken or not: the slot's shared questions need not
+        # wait for the rest of this agent's observing.
+        self._shared.observed(me)
+    return ""
+
+  def _start_detection(self, observation: str, me: str) -> None:
+    """pre_observe's work: the deeds to judge, judged in a thread."""
+    self.norm_memory.note(observation)
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     self.join()
@@ -247,25 +301,44 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       events = self._to_judge(seen, me, [n.id for n in norms])
     if not events:
       self.warm_norms()  # Created just now, perhaps: judged next slot.
-      return ""
+      return
     stamp = self.norm_memory.last_stamp  # The slot it was observed in.
     ordered = sorted(events, key=lambda e: (e.stamp.step, e.actor))
     memory = self.norm_memory
+    on_failure = self._failure_sink(stamp)
+    shared = self._shared
+    ticket = shared.enter(me) if shared is not None else None
+    try:
+      # The questions are found and handed in here, in the agent's own
+      # observing, not in the pooled work below: a shared detection waits
+      # for every holder's questions, and on a bounded pool a holder's
+      # work may not have started.
+      pairs = self.related(ordered, norms) if norms else []
+      if ticket is not None:
+        shared.hand_in(ticket, [item for _, item in pairs], on_failure)
+    except Exception as e:  # pylint: disable=broad-except
+      if ticket is not None:
+        shared.withdraw(ticket)  # The other holders must not wait for it.
+      memory.record_failure({"op": "DetectConflict",
+                             "error": f"{type(e).__name__}: {e}"},
+                            stamp=stamp)
+      return
 
     def work() -> None:
       try:
-        self.detect(ordered, norms, stamp)
+        self._conclude(pairs, stamp, ticket, on_failure)
       except Exception as e:  # pylint: disable=broad-except
         memory.record_failure({"op": "DetectConflict",
                                "error": f"{type(e).__name__}: {e}"},
                               stamp=stamp)
+      finally:
+        if ticket is not None:
+          shared.withdraw(ticket)  # Nothing asked: the slot waits no more.
 
-    thread = threading.Thread(target=work, daemon=True,
-                              name=f"ConflictDetector {memory.agent_name}")
+    # On the process's shared pool, not a thread of its own: a thousand
+    # observers are not a thousand threads (crsec_concordia/threads.py).
     with self._lock:
-      self._work = thread
-    thread.start()
-    return ""
+      self._work = threads.background(work)
 
   def _to_judge(self, events, me: str, held: list[str]
                 ) -> list[observations.ActionObservation]:

@@ -20,9 +20,8 @@ import threading
 
 from concordia.language_model import language_model
 from concordia.typing import entity_component
-from concordia.utils import concurrency
 
-from crsec_concordia import observations
+from crsec_concordia import observations, threads
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components._perception import new_events
@@ -128,7 +127,8 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
       if len(self._buffer) >= self._reflect_every:
         observed, self._buffer = self._buffer, []
         tasks["r"] = functools.partial(self._from_observations, observed)
-    results = concurrency.run_tasks(tasks)
+    # One task (most often) runs in this thread: no pool per agent.
+    results = threads.run_tasks(tasks)
     for key in sorted(results):  # "c0000" ... before "r".
       for found in results[key]:
         self._add_candidate(*found)

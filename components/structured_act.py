@@ -6,11 +6,12 @@ the agent's component contexts in order and the game master's call to
 action, shared by both arms so that a comparison isolates CRSEC. Nothing is
 invented on the agent's behalf: an answer that fails its schema, says no
 deed, or copies another agent's action in view (asked once more, naming the
-copy) is recorded as no action of the agent's. Plan-driven, as in
-Generative Agents, the agent asks the model only for a reason
-(components/_acting_reasons.py) and otherwise goes on with its current
-action, with no call (`observations.continuing`). The trials behind these
-choices: docs/trials/acting-and-planning.md.
+copy) is recorded as no action of the agent's; a line of talk whose
+answer fails raises, so the talk ends instead of carrying a marker as the
+speaker's words. Plan-driven, as in Generative Agents, the agent asks the
+model only for a reason (components/_acting_reasons.py) and otherwise goes
+on with its current action, with no call (`observations.continuing`). The
+trials behind these choices: docs/trials/acting-and-planning.md.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
 from crsec_concordia.components import _copies as copies
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
-from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice
 
@@ -103,13 +104,14 @@ class StructuredAct(entity_component.ActingComponent,
       order += tuple(sorted(set(contexts) - set(order)))
     return answer_lib.context_text(contexts, order)
 
-  def _report_failure(self, error: str, raw: str) -> None:
-    """Records a failed act where the agent's failures go (NormMemory, or a
-    baseline agent's planner), which tells the first in the log; an agent
-    with neither has it told here."""
+  def _report_failure(self, error: str, raw: str, op: str = "Act") -> None:
+    """Records a failed act (op "Act", or TALK_TAG for a line of talk)
+    where the agent's failures go (NormMemory, or a baseline agent's
+    planner), which tells the first in the log; an agent with neither has
+    it told here."""
     entity = self.get_entity()
     components = entity.get_all_context_components()  # type: ignore[attr-defined]
-    failure = {"op": "Act", "error": error, "raw": raw[:2000]}
+    failure = {"op": op, "error": error, "raw": raw[:2000]}
     if self._norm_memory_key in components:
       entity.get_component(self._norm_memory_key).record_failure(failure)
     elif self._plan_key in components:  # A baseline agent's journal.
@@ -181,10 +183,19 @@ class StructuredAct(entity_component.ActingComponent,
         if went_on is not None:
           return went_on
     except StructuredOutputError as e:
-      self._report_failure(str(e), e.raw)
-      if action_spec.output_type != entity_lib.OutputType.FREE:
-        raise  # No option or number may be made up for the agent.
+      self._report_failure(str(e), e.raw, TALK_TAG if speech else "Act")
+      if action_spec.output_type != entity_lib.OutputType.FREE or speech:
+        # No option, number or line of talk may be made up for the agent:
+        # the caller learns the turn failed (a talk ends there).
+        raise
       turn.answer = f"{name} {NO_VALID_ACTION}"
+    except EndpointError as e:
+      if speech:
+        # Recorded here as a schema failure is: the talk that catches it
+        # records only how it ended. (A turn's action that raises is
+        # recorded by the game master, as the engine reports it.)
+        self._report_failure(f"{type(e).__name__}: {e}", "", TALK_TAG)
+      raise
     output = str(turn.answer).strip()
     if turn.planner is not None:
       self._settle(output, turn.task, action_spec)

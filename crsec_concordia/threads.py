@@ -1,10 +1,19 @@
-"""KeptThreads: Concordia's `run_tasks` on threads kept from one slot to the next.
+"""Bounded thread pools for work that waits on the model.
 
-Concordia's `concurrency.run_tasks` makes a thread pool per call. A pool
-starts its threads one at a time, and each start waits until the new
-thread runs, while the threads already started hold the GIL on their way to
-their model calls; kept threads only have to wake up. What runs, and the
-results, are the same (the measurements:
+Concordia's `concurrency.run_tasks` makes a thread pool per call, with a
+thread for every task: a thousand agents are a thousand threads, each
+holding a connection and a stack while it waits for a request slot the
+endpoint does not have. Every pool here has at most `workers` threads,
+sized by the endpoint's capacity (`workers_for`: the requests the model
+may have in flight, twice over, so that a worker's Python between two
+calls leaves no request slot idle), and the tasks beyond wait in the
+pool's queue. No task here waits on another task of its own pool, so a
+bounded pool cannot deadlock; the results are the same whatever the order.
+
+KeptThreads keeps its threads from one slot to the next: a pool starts its
+threads one at a time, and each start waits until the new thread runs,
+while the threads already started hold the GIL on their way to their model
+calls; kept threads only have to wake up (the measurements:
 docs/trials/acting-and-planning.md#a-society-that-acts-at-once).
 """
 
@@ -13,33 +22,52 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from concurrent import futures
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from concordia.utils import concurrency
 
 _T = TypeVar("_T")
 
+# The threads of one pool when the model says nothing of its capacity (a
+# scripted model, a Concordia LanguageModel): a bound, not a tuning.
+DEFAULT_WORKERS = 64
 
-def run_tasks(tasks: Mapping[str, Callable[[], _T]], parallel: bool = True
-              ) -> Mapping[str, _T]:
-  """`concurrency.run_tasks(tasks)`, but a single task (or any, with
-  `parallel` off) runs in this thread: a pool for one task costs a thread
-  start, under the GIL, on a path every agent takes every slot."""
+
+def workers_for(model: Any) -> int:
+  """Threads for a batch of tasks that call `model`: twice the requests it
+  may have in flight (`max_in_flight`), else DEFAULT_WORKERS."""
+  bound = getattr(model, "max_in_flight", None)
+  return 2 * int(bound) if bound else DEFAULT_WORKERS
+
+
+def run_tasks(tasks: Mapping[str, Callable[[], _T]], parallel: bool = True,
+              workers: int = DEFAULT_WORKERS) -> Mapping[str, _T]:
+  """`concurrency.run_tasks(tasks)` on at most `workers` threads, but a
+  single task (or any, with `parallel` off) runs in this thread: a pool for
+  one task costs a thread start, under the GIL, on a path every agent takes
+  every slot."""
   if parallel and len(tasks) > 1:
-    return concurrency.run_tasks(tasks)
+    return concurrency.run_tasks(tasks, max_workers=max(1, workers))
   return {key: task() for key, task in tasks.items()}
 
 
 class KeptThreads:
-  """A pool that grows to the largest batch it has run and keeps its threads."""
+  """A pool that grows to the largest batch it has run, up to `limit`
+  threads, and keeps its threads."""
 
-  def __init__(self, name: str):
+  def __init__(self, name: str, limit: int = DEFAULT_WORKERS):
     self._name = name
+    self._limit = max(1, limit)
     self._lock = threading.Lock()
     self._pool: futures.ThreadPoolExecutor | None = None
     self._size = 0
 
+  @property
+  def limit(self) -> int:
+    return self._limit
+
   def _executor(self, count: int) -> futures.ThreadPoolExecutor:
+    count = min(count, self._limit)
     with self._lock:
       if self._pool is None or self._size < count:
         if self._pool is not None:
@@ -50,7 +78,9 @@ class KeptThreads:
       return self._pool
 
   def start(self, count: int) -> None:
-    """Starts `count` threads now (before the first slot, say)."""
+    """Starts `count` threads (at most the limit) now (before the first
+    slot, say)."""
+    count = min(count, self._limit)
     if count < 1:
       return
     barrier = threading.Barrier(count)
@@ -65,11 +95,9 @@ class KeptThreads:
 
   def run_tasks(self, tasks: Mapping[str, Callable[[], _T]]
                 ) -> Mapping[str, _T]:
-    """`concurrency.run_tasks(tasks)`, every task on a thread of its own.
-
-    Not for tasks that wait on other tasks of the same call's pool: there
-    is a thread for every task, so none waits for a free one.
-    """
+    """`concurrency.run_tasks(tasks)` on the kept threads; tasks beyond
+    the limit wait for a free thread (so none may wait on another task of
+    the same call)."""
     if not tasks:
       return {}
     return concurrency.run_tasks(tasks, executor=self._executor(len(tasks)))
@@ -80,3 +108,33 @@ class KeptThreads:
       pool, self._pool, self._size = self._pool, None, 0
     if pool is not None:
       pool.shutdown(wait=False)
+
+
+class Background:
+  """Work handed to the shared background pool; `join` waits for it."""
+
+  def __init__(self, future: futures.Future):
+    self._future = future
+
+  def join(self) -> None:
+    futures.wait([self._future])
+
+  def done(self) -> bool:
+    return self._future.done()
+
+
+_background: futures.ThreadPoolExecutor | None = None
+_background_lock = threading.Lock()
+
+
+def background(fn: Callable[[], None]) -> Background:
+  """Runs `fn` on a pool of DEFAULT_WORKERS threads shared by the process
+  (a component's work that outlives the hook that starts it, such as a
+  ConflictDetector's detection): a thread per agent no more. `fn` must
+  handle its own errors, and must not wait on other background work."""
+  global _background  # pylint: disable=global-statement
+  with _background_lock:
+    if _background is None:
+      _background = futures.ThreadPoolExecutor(
+          max_workers=DEFAULT_WORKERS, thread_name_prefix="Background")
+    return Background(_background.submit(fn))

@@ -128,8 +128,10 @@ class Adjudication(entity_component.ContextComponent,
         model, place=place, behaviours=behaviours, max_tokens=max_tokens,
         similarity=similarity, default_place=default_place, doer=doer,
         policy=policy, target_norms=target_norms, places=places,
-        where=self._here if places is not None else None)
+        where=self._here if places is not None else None,
+        listed=self._listed if places is not None else None)
     self._perception = perception
+    self._default_place = default_place
     self._whereabouts_key = whereabouts_key
     self._names = tuple(sorted(player_names))
     self._clock_key = clock_key
@@ -144,8 +146,10 @@ class Adjudication(entity_component.ContextComponent,
     # Each agent's latest adjudicated action, which a continued action
     # carries forward (the action record's fields and what observers read).
     self._going_on = going_on_lib.GoingOn()
-    # Fifty adjudications a slot: their threads are kept between slots.
-    self._threads = threads.KeptThreads("Adjudication")
+    # Fifty adjudications a slot, or a thousand: their threads are kept
+    # between slots, as many as the endpoint serves requests at once.
+    self._threads = threads.KeptThreads("Adjudication",
+                                        threads.workers_for(model))
 
   def _component(self, key: str, type_):
     return self.get_entity().get_component(key, type_=type_)
@@ -160,6 +164,16 @@ class Adjudication(entity_component.ContextComponent,
     """Where `actor` is now (told to the referee with its action)."""
     return self._component(self._whereabouts_key,
                            whereabouts_lib.Whereabouts).place_of(actor)
+
+  def _listed(self, actor: str, action: str) -> list[str]:
+    """The places the referee's prompt lists for an action: near where the
+    actor is, and those its words or the scenario's default name."""
+    here = self._here(actor)
+    places = self._component(self._whereabouts_key,
+                             whereabouts_lib.Whereabouts).places
+    also = places.named_in(action, besides=here)
+    return places.near(here, [*also, *([self._default_place]
+                                       if self._default_place else [])])
 
   def _unsaid_place(self, actor: str, action: str) -> str:
     """The place of an action no answer of the referee placed, in a

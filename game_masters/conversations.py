@@ -17,8 +17,9 @@ dropped, in a `talk_dropped` record that says where each was.
 Conversations between different people run in parallel. The transcript is
 delivered verbatim to both participants with the next slot's observations
 (the receivers' norm identification reads it) and kept in a
-`conversation` record. Rounds are bounded so a chatty pair cannot stall the
-episode.
+`conversation` record; a turn that fails ends the talk (`ended` says
+why), and a talk in which nothing was said reaches nobody. Rounds are
+bounded so a chatty pair cannot stall the episode.
 """
 
 from __future__ import annotations
@@ -32,9 +33,7 @@ from typing import Any
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from concordia.utils import concurrency
-
-from crsec_concordia import observations, repetition
+from crsec_concordia import observations, repetition, threads
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
@@ -45,7 +44,6 @@ CONFLICT_DETECTOR_KEY = "ConflictDetector"
 # Why a request was dropped before scheduling (its TALK_DROPPED record).
 APART = "not in the same place"
 MAX_UTTERANCE_CHARS = 400
-NO_REPLY = "..."
 # Word-sequence similarity at which an utterance counts as a repeat.
 ECHO_RATIO = 0.7
 
@@ -62,7 +60,8 @@ def clean_utterance(text: str, speaker: str) -> str:
   """The words spoken, without quotes, name prefixes or stage directions.
 
   Agents answer in many shapes: `Abigail Chen: "Hi"`, `Abigail says, "Hi"`,
-  `"Hi"`, or plain `Hi`. The transcript keeps only the words, on one line.
+  `"Hi"`, or plain `Hi`. The transcript keeps only the words, on one line;
+  "" if there are none (a bare name or speech tag), which is no line of talk.
   """
   text = " ".join(text.replace("{", "(").replace("}", ")").split())
   quoted = re.findall(r'"([^"]+)"', text) or re.findall(
@@ -88,7 +87,7 @@ def clean_utterance(text: str, speaker: str) -> str:
   text = text.replace('"', "'")
   if len(text) > MAX_UTTERANCE_CHARS:
     text = text[:MAX_UTTERANCE_CHARS].rsplit(" ", 1)[0] + "..."
-  return text or NO_REPLY
+  return text
 
 
 def repeats_earlier(text: str, turns: Sequence[tuple[str, str]],
@@ -274,11 +273,11 @@ class NormConversations(entity_component.ContextComponent,
                  behaviour: str | None) -> str | None:
     """One turn's words; None if two tries give no line of the speaker's own.
 
-    An answer that only repeats an earlier line, or is the model stepping
-    out of character, is not an utterance. The second try asks for
-    something new outright (a different prompt, so a different seed). A
-    talk whose speaker has nothing of their own to say ends there: no line
-    is made up for anyone.
+    An answer with no words in it, one that only repeats an earlier line,
+    or the model stepping out of character, is not an utterance. The
+    second try asks for something new outright (a different prompt, so a
+    different seed). A talk whose speaker has nothing of their own to say
+    ends there: no line is made up for anyone.
     """
     call = turn_call_to_action(
         stamp=stamp, place=self._place, initiator=request["initiator"],
@@ -296,11 +295,13 @@ class NormConversations(entity_component.ContextComponent,
         raise _TurnFailed(f"{speaker.name}'s turn failed: "
                           f"{type(e).__name__}: {e}") from None
       if observations.is_no_action(answer):
-        # The act recorded its failure; its marker is no line of talk, and
-        # the partner must not read it as the speaker's words.
+        # An act that returns a no-action marker (StructuredAct raises
+        # instead, having recorded its failure): no line of talk, and the
+        # partner must not read it as the speaker's words.
         raise _TurnFailed(f"{speaker.name}'s turn failed: {answer.strip()}")
       said = clean_utterance(answer, speaker.name)
-      if not repeats_earlier(said, turns) and not out_of_character(said):
+      if (said and not repeats_earlier(said, turns)
+          and not out_of_character(said)):
         return said
     return None
 
@@ -337,7 +338,15 @@ class NormConversations(entity_component.ContextComponent,
             "turns": [{"speaker": s, "text": t} for s, t in turns]}
 
   def deliver(self, record: Mapping[str, Any]) -> None:
-    """Queues a talk's transcript for both participants' next observation."""
+    """Queues a talk's transcript for both participants' next observation.
+
+    A talk in which nobody said a word (its first turn failed) is no talk:
+    only its record says it was tried. An empty transcript would tell both
+    that they talked about the topic, and the receiver would look for a
+    norm in it.
+    """
+    if not record["turns"]:
+      return
     stamp = observations.Stamp(record["day"], record["clock"], record["step"])
     text = observations.format_conversation(
         stamp, record["initiator"], record["partner"], record["topic"],
@@ -378,7 +387,7 @@ class NormConversations(entity_component.ContextComponent,
         self._clock_key, type_=clock_lib.SlotClock).current_stamp()
     requests, apart = self._together(requests, stamp)
     held, dropped = schedule(requests)
-    results = concurrency.run_tasks({
+    results = threads.run_tasks({
         f"{i:04d}": functools.partial(self.run_conversation, r, stamp)
         for i, r in enumerate(held)})
     records = [results[k] for k in sorted(results)]

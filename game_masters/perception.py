@@ -89,13 +89,21 @@ class LocalPerception:
     unseen: dict[str, int] = {}
     order = {d: i for i, d in enumerate(deeds)}
     own = {d.actor: d for d in deeds}
+    # The deeds by the places they are seen at: a view's deeds are gathered
+    # from its few places, not sought among a town's every deed.
+    at: dict[str, list[Deed]] = {}
+    for d in deeds:
+      for place in dict.fromkeys((d.place, d.moved_from)):
+        if place is not None:
+          at.setdefault(place, []).append(d)
     in_view: dict[frozenset[str], list[Deed]] = {}
     slot = _Scores(deeds, self._embedder)
     ranked: dict[tuple, list[Deed]] = {}
     for observer in observers:
       view = self._places.perceived_from(where.get(observer, ""))
       if view not in in_view:
-        in_view[view] = [d for d in deeds if d.in_view_of(view)]
+        found = {d for p in view for d in at.get(p, ())}
+        in_view[view] = sorted(found, key=order.__getitem__)
       seen = in_view[view]
       mine = own.get(observer)
       if mine is not None and not mine.in_view_of(view):

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from crsec_concordia.scenarios.places import nearest_places
+
 
 @dataclasses.dataclass(frozen=True)
 class PlaceInfo:
@@ -83,6 +85,13 @@ class PlaceMap:
       return None
     return [{"id": p.id, "description": p.description}
             for p in self._places.values()]
+
+  def near(self, place_id: str, also: Iterable[str] = ()) -> list[str]:
+    """The place ids a prompt lists for someone at `place_id` (all of them
+    in a scenario of a few places; scenarios/places.py)."""
+    return nearest_places(list(self._places),
+                          {p: i.in_view for p, i in self._places.items()},
+                          place_id, also)
 
   def told(self, name: str, place_id: str) -> str:
     """Where `name` is, as its question for the slot tells it ("" for a

@@ -37,7 +37,8 @@ from crsec_concordia.scenarios.checks import (
     Positive, Role, Rounds, ScenarioName, Text, Threshold,
     cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
-from crsec_concordia.scenarios.places import Perception, Place, legacy_places
+from crsec_concordia.scenarios.places import (Perception, Place, legacy_places,
+                                              listed_places)
 from crsec_concordia.scenarios.population import Population
 from crsec_concordia.scenarios.population_draw import expand
 from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
@@ -318,9 +319,10 @@ class Scenario(ScenarioModel):
     """
     a = self.agent(name)
     # The places only where the file declares them: a scenario without
-    # keeps its agents' params (and prompts) as they were.
-    places = ({"places": [{"id": p.id, "description": p.description}
-                          for p in self.places]}
+    # keeps its agents' params (and prompts) as they were. A town's are
+    # those near the agent's home (MAX_LISTED_PLACES at most).
+    places = ({"places": listed_places(self.places, self.home_of(name),
+                                       self.start_place)}
               if self.declares_places else {})
     return {
         "name": a.name,

@@ -48,9 +48,9 @@ $crsec sweep examples/sweeps/mini_seeds.yaml --out "$RUNS/mini-seeds"
 # curve.
 $crsec sweep examples/sweeps/committed_minority_small.yaml \
   --out "$RUNS/minority-small"
-# The referee's answers on the labelled cases, for corrected behaviour
-# shares (metrics/data/referee_decisions/; about 13 minutes).
-.venv/bin/python bench/judgement_probe.py --all --record
+# The embedded model's calibration, shipped with the package, for corrected
+# behaviour shares (crsec_concordia/calibration/data/; docs/calibration.md).
+$crsec calibrate --out crsec_concordia/calibration/data/
 $crsec report --publish docs/results "$RUNS"/hobbs_cafe-baseline-seed1 \
   "$RUNS"/hobbs_cafe-normative-seed1 "$RUNS/mini-seeds" \
   "$RUNS/minority-small"

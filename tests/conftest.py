@@ -19,3 +19,11 @@ def server():
     yield fake
   finally:
     fake.stop()
+
+
+@pytest.fixture(autouse=True)
+def own_data_dir(tmp_path_factory, monkeypatch):
+  """The user's data directory (platformdirs: calibrations) a fresh one
+  per test, so a person's own calibrations never reach a test."""
+  monkeypatch.setenv("XDG_DATA_HOME",
+                     str(tmp_path_factory.mktemp("user_data")))

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from crsec_concordia.calibration import store
+from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.metrics.classifiers import measured as matcher_error
 from crsec_concordia.metrics.classifiers import referee_quality
@@ -20,6 +22,9 @@ from crsec_concordia.rundir import reading
 sys.path.insert(0, str(Path(__file__).parent))
 from metrics_fixtures import (ABIGAIL, CARLOS, ISABELLA, SAM, SCENARIO,  # pylint: disable=wrong-import-position
                               RunBuilder)
+
+# The fixture runs' model (metrics_fixtures.RunBuilder's run.json).
+SCRIPTED = ModelIdentity.of_described({"endpoint": "scripted"})
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -76,7 +81,9 @@ def test_behaviour_is_not_corrected_without_a_referee_measurement(tmp_path):
   m = run_metrics.compute(reading.read_run(build(tmp_path)))
   block = m.summary["correction"]["targets"]["no_smoking_indoors"]
   assert block["behaviour"]["rates"] is None
-  assert "not measured" in block["behaviour"]["note"]
+  assert block["behaviour"]["note"].startswith(
+      "not calibrated for scripted on hobbs_cafe")
+  assert "run crsec calibrate" in block["behaviour"]["note"]
   assert block["behaviour"]["final"]["corrected"] is None
   assert block["behaviour"]["final"]["raw"] == pytest.approx(0.5)
   assert all(math.isnan(v) for v in
@@ -95,10 +102,9 @@ def test_behaviour_is_corrected_with_recorded_referee_answers(tmp_path,
                "given": ["smoking_outside"]}])
   decisions = tmp_path / "decisions"
   decisions.mkdir()
-  (decisions / "cafe.json").write_text(json.dumps(
-      {"scenario": "hobbs_cafe_test", "model": "test", "behaviours": described,
-       "cases": cases}))
-  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  write_decisions(decisions / "cafe.json", described, cases,
+                  "hobbs_cafe_test")
+  monkeypatch.setattr(store, "search_dirs", lambda: [decisions])
   m = run_metrics.compute(reading.read_run(build(tmp_path)))
   block = m.summary["correction"]["targets"]["no_smoking_indoors"]["behaviour"]
   assert {k: block["rates"][k] for k in ("tp", "fp", "fn", "tn")} == {
@@ -106,22 +112,19 @@ def test_behaviour_is_corrected_with_recorded_referee_answers(tmp_path,
   assert block["final"]["corrected"] is not None
   # Another wording of a behaviour: the measurement does not hold.
   changed = dict(described, smoking_outside="steps out for a smoke")
-  (decisions / "cafe.json").write_text(json.dumps(
-      {"scenario": "x", "behaviours": changed, "cases": cases}))
+  write_decisions(decisions / "cafe.json", changed, cases, "x")
   m = run_metrics.compute(reading.read_run(build(tmp_path / "again")))
   assert m.summary["correction"]["targets"]["no_smoking_indoors"][
       "behaviour"]["rates"] is None
 
 
-def test_probe_files_are_counted_not_invented():
-  assert referee_quality.probe_cases("hobbs_cafe_mini") >= 11
-  assert referee_quality.probe_cases("no_such_scenario") is None
-
-
-def write_decisions(path, described, cases) -> None:
-  """Recorded referee answers on labelled cases (referee_quality.py)."""
-  path.write_text(json.dumps({"scenario": "t", "behaviours": described,
-                              "cases": cases}))
+def write_decisions(path, described, cases, venue="t") -> None:
+  """Recorded referee answers on labelled cases: the calibration
+  (calibration/store.py) of the fixture runs' model."""
+  path.unlink(missing_ok=True)
+  store.write(path, SCRIPTED, {venue: {
+      "scenario": venue, "labels": "probes", "prompts": None,
+      "behaviours": described, "cases": cases}})
 
 
 def recorded_decisions(tmp_path, monkeypatch, described, cases):
@@ -130,7 +133,7 @@ def recorded_decisions(tmp_path, monkeypatch, described, cases):
   decisions.mkdir()
   path = decisions / "cafe.json"
   write_decisions(path, described, cases)
-  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  monkeypatch.setattr(store, "search_dirs", lambda: [decisions])
   return path
 
 
@@ -313,14 +316,16 @@ def test_the_runs_own_venue_is_measured_before_another_with_its_words(
   decisions = tmp_path / "decisions"
   decisions.mkdir()
   # Sorted first by file name, but recorded on another venue.
-  (decisions / "a_other.json").write_text(json.dumps(
-      {"scenario": "another_venue", "model": "test",
-       "behaviours": described, "cases": [right] * 3 + [none] * 3}))
-  (decisions / "b_own.json").write_text(json.dumps(
-      {"scenario": scenario["name"], "model": "test",
-       "behaviours": described, "cases": [right] * 5 + [none] * 5}))
-  monkeypatch.setattr(referee_quality, "DECISIONS", decisions)
+  write_decisions(decisions / "a_other.json", described,
+                  [right] * 3 + [none] * 3, "another_venue")
+  write_decisions(decisions / "b_own.json", described,
+                  [right] * 5 + [none] * 5, scenario["name"])
+  monkeypatch.setattr(store, "search_dirs", lambda: [decisions])
   target = reading.read_run(build(tmp_path)).targets[0]
-  measured = referee_quality.rates(target, scenario)
+  measured = referee_quality.rates(target, scenario,
+                                  model={"endpoint": "scripted"})
+  # A run that records no model: nobody's error is taken for its referee's.
+  unknown = referee_quality.rates(target, scenario)
+  assert unknown.rates is None and "records no model" in unknown.note
   assert scenario["name"] in measured.note
   assert measured.rates.tp == 5

@@ -91,6 +91,23 @@ def test_a_failed_doer_call_is_recorded_and_its_tag_not_counted():
   assert failure["error"].startswith("smoking_indoors:")
 
 
+def test_a_failed_doer_call_then_a_failed_look_are_both_recorded():
+  """No failure replaces another: the look after a failed doer check
+  fails too, and the action's failure record holds both errors."""
+  model = ScriptedModel([
+      (r"who smokes", "this is not JSON"),
+      (crsec_script.LOOK, "nor is this"),
+      (r"You are the referee", _referee(["smoking_indoors"]))])
+  event, failure = _adjudication(model).adjudicate(
+      "Carlos Gomez", "Carlos Gomez lights a cigarette at his table.")
+  assert event["behaviours"] == [] and event["second_look"]["why"] == (
+      "the call failed")
+  assert failure["op"] == doer_check.TAG
+  assert failure["error"].startswith("smoking_indoors:")
+  assert "; GM.look: scripted answer is not JSON" in failure["error"]
+  assert failure["raw"] == "this is not JSON"
+
+
 def test_the_check_can_be_left_out():
   model = ScriptedModel([LOOK_RULE, (r"You are the referee", _referee(["loud"]))])
   referee = adjudication.Adjudication(

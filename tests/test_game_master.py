@@ -35,6 +35,7 @@ from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters.referee import general_call, tag_gate
 from crsec_concordia.models import ScriptedModel
+from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.operations.base import has_evidence
 from crsec_concordia.runs.slot_engine import SlotEngine
 from crsec_concordia.scenarios import parse_scenario
@@ -384,26 +385,40 @@ def test_a_conversation_runs_its_rounds_and_reaches_both_sides_only():
   assert "No smoking indoors" not in talk_calls[0]
 
 
-def test_a_turn_whose_answer_failed_its_schema_ends_the_talk(monkeypatch):
-  """The act's failure marker is no line of talk: nobody reads it as words."""
+@pytest.mark.parametrize("speaker", ["Carlos Gomez", "Abigail Chen"])
+@pytest.mark.parametrize("failed", ["marker", "raises"])
+def test_a_turn_whose_answer_failed_its_schema_ends_the_talk(
+    monkeypatch, speaker, failed):
+  """A failed turn is no line of talk: the act's failure marker (or its
+  StructuredOutputError: StructuredAct raises for a line of talk) ends the
+  talk, nobody reads it as words, and a talk that failed before a word was
+  said reaches nobody."""
   model = referee_model()
   sim = simulation(model)
-  carlos = agents(sim)["Carlos Gomez"]
-  act = carlos.act
+  person = agents(sim)[speaker]
+  act = person.act
 
   def failing_speech(action_spec=None):
     if action_spec is not None and action_spec.tag == obs.SPEECH_TAG:
-      return f"{carlos.name} {structured_act.NO_VALID_ACTION}"
+      if failed == "raises":
+        raise StructuredOutputError("the answer fails the schema", raw="5",
+                                    attempts=3)
+      return f"{person.name} {structured_act.NO_VALID_ACTION}"
     return act(action_spec)
 
-  monkeypatch.setattr(carlos, "act", failing_speech)
+  monkeypatch.setattr(person, "act", failing_speech)
   sim.play(max_steps=3)
   records = game_masters.drain_records(sim.get_game_masters()[0])
   talk, = [r for r in records if r["kind"] == "conversation"]
-  assert [t["speaker"] for t in talk["turns"]] == ["Abigail Chen"]
-  assert talk["ended"].startswith("Carlos Gomez's turn failed")
-  for person in agents(sim).values():
-    assert not any(obs.NO_ACTION_MARK in o for o in seen(person))
+  said = ["Abigail Chen"] if speaker == "Carlos Gomez" else []
+  assert [t["speaker"] for t in talk["turns"]] == said
+  assert talk["ended"].startswith(f"{speaker}'s turn failed")
+  transcripts = [o for p in agents(sim).values() for o in seen(p)
+                 if "Conversation between" in o]
+  assert len(transcripts) == (2 if said else 0)
+  for p in agents(sim).values():
+    assert not any(obs.NO_ACTION_MARK in o for o in seen(p))
+    assert not any(f'{speaker}: "' in o for o in seen(p))
 
 
 def test_the_episode_ends_at_the_scenario_length_without_asking_a_model():
@@ -512,7 +527,8 @@ def test_waiting_events_arrive_together_as_one_observation():
     ("Abigail Chen: Of course.", "Of course."),
     ("Abigail asks Carlos: could you step out?", "could you step out?"),
     ("I would rather not.", "I would rather not."),
-    ("", conversations.NO_REPLY),
+    ("", ""),
+    ("Abigail Chen:", ""),
     ('Line one.\nLine "two".', "two"),
     ("Abigail nods warmly, saying: 'I'm glad you're here, Carlos.'",
      "I'm glad you're here, Carlos."),

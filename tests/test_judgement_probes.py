@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import models
-from crsec_concordia.calibration import probe_run, probes
+from crsec_concordia.calibration import identity, probe_run, probes, store
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers import referee_quality
@@ -247,32 +247,38 @@ def test_the_probe_says_what_is_wrong_in_one_line_and_exit_2(tmp_path, capsys):
 
 def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
     tmp_path):
-  """--record writes what metrics/classifiers/referee_quality.py reads: a
-  referee that answers every case as labelled gives no false tag for a
-  target."""
+  """--record writes the model's calibration, which metrics/classifiers/
+  referee_quality.py reads: a referee that answers every case as labelled
+  gives no false tag for a target; only for the model it measured."""
   scenario = load_scenario("hobbs_cafe_mini")
   cases = probes.load_probes(probes.probes_path(scenario), scenario).referee
-  decisions = [{"action": c.action, "truth": sorted(c.behaviours),
-                "given": sorted(c.behaviours)} for c in cases]
-  path = probe.record_decisions(scenario, "a scripted referee", decisions,
-                                tmp_path)
-  assert json.loads(path.read_text())["model"] == "a scripted referee"
+  measured = {"venue": scenario.name, "summary": {},
+              "behaviours": {b.id: b.description
+                             for b in scenario.behaviours},
+              "referee": [{"action": c.action, "truth": sorted(c.behaviours),
+                           "given": sorted(c.behaviours)} for c in cases]}
+  described = {"endpoint": "http://127.0.0.1:1/v1", "model": "a scripted "
+               "referee", "judgement_prompts": identity.prompts_hash()}
+  who = identity.ModelIdentity.of_described(described)
+  path = store.write(store.target_path(who, tmp_path), who,
+                     {scenario.name: store.probe_entry(measured, who.prompts)})
+  assert json.loads(path.read_text())["model"]["name"] == "a scripted referee"
   target = scenario.target_norms[0]
-  measured = referee_quality.rates(
-      target, scenario.model_dump(mode="json"), decisions=tmp_path)
-  assert measured.rates is not None, measured.note
-  assert measured.rates.fp == measured.rates.fn == 0
-  assert measured.rates.tp > 0
-  # The same model as the run's referee: its error is this run's.
-  same = referee_quality.rates(target, scenario.model_dump(mode="json"),
-                               decisions=tmp_path, model="a scripted referee")
-  assert same.rates == measured.rates
+  as_dict = scenario.model_dump(mode="json")
+  same = referee_quality.rates(target, as_dict, calibrations=[tmp_path],
+                               model=described)
+  assert same.rates is not None, same.note
+  assert same.rates.fp == same.rates.fn == 0
+  assert same.rates.tp > 0
+  assert path.name in same.note and "NOTE" not in same.note
   # Another model's answers say nothing of this run's referee.
-  other = referee_quality.rates(target, scenario.model_dump(mode="json"),
-                                decisions=tmp_path, model="a 7B model")
+  other = referee_quality.rates(target, as_dict, calibrations=[tmp_path],
+                                model={**described, "model": "a 7B model"})
   assert other.rates is None
-  assert "measured with a scripted referee" in other.note
-  assert "not corrected" in other.note and "--record" in other.note
+  assert other.note.startswith("not calibrated for a 7B model on "
+                               "hobbs_cafe_mini: run crsec calibrate "
+                               "hobbs_cafe_mini --base-url http://127.0.0.1:1"
+                               "/v1 --model 'a 7B model'")
 
 
 def test_only_keeps_the_sections_asked_for(capsys):
@@ -324,7 +330,7 @@ def test_cases_asked_at_once_are_recorded_in_the_cases_order():
   assert [d["action"] for d in four["referee"]] == [
       c.action for c in cases.referee]
   assert four == one
-  recorded = probe.decisions(four)
+  recorded = store.decisions(four)
   assert any(d["given"] == ["picked_own_plot"] for d in recorded)
   assert set(recorded[0]) == {"action", "truth", "given", "scores",
                               "deed_scores", "doers", "by_actor", "looked"}

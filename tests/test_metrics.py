@@ -131,6 +131,9 @@ def test_conflicts_conversations_and_thoughts_per_step(tmp_path):
                  [(ABIGAIL, "Would you smoke outside?"), (CARLOS, "Sorry.")])
   b.conversation(2, SAM, CARLOS, "the weather", None,
                  [(SAM, "Nice day."), (CARLOS, "It is.")])
+  # Its first turn failed: nothing said, no talk (a failure record's).
+  b.conversation(3, ABIGAIL, SAM, "smoking indoors", "No smoking indoors.",
+                 [])
   b.thought(2, ISABELLA, ["Smoking indoors makes the air unpleasant for "
                           "other guests.",
                           "Jennifer is drawing pictures at the corner table."])

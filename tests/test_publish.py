@@ -54,6 +54,13 @@ def test_publish_writes_readme_results_and_small_figures(tmp_path, capsys):
     assert run["cached_calls"] == (2 if run["arm"] == "normative" else 0)
     assert run["calls"] > run["cached_calls"]
   group = results["groups"][0]
+  # Runs of a model nobody calibrated: their behaviour shares are raw, and
+  # the page says why and what to run.
+  assert group["not_corrected"][0].startswith("not calibrated for scripted "
+                                              "on hobbs_cafe_synthetic: run "
+                                              "crsec calibrate ")
+  readme = (out / "README.md").read_text()
+  assert "Behaviour shares shown raw, not corrected:" in readme
   assert [f["finding"] for f in group["findings"]][0].startswith(
       "Target norms emerge")
   assert len(group["findings"]) == 6

@@ -115,6 +115,31 @@ def test_questionnaire_has_one_task_per_operation(tmp_path):
       len(v) for (a, _), v in by.items() if a == ABIGAIL)
 
 
+def test_a_failed_act_is_no_item_and_no_observation(tmp_path):
+  """An act whose answer failed is the act's marker in its record, and a
+  talk whose first turn failed has no lines: nobody perceived either, so
+  no rater reads them as something done, seen or heard."""
+  b = RunBuilder(tmp_path / "run", steps=2)
+  failed = f"{CARLOS} (no valid action: the model's answer failed its schema)"
+  b.action(1, CARLOS, [], failed)
+  b.action(1, SAM, ["smoking_outside"], "Sam smokes outside.")
+  b.thought(2, ISABELLA, ["Sam went out to smoke."])
+  # Carlos is told a norm in a talk; a later talk, whose first turn failed,
+  # said nothing and is not what he heard.
+  b.conversation(1, ABIGAIL, CARLOS, "smoking", "No smoking indoors.",
+                 [(ABIGAIL, "Please smoke outside.")])
+  b.hold(2, CARLOS, "Smoke outside.", source_agent=ABIGAIL,
+         source_text="the conversation")
+  b.conversation(2, ABIGAIL, CARLOS, "smoking", "No smoking indoors.", [])
+  items = questionnaire.items_for_run(reading.read_run(b.write()))
+  assert not any("no valid action" in i.input + i.output for i in items)
+  heard, = [i.input for i in items if i.operation == "receiver"]
+  assert "Please smoke outside." in heard
+  assert [i.agent for i in items if i.operation == "action"] == [SAM]
+  seen, = [i.input for i in items if i.operation == "observation"]
+  assert "Sam smokes outside." in seen
+
+
 def test_questionnaire_sampling_is_seeded(tmp_path):
   run = reading.read_run(every_operation_run(tmp_path / "run"))
   items = questionnaire.items_for_run(run)
@@ -172,8 +197,8 @@ def test_the_run_report_says_where_the_referees_error_was_measured(tmp_path):
   unlabelled.action(1, CARLOS, ["smoking_indoors"], "Carlos lights up.")
   page = report.run_report(unlabelled.write()).index.read_text()
   assert "Behaviour is counted from the referee" in page
-  assert "referee error not measured: no labelled probe cases" in page
-  assert "bench/judgement_probe.py --scenario SCENARIO --probes FILE" in page
+  assert "not calibrated for scripted on " in page
+  assert "run crsec calibrate --sheet " in page
 
   cafe = load_scenario("hobbs_cafe_mini").to_dict()
   scenario = copy.deepcopy(SCENARIO)
@@ -182,5 +207,11 @@ def test_the_run_report_says_where_the_referees_error_was_measured(tmp_path):
   scenario["target_norms"] = cafe["target_norms"]
   labelled = RunBuilder(tmp_path / "labelled", steps=2, scenario=scenario)
   labelled.action(1, CARLOS, ["smoking_indoors"], "Carlos lights up.")
-  page = report.run_report(labelled.write()).index.read_text()
-  assert "probe cases of hobbs_cafe_mini" in page
+  run_dir = labelled.write()
+  info = json.loads((run_dir / "run.json").read_text())
+  info["model"] = {"endpoint": "embedded",
+                   "model": "qwen2.5-coder-1.5b-instruct-q4_k_m"}
+  (run_dir / "run.json").write_text(json.dumps(info))
+  page = report.run_report(run_dir).index.read_text()
+  # The embedded model's calibration, shipped with the package.
+  assert "probe cases of hobbs_cafe_mini, calibration of " in page

@@ -143,7 +143,12 @@ def test_a_run_writes_its_directory(uninterrupted):
       f"step_{n:04d}.json" for n in range(1, 6)]
   assert set(norms(d, 5)) == {"Abigail Chen", "Carlos Gomez", "Tom Gomez"}
   assert sorted(p.name for p in (d / "checkpoints").iterdir()) == [
-      "step_4_checkpoint.json", "step_5_checkpoint.json"]
+      "log.jsonl", "step_4_checkpoint.json", "step_5_checkpoint.json"]
+  # Concordia's raw log, a slot a line, not in the checkpoints.
+  assert [e["Step"] for e in map(json.loads, open(
+      d / "checkpoints" / "log.jsonl", encoding="utf-8"))] == [1, 2, 3, 4, 5]
+  assert json.loads((d / "checkpoints" / "step_5_checkpoint.json")
+                    .read_text())["raw_log"] == []
   usage = json.loads((d / "usage.json").read_text())
   # A continued action is carried forward, not adjudicated again.
   continued = [a for a in actions if a.get("continued")]
@@ -213,7 +218,7 @@ def test_a_run_written_under_the_old_game_master_name_still_resumes(
   """The game master prefab was `cafe__GameMaster` (its clock `CafeClock`)
   until 2026-11-23; run directories checkpointed then still resume."""
   d = _crashed_in_slot_4(tmp_path, embedder, monkeypatch)
-  for checkpoint in (d / "checkpoints").iterdir():
+  for checkpoint in (d / "checkpoints").glob("step_*_checkpoint.json"):
     text = checkpoint.read_text()
     assert '"venue__GameMaster"' in text and '"SlotClock"' in text
     checkpoint.write_text(text.replace('"venue__GameMaster"',

@@ -8,6 +8,8 @@ import platform
 import sys
 import time
 
+from crsec_concordia.calibration import advice, store
+from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
 from crsec_concordia.models import StructuredOutputError, embedded, make_model
 
@@ -27,6 +29,20 @@ def add_parser(sub) -> None:
 
 def _line(ok: bool, what: str, detail: str) -> None:
   print(f"[{'ok' if ok else 'FAIL'}] {what}: {detail}")
+
+
+def _calibration(config) -> str:
+  """The venues this model is calibrated on, or the command that would."""
+  identity = ModelIdentity.of_endpoint(config)
+  venues = {e["scenario"]: e.get("prompts") == identity.prompts
+            for e in store.entries()
+            if identity.same_model(ModelIdentity.from_dict(e["model"]))}
+  if not venues:
+    return (f"none for {identity.name}: behaviour shares of its runs are "
+            f"raw until `crsec calibrate{advice.model_flags(config.describe())}`")
+  return f"{identity.name} on " + ", ".join(
+      v + ("" if same else " (other judgement prompts)")
+      for v, same in sorted(venues.items()))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
           f"{e} (last answer {e.raw[:60]!r}); try --schema-mode json_object "
           "or grammar")
     failures += 1
+  print(f"[info] calibration: {_calibration(config)}")
   print("doctor: all checks passed" if not failures
         else f"doctor: {failures} check(s) failed")
   return 1 if failures else 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
 
 
 def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
@@ -24,12 +25,18 @@ def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
                                                "grammar"),
                      help="how schemas reach the server (env CRSEC_SCHEMA_MODE)")
   group.add_argument("--timeout", type=float, help="seconds per request")
+  group.add_argument(
+      "--max-in-flight", type=int, metavar="N",
+      help="requests sent at once at most (env CRSEC_MAX_IN_FLIGHT; "
+           "default: the embedded server's slots, else "
+           f"{DEFAULT_IN_FLIGHT}); the run's threads are sized by it")
 
 
 def endpoint_from(args: argparse.Namespace) -> EndpointConfig:
   """The endpoint the flags (and the environment) name."""
   return EndpointConfig.resolve(args.base_url, args.api_key, args.model,
-                                args.schema_mode, args.timeout)
+                                args.schema_mode, args.timeout,
+                                args.max_in_flight)
 
 
 def positive(name: str):

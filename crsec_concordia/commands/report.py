@@ -19,6 +19,7 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs
+from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
@@ -61,7 +62,9 @@ def add_parser(sub) -> None:
 def _matcher_factory(args: argparse.Namespace):
   if not args.llm_judge:
     return None
-  judge = LLMJudge(make_model(endpoint_from(args), seed=0))
+  endpoint = endpoint_from(args)
+  judge = LLMJudge(make_model(endpoint, seed=0),
+                   identity=ModelIdentity.of_endpoint(endpoint))
   return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
                                  judge=judge)
 

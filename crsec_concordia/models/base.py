@@ -229,6 +229,9 @@ class StructuredLanguageModel(language_model.LanguageModel, abc.ABC):
   """A Concordia language model with schema-constrained JSON answers."""
 
   usage: UsageMeter
+  # The requests it sends at once at most (the endpoint's capacity), or
+  # None: no bound. Thread pools are sized by it (crsec_concordia/threads.py).
+  max_in_flight: int | None = None
 
   @abc.abstractmethod
   def sample_json(
@@ -286,6 +289,10 @@ class TaggedModel(language_model.LanguageModel):
   @property
   def usage(self) -> UsageMeter:
     return self._base.usage
+
+  @property
+  def max_in_flight(self) -> int | None:
+    return self._base.max_in_flight
 
   @override
   def sample_text(self, prompt: str, **kwargs) -> str:

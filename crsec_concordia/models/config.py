@@ -24,6 +24,31 @@ def _env(*names: str) -> str | None:
   return None
 
 
+# Requests sent at once to an OpenAI-compatible endpoint, by default: a
+# server that takes more (vLLM batches hundreds) is told so with
+# --max-in-flight; one with fewer slots queues the rest with the client's
+# timeout running.
+DEFAULT_IN_FLIGHT = 32
+
+
+def _max_in_flight(flag: int | None) -> int | None:
+  """--max-in-flight, else CRSEC_MAX_IN_FLIGHT, else None (the endpoint
+  kind's default); a person's typo is one line."""
+  where, value = ("--max-in-flight", flag) if flag is not None else (
+      "CRSEC_MAX_IN_FLIGHT", _env("CRSEC_MAX_IN_FLIGHT"))
+  if value is None:
+    return None
+  try:
+    count = int(value)
+  except ValueError:
+    count = 0
+  if count < 1:
+    raise EndpointError(
+        f"{where} {value!r} is not a whole number of requests of at least 1: "
+        f"use e.g. {DEFAULT_IN_FLIGHT}.")
+  return count
+
+
 def _timeout(flag: float | None) -> float:
   """--timeout, else CRSEC_TIMEOUT, else 180 s; a person's typo is one line."""
   where, value = ("--timeout", flag) if flag is not None else (
@@ -53,11 +78,16 @@ class EndpointConfig:
   # per-node host starts one and shares it: two llama.cpp servers on the
   # same cores are about ten times slower), instead of one per process.
   embedded_base_url: str | None = None
+  # Requests sent at once at most (the others wait in the client, and the
+  # run's thread pools are sized by it); None: the endpoint kind's default
+  # (`in_flight`).
+  max_in_flight: int | None = None
 
   @classmethod
   def resolve(cls, base_url: str | None = None, api_key: str | None = None,
               model: str | None = None, schema_mode: str | None = None,
-              timeout: float | None = None) -> "EndpointConfig":
+              timeout: float | None = None,
+              max_in_flight: int | None = None) -> "EndpointConfig":
     """Flags win over CRSEC_* variables, which win over OPENAI_* ones."""
     config = cls(
         base_url=base_url or _env("CRSEC_BASE_URL", "OPENAI_BASE_URL"),
@@ -65,6 +95,7 @@ class EndpointConfig:
         model=model or _env("CRSEC_MODEL", "OPENAI_MODEL"),
         schema_mode=schema_mode or _env("CRSEC_SCHEMA_MODE"),
         timeout=_timeout(timeout),
+        max_in_flight=_max_in_flight(max_in_flight),
     )
     if config.schema_mode and config.schema_mode not in SCHEMA_MODES:
       raise EndpointError(
@@ -81,14 +112,25 @@ class EndpointConfig:
   def embedded(self) -> bool:
     return not self.base_url
 
+  @property
+  def in_flight(self) -> int:
+    """The bound on requests at once: `max_in_flight`, else the embedded
+    server's slots, else DEFAULT_IN_FLIGHT."""
+    if self.max_in_flight:
+      return self.max_in_flight
+    return (embedded.ServerSettings().n_parallel if self.embedded
+            else DEFAULT_IN_FLIGHT)
+
   def describe(self) -> dict[str, str | None]:
     """What a run records about its model (never the key, nor credentials
     in the base URL)."""
     if self.embedded:
       return {"endpoint": "embedded", "model": embedded.MODEL_NAME,
-              "sha256": embedded.MODEL_SHA256}
+              "sha256": embedded.MODEL_SHA256,
+              "max_in_flight": self.in_flight}
     return {"endpoint": redact_url(self.base_url), "model": self.model,
-            "schema_mode": self.schema_mode or "json_schema"}
+            "schema_mode": self.schema_mode or "json_schema",
+            "max_in_flight": self.in_flight}
 
 
 def make_model(
@@ -130,12 +172,13 @@ def make_model(
         timeout=config.timeout, schema_mode=config.schema_mode or "grammar",
         cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect,
         call_log=call_log, one_line_json=True,
-        max_in_flight=embedded.ServerSettings().n_parallel)
+        max_in_flight=config.in_flight)
   else:
     model = OpenAICompatibleModel(
         config.base_url, config.api_key or "none", config.model, seed=seed,
         cache=cache, timeout=config.timeout,
-        schema_mode=config.schema_mode or "json_schema", call_log=call_log)
+        schema_mode=config.schema_mode or "json_schema", call_log=call_log,
+        max_in_flight=config.in_flight)
   if check:
     model.check()
   return model

@@ -115,6 +115,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self._connect = connect
     self.call_log = call_log
     self._one_line_json = one_line_json
+    self.max_in_flight = max_in_flight or None
     self._in_flight = (threading.BoundedSemaphore(max_in_flight)
                        if max_in_flight else contextlib.nullcontext())
     self._client_lock = threading.Lock()

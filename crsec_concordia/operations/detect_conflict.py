@@ -9,7 +9,9 @@ behaviour against that one rule, first quoting the words of the behaviour
 the rule is about (or "none"), then breaks / follows / unrelated; a breach
 with no words quoted is no breach. The behaviours of one slot are judged in
 one call per observer, one schema entry per person seen, so the model can
-skip or merge no one. The trials: docs/trials/operations.md#detectconflict.
+skip or merge no one; questions several observers hold are asked once, with
+no observer named (components/shared_judgements.py). The trials:
+docs/trials/operations.md#detectconflict.
 """
 
 from __future__ import annotations
@@ -64,13 +66,18 @@ def schema(items: Sequence[Observed]) -> dict:
   return obj({key: entry for key in item_keys(items)})
 
 
-def prompt(observer: str, items: Sequence[Observed]) -> str:
+def prompt(observer: str | None, items: Sequence[Observed]) -> str:
   """What was seen first, the questions after it (unlike the other
   operations: asked first, the questions made a small model judge plain
-  breaches as kept)."""
-  lines = [f"{observer} holds some rules about how people should behave. "
-           "Each thing another person did is shown with the rule it is most "
-           "about.", ""]
+  breaches as kept). With no observer, nothing of who asks is said: the
+  questions are shared by everyone who holds their rules."""
+  opening = ("Some people hold rules about how people should behave. Each "
+             "thing a person did is shown with the rule it is most about."
+             if observer is None else
+             f"{observer} holds some rules about how people should behave. "
+             "Each thing another person did is shown with the rule it is "
+             "most about.")
+  lines = [opening, ""]
   for key, item in zip(item_keys(items), items):
     lines.append(f"{key} ({item.place}): \"{item.behaviour}\"")
     if item.focus and item.focus != item.behaviour:
@@ -86,10 +93,11 @@ def prompt(observer: str, items: Sequence[Observed]) -> str:
   return "\n".join(lines)
 
 
-def detect_conflicts(model: StructuredModel, *, observer: str,
+def detect_conflicts(model: StructuredModel, *, observer: str | None,
                      items: Sequence[Observed],
                      on_failure: FailureSink | None) -> list[Judgement] | None:
-  """A judgement per item (in order), or None if the model failed."""
+  """A judgement per item (in order), or None if the model failed; with
+  `observer` None, the questions are asked of no one in particular."""
   if not items:
     return []
   answer = structured_call(

@@ -11,6 +11,12 @@ them as before, so their calls still overlap. The components of one hook
 never depend on each other's order (each says so; NormMemory.note is
 idempotent), so either way gives the same contexts. The measurements:
 docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
+
+Its measurements (what its components log) keep the last few data of each
+channel: Concordia's keep every datum of the run, each act's whole prompt
+among them, and only the last is read (`get_last_log`, which the engine
+puts in the run's log each slot); kept, they made an agent's memory grow
+with every slot.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 
 from concordia.agents import entity_agent_with_logging
 from concordia.typing import entity_component
+from concordia.utils import measurements as measurements_lib
 
 
 def waits_on_model(component: Any, hook: str) -> bool:
@@ -32,8 +39,30 @@ def waits_on_model(component: Any, hook: str) -> bool:
   return bool(ask(hook)) if callable(ask) else False
 
 
+# The data kept per channel of an agent's measurements.
+KEPT_DATA = 8
+
+
+class RecentMeasurements(measurements_lib.Measurements):
+  """Concordia's Measurements keeping the last KEPT_DATA data of a channel."""
+
+  def publish_datum(self, channel: str, datum: Any,
+                    capture_key: str | None = None) -> None:
+    del capture_key
+    with self._channels_lock:
+      data = self._get_channel_or_create(channel)
+      data.append(datum)
+      if len(data) > KEPT_DATA:
+        del data[:-KEPT_DATA]
+
+
 class SlotAgent(entity_agent_with_logging.EntityAgentWithLogging):
   """Concordia's entity agent, its hooks run in its own thread when they can."""
+
+  def __init__(self, *args, measurements=None, **kwargs):
+    super().__init__(*args, measurements=(
+        RecentMeasurements() if measurements is None else measurements),
+                     **kwargs)
 
   def _parallel_call_(self, method_name: str, *args, executor=None
                       ) -> entity_component.ComponentContextMapping:

@@ -68,6 +68,11 @@ NORM_SNAPSHOT = re.compile(r"^step_(\d+)\.json$")
 NORM_SNAPSHOTS = "step_*.json"
 # checkpoints/step_7_checkpoint.json: Concordia's checkpoint after slot 7.
 CHECKPOINT_FILES = "step_*_checkpoint.json"
+# checkpoints/log.jsonl: Concordia's raw log, one entry a slot as each slot
+# ends (a checkpoint holds none of it: the log grows by every agent's logs
+# each slot, and kept in memory and in every checkpoint it made memory per
+# agent grow with the run's length).
+CHECKPOINT_LOG = "log.jsonl"
 
 
 def temporary(name: str) -> str:

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.rundir.format import (
-    CHECKPOINT_FILES, CHECKPOINTS, CONFIG_JSON, EVENTS, LOG_HTML, LOG_JSON,
-    NORM_SNAPSHOTS, NORMS, RUN_JSON, RUN_LOG, SCENARIO_JSON, STEP, USAGE_JSON,
-    checkpoint, checkpoint_step, norm_snapshot, snapshot_step, temporary)
+    CHECKPOINT_FILES, CHECKPOINT_LOG, CHECKPOINTS, CONFIG_JSON, EVENTS,
+    LOG_HTML, LOG_JSON, NORM_SNAPSHOTS, NORMS, RUN_JSON, RUN_LOG,
+    SCENARIO_JSON, STEP, USAGE_JSON, checkpoint, checkpoint_step,
+    norm_snapshot, snapshot_step, temporary)
 
 __all__ = [
     # The format's names a writer uses.
@@ -32,9 +33,10 @@ __all__ = [
     "RUN_JSON", "RUN_LOG", "SCENARIO_JSON", "USAGE_JSON", "norm_snapshot",
     # Writing.
     "KEEP_CHECKPOINTS", "VERSIONED", "USAGE_FIELDS", "add_usage",
-    "append_records", "checkpoint_path", "drop_norm_snapshots_after",
-    "git_commit", "now", "provenance", "read_json", "save_checkpoint",
-    "totals", "truncate_events", "versions", "write_json", "write_log_json",
+    "append_log", "append_records", "checkpoint_path",
+    "drop_norm_snapshots_after", "git_commit", "now", "provenance",
+    "read_json", "read_log", "save_checkpoint", "totals", "truncate_events",
+    "versions", "write_json", "write_log_json",
 ]
 
 KEEP_CHECKPOINTS = 2
@@ -167,6 +169,33 @@ def save_checkpoint(run_dir: Path, step: int, data: Mapping[str, Any]) -> None:
     number = checkpoint_step(old.name)
     if number is not None and number <= step - KEEP_CHECKPOINTS:
       old.unlink(missing_ok=True)
+
+
+def append_log(run_dir: Path, entries: Iterable[Mapping[str, Any]]) -> None:
+  """Appends raw-log entries to checkpoints/log.jsonl."""
+  append_records(run_dir / CHECKPOINTS / CHECKPOINT_LOG, entries)
+
+
+def read_log(run_dir: Path, upto: int) -> list[dict[str, Any]]:
+  """The raw log of slots 1 to `upto`, in order: an entry of a slot played
+  again after a resume replaces the first one."""
+  path = run_dir / CHECKPOINTS / CHECKPOINT_LOG
+  if not path.is_file():
+    return []
+  by_step: dict[int, dict[str, Any]] = {}
+  other: list[dict[str, Any]] = []
+  with open(path, encoding="utf-8") as f:
+    for line in f:
+      if not line.strip():
+        continue
+      entry = json.loads(line)
+      step = entry.get("Step") if isinstance(entry, dict) else None
+      if isinstance(step, int):
+        if step <= upto:
+          by_step[step] = entry
+      else:
+        other.append(entry)
+  return other + [by_step[s] for s in sorted(by_step)]
 
 
 def add_usage(a: Mapping[str, Mapping[str, int]],

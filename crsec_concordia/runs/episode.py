@@ -10,7 +10,8 @@ from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import observations
+from crsec_concordia import observations, threads
+from crsec_concordia.calibration.identity import prompts_hash
 from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure.usage import per_agent_hour
@@ -40,14 +41,19 @@ def _cache_path(enabled: bool) -> Path | None:
 
 def model_for(endpoint: EndpointConfig, seed: int, cache: bool, model,
               progress: bool):
-  """The run's model (given, or built from the endpoint) and its description."""
+  """The run's model (given, or built from the endpoint) and its
+  description, with the hash of the judgement prompts it is asked in (the
+  calibration that corrects its shares must be of the same:
+  crsec_concordia/calibration/identity.py)."""
+  prompts = {"judgement_prompts": prompts_hash()}
   if model is not None:
     return as_structured(model), {"endpoint": "given",
-                                  "model": type(as_structured(model)).__name__}
+                                  "model": type(as_structured(model)).__name__,
+                                  **prompts}
   say = (lambda m: print(f"crsec: {m}", file=sys.stderr)) if progress else None
   built = make_model(endpoint, seed=seed, cache_path=_cache_path(cache),
                      progress=say)
-  return built, endpoint.describe()
+  return built, {**endpoint.describe(), **prompts}
 
 
 def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
@@ -63,7 +69,9 @@ def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
 
 
 def simulation(config, model, embedder) -> simulation_lib.Simulation:
-  return SlotSimulation(config, model, embedder, engine=SlotEngine())
+  engine = SlotEngine()
+  engine.workers = threads.workers_for(as_structured(model))
+  return SlotSimulation(config, model, embedder, engine=engine)
 
 
 def run_episode(

@@ -133,8 +133,10 @@ def resume_episode(
     # Every slot was flushed; only the end of the run was lost.
     info.update(status="completed", finished=rundir.now())
     rundir.write_json(run_dir / rundir.RUN_JSON, info)
+    # A checkpoint of an older run holds the raw log; a newer run's is in
+    # checkpoints/log.jsonl (runs/session.py).
     log = structured_logging.SimulationLog.from_raw_log(
-        simulation.get_raw_log())
+        list(simulation.get_raw_log()) + rundir.read_log(run_dir, done))
     (run_dir / rundir.LOG_HTML).write_text(log.to_html(), encoding="utf-8")
     rundir.write_log_json(run_dir, log)
     return run_dir

@@ -36,14 +36,17 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
+from concordia.utils import structured_logging
 from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
+from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.components.shared_judgements import SharedJudgements
 from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import AGENT_KINDS, FAILURE, STEP
@@ -91,6 +94,9 @@ class Session:
   info: dict[str, Any]
   base_usage: dict[str, dict[str, int]]
   progress: bool
+  # Whether a DetectConflict question several agents hold is asked once
+  # for all of them (off: each agent asks alone, as a bench compares).
+  share_judgements: ClassVar[bool] = True
 
   def __post_init__(self):
     self._gm = self.simulation.get_game_masters()[0]
@@ -109,6 +115,19 @@ class Session:
       self.info.update(rundir.provenance())
     (self.run_dir / rundir.CHECKPOINTS).mkdir(exist_ok=True)
     (self.run_dir / rundir.NORMS).mkdir(exist_ok=True)
+
+  def _shared_judgements(self) -> SharedJudgements:
+    """One SharedJudgements for every agent's ConflictDetector: the slot
+    engine opens its slots (components/shared_judgements.py)."""
+    detectors = {}
+    for entity in self.simulation.get_entities():
+      components = entity.get_all_context_components()
+      if CONFLICT_DETECTOR_KEY in components:
+        detectors[entity.name] = components[CONFLICT_DETECTOR_KEY]
+    shared = SharedJudgements(detectors)
+    for detector in detectors.values():
+      detector.share_judgements(shared)
+    return shared
 
   def _normative(self) -> list[Any]:
     return [e for e in sorted(self.simulation.get_entities(),
@@ -175,9 +194,11 @@ class Session:
   def _save_checkpoint(self, data: dict[str, Any]) -> None:
     """Simulation's state callback: the state after each completed slot.
 
-    The states in `data` are copies made for it; the raw log is the
-    simulation's own list, which the next slot appends to, so it is
-    copied (its entries are not changed once logged).
+    The states in `data` are copies made for it. The raw log is the
+    simulation's own list: its new entries (the slot's) are appended to
+    checkpoints/log.jsonl and leave it, so neither memory nor a checkpoint
+    holds every slot's logs of every agent (resume and the end of the run
+    read the file).
     """
     step = self._clock.completed_steps
     if "raw_log" in data:
@@ -190,8 +211,24 @@ class Session:
       last = raw_log[-1] if raw_log else None
       if isinstance(last, dict) and last.get("Step") not in (None, step):
         raw_log[-1] = {**last, "Step": step, "Summary": f"Slot {step}"}
-      data = {**data, "raw_log": list(raw_log)}
+      entries = list(raw_log)
+      del raw_log[:]
+      self._write(rundir.append_log, self.run_dir, entries)
+      data = {**data, "raw_log": []}
     self._write(rundir.save_checkpoint, self.run_dir, step, data)
+
+  def _whole_log(self, played: structured_logging.SimulationLog
+                 ) -> structured_logging.SimulationLog:
+    """Concordia's log of the run's slots, from checkpoints/log.jsonl, with
+    the memories Concordia attached to the log of what it played."""
+    whole = structured_logging.SimulationLog.from_raw_log(rundir.read_log(
+        self.run_dir, int(self.info["completed_steps"])))
+    names = [e.name for e in self.simulation.get_entities()]
+    whole.attach_memories(
+        entity_memories={n: played.get_entity_memories(n) for n in names
+                         if played.get_entity_memories(n)},
+        game_master_memories=played.get_game_master_memories())
+    return whole
 
   def write_records(self, records: list[dict[str, Any]]) -> None:
     self._write(self._append_records, records)
@@ -255,7 +292,7 @@ class Session:
     threads.run_tasks({
         e.name: functools.partial(
             e.get_component(NORM_MEMORY_KEY).ensure_created, stamp)
-        for e in self._normative()})
+        for e in self._normative()}, workers=threads.workers_for(self.model))
 
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""
@@ -270,12 +307,15 @@ class Session:
                        file=sys.stderr)
     engine = getattr(self.simulation, "_engine", None)
     waits = hasattr(engine, "before_resolve")
+    shares = self.share_judgements and hasattr(engine, "shared_judgements")
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
       with run_log(self.run_dir):
         if waits:
           engine.before_resolve = self.flush
+        if shares:
+          engine.shared_judgements = self._shared_judgements()
         try:
           if done == 0:
             self.create_initial_norms()
@@ -286,6 +326,8 @@ class Session:
         finally:
           if waits:
             engine.before_resolve = None
+          if shares:
+            engine.shared_judgements = None
           try:
             self.flush()
           finally:
@@ -294,6 +336,7 @@ class Session:
         leftover = self.drain()
         if leftover:  # Anything recorded after the last slot's flush.
           self.write_records(leftover)
+        log = self._whole_log(log)
         html = log.to_html(title=f"{self.scenario.name} "
                            f"({self.info['arm']}, seed {self.info['seed']})")
         (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")

@@ -17,9 +17,18 @@ master's `act`) and changes three things in the loop:
   - the slot's actions reach the game master as one JSON object by name
     (game_masters.slot_actions), not newline-joined text to be split;
   - what the loop hands on (step data, logs) is in name order, whichever
-    thread finished first.
-Each agent's task (make its observation, observe, act) runs in its own
-thread, so the agents' model calls overlap on the endpoint.
+    thread finished first;
+  - a SharedJudgements, when given, is told who observes in each slot and
+    when each has (its questions are grouped once all are known; an
+    agent's ConflictDetector tells it sooner, see shared_judgements.py),
+    and every agent then observes before any acts: an act waits for its
+    agent's detection, a shared detection for every holder's questions,
+    and on a bounded pool an agent acting early could wait for one not
+    yet started.
+Each agent's task (make its observation, observe, act) runs on a pool of
+`workers` threads (crsec_concordia/threads.py: sized by the endpoint's
+capacity), so the agents' model calls overlap on the endpoint without a
+thread per agent.
 """
 
 from __future__ import annotations
@@ -36,8 +45,9 @@ from concordia.typing import entity as entity_lib
 from concordia.components.game_master import make_observation as make_observation_lib
 from concordia.components.game_master import next_acting as next_acting_lib
 
+from crsec_concordia.components.shared_judgements import SharedJudgements
 from crsec_concordia.game_masters.slot_actions import SlotActions
-from crsec_concordia.threads import KeptThreads
+from crsec_concordia import threads
 
 _OBSERVATIONS_KEY = make_observation_lib.DEFAULT_MAKE_OBSERVATION_COMPONENT_KEY
 _ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
@@ -74,6 +84,10 @@ class SlotEngine(simultaneous.Simultaneous):
   # (the session waits there for the previous slot's files, written while
   # the agents observed and acted).
   before_resolve: Callable[[], None] | None = None
+  # The simulation's shared DetectConflict questions (the session gives it).
+  shared_judgements: SharedJudgements | None = None
+  # The agents' threads at most (threads.workers_for(model) in a run).
+  workers: int = threads.DEFAULT_WORKERS
 
   def make_observation(self, game_master: entity_lib.Entity,
                        entity: entity_lib.Entity) -> str:
@@ -107,19 +121,29 @@ class SlotEngine(simultaneous.Simultaneous):
       raise ValueError(f"the game master named unknown agents {unknown}")
     return ([by_name[n] for n in names], [specs.spec_for(n) for n in names])
 
+  def _observe(self, game_master: entity_lib.Entity,
+               entity: entity_lib.Entity) -> str:
+    """One agent observes what the game master delivers."""
+    try:
+      observation = self.make_observation(game_master, entity)
+      if observation and observation.strip():
+        entity.observe(observation)
+    finally:
+      if self.shared_judgements is not None:
+        self.shared_judgements.observed(entity.name)
+    return ""
+
   def _live_slot(self, game_master: entity_lib.Entity,
                  entity: entity_lib.Entity,
                  action_spec: entity_lib.ActionSpec) -> str:
     """One agent's slot: observe what the game master delivers, then act."""
-    observation = self.make_observation(game_master, entity)
-    if observation and observation.strip():
-      entity.observe(observation)
+    self._observe(game_master, entity)
     return entity.act(action_spec)
 
-  def _threads(self) -> KeptThreads:
+  def _threads(self) -> threads.KeptThreads:
     """The agents' threads, kept from slot to slot (see threads.py)."""
     if getattr(self, "_agent_threads", None) is None:
-      self._agent_threads = KeptThreads("SlotAgent")
+      self._agent_threads = threads.KeptThreads("SlotAgent", self.workers)
     return self._agent_threads
 
   def run_agents(self, tasks: Mapping[str, Callable[[], str]]
@@ -148,9 +172,20 @@ class SlotEngine(simultaneous.Simultaneous):
                 entities: Sequence[entity_lib.Entity]) -> SlotActions:
     """Plays one slot up to and including its resolution."""
     acting, specs = self.next_acting(game_master, entities)
-    actions, failed = self.run_agents({
-        e.name: functools.partial(self._live_slot, game_master, e, spec)
-        for e, spec in zip(acting, specs)})
+    if self.shared_judgements is not None:
+      self.shared_judgements.open_slot(e.name for e in acting)
+    if self.shared_judgements is None:
+      actions, failed = self.run_agents({
+          e.name: functools.partial(self._live_slot, game_master, e, spec)
+          for e, spec in zip(acting, specs)})
+    else:
+      _, failed = self.run_agents({
+          e.name: functools.partial(self._observe, game_master, e)
+          for e in acting})
+      actions, failed_acts = self.run_agents({
+          e.name: functools.partial(e.act, spec)
+          for e, spec in zip(acting, specs) if e.name not in failed})
+      failed = dict(sorted({**failed, **failed_acts}.items()))
     slot = SlotActions(actions=actions, failed=failed,
                        reasons=act_reasons(acting, actions))
     if self.before_resolve is not None:
@@ -182,9 +217,9 @@ class SlotEngine(simultaneous.Simultaneous):
       self._play_slots(game_master, game_masters, entities, max_steps, log,
                        checkpoint_callback, step_controller, step_callback)
     finally:
-      threads = getattr(self, "_agent_threads", None)
-      if threads is not None:
-        threads.close()
+      kept = getattr(self, "_agent_threads", None)
+      if kept is not None:
+        kept.close()
 
   def _play_slots(self, game_master, game_masters, entities, max_steps, log,
                   checkpoint_callback, step_controller, step_callback):

@@ -101,12 +101,14 @@ def endpoint_config(endpoint: spec_lib.Endpoint) -> EndpointConfig:
   """The EndpointConfig a run gets (the key read from the environment)."""
   if not endpoint.base_url:
     return EndpointConfig(schema_mode=endpoint.schema_mode,
-                          timeout=float(endpoint.timeout))
+                          timeout=float(endpoint.timeout),
+                          max_in_flight=endpoint.max_in_flight)
   key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
   return EndpointConfig(base_url=endpoint.base_url, api_key=key,
                         model=endpoint.model,
                         schema_mode=endpoint.schema_mode,
-                        timeout=float(endpoint.timeout))
+                        timeout=float(endpoint.timeout),
+                        max_in_flight=endpoint.max_in_flight)
 
 
 def endpoint_configs(spec: spec_lib.SweepFile,

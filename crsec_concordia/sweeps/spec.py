@@ -117,6 +117,9 @@ class Endpoint(_Model):
   # Runs at once against this endpoint, over the whole cluster: a shared
   # vLLM server serves a few societies well and many badly.
   max_concurrent_runs: Positive | None = None
+  # Requests one run sends at once at most (default: the embedded server's
+  # slots, else crsec_concordia.models.config.DEFAULT_IN_FLIGHT).
+  max_in_flight: Positive | None = None
 
 
 class Condition(_Model):

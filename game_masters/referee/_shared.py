@@ -24,3 +24,16 @@ def failure_record(op: str, error: Exception) -> dict[str, Any]:
   """The record of a call that failed past its retries: visible, never
   silent (the raw answer, where the model gave one)."""
   return {"op": op, "error": str(error), "raw": getattr(error, "raw", "")}
+
+
+def combined(first: dict[str, Any] | None, second: dict[str, Any] | None
+             ) -> dict[str, Any] | None:
+  """One action's failure record for two of its calls that failed (the
+  general call's second ask, then the second look or the doer check): both
+  errors kept, the second under its op, as the doer check keeps its
+  several calls' errors in one record."""
+  if first is None or second is None:
+    return first or second
+  return {**first, "error": f"{first['error']}; {second['op']}: "
+                            f"{second['error']}",
+          "raw": first.get("raw") or second.get("raw", "")}

@@ -24,6 +24,7 @@ from crsec_concordia.game_masters.referee import occasion_check
 from crsec_concordia.game_masters.referee import second_look as look_lib
 from crsec_concordia.game_masters.referee import tag_gate
 from crsec_concordia.game_masters.referee._shared import (Similarity,
+                                                          combined,
                                                           failure_record)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
@@ -43,7 +44,8 @@ class Referee:
                policy: RefereePolicy | None = None,
                target_norms: Sequence[Mapping[str, Any]] = (),
                places: Sequence[Mapping[str, str]] | None = None,
-               where: Callable[[str], str] | None = None):
+               where: Callable[[str], str] | None = None,
+               listed: Callable[[str, str], Sequence[str]] | None = None):
     """See Adjudication (game_masters/adjudication.py) for the arguments;
     `policy`: which structures apply (by default all of them;
     crsec_concordia/calibration/policy.py), `doer=False` leaving out the
@@ -52,11 +54,14 @@ class Referee:
     lets the other side through (second_look.other_sides); `places`: the
     scenario's declared places (id, description), the place field's
     choices (None: indoors or outdoors); `where`: the place an actor is
-    at, told with its action."""
+    at, told with its action; `listed`: the ids of the places the prompt
+    lists for an actor's action (by default all: a town's are the few near
+    the actor and those its action names, game_masters/places.py)."""
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
                      for p in places])
     self._where = where
+    self._listed = listed
     place_ids = (general_call.PLACES if self._places is None
                  else tuple(p["id"] for p in self._places))
     if default_place not in (None, *place_ids):
@@ -125,7 +130,9 @@ class Referee:
       # A failed retry leaves no tag to check: at most one of the two.
       failure = failure or doer_failure
     if not fields["behaviours"] and self._policy.second_look:
-      failure = self._look(fields, actor, action, checked) or failure
+      # A look that fails after a failed second ask or doer check: both
+      # are recorded, neither replaces the other.
+      failure = combined(failure, self._look(fields, actor, action, checked))
     return fields, failure
 
   def _unjudged(self, action: str, evidence: str, adjudicated: bool,
@@ -147,7 +154,7 @@ class Referee:
     prompt = general_call.adjudication_prompt(
         place=self._place, behaviours=self._behaviours, actor=actor,
         action=action, situation=situation, default_place=self._default_place,
-        places=self._places,
+        places=self._places_for(actor, action),
         here=self._where(actor) if self._where is not None else None)
     answer = self._ask(prompt)
     if self._supported(answer, actor, action):
@@ -158,6 +165,15 @@ class Referee:
       return self._ask(retry), None
     except (StructuredOutputError, EndpointError) as e:
       return answer, failure_record(ADJUDICATE_TAG, e)
+
+  def _places_for(self, actor: str, action: str
+                  ) -> list[dict[str, str]] | None:
+    """The places the prompt lists for this action (the answer may still
+    name any of the scenario's)."""
+    if self._places is None or self._listed is None:
+      return self._places
+    ids = set(self._listed(actor, action))
+    return [p for p in self._places if p["id"] in ids]
 
   def _look(self, fields: dict[str, Any], actor: str, action: str,
             checked: Sequence[str]) -> dict[str, Any] | None:

@@ -12,7 +12,8 @@ given corrected for it (docs/metrics.md, "Corrected estimates").
   measured         the matcher's recorded error (data/matcher_quality.json)
   matcher_quality  measuring the matcher: the rules tried, calibrated, chosen
   calibration      precision, recall and F1; the first, single-cosine set
-  referee_quality  the referee's recorded error (data/referee_decisions/)
+  referee_quality  the referee's error, from the calibration of the run's model
+                   (crsec_concordia/calibration/store.py)
   correction       Rogan-Gladen, with an interval that carries the error
   corrected        a run's belief and behaviour shares, corrected
 """

@@ -9,8 +9,8 @@ matcher's counts on the TEST half of data/norm_labels.jsonl: the
 calibration half is where the thresholds were set, and its figures are
 optimistic (intervals built from them cover the truth too seldom;
 docs/trials/metrics.md has the simulation). Behaviour uses the referee's
-counts on the probe cases where they were recorded
-(referee_quality.py); elsewhere its corrected columns are NaN and the
+counts on the labelled cases of the calibration of the run's model and
+venue (referee_quality.py, crsec_concordia/calibration/); elsewhere its corrected columns are NaN and the
 summary says so.
 
 Several runs (a compare arm) are pooled by `pooled`: the runs are the
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from crsec_concordia.metrics.classifiers import correction, measured
-from crsec_concordia.metrics.classifiers import referee_quality
+from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.rundir.reading import Run
 
@@ -49,18 +49,24 @@ def measured_rates(run: Run, matcher: NormMatcher
   deed = referee_quality.run_tag_deed(run.records)
   doer = referee_quality.run_tag_doer(run.records)
   look = referee_quality.run_tag_look(run.records)
-  model = (run.run.get("model") or {}).get("model")
+  model = run.run.get("model") or None
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
       belief = measured.rates(t, matcher.rule.name, SPLIT, figures)
-    belief_note = (belief.source if belief else
-                   "matcher error not measured for this rule, wording or "
-                   "with the LLM judge: belief not corrected")
+      belief_note = (belief.source if belief else
+                     "matcher error not measured for this rule or wording: "
+                     "belief not corrected")
+    else:  # The judge's model decides: its calibration's counts.
+      belief, belief_note = judge_quality.rates(
+          t, matcher.rule.name, matcher.judge_floor,
+          getattr(matcher.judge, "identity", None))
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
-    referee = referee_quality.rates(t, run.scenario, floor=floor, deed=deed,
-                                    doer=doer, look=look, model=model)
+    referee = referee_quality.rates(
+        t, run.scenario, floor=floor, deed=deed, doer=doer, look=look,
+        model=model, scenario_path=run.run.get("scenario_path"),
+        run_dir=run.path)
     out[t.id] = {"belief": (belief, belief_note),
                  "behaviour": (referee.rates, referee.note)}
   return out

@@ -40,11 +40,20 @@ Person's norm: {norm}
 Does the person's norm mean the target norm? Answer yes or no."""
 
 
+def prompt(target: str, norm: str) -> str:
+  """The question about one (norm, target) pair."""
+  return _JUDGE_PROMPT.format(target=target, norm=norm)
+
+
 class LLMJudge:
   """Schema-constrained yes/no from a StructuredLanguageModel, cached."""
 
-  def __init__(self, model: Any, *, tag: str = JUDGE_TAG, seed: int = 0):
+  def __init__(self, model: Any, *, tag: str = JUDGE_TAG, seed: int = 0,
+               identity: Any = None):
+    """`identity`: the model's ModelIdentity (calibration/identity.py), by
+    which a report finds the judge's measured error in its calibration."""
     self._model = model
+    self.identity = identity
     self._tag = tag
     self._seed = seed
     self._lock = threading.Lock()
@@ -59,7 +68,7 @@ class LLMJudge:
         return self._cache[key]
     try:
       answer = self._model.sample_json(
-          _JUDGE_PROMPT.format(target=target, norm=norm), JUDGE_SCHEMA,
+          prompt(target, norm), JUDGE_SCHEMA,
           max_tokens=16, temperature=0.0, seed=self._seed, tag=self._tag)
       verdict: bool | None = answer["answer"] == "yes"
     except StructuredOutputError as e:

@@ -5,17 +5,21 @@ referee tagged its latest relevant action with one of the target's
 `complies` behaviours (and none of its `violates`). The referee's labelled
 set is the probe cases of scenarios/<scenario>.probes.yaml (`referee:` and the
 occasion's `answers:`: an action and the behaviour ids a fair referee sees).
-A probe file holds only the labels; what the referee answered on them is
-a measurement of one model and one prompt, written by a probe run as
+A probe file holds only the labels;
+what the referee answered on them is a measurement of one model and one
+set of prompts, written by `crsec calibrate` into that model's calibration
+(crsec_concordia/calibration/store.py: per venue, the behaviours'
+descriptions and the cases, each
 
-  crsec_concordia/metrics/data/referee_decisions/<scenario>.json
-  {"scenario": ..., "model": ..., "behaviours": {id: description},
-   "cases": [{"action": ..., "truth": [ids], "given": [ids],
-              "scores": {id: cosine of the action to its description},
-              "deed_scores": {id: the same, place words left out},
-              "doers": {id: who the doer check said does it},
-              "by_actor": {id: whether that answer named the actor},
-              "looked": [the id the second look added, if any]}]}
+  {"action": ..., "truth": [ids], "given": [ids],
+   "scores": {id: cosine of the action to its description},
+   "deed_scores": {id: the same, place words left out},
+   "doers": {id: who the doer check said does it},
+   "by_actor": {id: whether that answer named the actor},
+   "looked": [the id the second look added, if any]}
+
+or, read back from a labelling sheet of a run (calibration/sheet.py),
+{"action", "truth", "tags": the tags the run's referee ended with}).
 
 `given` is what the referee's call gave (its quote check passed); a run
 whose referee also drops tags far from the action (game_masters/
@@ -31,30 +35,24 @@ For a target, a case is positive when its true ids comply (some `complies`
 id, no `violates` id), and the referee flags it when its given ids do. The
 counts hold for a run only when every complies/violates behaviour of the
 target has the same description in the run's scenario as when measured (a
-referee measured on other words says nothing about these). Where no such
-measurement exists, `rates` returns None with the reason, and the report
-says "not measured" rather than correcting by a guess.
+referee measured on other words says nothing about these). Where no calibration
+of the run's model holds, `rates` returns None with the reason and the
+command that calibrates it, and the report shows the raw share rather
+than correcting by a guess or by another model's error.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from crsec_concordia.metrics.classifiers import DATA
+from crsec_concordia.calibration import advice, store
+from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.metrics.classifiers.correction import Rates
 from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.scenarios import TargetNorm
-from crsec_concordia.scenarios import loader as scenario_files
-
-DECISIONS = DATA / "referee_decisions"
-# Each shipped venue's labelled cases, <name>.probes.yaml beside it.
-PROBES = scenario_files.HERE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,17 +60,6 @@ class Measured:
   """A target's referee figures, or why there are none."""
   rates: Rates | None
   note: str
-
-
-def probe_cases(scenario: str, probes: Path = PROBES) -> int | None:
-  """How many labelled referee cases the probe file holds (None: no file)."""
-  path = probes / f"{scenario}{scenario_files.PROBES_SUFFIX}"
-  try:
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-  except (OSError, yaml.YAMLError):
-    return None
-  occasion = data.get("occasion") or {}
-  return len(data.get("referee") or []) + len(occasion.get("answers") or [])
 
 
 def _complies(ids: Iterable[str], target: TargetNorm) -> bool:
@@ -87,7 +74,11 @@ def gated(case: dict[str, Any], floor: float | None, deed: bool = False,
   `deed` also those scored below it without the place words, and with
   `doer` those the doer check did not find to be the actor's (a tag the
   check was not asked about, or whose call failed, is not); with `look`,
-  the tag the second look added (it passed its own checks)."""
+  the tag the second look added (it passed its own checks). A case read
+  from a labelling sheet holds the tags the run's referee ended with
+  (`tags`): they are taken as they are."""
+  if "tags" in case:
+    return list(case["tags"])
   given = list(case.get("given") or ())
   looked = [i for i in case.get("looked") or () if i not in given] if look \
       else []
@@ -110,6 +101,7 @@ def scored(cases: Iterable[dict[str, Any]], deed: bool = False,
   check's answers; for `look`, every case the second look's tag): a floor
   can be applied."""
   keys = ("scores", "deed_scores") if deed else ("scores",)
+  cases = [c for c in cases if "tags" not in c]  # A sheet's final tags.
   return all(set(c.get("given") or ()) <= set(c.get(k) or {})
              for c in cases for k in keys) and (
                  not doer or all("by_actor" in c for c in cases)) and (
@@ -131,16 +123,6 @@ def confusion(cases: Iterable[dict[str, Any]], target: TargetNorm,
     fp += given and not truth
     tn += not truth and not given
   return Rates(tp=tp, fp=fp, fn=fn, tn=tn, source=source)
-
-
-def _load(directory: Path) -> list[dict[str, Any]]:
-  out = []
-  for path in sorted(directory.glob("*.json")) if directory.is_dir() else ():
-    try:
-      out.append(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-      continue
-  return out
 
 
 def run_tag_floor(records: Iterable[dict[str, Any]]) -> float | None:
@@ -172,66 +154,91 @@ def run_tag_look(records: Iterable[dict[str, Any]]) -> bool:
              for r in records)
 
 
+def _matching(entry: dict[str, Any], own: str | None,
+              identity: ModelIdentity) -> tuple[bool, bool]:
+  """The sort key of a venue's calibration: the run's own venue first,
+  then the run's judgement prompts."""
+  return (entry.get("scenario") != own,
+          bool(identity.prompts) and entry.get("prompts") != identity.prompts)
+
+
+def _prompt_note(entry: dict[str, Any], identity: ModelIdentity,
+                 advice: str) -> str:
+  """What the report says when the calibration was made with other
+  judgement prompts than the run's (identity.py), or "" when the same."""
+  theirs, ours = entry.get("prompts"), identity.prompts
+  if ours and theirs == ours:
+    return ""
+  if not ours:
+    why = "this run did not record its judgement prompts' hash"
+  elif not theirs:
+    why = ("the calibration was made before judgement prompts were hashed; "
+           f"this run's are {ours}")
+  else:
+    why = f"calibration prompts {theirs}, this run's {ours}"
+  return (f"; NOTE: calibrated with other judgement prompts than this run's "
+          f"({why}): run {advice or 'crsec calibrate'} again")
+
+
 def rates(target: TargetNorm, scenario: dict[str, Any],
-          decisions: Path | None = None, probes: Path | None = None,
+          calibrations: Sequence[Path] | None = None,
           floor: float | None = None, deed: bool = False,
           doer: bool = False, look: bool = False,
-          model: str | None = None) -> Measured:
+          model: dict[str, Any] | None = None,
+          scenario_path: str | None = None,
+          run_dir: str | Path | None = None) -> Measured:
   """The referee's counts for `target` in a run of `scenario` (its dict),
   whose referee dropped tags below `floor` (tag_gate.py) or none; with
   `deed`, also those below it without the place words; with `doer`, those
   the doer check did not find to be the actor's; with `look`, with the
   second look's tags.
 
-  `model`: the model the run's referee was (its run.json). The referee's
-  error is the model's: answers recorded with another model say nothing of
-  this run's, so its behaviour is then not corrected (and the note says
-  how to record the run's model)."""
-  decisions = DECISIONS if decisions is None else decisions
-  probes = PROBES if probes is None else probes
+  `model`: the run's model as its run.json records it. The referee's error
+  is the model's: only a calibration of that model (store.py, found in
+  `calibrations`, default the user's and the package's) corrects the run,
+  and one made with other judgement prompts is named as such. Without
+  one, the note is "not calibrated for MODEL on VENUE: run crsec calibrate
+  ..." (advice.py) and behaviour is not corrected. `scenario_path` and
+  `run_dir` make that command exact."""
+  name = str(scenario.get("name", ""))
   described = {b.get("id"): b.get("description")
                for b in scenario.get("behaviours") or ()}
   wanted = {i: described.get(i) for i in (*target.complies, *target.violates)}
+  if not model:  # Whose error it would be is unknown: none is used.
+    return Measured(None, f"not calibrated: the run records no model, so no "
+                    f"model's error on {name} can be taken for its referee's; "
+                    "behaviour shares are raw (not corrected)")
+  identity = ModelIdentity.of_described(model)
+  command = advice.command(model, name, scenario_path, run_dir)
   # Venues may describe a behaviour in the same words (the café and the mini
   # café do): the answers recorded on the run's own venue come first, as
   # its referee read that venue's setting; another's serve only without.
-  own = scenario.get("name")
-  for measured in sorted(_load(decisions),
-                         key=lambda m: m.get("scenario") != own):
-    behaviours = measured.get("behaviours") or {}
-    if all(behaviours.get(i) == d for i, d in wanted.items()):
-      recorded = measured.get("model")
-      if model and recorded and recorded != model:
-        return Measured(None, (
-            f"referee error measured with {recorded}, not with this run's "
-            f"model {model}: behaviour not corrected (record the referee's "
-            "answers with that model: bench/judgement_probe.py --all "
-            "--record, its endpoint in CRSEC_BASE_URL and CRSEC_MODEL)"))
-      source = (f"referee on {len(measured.get('cases') or [])} probe cases "
-                f"of {measured.get('scenario')} "
-                f"({recorded or 'model not recorded'})")
-      cases = measured.get("cases") or []
-      if floor is not None:
-        source += f", tags below cosine {floor} left out" + (
-            " (also without the place words)" if deed else "") + (
-            ", and those not the actor's" if doer else "") + (
-            ", with the second look's" if look else "")
-        if not scored(cases, deed, doer, look):
-          return Measured(None, source + ": recorded without the tag scores "
-                          "the run's referee gated on (re-record with bench/"
-                          "judgement_probe.py --all --record)")
-      counts = confusion(cases, target, source, floor, deed, doer, look)
-      if counts.tp + counts.fn == 0:
-        return Measured(None, source + ": no case complies with it")
-      return Measured(counts, source)
-  name = scenario.get("name", "")
-  cases = probe_cases(name, probes)
-  if cases is None:
-    return Measured(None, "referee error not measured: no labelled probe "
-                    f"cases for {name} (label the venue's actions, then "
-                    "record the referee's answers on them: bench/"
-                    "judgement_probe.py --scenario SCENARIO --probes FILE "
-                    "--record); behaviour not corrected")
-  return Measured(None, f"referee error not measured: {name}.probes.yaml "
-                  f"holds {cases} labelled cases, but no referee answers "
-                  "on them are recorded (metrics/data/referee_decisions/)")
+  found = [e for e in store.entries(calibrations)
+           if all((e.get("behaviours") or {}).get(i) == d
+                  for i, d in wanted.items())
+           and identity.same_model(ModelIdentity.from_dict(e["model"]))]
+  if not found:
+    return Measured(None, advice.not_calibrated(model, name, scenario_path,
+                                                run_dir))
+  measured = min(found, key=lambda e: _matching(e, name, identity))
+  cases = measured.get("cases") or []
+  labelled = {"sheet": "labelled actions of a run (a filled sheet)",
+              "probes and sheet": "probe cases and labelled actions of a "
+              "run"}.get(str(measured.get("labels")), "probe cases")
+  source = (f"referee on {len(cases)} {labelled} of "
+            f"{measured.get('scenario')}, calibration of "
+            f"{ModelIdentity.from_dict(measured['model'])} "
+            f"({Path(measured['path']).name})")
+  if floor is not None:
+    source += f", tags below cosine {floor} left out" + (
+        " (also without the place words)" if deed else "") + (
+        ", and those not the actor's" if doer else "") + (
+        ", with the second look's" if look else "")
+    if not scored(cases, deed, doer, look):
+      return Measured(None, source + ": recorded without the tag scores "
+                      f"the run's referee gated on (run {command})")
+  source += _prompt_note(measured, identity, command)
+  counts = confusion(cases, target, source, floor, deed, doer, look)
+  if counts.tp + counts.fn == 0:
+    return Measured(None, source + ": no case complies with it")
+  return Measured(counts, source)

@@ -3,9 +3,11 @@
 - conflicts: `conflict` records (a normative agent saw a behaviour that
   conflicts with one of its qualified norms: the paper's social conflict).
   Per target: those whose norm or observed behaviour is ABOUT the target.
-- conversations: all `conversation` records; norm_conversations: those with
-  a `norm` (started over a conflict) or whose topic or behaviour is ABOUT a
-  target. Per target: norm, topic or behaviour ABOUT the target.
+- conversations: `conversation` records in which something was said (one
+  whose first turn failed reached no one: a failure, not a talk);
+  norm_conversations: those with a `norm` (started over a conflict) or
+  whose topic or behaviour is ABOUT a target. Per target: norm, topic or
+  behaviour ABOUT the target.
 - thoughts: thought strings in `thought` records; norm_thoughts: those that
   are normative, meaning either (a) the agent's IdentifyNorm drew a
   candidate norm from them (a `candidate` record of origin observation by
@@ -60,7 +62,7 @@ def counts(run: Run, steps: Sequence[int], matcher: NormMatcher
   for record, a, b in zip(conflicts, about_norm, about_act):
     add("conflicts", int(record["step"]), a | b)
 
-  conversations = run.of_kind(CONVERSATION)
+  conversations = [r for r in run.of_kind(CONVERSATION) if r.get("turns")]
   about_norm = matcher.about_many([str(r.get("norm") or "")
                                    for r in conversations])
   about_topic = matcher.about_many([str(r.get("topic") or "")

@@ -189,6 +189,27 @@ def measurement_error(g: Group) -> list[dict[str, Any]]:
                                                        order.get(k[1], 2)))]
 
 
+def uncorrected(g: Group) -> list[str]:
+  """Why a group's behaviour shares are raw, each reason once (no
+  calibration of the runs' model and venue: the command that makes one)."""
+  notes: dict[str, None] = {}
+  for ms in g.runs.values():
+    for m in ms:
+      block = (m.summary.get("correction") or {}).get("targets") or {}
+      for by_measure in block.values():
+        entry = by_measure.get("behaviour") or {}
+        if not entry.get("rates") and entry.get("note"):
+          notes[str(entry["note"])] = None
+  return list(notes)
+
+
+def _uncorrected_markdown(notes: Sequence[str]) -> list[str]:
+  if not notes:
+    return []
+  return ["", "Behaviour shares shown raw, not corrected:", ""] + [
+      f"- {_md_escape(n)}" for n in notes]
+
+
 def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
   if not errors:
     return []
@@ -210,7 +231,8 @@ def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
 
 def _group_markdown(g: Group, decided: list[dict[str, Any]],
                     pictures: list[tuple[str, str]], rows: list[dict[str, Any]],
-                    errors: list[dict[str, Any]] = ()) -> str:
+                    errors: list[dict[str, Any]] = (),
+                    raw: Sequence[str] = ()) -> str:
   lines = [f"## {_md_escape(g.label)}", ""]
   arms = ", ".join(f"{arm}: {len(ms)} run{'s' if len(ms) != 1 else ''} "
                    f"(seeds {', '.join(str(m.run.seed) for m in ms)})"
@@ -224,6 +246,7 @@ def _group_markdown(g: Group, decided: list[dict[str, Any]],
     lines.append(f"| {_md_escape(f['finding'])} | **{f['verdict']}** | "
                  f"{_md_escape(f['numbers'])} | {_md_escape(f['rule'])} |")
   lines += _error_markdown(list(errors))
+  lines += _uncorrected_markdown(raw)
   lines += ["", "### Cost", "",
             "| arm | seed | steps | wall time (s) | calls | of them cached | tokens | calls / agent-hour | tokens / agent-hour | model |",
             "|---|---|---|---|---|---|---|---|---|---|"]
@@ -268,10 +291,11 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
         "scenario": g.key[0], "condition": g.key[1], "endpoint": g.key[2],
         "findings": decided,
         "corrected": findings.final_estimates(g.runs),
-        "measurement_error": errors,
+        "measurement_error": errors, "not_corrected": uncorrected(g),
         "figures": [p for p, _ in pictures] + town_pictures,
         **({"places": town_json} if town_json else {})})
-    parts.append(_group_markdown(g, decided, pictures, rows, errors)
+    parts.append(_group_markdown(g, decided, pictures, rows, errors,
+                                 uncorrected(g))
                  + "\n".join(town) + ("\n" if town else ""))
   curve, curve_json = publish_town.tipping_section(
       {g.key: g for g in groups}, out / "figures")

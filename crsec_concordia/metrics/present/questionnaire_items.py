@@ -17,7 +17,10 @@ Where the items come from (docs/design.md record kinds):
   action               `action` events of the agent: its current plan item
                        -> what it did and how the game master resolved it
 A rater reads the input as the agent had it, so each item shows what the
-records say the operation saw, in words, never the prompt.
+records say the operation saw, in words, never the prompt. An act that
+failed (its record holds the no-action marker) is no action, and a talk
+in which nothing was said no conversation: nobody perceived either, and
+no rater reads them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from crsec_concordia import observations
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import (ACTION, CANDIDATE, CONFLICT,
                                            CONVERSATION, CREATED, PLAN,
@@ -212,8 +216,12 @@ def items_for_run(run: Run) -> list[Item]:
   for r in run.of_kind(TALK_DECISION):
     talks.setdefault((r.get("agent"), r.get("actor"), r.get("step")), r)
   rs = _Records(run=run, index=reading.norm_index(run), talks=talks,
-                conversations=run.of_kind(CONVERSATION),
-                actions=run.of_kind(ACTION), plans=run.of_kind(PLAN))
+                # A talk in which nothing was said reached no one.
+                conversations=[c for c in run.of_kind(CONVERSATION)
+                               if c.get("turns")],
+                actions=[a for a in run.of_kind(ACTION) if not
+                         observations.is_no_action(str(a.get("action", "")))],
+                plans=run.of_kind(PLAN))
   out = []
   for r in run.records:
     reader = _READERS.get(r.get("kind"))

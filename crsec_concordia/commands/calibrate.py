@@ -1,0 +1,156 @@
+"""`crsec calibrate`: a model's judgement error measured, for corrected shares.
+
+Three forms (crsec_concordia/calibration/):
+
+  crsec calibrate [SCENARIO ...] [--base-url URL --model NAME] [--out PATH]
+      the labelled cases of the venues named (default: every shipped venue
+      with a probe file; a held-out venue by the path of its .yaml, its
+      .probes.yaml beside it) and the matcher's labelled norms, on the
+      model, with a progress bar and the cost; written as the model's
+      calibration (the user's data directory, or --out).
+  crsec calibrate --sheet RUN_DIR [--out SHEET.csv]
+      a labelling sheet of the run's actions and conflicts, for a venue
+      with no labelled cases.
+  crsec calibrate --labels SHEET.csv [--out PATH]
+      the filled sheet read back into the run's model's calibration for
+      that venue (no model is asked).
+
+`crsec report`, `compare` and `publish` then correct behaviour with the
+calibration of the runs' own model and venue, and name it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from crsec_concordia import outputs
+from crsec_concordia.calibration import calibrate as calibrate_lib
+from crsec_concordia.calibration import probe_run, sheet, store
+from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+                                            positive)
+from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.errors import UserError
+from crsec_concordia.models import make_model
+
+SHEET_NAME = "labelling_sheet.csv"
+
+
+def add_parser(sub) -> None:
+  p = sub.add_parser(
+      "calibrate", help="measure a model's judgement error on labelled cases "
+      "(or write and read a labelling sheet) for corrected shares",
+      description=__doc__.split("\n", 2)[2],
+      formatter_class=argparse.RawDescriptionHelpFormatter)
+  p.add_argument("scenario", metavar="SCENARIO", nargs="*",
+                 help="a shipped scenario's name or a scenario .yaml with "
+                 "its .probes.yaml beside it (default: every shipped venue "
+                 "with labelled cases)")
+  p.add_argument("--out", type=Path, metavar="PATH",
+                 help="the calibration file or directory (default: the "
+                 "user's data directory); with --sheet, the sheet (default "
+                 f"RUN_DIR/{SHEET_NAME})")
+  p.add_argument("--sheet", type=Path, metavar="RUN_DIR",
+                 help="write a labelling sheet of this run's actions")
+  p.add_argument("--labels", type=Path, metavar="SHEET",
+                 help="read a filled labelling sheet into its run's model's "
+                 "calibration")
+  p.add_argument("--jobs", type=positive("--jobs"), default=probe_run.JOBS,
+                 help=f"cases asked at once (default {probe_run.JOBS})")
+  p.add_argument("--no-norms", action="store_true",
+                 help="leave out the matcher's labelled norms")
+  add_endpoint_flags(p)
+  p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+  if args.sheet and args.labels:
+    raise UserError("--sheet writes a sheet and --labels reads one: give "
+                    "one of them")
+  if (args.sheet or args.labels) and args.scenario:
+    raise UserError("--sheet and --labels take the venue from the run: "
+                    "give no SCENARIO with them")
+  if args.sheet:
+    return _write_sheet(args.sheet, args.out)
+  if args.labels:
+    return _read_labels(args.labels, args.out)
+  return _calibrate(args)
+
+
+def _checked_out(path: Path) -> Path:
+  """--out checked writable before any model is asked."""
+  outputs.writable_dir(path.parent if path.suffix == ".json" else path,
+                       "--out", fix="pass a directory you can write to")
+  return path
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+  venues = calibrate_lib.venues_named(args.scenario)
+  endpoint = endpoint_from(args)
+  identity = ModelIdentity.of_endpoint(endpoint)
+  path = _checked_out(store.target_path(identity, args.out))
+  cases = calibrate_lib.case_count(venues)
+  print(f"calibrate: {identity}, judgement prompts {identity.prompts}: "
+        f"{cases} labelled cases in {len(venues)} venues"
+        + ("" if args.no_norms else ", and the matcher's labelled norms"),
+        flush=True)
+  model = make_model(endpoint, seed=1, progress=lambda m: print(
+      f"crsec: {m}", file=sys.stderr))
+  bar = tqdm(total=cases + (0 if args.no_norms else 2), unit="case",
+             file=sys.stderr, dynamic_ncols=True)
+  done: dict[str, int] = {}
+
+  def progress(what: str, count: int, _of: int) -> None:
+    bar.set_description(what)
+    bar.update(count - done.get(what, 0))
+    done[what] = count
+  try:
+    result = calibrate_lib.measure(model, identity, venues,
+                                   embedder=shared_embedder(), jobs=args.jobs,
+                                   norms=not args.no_norms, progress=progress)
+  finally:
+    bar.close()
+  written = calibrate_lib.write(result, path)
+  print("\n".join(calibrate_lib.summary_lines(result)))
+  cost = result.cost
+  print(f"cost: {cost.get('calls', 0)} calls (+{cost.get('cached_calls', 0)} "
+        f"cached, {cost.get('failed_calls', 0)} failed), "
+        f"{cost.get('prompt_tokens', 0)} prompt + "
+        f"{cost.get('completion_tokens', 0)} completion tokens, "
+        f"{cost['seconds']:.0f} s")
+  print(f"calibration: {written}")
+  return 0
+
+
+def _write_sheet(run_dir: Path, out: Path | None) -> int:
+  path, done, rows = sheet.write(run_dir, out or run_dir / SHEET_NAME)
+  print(f"sheet: {path} ({rows} rows of {done.scenario.get('name')})")
+  print("fill true_tags with the behaviour ids each action shows (several "
+        f"separated by spaces, or {sheet.NONE}):")
+  for i, description in done.behaviours.items():
+    print(f"  {i}: {description}")
+  print("and breaks_norm of each conflict with yes or no; rows left empty "
+        f"are not counted. Then: crsec calibrate --labels {path}")
+  return 0
+
+
+def _read_labels(path: Path, out: Path | None) -> int:
+  identity, entry = sheet.read(path)
+  target = store.target_path(identity, out)
+  old = None
+  if target.is_file():
+    old = store.read(target)["venues"].get(entry["scenario"])
+  written = store.write(target, identity,
+                        {entry["scenario"]: sheet.merged(old, entry)})
+  ref = entry["summary"]["referee"]
+  con = entry["summary"]["conflicts_detected"]
+  print(f"labels: {ref['n']} actions of {entry['scenario']} labelled: the "
+        f"run's referee P {ref['p']:.2f} R {ref['r']:.2f}; conflicts "
+        f"detected that break their norm: {con['breaches']} of "
+        f"{con['labelled']} labelled")
+  print(f"calibration: {written} ({identity})")
+  return 0
