@@ -6,6 +6,7 @@ For analysis in a notebook or a script, without reading any file format:
   data.runs                  # one row per run
   data.events["action"]      # every action record of every run
   data.metrics               # one value per row: run, ..., metric, value
+  data.adoption              # per step, place or group and target (towns)
 
 Every frame starts with the same columns naming the run (`run`,
 `scenario`, `condition`, `endpoint`, `arm`, `seed`), so the frames of a
@@ -27,7 +28,7 @@ import pandas as pd
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.measure import places, run_metrics
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON, SWEEP_JSON
@@ -37,6 +38,7 @@ IDENTITY = ["run", "scenario", "condition", "endpoint", "arm", "seed"]
 METRICS = [*IDENTITY, "step", "time", "target", "metric", "value"]
 RUNS = [*IDENTITY, "status", "completed_steps", "max_steps", "agents",
         "has_norms", "model", "wall_seconds", "path"]
+ADOPTION = [*IDENTITY, *places.ADOPTION_COLUMNS]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +55,11 @@ class RunData:
   metrics  long: one value per row (docs/metrics.md names every metric;
            `target` is "" for run-wide ones such as conflicts); empty when
            loaded with `metrics=False`
+  adoption per step, place (`by` "place") or group (`by` "group") and
+           target: the agents there (`where`), the share holding the
+           target (`belief`) and complying with it (`behaviour`); rows
+           only for runs of several places or of groups (docs/metrics.md,
+           "Places and groups"); empty with `metrics=False`
 
   `run` names a run uniquely within what was loaded: "normative seed 3"
   in a run or compare directory, the sweep's run id in a sweep;
@@ -61,6 +68,8 @@ class RunData:
   runs: pd.DataFrame
   events: Mapping[str, pd.DataFrame]
   metrics: pd.DataFrame
+  adoption: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=ADOPTION))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,11 +136,15 @@ def _events(run: reading.Run, identity: dict[str, Any]
 
 
 def _metrics(run: reading.Run, identity: dict[str, Any],
-             embedder: SentenceEmbedder | None) -> pd.DataFrame:
+             embedder: SentenceEmbedder | None
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+  """(the long metrics, adoption per place and group) of a run."""
   matcher = (NormMatcher(run.targets, behaviours=run.behaviours,
                          embedder=embedder) if embedder is not None else None)
-  long = tables.long_form(run_metrics.compute(run, matcher))
-  return _with_identity(long, identity)[METRICS]
+  computed = run_metrics.compute(run, matcher)
+  long = tables.long_form(computed)
+  return (_with_identity(long, identity)[METRICS],
+          _with_identity(computed.places, identity)[ADOPTION])
 
 
 def _stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
@@ -151,7 +164,7 @@ def load_run(path: str | Path, *, metrics: bool = True,
   naming the fix) when `path` is none of the three.
   """
   path = Path(path)
-  rows, events, long = [], {}, []
+  rows, events, long, adoption = [], {}, [], []
   for at in _locate(path):
     run = reading.read_run(at.path)
     identity = _identity(run, at)
@@ -159,9 +172,11 @@ def load_run(path: str | Path, *, metrics: bool = True,
     for kind, frame in _events(run, identity).items():
       events.setdefault(kind, []).append(frame)
     if metrics:
-      long.append(_metrics(run, identity, embedder))
+      measured, by_place = _metrics(run, identity, embedder)
+      long.append(measured)
+      adoption.append(by_place)
   return RunData(
       runs=pd.DataFrame(rows, columns=RUNS),
       events={kind: _stack(frames, IDENTITY)
               for kind, frames in sorted(events.items())},
-      metrics=_stack(long, METRICS))
+      metrics=_stack(long, METRICS), adoption=_stack(adoption, ADOPTION))

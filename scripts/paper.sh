@@ -43,8 +43,14 @@ for arm in baseline normative; do
   esac
 done
 $crsec sweep examples/sweeps/mini_seeds.yaml --out "$RUNS/mini-seeds"
+# The committed-minority experiment at the embedded model's size (issue 45:
+# 0, 20 and 40% of ten neighbours, two seeds, four slots): its tipping
+# curve.
+$crsec sweep examples/sweeps/committed_minority_small.yaml \
+  --out "$RUNS/minority-small"
 # The embedded model's calibration, shipped with the package, for corrected
 # behaviour shares (crsec_concordia/calibration/data/; docs/calibration.md).
 $crsec calibrate --out crsec_concordia/calibration/data/
 $crsec report --publish docs/results "$RUNS"/hobbs_cafe-baseline-seed1 \
-  "$RUNS"/hobbs_cafe-normative-seed1 "$RUNS/mini-seeds"
+  "$RUNS"/hobbs_cafe-normative-seed1 "$RUNS/mini-seeds" \
+  "$RUNS/minority-small"

@@ -64,6 +64,6 @@ def test_the_paper_script_names_files_that_exist():
   script = root / "scripts" / "paper.sh"
   subprocess.run(["bash", "-n", str(script)], check=True)
   named = re.findall(r"(?:examples|scenarios)/[\w/]+\.yaml", script.read_text())
-  assert len(named) == 2
+  assert len(named) == 3
   for path in named:
     assert (root / path).is_file(), path

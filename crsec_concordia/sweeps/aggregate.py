@@ -19,6 +19,9 @@ Parquet:
   sweep_summary   per cell, arm and metric: n, mean, sd, ci_low, ci_high
   sweep_effects   per comparison: the same for paired differences
   sweep_per_step  per cell, arm, step and per-step column: n, mean, CI
+  sweep_tipping   the committed-minority tipping curve, when the runs
+                  have committed agents (metrics/measure/tipping.py), and
+  sweep_tipping_runs  its points, one per run
 and sweep_summary.json (cells with their run counts, failed runs, and the
 tables' rows).
 """
@@ -37,7 +40,7 @@ import pandas as pd
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import aggregate as compare_aggregate
-from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.measure import run_metrics, tipping
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.rundir import reading as rundir
 from crsec_concordia.sweeps import grid
@@ -47,6 +50,8 @@ TABLES = ("sweep_runs", "sweep_summary", "sweep_effects", "sweep_per_step")
 CELL = ["scenario", "condition", "endpoint"]
 STATS = ["n", "mean", "sd", "ci_low", "ci_high"]
 TREATMENT = "normative - baseline"
+TIPPING = "sweep_tipping"
+TIPPING_RUNS = "sweep_tipping_runs"
 
 
 @dataclasses.dataclass
@@ -59,10 +64,20 @@ class SweepMetrics:
   effects: pd.DataFrame
   per_step: pd.DataFrame
   reference: str
+  # The tipping curve's points (one per run) and the curve; empty for a
+  # sweep without a committed minority.
+  tipping_runs: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=tipping.RUN_COLUMNS))
+  tipping: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=tipping.CURVE_COLUMNS))
 
   def tables(self) -> dict[str, pd.DataFrame]:
-    return dict(zip(TABLES, (self.runs, self.summary, self.effects,
-                             self.per_step)))
+    out = dict(zip(TABLES, (self.runs, self.summary, self.effects,
+                            self.per_step)))
+    if not self.tipping_runs.empty:
+      out[TIPPING_RUNS] = self.tipping_runs
+      out[TIPPING] = self.tipping
+    return out
 
 
 def _finite(value: Any) -> bool:
@@ -119,10 +134,12 @@ def aggregate(path: str | Path,
   by_cell, runs_frame, per_step = _measure(path, cells, matcher_factory)
   reference = str(data.get("reference") or next(iter(
       data.get("spec", {}).get("conditions") or {"full": None})))
+  points = tipping.points(by_cell)
   return SweepMetrics(path=path, manifest=data, cells=by_cell,
                       runs=runs_frame, summary=_summary(runs_frame),
                       effects=_effects(runs_frame, cells, reference),
-                      per_step=per_step, reference=reference)
+                      per_step=per_step, reference=reference,
+                      tipping_runs=points, tipping=tipping.curve(points))
 
 
 Cells = dict[tuple[str, str, str], dict[str, list[grid.RunSpec]]]
@@ -237,8 +254,9 @@ def write(metrics: SweepMetrics, out_dir: str | Path | None = None) -> Path:
   out.mkdir(parents=True, exist_ok=True)
   for name, frame in metrics.tables().items():
     parquet = frame.copy()
-    if "seeds" in parquet:  # Lists of ints: Parquet takes them, CSV shows them.
-      parquet["seeds"] = parquet["seeds"].map(list)
+    for column in ("seeds", "values"):  # Lists: Parquet takes them, CSV
+      if column in parquet:             # shows them.
+        parquet[column] = parquet[column].map(list)
     tables.write_table(frame, out, name, parquet=parquet)
   failed = [{k: r.get(k) for k in ("id", *CELL, "arm", "seed", "error")}
             for r in metrics.manifest["runs"] if r.get("status") == "failed"]
@@ -250,6 +268,9 @@ def write(metrics: SweepMetrics, out_dir: str | Path | None = None) -> Path:
       "summary": metrics.summary.to_dict(orient="records"),
       "effects_table": metrics.effects.to_dict(orient="records"),
   }
+  if not metrics.tipping.empty:
+    summary["tipping"] = {"interval": tipping.INTERVAL,
+                          "curve": metrics.tipping.to_dict(orient="records")}
   (out / SUMMARY_JSON).write_text(json.dumps(
       run_metrics.json_safe(summary), indent=2, ensure_ascii=False),
                                   encoding="utf-8")
@@ -282,4 +303,8 @@ def headline(metrics: SweepMetrics) -> list[str]:
     if row["metric"] in keys and row["arm"] in ("", "normative"):
       lines.append(f"{row['scenario']}/{row['condition']}/{row['endpoint']}"
                    f" {row['comparison']} {row['metric']}: {fmt(row)}")
+  for _, row in tipping.adopted(metrics.tipping).iterrows():
+    lines.append(f"{row['scenario']}/{row['condition']}/{row['endpoint']} "
+                 f"tipping: committed {100 * row['minority_share']:.0f}%, "
+                 f"others holding and following its norm: {fmt(row)}")
   return lines

@@ -26,7 +26,8 @@ from crsec_concordia.scenarios.loader import (Scenario, ScenarioError,
                                               load_scenario)
 from crsec_concordia.scenarios.problems import Problem, path_text, show
 from crsec_concordia.sweeps.spec import (COORDINATES, MAX_RUNS, Condition,
-                                         SweepFile, scenario_data)
+                                         PathError, SweepFile, scenario_data,
+                                         set_path)
 
 
 def cross_check(spec: SweepFile, base: Path) -> tuple[list[Any],
@@ -176,6 +177,7 @@ def _check_conditions(spec: SweepFile, scenarios: list[Scenario]
             "conditions", name, "scenario") + tuple(p.loc)
         found.append(Problem(head, p.what, p.fix))
       found += _unknown_agents(name, condition, scenario)
+      found += _unknown_paths(name, condition, scenario)
       for p in found:
         key = f"{path_text(p.loc)}: {p.what}"
         if key not in seen:
@@ -204,6 +206,21 @@ def _unknown_agents(name: str, condition: Condition,
           ("conditions", name, "scenario", "agents", who),
           f"the scenario has no agent named {show(who)}{guess}",
           f"use one of: {', '.join(agents)}"))
+  return problems
+
+
+def _unknown_paths(name: str, condition: Condition,
+                   scenario: Scenario) -> list[Problem]:
+  """Dotted paths of a condition that lead nowhere in the scenario."""
+  data = scenario.model_dump(mode="json")
+  problems = []
+  for path, value in condition.scenario.items():
+    if "." in path:
+      try:
+        set_path(data, path, value)
+      except PathError as e:
+        problems.append(Problem(("conditions", name, "scenario", path),
+                                e.what, e.fix))
   return problems
 
 

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from crsec_concordia.metrics.present import figures
+from crsec_concordia.metrics.measure import tipping
+from crsec_concordia.metrics.present import figures, place_figures
 from crsec_concordia.metrics.present.report import (MatcherFactory, Report,
                                                     _stats)
 from crsec_concordia.metrics.present.templating import Cell, Page
@@ -157,6 +158,40 @@ def _effects_rows(m: sweep_aggregate.SweepMetrics, keys: list[str]
           for row in e[e["metric"].isin(keys)].itertuples()]
 
 
+def _tipping_rows(curve: pd.DataFrame) -> list[list[Cell]]:
+  """Per scenario, endpoint and condition: the minority's size, then the
+  shares adopted, holding and following with their intervals."""
+  rows = []
+  for keys, part in curve.groupby(["scenario", "endpoint", "condition"],
+                                  sort=False):
+    by = {r["measure"]: r for r in part.to_dict(orient="records")}
+    first = part.iloc[0]
+    rows.append([*keys, str(first["target"]),
+                 f"{100 * first['minority_share']:.0f}%",
+                 *[_stats(_clean(by.get(m)), True) for m in tipping.MEASURES],
+                 ", ".join(f"{v:.2f}" for v in by["adopted"]["values"])])
+  return rows
+
+
+def _tipping(page: Page, m: sweep_aggregate.SweepMetrics
+             ) -> dict[str, Any] | None:
+  """The tipping curve's figure and table; None without a minority."""
+  if m.tipping.empty:
+    return None
+  curve = tipping.adopted(m.tipping)
+  return {"figure": page.figure(
+      "tipping_curve", figures.png(place_figures.tipping(
+          curve, "The others holding and following the committed "
+          f"minority's norm at the end\n(mean over seeds, {tipping.INTERVAL})"
+          )),
+      "The tipping curve: per committed minority size, the share of the "
+      "non-committed agents holding the minority's norm and following it "
+      f"at the end; mean over seeds with its {tipping.INTERVAL}; dots are "
+      "the seeds."),
+          "interval": tipping.INTERVAL,
+          "rows": _tipping_rows(m.tipping)}
+
+
 def sweep_report(sweep_dir: str | Path, out_dir: str | Path | None = None, *,
                  matcher_factory: MatcherFactory | None = None) -> Report:
   """Aggregates the sweep, writes its tables, draws and writes the page."""
@@ -193,6 +228,7 @@ def sweep_report(sweep_dir: str | Path, out_dir: str | Path | None = None, *,
                        if r.get("status") == "failed"),
       conditions=conditions, summary=_summary_rows(m, keys, conditions),
       effects=_effects_rows(m, keys), pictures=pictures,
+      tipping=_tipping(page, m),
       runs=[[r["id"], str(r.get("status")),
              page.link(m.path / r["run_dir"] / LOG_HTML, "Concordia log")]
             for r in m.manifest["runs"]])

@@ -32,6 +32,9 @@ MAX_RUNS = 100_000  # A grid this size is a typo (seeds 1-100000), not a plan.
 DEFAULT_CONDITION = "full"
 DEFAULT_ENDPOINT = "default"  # The flags and environment, as `crsec run`.
 SEEDS_HELP = "use a range like 1-5, a list like 1,3,7 or one seed like 4"
+# A scenario's population block (scenarios/population.py), whose agents a
+# condition that changes it draws again.
+POPULATION = "population"
 
 
 class SweepError(ScenarioError):
@@ -124,7 +127,9 @@ class Condition(_Model):
   description: Line | None = None
   crsec: dict[str, Any] = pydantic.Field(default_factory=dict)
   # Any other scenario field, merged into the scenario (mappings key by
-  # key, lists replaced; `agents` may be a mapping by agent name).
+  # key, lists replaced; `agents` may be a mapping by agent name); a key
+  # with dots is a path to one value (`set_path`), e.g. `agents.0.goal`,
+  # `agents.Tom Gomez.goal` or `population.groups.committed.share`.
   scenario: dict[str, Any] = pydantic.Field(default_factory=dict)
 
 
@@ -187,11 +192,94 @@ def merge(base: Any, patch: Any) -> Any:
   return patch
 
 
+class PathError(ValueError):
+  """A dotted path that leads nowhere in the scenario: what, and the fix."""
+
+  def __init__(self, what: str, fix: str):
+    super().__init__(f"{what}; {fix}")
+    self.what, self.fix = what, fix
+
+
+def _child(node: Any, part: str, done: str) -> Any:
+  """The entry `part` of a mapping (its key) or a list (its index from 0,
+  or the entry whose `id` or `name` is `part`), as an index or key."""
+  if isinstance(node, Mapping):
+    if part not in node:
+      raise PathError(f"{done or 'the scenario'} has no key {part!r}",
+                      f"use one of: {', '.join(map(str, node)) or 'none'}")
+    return part
+  if isinstance(node, list):
+    if re.fullmatch(r"\d+", part):
+      if int(part) >= len(node):
+        raise PathError(f"{done} has {len(node)} entries, no entry {part}",
+                        f"use an index from 0 to {len(node) - 1}")
+      return int(part)
+    names = [e.get("id", e.get("name")) if isinstance(e, Mapping) else None
+             for e in node]
+    if part not in names:
+      raise PathError(f"{done} has no entry with id or name {part!r}",
+                      "use an index from 0, or one of: "
+                      + ", ".join(str(n) for n in names if n is not None))
+    return names.index(part)
+  raise PathError(f"{done} is a value, not a mapping or a list",
+                  "end the path there")
+
+
+def set_path(data: Any, path: str, value: Any) -> Any:
+  """A copy of `data` with `value` at the dotted `path`: mapping keys,
+  list entries by index (from 0) or by their `id` or `name`. The last key
+  of a mapping may be new (a field the scenario leaves to its default);
+  any other step must exist, or PathError says where it stops."""
+  parts = path.split(".")
+  if not all(parts):
+    raise PathError(f"the path {path!r} has an empty part",
+                    "write it as keys and indices joined by single dots")
+  def put(node: Any, rest: list[str], done: str) -> Any:
+    head = rest[0]
+    if len(rest) == 1 and isinstance(node, Mapping):
+      return {**node, head: value}
+    key = _child(node, head, done)
+    where = f"{done}.{head}" if done else head
+    new = value if len(rest) == 1 else put(node[key], rest[1:], where)
+    if isinstance(node, list):
+      return [new if i == key else v for i, v in enumerate(node)]
+    return {**node, key: new}
+  return put(data, parts, "")
+
+
+def _undrawn(data: dict[str, Any]) -> dict[str, Any]:
+  """The data without the agents its population block drew (the last
+  `count` of them, as a dump records it): the block, changed by a
+  condition (another share, another count), draws them again."""
+  population = data.get(POPULATION)
+  if not isinstance(population, Mapping) or not population.get("drawn"):
+    return data
+  agents = list(data.get("agents") or [])
+  kept = agents[:max(0, len(agents) - int(population.get("count") or 0))]
+  return {**data, "agents": kept,
+          POPULATION: {k: v for k, v in population.items() if k != "drawn"}}
+
+
+def _changes_population(condition: Condition) -> bool:
+  return any(key == POPULATION or key.startswith(f"{POPULATION}.")
+             for key in condition.scenario)
+
+
 def scenario_data(scenario: Scenario, condition: Condition,
                   steps: int | None) -> dict[str, Any]:
-  """The scenario's data with the condition's overrides and the steps."""
+  """The scenario's data with the condition's overrides and the steps (a
+  path that leads nowhere is left out here; checks.py reports it)."""
   data = scenario.model_dump(mode="json")
-  data = merge(data, condition.scenario)
+  if _changes_population(condition):
+    data = _undrawn(data)
+  data = merge(data, {k: v for k, v in condition.scenario.items()
+                      if "." not in k})
+  for path, value in condition.scenario.items():
+    if "." in path:
+      try:
+        data = set_path(data, path, value)
+      except PathError:
+        pass
   if condition.crsec:
     data["crsec"] = merge(data.get("crsec") or {}, condition.crsec)
   if steps is not None:

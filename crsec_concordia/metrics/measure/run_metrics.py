@@ -9,6 +9,10 @@ metrics/classifiers/corrected.py) and tables it as RunMetrics:
   summary    totals, final shares, time to 50/90/100%, the belief-behaviour
              lag, emergent norms, diffusion edges, LLM usage per module, the
              matcher used
+  places     for a run of several places or of groups (places.py): per
+             step, place or group and target, belief and behaviour; the
+             summary's `places` block has the last step's shares and the
+             norms carried between places (absent for a one-room run)
 Per-target columns are named "<measure>.<target id>"; docs/metrics.md
 defines every column. metrics/present/tables.py writes them to files.
 """
@@ -26,7 +30,7 @@ import pandas as pd
 from crsec_concordia.metrics.classifiers import corrected
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import activity, adoption, diffusion
-from crsec_concordia.metrics.measure import emergent, timeline, usage
+from crsec_concordia.metrics.measure import emergent, places, timeline, usage
 from crsec_concordia.rundir.format import ACTION, FAILURE
 from crsec_concordia.rundir.reading import Run
 from crsec_concordia.scenarios import TargetNorm
@@ -55,6 +59,10 @@ class RunMetrics:
   # {"belief": {id: [per step]}, "behaviour": {...}, "norms": [per step]}.
   agent_flags: dict[str, Any] = dataclasses.field(default_factory=dict)
   rates: dict[str, Any] = dataclasses.field(default_factory=dict)
+  # Adoption per place and group (places.ADOPTION_COLUMNS); empty for a
+  # one-room run.
+  places: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=places.ADOPTION_COLUMNS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,9 +113,11 @@ def compute(run: Run, matcher: NormMatcher | None = None) -> RunMetrics:
   columns.update(corrected.per_step_columns(measured.beliefs,
                                             measured.behaviours, rates))
   per_step = pd.DataFrame(columns)
+  summary = _summary(run, matcher, columns, ordered, measured, rates)
+  by_place = _places(run, steps, measured, summary)
   return RunMetrics(
       run=run, per_step=per_step, per_hour=_per_hour(per_step),
-      summary=_summary(run, matcher, columns, ordered, measured, rates),
+      summary=summary, places=by_place,
       rates=rates, agent_flags={
           "belief": measured.beliefs["flags"],
           "behaviour": measured.behaviours.get("flags", {}),
@@ -123,6 +133,27 @@ def _measure(run: Run, steps: Sequence[int], matcher: NormMatcher
       beliefs=adoption.belief(run, steps, matcher),
       behaviours=adoption.behaviour(run, steps, matcher, flags=True),
       plans=adoption.plans(run, steps, matcher))
+
+
+def _places(run: Run, steps: Sequence[int], m: _Measured,
+            summary: dict[str, Any]) -> pd.DataFrame:
+  """Adoption per place and group, and the summary's `places` block, for
+  a run of several places or of groups; an empty table for one room."""
+  if not places.is_town(run):
+    return pd.DataFrame(columns=places.ADOPTION_COLUMNS)
+  where = places.positions(run, steps)
+  frame = places.adoption(run, steps, m.beliefs["flags"],
+                          m.behaviours.get("flags", {}), where)
+  times = timeline.step_times(run, steps)
+  carried = places.carried(run, steps, m.beliefs["flags"], where)
+  for row in carried:
+    row["time"] = times[row["step"]].label
+  summary["places"] = {
+      "places": places.declared_places(run.scenario),
+      "groups": places.groups(run),
+      "committed": sorted(places.committed(run)),
+      "final": places.final(frame), "carried": carried}
+  return frame
 
 
 def _time_columns(ordered: Sequence[timeline.StepTime]

@@ -11,7 +11,10 @@ norms or logs.
 
 A group is the runs of one scenario (and, in a sweep, one condition and
 endpoint); its findings are decided on its normative runs against its
-baseline runs (findings.py).
+baseline runs (findings.py). A group of runs with places or groups also
+gets its adoption per place and group and the norms carried between
+places, and runs with a committed minority their tipping curve
+(publish_town.py).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Any
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure import run_metrics
-from crsec_concordia.metrics.present import findings, publish_figures
+from crsec_concordia.metrics.present import (findings, publish_figures,
+                                             publish_town)
 from crsec_concordia.rundir import reading
 
 
@@ -284,14 +288,24 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
     pictures = publish_figures.draw(g.runs, out / "figures", g.slug)
     drawn.update(Path(p).name for p, _ in pictures)
     errors = measurement_error(g)
+    town, town_pictures, town_json = publish_town.places_section(
+        g.runs, out / "figures", g.slug, g.label)
+    drawn.update(Path(p).name for p in town_pictures)
     groups_json.append({
         "scenario": g.key[0], "condition": g.key[1], "endpoint": g.key[2],
         "findings": decided,
         "corrected": findings.final_estimates(g.runs),
         "measurement_error": errors, "not_corrected": uncorrected(g),
-        "figures": [p for p, _ in pictures]})
+        "figures": [p for p, _ in pictures] + town_pictures,
+        **({"places": town_json} if town_json else {})})
     parts.append(_group_markdown(g, decided, pictures, rows, errors,
-                                 uncorrected(g)))
+                                 uncorrected(g))
+                 + "\n".join(town) + ("\n" if town else ""))
+  curve, curve_json = publish_town.tipping_section(
+      {g.key: g for g in groups}, out / "figures")
+  if curve_json:
+    drawn.add(Path(curve_json["figure"]).name)
+    parts.append("\n".join(curve))
   # A figure of an earlier publication that this one did not draw (another
   # group's name, a target no longer measured) would sit beside the new
   # ones as if it were of these runs.
@@ -299,7 +313,8 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
     if old.name not in drawn:
       old.unlink()
   (out / "results.json").write_text(json.dumps(run_metrics.json_safe(
-      {"runs": runs_json, "groups": groups_json}), indent=1,
+      {"runs": runs_json, "groups": groups_json,
+       **({"tipping": curve_json} if curve_json else {})}), indent=1,
       ensure_ascii=False) + "\n", encoding="utf-8")
   header = ["# Results", "",
             "Written by `crsec report --publish` from "

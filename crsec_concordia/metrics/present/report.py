@@ -23,7 +23,8 @@ import pandas as pd
 from crsec_concordia.metrics.classifiers import measured
 from crsec_concordia.metrics.measure import aggregate, run_metrics
 from crsec_concordia.metrics.measure.aggregate import MatcherFactory
-from crsec_concordia.metrics.present import figures, questionnaire, tables
+from crsec_concordia.metrics.present import (figures, questionnaire, tables,
+                                             town_report)
 from crsec_concordia.metrics.present.templating import (Cell, Lines, Page,
                                                         Stats, Strong)
 from crsec_concordia.rundir import reading
@@ -153,6 +154,7 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "per_hour": _per_hour(m.per_hour, targets),
       "usage": _usage(summary["usage"]),
       "matcher": summary["matcher"],
+      "places": town_report.section(page, [m]),
       "figures": {
           "adoption": page.figure(
               "adoption", figures.adoption(m.per_step, targets, clock,
@@ -324,6 +326,7 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
       figures=figs, has_normative=bool(normative),
       emergent=[dict(e, seed=m.run.seed) for m in normative
                 for e in m.summary["emergent_norms"]],
+      places=town_report.section(page, normative),
       runs=runs, questionnaire=page.link(qdir / "index.html",
                                          "Human evaluation kit"))
   return Report(index=index, figures=page.figures, questionnaire=qdir)

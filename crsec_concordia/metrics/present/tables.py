@@ -46,6 +46,9 @@ PER_SEED = ["run", "arm", "seed", "target", "metric", "value"]
 # A run's metrics directory (RUN_DIR/metrics/).
 PER_STEP_CSV = "per_step.csv"
 PER_HOUR_CSV = "per_hour.csv"
+# A run of several places or of groups: adoption per place and group
+# (measure/places.py), as CSV and Parquet.
+BY_PLACE = "adoption_by_place"
 SUMMARY_JSON = "summary.json"
 # A compare directory's.
 COMPARE_SUMMARY_JSON = "compare_summary.json"
@@ -171,6 +174,8 @@ def write_run(metrics: run_metrics.RunMetrics,
   safe_frame(metrics.per_hour).to_csv(out / PER_HOUR_CSV, index=False)
   write_table(long_form(metrics), out, "long")
   write_parquet(file_cells(events_frame(metrics.run.records)), out, EVENTS)
+  if not metrics.places.empty:
+    write_table(metrics.places, out, BY_PLACE)
   (out / SUMMARY_JSON).write_text(
       json.dumps(run_metrics.json_safe(metrics.summary), indent=2,
                  ensure_ascii=False), encoding="utf-8")
