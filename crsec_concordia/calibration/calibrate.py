@@ -78,7 +78,7 @@ def usage_of(model) -> dict[str, int]:
 
 
 def _ask_ahead(matcher: NormMatcher, judge: LLMJudge, texts: list[str],
-               jobs: int) -> None:
+               jobs: int, progress: Progress | None, section: str) -> None:
   """Every pair the matcher will put to the judge, asked `jobs` at a time
   (the judge keeps its answers, so the matcher's own pass asks none)."""
   pairs = [(text, target.text)
@@ -86,7 +86,10 @@ def _ask_ahead(matcher: NormMatcher, judge: LLMJudge, texts: list[str],
            for target, score in zip(matcher.targets, row)
            if score >= matcher.judge_floor]
   with ThreadPoolExecutor(max(1, jobs)) as pool:
-    list(pool.map(lambda pair: judge(*pair), pairs))
+    for done, _ in enumerate(pool.map(lambda pair: judge(*pair), pairs),
+                             start=1):
+      if progress is not None:
+        progress(section, done, len(pairs))
 
 
 def measure_norms(model, embedder, progress: Progress | None = None,
@@ -103,7 +106,7 @@ def measure_norms(model, embedder, progress: Progress | None = None,
                           behaviours=labels_lib.venue_behaviours(venue),
                           judge=judge, judge_floor=JUDGE_FLOOR)
     texts = [i.text for i in mine]
-    _ask_ahead(matcher, judge, texts, jobs)
+    _ask_ahead(matcher, judge, texts, jobs, progress, f"norms of {venue}")
     means = matcher.means_many(texts)
     for t in wanted:
       truth = [t.id in i.targets for i in mine]

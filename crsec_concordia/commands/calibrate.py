@@ -104,7 +104,10 @@ def _calibrate(args: argparse.Namespace) -> int:
              file=sys.stderr, dynamic_ncols=True)
   done: dict[str, int] = {}
 
-  def progress(what: str, count: int, _of: int) -> None:
+  def progress(what: str, count: int, of: int) -> None:
+    if what.startswith("norms of"):  # The judge's pairs of one venue.
+      bar.set_description(f"{what}: {count}/{of} pairs")
+      return
     bar.set_description(what)
     bar.update(count - done.get(what, 0))
     done[what] = count
