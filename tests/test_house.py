@@ -11,6 +11,7 @@ import ast
 import io
 import re
 import tokenize
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,17 @@ def test_modules_hold_one_concern():
           if (n := len(path.read_text(encoding="utf-8").splitlines()))
           > MODULE_LINES]
   assert long == []
+
+
+def test_every_sub_package_is_listed_for_installation():
+  """A folder of modules missing from pyproject.toml's `packages` works in
+  an editable install and is left out of a wheel (`crsec` then fails on a
+  plain `pip install`)."""
+  listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(
+      encoding="utf-8"))["tool"]["setuptools"]["packages"])
+  found = {package + "".join(f".{p}" for p in init.parent.relative_to(
+      folder).parts)
+           for package, folder in PACKAGES.items()
+           for init in folder.rglob("__init__.py")
+           if ".venv" not in init.parts}
+  assert found - listed == set()
