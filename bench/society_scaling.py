@@ -74,7 +74,7 @@ from crsec_concordia.models import EndpointConfig, embedded  # noqa: E402
 from crsec_concordia.runs import session as session_lib  # noqa: E402
 from crsec_concordia.runs import slot_engine  # noqa: E402
 from crsec_concordia.scenarios import Scenario  # noqa: E402
-import openai.resources.chat.completions as openai_chat  # noqa: E402
+from call_timing import Calls, busy_time  # noqa: E402  (bench/, beside this file)
 import quiet_society  # noqa: E402  (bench/, beside this file)
 import town_society  # noqa: E402  (bench/, beside this file)
 from tests import fake_openai  # noqa: E402
@@ -244,26 +244,6 @@ class SlotTimer:
       session_lib.Session.flush = flush
 
 
-def busy_time(intervals: list[tuple[float, float]], lo: float, hi: float
-              ) -> tuple[float, float]:
-  """(time with >= 1 interval open, integral of open intervals) in [lo, hi]."""
-  points = []
-  for a, b in intervals:
-    a, b = max(a, lo), min(b, hi)
-    if a < b:
-      points += [(a, 1), (b, -1)]
-  points.sort()
-  busy = area = 0.0
-  open_, last = 0, lo
-  for t, step in points:
-    if open_ > 0:
-      busy += t - last
-    area += open_ * (t - last)
-    open_ += step
-    last = t
-  return busy, area
-
-
 def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
             embedder) -> dict:
   """Plays SLOTS slots of a society of `size`; returns its figures."""
@@ -310,38 +290,6 @@ def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
       "act_phases": [round(b - a, 2) for a, b in timer.act_phases],
       "cpu_per_slot": sum(timer.cpu) / SLOTS,
   }
-
-
-class CallTimer:
-  """The interval of every chat request, timed at the client."""
-
-  def __init__(self):
-    self.intervals: list[tuple[float, float]] = []
-    self._lock = threading.Lock()
-
-  @contextlib.contextmanager
-  def installed(self):
-    completions = openai_chat.Completions
-    real = completions.create
-    timer = self
-
-    def create(self, *args, **kwargs):
-      start = time.monotonic()
-      try:
-        return real(self, *args, **kwargs)
-      finally:
-        with timer._lock:  # pylint: disable=protected-access
-          timer.intervals.append((start, time.monotonic()))
-
-    completions.create = create
-    try:
-      yield self
-    finally:
-      completions.create = real
-
-  def __call__(self) -> list[tuple[float, float]]:
-    with self._lock:
-      return list(self.intervals)
 
 
 def print_table(rows: list[dict]) -> None:
@@ -448,7 +396,7 @@ def main() -> int:
   embedder = shared_embedder()
   embedder.encode(["warm-up"])
   rows = []
-  calls = CallTimer()
+  calls = Calls()
   with tempfile.TemporaryDirectory() as tmp, calls.installed():
     server = None
     if args.embedded:

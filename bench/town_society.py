@@ -18,7 +18,6 @@ can build the same town once scenarios have one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -31,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import openai.resources.chat.completions as openai_chat
 
 from crsec_concordia import runner
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.runs import session as session_lib
 from crsec_concordia.runs import slot_engine
 from crsec_concordia.scenarios import Scenario
+from call_timing import Calls, busy_time  # noqa: E402  (bench/, beside this file)
 import quiet_society  # noqa: E402  (bench/, beside this file)
 from tests import schema_answers
 from tests.fake_openai import Reply, Request
@@ -189,52 +188,6 @@ def _rss_mb() -> float:
   return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-class Calls:
-  """Every chat request's interval and prompt tokens, timed at the client."""
-
-  def __init__(self):
-    self.calls: list[tuple[float, float, int]] = []
-    self._lock = threading.Lock()
-
-  @contextlib.contextmanager
-  def installed(self):
-    completions = openai_chat.Completions
-    real = completions.create
-    calls = self
-
-    def create(self, *args, **kwargs):
-      start = time.monotonic()
-      tokens = 0
-      try:
-        response = real(self, *args, **kwargs)
-        usage = getattr(response, "usage", None)
-        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        return response
-      finally:
-        with calls._lock:  # pylint: disable=protected-access
-          calls.calls.append((start, time.monotonic(), tokens))
-
-    completions.create = create
-    try:
-      yield self
-    finally:
-      completions.create = real
-
-
-def _busy(intervals: list[tuple[float, float]], lo: float, hi: float
-          ) -> float:
-  """The time in [lo, hi] with at least one interval open."""
-  busy, open_, last = 0.0, 0, lo
-  points = sorted(p for a, b in intervals for p in (
-      (max(a, lo), 1), (min(b, hi), -1)) if max(a, lo) < min(b, hi))
-  for t, step in points:
-    if open_ > 0:
-      busy += t - last
-    open_ += step
-    last = t
-  return busy
-
-
 def _places_with(records: list[dict], scenario: Scenario) -> dict[str, int]:
   """How many places saw a conflict, a talk and a new norm (by the home of
   the agent who judged, talked or took it)."""
@@ -306,7 +259,7 @@ def measure(size: int, endpoint: EndpointConfig, out: Path,
   hours = slots * scenario.clock.minutes_per_step / 60.0
   per = size * hours
   prompts = [t for _, _, t in calls.calls]
-  busy = _busy([(a, b) for a, b, _ in calls.calls], start, start + wall)
+  busy, _ = busy_time(calls(), start, start + wall)
   return {
       "agents": size, "places": len(scenario.places), "slots": slots,
       "wall": wall, "cpu": cpu,
