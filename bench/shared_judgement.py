@@ -19,6 +19,7 @@ answers each question alike, whoever asks).
   .venv/bin/python bench/shared_judgement.py               # 10 and 100
   .venv/bin/python bench/shared_judgement.py --sizes 10    # < 1 min
   .venv/bin/python bench/shared_judgement.py --run-dir RUN_DIR...
+  .venv/bin/python bench/shared_judgement.py --alone run hobbs_cafe ...
 
 No language model runs here. `--run-dir` reads finished runs instead (a
 real model's, such as the 12-slot café, `crsec run
@@ -268,7 +269,10 @@ def report(run_dir: Path) -> None:
   """A finished run's DetectConflict cost and its norms held alike."""
   summary = runner.summarize(run_dir)
   cost = summary["per_agent_hour"].get(OP, {"calls": 0.0, "tokens": 0.0})
-  print(f"{run_dir}: {summary['steps']} slots; DetectConflict per "
+  info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+  asked = info.get("judgements", "recorded before runs said")
+  print(f"{run_dir}: {summary['steps']} slots, questions {asked}; "
+        f"DetectConflict per "
         f"agent-hour: {cost['calls']:.2f} calls, {cost['tokens']:.0f} tokens")
   rows = shared_words(run_dir)
   print("  slot: agents holding norms (of them holding words another holds) "
@@ -276,6 +280,14 @@ def report(run_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+  argv = sys.argv[1:] if argv is None else argv
+  if argv[:1] == ["--alone"]:
+    from crsec_concordia import cli  # noqa: PLC0415 (only this mode)
+    session_lib.Session.share_judgements = False
+    try:
+      return cli.main(argv[1:])
+    finally:
+      session_lib.Session.share_judgements = True
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100])
   parser.add_argument("--places", type=int, default=1,

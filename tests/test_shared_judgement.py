@@ -177,6 +177,8 @@ def test_sharing_saves_calls_and_changes_no_record(shared_run, tmp_path,
   # The scripted judge answers alike either way: the same run.
   for kind in ("conflict", "talk_decision", "conversation", "action"):
     assert records(run_dir, kind) == records(alone_dir, kind), kind
+  assert [json.loads((d / "run.json").read_text(encoding="utf-8"))[
+      "judgements"] for d in (run_dir, alone_dir)] == ["shared", "alone"]
 
 
 def test_a_thread_delayed_run_is_the_same_byte_for_byte(shared_run, tmp_path,
@@ -290,3 +292,30 @@ def test_a_resumed_run_gives_the_same_answers(shared_run, tmp_path, embedder,
   assert records(crashed, "conflict") == records(run_dir, "conflict")
   assert ((crashed / "events.jsonl").read_text(encoding="utf-8")
           == (run_dir / "events.jsonl").read_text(encoding="utf-8"))
+
+
+def test_a_run_started_alone_is_resumed_alone(tmp_path, embedder,
+                                              monkeypatch):
+  """The way questions are asked is the run's, not the resuming code's."""
+  real = adjudication.Adjudication.resolve_action
+
+  def crash_in_slot_2(self, actor, raw_action, stamp):
+    if stamp.step == 2:
+      raise Crash("the machine went down")
+    return real(self, actor, raw_action, stamp)
+
+  with monkeypatch.context() as patch:
+    patch.setattr(session_lib.Session, "share_judgements", False)
+    patch.setattr(adjudication.Adjudication, "resolve_action",
+                  crash_in_slot_2)
+    with pytest.raises(Crash):
+      play(tmp_path, embedder, "crashed", model())
+  crashed = tmp_path / "crashed"
+  resumed = model()
+  runner.resume_episode(crashed, model=resumed, embedder=embedder,
+                        progress=False)
+  info = json.loads((crashed / "run.json").read_text(encoding="utf-8"))
+  assert info["judgements"] == "alone"
+  assert detect_prompts(resumed)
+  assert all(p.split(" holds some rules")[0] in HOLDERS
+             for p in detect_prompts(resumed))

@@ -25,5 +25,6 @@ def test_a_finished_run_is_read_from_its_directory(capsys):
   run_dir = Path(golden.GOLDEN) / golden.EXPECTED
   assert bench.main(["--run-dir", str(run_dir)]) == 0
   out = capsys.readouterr().out
-  assert "5 slots; DetectConflict per agent-hour: 1.20 calls" in out
+  assert ("5 slots, questions shared; DetectConflict per agent-hour: "
+          "1.20 calls") in out
   assert "5: 4 (0)" in out  # Four hold norms; no two the same words.

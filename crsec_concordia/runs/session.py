@@ -298,6 +298,12 @@ class Session:
     """Plays the remaining slots; marks the run completed or interrupted."""
     total = self.scenario.total_steps
     done = int(self.info["completed_steps"])
+    engine = getattr(self.simulation, "_engine", None)
+    waits = hasattr(engine, "before_resolve")
+    # A run started with its questions asked alone is resumed so.
+    shares = (self.share_judgements and hasattr(engine, "shared_judgements")
+              and self.info.get("judgements") != "alone")
+    self.info["judgements"] = "shared" if shares else "alone"
     self.info.update(status="running", finished=None)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     self._committed = copy.deepcopy(self.info)
@@ -305,9 +311,6 @@ class Session:
       self._bar = tqdm(total=total, initial=done, unit="slot",
                        desc=self.scenario.name, dynamic_ncols=True,
                        file=sys.stderr)
-    engine = getattr(self.simulation, "_engine", None)
-    waits = hasattr(engine, "before_resolve")
-    shares = self.share_judgements and hasattr(engine, "shared_judgements")
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
