@@ -269,24 +269,32 @@ class Crash(Exception):
   pass
 
 
-def test_a_resumed_run_gives_the_same_answers(shared_run, tmp_path, embedder,
-                                              monkeypatch):
-  """The machine goes down in the slot of the shared judgement: the resumed
-  run asks it again and ends as the uninterrupted one."""
-  run_dir, _ = shared_run
+def crash_in_slot_2(tmp_path: Path, embedder, monkeypatch, *,
+                    alone: bool = False) -> Path:
+  """Plays the room until the machine goes down in slot 2 (the shared
+  judgement's); returns the interrupted run's directory."""
   real = adjudication.Adjudication.resolve_action
 
-  def crash_in_slot_2(self, actor, raw_action, stamp):
+  def resolve(self, actor, raw_action, stamp):
     if stamp.step == 2:
       raise Crash("the machine went down")
     return real(self, actor, raw_action, stamp)
 
   with monkeypatch.context() as patch:
-    patch.setattr(adjudication.Adjudication, "resolve_action",
-                  crash_in_slot_2)
+    if alone:
+      patch.setattr(session_lib.Session, "share_judgements", False)
+    patch.setattr(adjudication.Adjudication, "resolve_action", resolve)
     with pytest.raises(Crash):
       play(tmp_path, embedder, "crashed", model())
-  crashed = tmp_path / "crashed"
+  return tmp_path / "crashed"
+
+
+def test_a_resumed_run_gives_the_same_answers(shared_run, tmp_path, embedder,
+                                              monkeypatch):
+  """The machine goes down in the slot of the shared judgement: the resumed
+  run asks it again and ends as the uninterrupted one."""
+  run_dir, _ = shared_run
+  crashed = crash_in_slot_2(tmp_path, embedder, monkeypatch)
   runner.resume_episode(crashed, model=model(), embedder=embedder,
                         progress=False)
   assert records(crashed, "conflict") == records(run_dir, "conflict")
@@ -297,20 +305,7 @@ def test_a_resumed_run_gives_the_same_answers(shared_run, tmp_path, embedder,
 def test_a_run_started_alone_is_resumed_alone(tmp_path, embedder,
                                               monkeypatch):
   """The way questions are asked is the run's, not the resuming code's."""
-  real = adjudication.Adjudication.resolve_action
-
-  def crash_in_slot_2(self, actor, raw_action, stamp):
-    if stamp.step == 2:
-      raise Crash("the machine went down")
-    return real(self, actor, raw_action, stamp)
-
-  with monkeypatch.context() as patch:
-    patch.setattr(session_lib.Session, "share_judgements", False)
-    patch.setattr(adjudication.Adjudication, "resolve_action",
-                  crash_in_slot_2)
-    with pytest.raises(Crash):
-      play(tmp_path, embedder, "crashed", model())
-  crashed = tmp_path / "crashed"
+  crashed = crash_in_slot_2(tmp_path, embedder, monkeypatch, alone=True)
   resumed = model()
   runner.resume_episode(crashed, model=resumed, embedder=embedder,
                         progress=False)
