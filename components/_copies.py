@@ -5,7 +5,8 @@ side's lines of a talk as its next action; counted, a copy would put one
 agent's deed on another's record. StructuredAct asks once more for an answer
 that copies what is in view (or repeats the agent's own last action), so
 this module says what is in view and what counts as a copy: six words in a
-row or most of the words, names aside (crsec_concordia/repetition.py).
+row or most of the words, names and the agent's own given words aside
+(crsec_concordia/repetition.py).
 Short answers ("Tom reads a book.") never do. Not a component.
 """
 
@@ -51,10 +52,24 @@ def in_view(name: str, going_on: str | None, contexts: Mapping[str, str],
   return others, own
 
 
-def copied(name: str, answer: str, seen: Sequence[Seen]) -> Seen | None:
-  """The entry of `seen` that `answer`, written by `name`, copies, or None."""
+def given(contexts: Mapping[str, str], components: Mapping[str, Any],
+          *more: str) -> str:
+  """The words the act's prompt gives the agent as its own: every context
+  with no action or line of talk in it (persona, norms, plan and task), and
+  `more` (the call to act, which says where the agent is, and the news)."""
+  texts = [raw() if callable(raw := getattr(components.get(key), "raw_text",
+                                            None)) else context
+           for key, context in contexts.items()]
+  own = [t for t in texts if not parse_events(_OBSERVATION_TAG.sub("", t))]
+  return "\n".join([*own, *more])
+
+
+def copied(name: str, answer: str, seen: Sequence[Seen],
+           own: str = "") -> Seen | None:
+  """The entry of `seen` that `answer`, written by `name`, copies, or None;
+  stretches of `own` (`given`) are the agent's words, not a copy."""
   names: Iterable[str] = {name, *(who for who, _, _ in seen)}
   done = repetition.copied_from(
       answer, (text for _, _, text in seen), names=names, ratio=COPY_RATIO,
-      run=COPY_RUN, min_words=COPY_MIN_WORDS)
+      run=COPY_RUN, min_words=COPY_MIN_WORDS, given=own)
   return next((s for s in seen if s[2] == done), None)

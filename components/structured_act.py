@@ -52,6 +52,7 @@ class _Turn:
   schema: Mapping[str, Any] | None = None
   answer: str = ""
   then: str = ""  # A two-part answer's second part.
+  own: str = ""  # The words the prompt gives the agent as its own.
 
 
 class StructuredAct(entity_component.ActingComponent,
@@ -234,6 +235,9 @@ class StructuredAct(entity_component.ActingComponent,
         self._context(contexts, speech), news, call, action_spec,
         name=turn.name, kind="speech" if speech else "two" if turn.two
         else "action")
+    turn.own = copies.given(
+        contexts, self.get_entity().get_all_context_components(),  # type: ignore[attr-defined]
+        call, news)
 
   def _check_action(self, turn: "_Turn",
                     contexts: entity_component.ComponentContextMapping
@@ -246,7 +250,7 @@ class StructuredAct(entity_component.ActingComponent,
     if observations.is_no_action(turn.answer):
       return None
     others, own = self._in_view(contexts)
-    copy = self._copied(turn.answer, others)
+    copy = self._copied(turn.answer, others, turn.own)
     repeat = None if copy is not None else self._copied(turn.answer, own)
     if repeat is not None and self._may_go_on(repeat[2]):
       return self._go_on(turn.prompt)
@@ -266,14 +270,14 @@ class StructuredAct(entity_component.ActingComponent,
     if copy is not None or repeat is not None:
       turn.answer, turn.then = self._once_more(turn.prompt, turn.schema,
                                                turn.planner)
-      again = self._copied(turn.answer, others)
+      again = self._copied(turn.answer, others, turn.own)
       if again is not None:
         self._report_failure(
             f"copied another agent's action ({again[0]}'s) when asked "
             "once more", turn.answer)
         turn.answer = f"{name} {NO_OWN_ACTION}"
     if turn.two and not observations.is_no_action(turn.answer):
-      self._keep_ahead(turn.then, turn.answer, turn.task, others, own)
+      self._keep_ahead(turn, others, own)
     return None
 
   def _said_nothing(self, turn: "_Turn") -> None:
@@ -372,18 +376,17 @@ class StructuredAct(entity_component.ActingComponent,
     return (whole(answer) if isinstance(answer, str) else str(answer),
             whole(answers["next"]) if two else "")
 
-  def _keep_ahead(self, action: str, answer: str, task,
-                  others: Sequence[copies.Seen],
+  def _keep_ahead(self, turn: "_Turn", others: Sequence[copies.Seen],
                   own: Sequence[copies.Seen]) -> None:
-    """Keeps `action`, written after `answer`, for the next slot, unless it
-    copies another agent or repeats the agent's own (the answer included):
-    then the next slot asks, as any slot whose task begins."""
-    name = self.get_entity().name
-    if not action or self._copied(action, others) is not None or (
-        self._copied(action, [*own, (name, "did", answer)]) is not None):
+    """Keeps the action written after the turn's answer for the next slot,
+    unless it copies another agent or repeats the agent's own (the answer
+    included): then the next slot asks, as any slot whose task begins."""
+    action, name = turn.then, turn.name
+    if not action or self._copied(action, others, turn.own) is not None or (
+        self._copied(action, [*own, (name, "did", turn.answer)]) is not None):
       return
     with self._follow_lock:
-      self._follow.ahead = (reasons_lib.task_key(task), action)
+      self._follow.ahead = (reasons_lib.task_key(turn.task), action)
 
   def _take_ahead(self, action: str, task) -> str:
     """The action written ahead with an occasion's answer, now, no call."""
@@ -406,10 +409,11 @@ class StructuredAct(entity_component.ActingComponent,
         entity.name, going_on, contexts,
         entity.get_all_context_components())  # type: ignore[attr-defined]
 
-  def _copied(self, answer: str, seen: Sequence[copies.Seen]
+  def _copied(self, answer: str, seen: Sequence[copies.Seen], own: str = ""
               ) -> copies.Seen | None:
-    """The entry of `seen` that `answer` copies, or None (_copies.py)."""
-    return copies.copied(self.get_entity().name, answer, seen)
+    """The entry of `seen` that `answer` copies, or None (_copies.py); the
+    stretches of `own` are the agent's words."""
+    return copies.copied(self.get_entity().name, answer, seen, own)
 
   def get_state(self) -> entity_component.ComponentState:
     with self._follow_lock:

@@ -6,7 +6,12 @@ the agent's own choice; counted, it would put Carlos's smoking on Abigail's
 record (how often it happened: docs/trials/acting-and-planning.md).
 
 Names are taken out before comparing: "Tom reads a book" and "Tamara reads
-a book" are the same words about different people.
+a book" are the same words about different people. So are the words the
+writer was given as its own (`given`: its task, its plan, where it is): an
+agent whose task is "goes to the Copper Kettle's warm indoor room" does not
+copy a neighbour who "arrives at the Copper Kettle's warm indoor room"
+when it writes its task's words, and in a town where a dozen agents are in
+view, such shared phrases of the place and the plan are the rule.
 """
 
 from __future__ import annotations
@@ -70,22 +75,45 @@ def _may_copy(mine: collections.Counter, size: int, theirs: tuple[str, ...],
           or 2.0 * common / (size + len(theirs)) >= ratio)
 
 
+# A stretch of this many words of the writer's given text is its own.
+GIVEN_RUN = 3
+
+
+def _grams(tokens: Sequence[str], n: int = GIVEN_RUN) -> frozenset[tuple]:
+  return frozenset(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def _outside(tokens: tuple[str, ...], grams: frozenset[tuple],
+             n: int = GIVEN_RUN) -> tuple[str, ...]:
+  """`tokens` without those inside a stretch of `n` words found in `grams`."""
+  if not grams:
+    return tokens
+  covered = [False] * len(tokens)
+  for i in range(len(tokens) - n + 1):
+    if tuple(tokens[i:i + n]) in grams:
+      covered[i:i + n] = [True] * n
+  return tuple(t for t, c in zip(tokens, covered) if not c)
+
+
 def copied_from(text: str, earlier: Iterable[str], *, names: Iterable[str] = (),
                 ratio: float, run: int | None = None,
-                min_words: int = 1) -> str | None:
+                min_words: int = 1, given: str = "") -> str | None:
   """The first of `earlier` that `text` copies, or None.
 
   A copy is most of the same words in the same order (`ratio`), the whole
   text found inside an earlier one, or, with `run`, that many words in a row.
-  Texts shorter than `min_words` (after names are removed) are never copies.
+  Names are removed first, and every stretch of GIVEN_RUN words that
+  `given` (what the writer was given as its own) holds too. Texts shorter
+  than `min_words` after that are never copies.
   """
   key = frozenset(names)
-  mine = _words(text, key)
+  grams = _grams(_words(given, key)) if given else frozenset()
+  mine = _outside(_words(text, key), grams)
   if len(mine) < min_words:
     return None
   counts = collections.Counter(mine)
   for other in earlier:
-    theirs = _words(other, key)
+    theirs = _outside(_words(other, key), grams)
     if not _may_copy(counts, len(mine), theirs, ratio, run):
       continue
     like = likeness(mine, theirs)

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from crsec_concordia import observations as obs
+from crsec_concordia import repetition
 from crsec_concordia.components import _act_answer, structured_act
 from crsec_concordia.components import (CONFLICT_DETECTOR_KEY,
                                         NORM_EVALUATOR_KEY, NORM_MEMORY_KEY)
@@ -719,6 +720,58 @@ def test_short_or_own_actions_are_not_copies(answer):
                                   "indoors", "Carlos Gomez reads a book."))
   assert _act(agent) == answer
   assert len([c for c in model.calls if c.tag == "act"]) == 1
+
+
+PLACE_CALL = ("It is 10:00. Abigail Chen is at the cafe (the Copper Kettle's "
+              "warm indoor room). What does Abigail Chen do next?")
+
+
+def _act_at_the_cafe(agent):
+  from concordia.typing import entity as entity_lib  # pylint: disable=import-outside-toplevel
+  return agent.act(entity_lib.ActionSpec(
+      call_to_action=PLACE_CALL, output_type=entity_lib.OutputType.FREE,
+      tag="action"))
+
+
+def test_the_agents_given_words_are_not_a_copy():
+  """Where it is, in the words its prompt gives it, is the agent's own to
+  write, whoever in view wrote them too."""
+  answer = "Abigail Chen walks into the Copper Kettle's warm indoor room."
+  model = _acting([answer])
+  agent = cs.build_agent("baseline", model, name="Abigail Chen")
+  agent.observe(obs.format_action(
+      obs.Stamp(1, "09:40", 5), "Carlos Gomez", "indoors",
+      "Carlos Gomez arrives at the Copper Kettle's warm indoor room."))
+  assert _act_at_the_cafe(agent) == answer
+  assert len([c for c in model.calls if c.tag == "act"]) == 1
+
+
+def test_a_copy_is_a_copy_around_the_agents_given_words():
+  answer = ("Abigail Chen lights one cigarette after another right there in "
+            "the Copper Kettle's warm indoor room.")
+  model = _acting([answer, "Abigail Chen opens her laptop."])
+  agent = cs.build_agent("baseline", model, name="Abigail Chen")
+  agent.observe(obs.format_action(
+      obs.Stamp(1, "09:40", 5), "Carlos Gomez", "indoors",
+      "Carlos Gomez lights one cigarette after another right there in the "
+      "Copper Kettle's warm indoor room."))
+  assert _act_at_the_cafe(agent) == "Abigail Chen opens her laptop."
+  assert len([c for c in model.calls if c.tag == "act"]) == 2
+
+
+def test_given_stretches_are_taken_out_of_both_texts():
+  given = "Tom's task now: goes to the Copper Kettle's warm indoor room."
+  other = "Ann arrives at the Copper Kettle's warm indoor room."
+  mine = "Tom goes to the Copper Kettle's warm indoor room."
+  kwargs = dict(names=["Tom", "Ann"], ratio=0.6, run=6, min_words=5)
+  assert repetition.copied_from(mine, [other], **kwargs) == other
+  assert repetition.copied_from(mine, [other], given=given, **kwargs) is None
+  # Two given words in a row are not a stretch: "the table" stays a word of
+  # the copy.
+  copy = "Tom lights a cigarette and puts his lighter on the table."
+  assert repetition.copied_from(
+      copy, ["Ann lights a cigarette and puts her lighter on the table."],
+      given="Tom sits at the table.", **kwargs) is not None
 
 
 def test_a_conversation_turn_sees_persona_and_norms_not_events_or_plan():

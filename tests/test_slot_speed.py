@@ -94,15 +94,28 @@ def concordias_own(monkeypatch):
       copied_from=plain_copied_from))
 
 
+def _plain_outside(words, given):
+  """`words` without those in a stretch of GIVEN_RUN words `given` holds."""
+  n = repetition.GIVEN_RUN
+  stretches = {tuple(given[i:i + n]) for i in range(len(given) - n + 1)}
+  keep = [True] * len(words)
+  for i in range(len(words) - n + 1):
+    if tuple(words[i:i + n]) in stretches:
+      keep[i:i + n] = [False] * n
+  return [w for w, k in zip(words, keep) if k]
+
+
 def plain_copied_from(text, earlier, *, names=(), ratio, run=None,
-                      min_words=1):
+                      min_words=1, given=""):
   """repetition.copied_from without its shared work: every text turned into
   words and compared by difflib, the way copies were found before."""
-  mine = repetition.words(text, names)
+  own = repetition.words(given, names)
+  mine = _plain_outside(repetition.words(text, names), own)
   if len(mine) < min_words:
     return None
   for other in earlier:
-    like = repetition.likeness(mine, repetition.words(other, names))
+    like = repetition.likeness(
+        mine, _plain_outside(repetition.words(other, names), own))
     if (like.ratio >= ratio or like.contained
         or (run is not None and like.run >= run)):
       return other
@@ -266,19 +279,28 @@ def test_the_shared_copy_check_finds_what_the_plain_one_finds():
   def sentence(lo, hi):
     return " ".join(rng.choice(vocabulary) for _ in range(rng.randint(lo, hi)))
 
-  found = 0
+  found = changed = 0
   for _ in range(400):
     earlier = [sentence(0, 12) for _ in range(rng.randint(0, 6))]
     text = (rng.choice(earlier) + " " + sentence(0, 2)
             if earlier and rng.random() < 0.3 else sentence(0, 12))
+    # Half the time the writer was given a stretch of its own text.
+    words = text.split()
+    start = rng.randint(0, max(0, len(words) - 3))
+    given = (" ".join(words[start:start + rng.randint(3, 6)]) + " "
+             + sentence(0, 4) if rng.random() < 0.5 else "")
+    changed += (plain_copied_from(text, earlier, names=names, ratio=0.6,
+                                  run=6, min_words=5, given=given)
+                != plain_copied_from(text, earlier, names=names, ratio=0.6,
+                                     run=6, min_words=5))
     for ratio, run, min_words in ((0.6, 6, 5), (0.7, None, 1), (0.0, 0, 0)):
       want = plain_copied_from(text, earlier, names=names, ratio=ratio,
-                               run=run, min_words=min_words)
+                               run=run, min_words=min_words, given=given)
       got = repetition.copied_from(text, earlier, names=names, ratio=ratio,
-                                   run=run, min_words=min_words)
+                                   run=run, min_words=min_words, given=given)
       assert got == want, (text, earlier, ratio, run)
       found += want is not None
-  assert found > 50
+  assert found > 50 and changed > 10
 
 
 # -- the checkpoint -------------------------------------------------------------
