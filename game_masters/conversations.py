@@ -335,7 +335,8 @@ class NormConversations(entity_component.ContextComponent,
             "norm": norm, "norms": list(request["norms"]),
             "norm_ids": list(request["norm_ids"]), "behaviour": behaviour,
             "ended": ended,
-            "turns": [{"speaker": s, "text": t} for s, t in turns]}
+            "turns": [{"speaker": s, "text": t} for s, t in turns],
+            **({"place": request["place"]} if "place" in request else {})}
 
   def deliver(self, record: Mapping[str, Any]) -> None:
     """Queues a talk's transcript for both participants' next observation.

@@ -76,14 +76,17 @@ class Whereabouts(entity_component.ContextComponent):
   def together(self, requests: Sequence[Mapping[str, Any]], step: int
                ) -> tuple[list[Mapping[str, Any]],
                           list[tuple[Mapping[str, Any], dict[str, str]]]]:
-    """(the talk requests of slot `step` whose two agents may talk, the
-    others with where each of the two was)."""
+    """(the talk requests of slot `step` whose two agents may talk, each
+    with its `place` where the scenario declares places; the others with
+    where each of the two was)."""
     where = self.at_start_of(step)
     kept, apart = [], []
     for r in requests:
       pair = (r["initiator"], r["partner"])
       if self.may_talk(*pair, step):
-        kept.append(r)
+        # Where the talk happens, in a scenario that declares places.
+        kept.append({**r, "place": where.get(r["initiator"], "")}
+                    if self._places.declared else r)
       else:
         apart.append((r, {n: where.get(n, "") for n in pair}))
     return kept, apart

@@ -501,8 +501,8 @@ def test_agents_in_different_places_do_not_talk():
   sim = simulation(referee_model(), asks=asks)
   records = play(sim, 3)
   talks = [r for r in records if r["kind"] == "conversation"]
-  assert [(t["initiator"], t["partner"], t["step"]) for t in talks] == [
-      (ABIGAIL, MEI, 2)]
+  assert [(t["initiator"], t["partner"], t["step"], t["place"])
+          for t in talks] == [(ABIGAIL, MEI, 2, "reading_room")]
   dropped, = [r for r in records if r["kind"] == "talk_dropped"]
   assert dropped["step"] == 2 and dropped["reason"] == "not in the same place"
   assert (dropped["initiator"], dropped["partner"]) == (ABIGAIL, CARLOS)
@@ -549,6 +549,7 @@ def test_a_legacy_scenario_delivers_every_deed_to_everyone_and_talks_anywhere():
     assert actors_seen(sim, name) == {ABIGAIL, MEI, CARLOS, TOM}
   assert [(r["initiator"], r["partner"]) for r in records
           if r["kind"] == "conversation"] == [(ABIGAIL, CARLOS)]
+  assert not any("place" in r for r in records if r["kind"] == "conversation")
   calls = {e.name: e for e in sim.get_entities()}[MEI].get_act_component().calls
   assert calls[0] == ("It is Day 1 09:00 at Hobbs Cafe. What does Mei Lin do "
                       "next? Describe one action in one sentence.")
