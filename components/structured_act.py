@@ -235,9 +235,10 @@ class StructuredAct(entity_component.ActingComponent,
         self._context(contexts, speech), news, call, action_spec,
         name=turn.name, kind="speech" if speech else "two" if turn.two
         else "action")
-    turn.own = copies.given(
-        contexts, self.get_entity().get_all_context_components(),  # type: ignore[attr-defined]
-        call, news)
+    if not speech:  # Only an action is checked for copies.
+      turn.own = copies.given(
+          contexts, self.get_entity().get_all_context_components(),  # type: ignore[attr-defined]
+          call, news)
 
   def _check_action(self, turn: "_Turn",
                     contexts: entity_component.ComponentContextMapping
