@@ -27,6 +27,16 @@ _OBSERVATION_TAG = re.compile(r"^\[observation\]\s*", re.M)
 Seen = tuple[str, str, str]
 
 
+def _texts(contexts: Mapping[str, str], components: Mapping[str, Any]
+           ) -> list[str]:
+  """The contexts as delivered: a component that shows its events in brief
+  (RecentEvents) is read from its raw text (the brief form is for the
+  model, not for parsing)."""
+  return [raw() if callable(raw := getattr(components.get(key), "raw_text",
+                                           None)) else context
+          for key, context in contexts.items()]
+
+
 def in_view(name: str, going_on: str | None, contexts: Mapping[str, str],
             components: Mapping[str, Any]) -> tuple[list[Seen], list[Seen]]:
   """Every action or spoken line in the act's view: other agents' first,
@@ -36,12 +46,7 @@ def in_view(name: str, going_on: str | None, contexts: Mapping[str, str],
   own: list[Seen] = []
   if going_on:
     own.append((name, "did", going_on))
-  # A component that shows its events in brief (RecentEvents) is read as
-  # delivered: the brief form is for the model, not for parsing.
-  texts = [raw() if callable(raw := getattr(components.get(key), "raw_text",
-                                            None)) else context
-           for key, context in contexts.items()]
-  for context in texts:
+  for context in _texts(contexts, components):
     for event in parse_events(_OBSERVATION_TAG.sub("", context)):
       if isinstance(event, observations.ActionObservation):
         (own if event.actor == name else others).append(
@@ -57,10 +62,8 @@ def given(contexts: Mapping[str, str], components: Mapping[str, Any],
   """The words the act's prompt gives the agent as its own: every context
   with no action or line of talk in it (persona, norms, plan and task), and
   `more` (the call to act, which says where the agent is, and the news)."""
-  texts = [raw() if callable(raw := getattr(components.get(key), "raw_text",
-                                            None)) else context
-           for key, context in contexts.items()]
-  own = [t for t in texts if not parse_events(_OBSERVATION_TAG.sub("", t))]
+  own = [t for t in _texts(contexts, components)
+         if not parse_events(_OBSERVATION_TAG.sub("", t))]
   return "\n".join([*own, *more])
 
 
