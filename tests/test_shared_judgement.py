@@ -115,11 +115,13 @@ def model(delays: random.Random | None = None, detect=judge):
   return scripted
 
 
-def play(tmp_path: Path, embedder, name: str, scripted) -> Path:
+def play(tmp_path: Path, embedder, name: str, scripted, **run) -> Path:
+  """The room played into tmp_path/name (`run`: more of run_episode's
+  arguments)."""
   return runner.run_episode(
       parse_scenario(ROOM, "room.yaml"), arm="normative", seed=1,
       out_dir=tmp_path / name, model=scripted, embedder=embedder,
-      progress=False)
+      progress=False, **run)
 
 
 def detect_prompts(scripted) -> list[str]:
@@ -270,7 +272,7 @@ class Crash(Exception):
 
 
 def crash_in_slot_2(tmp_path: Path, embedder, monkeypatch, *,
-                    alone: bool = False) -> Path:
+                    alone: bool = False, **run) -> Path:
   """Plays the room until the machine goes down in slot 2 (the shared
   judgement's); returns the interrupted run's directory."""
   real = adjudication.Adjudication.resolve_action
@@ -285,7 +287,7 @@ def crash_in_slot_2(tmp_path: Path, embedder, monkeypatch, *,
       patch.setattr(session_lib.Session, "share_judgements", False)
     patch.setattr(adjudication.Adjudication, "resolve_action", resolve)
     with pytest.raises(Crash):
-      play(tmp_path, embedder, "crashed", model())
+      play(tmp_path, embedder, "crashed", model(), **run)
   return tmp_path / "crashed"
 
 

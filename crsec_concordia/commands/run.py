@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs, runner
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
                                             positive)
 from crsec_concordia.runs.episode import default_run_dir
@@ -32,6 +33,13 @@ def add_parser(sub) -> None:
                  help="do not replay model answers from the response cache")
   p.add_argument("--no-progress", action="store_true",
                  help="no progress bar")
+  p.add_argument("--referee-policy", metavar="POLICY",
+                 default=run_policy.DEFAULT,
+                 help="which of the referee's structures apply: "
+                 f"{run_policy.ALL_ON} (every one, as the embedded model "
+                 f"runs; default), {run_policy.TRUSTING} (none that can "
+                 f"refuse an answer), {run_policy.CALIBRATED} (the choice of "
+                 "this model's `crsec calibrate`), or a JSON file of switches")
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -60,6 +68,10 @@ def print_summary(run_dir: Path) -> None:
           + ")")
   behaviours = ", ".join(f"{b} {n}" for b, n in s["behaviours"].items())
   print(f"  events by behaviour: {behaviours or 'none'}")
+  policy = s["referee_policy"]
+  if policy:
+    print(f"  referee policy: {policy['source']}; structures: "
+          f"{', '.join(policy['structures']) or 'none'}")
   checks = s["referee"]
   if any(checks.values()):
     print(f"  referee: {checks['spared']} actions not put to it (far from "
@@ -104,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir = runner.run_episode(
         scenario, arm=args.agents, seed=args.seed, out_dir=out,
         endpoint=endpoint_from(args), steps=args.steps,
-        cache=not args.no_cache, progress=not args.no_progress)
+        cache=not args.no_cache, progress=not args.no_progress,
+        referee_policy=args.referee_policy)
   print_summary(run_dir)
   return 0

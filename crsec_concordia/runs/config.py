@@ -13,6 +13,8 @@ from typing import Any
 from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import game_masters
+from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.calibration.run_policy import PARAM as POLICY_PARAM
 from crsec_concordia.errors import UserError
 from crsec_concordia.prefabs import PREFABS
 from crsec_concordia.scenarios import Scenario, load_scenario
@@ -49,8 +51,12 @@ def check_arm(arm: str) -> None:
                     f"{' or --agents '.join(ARMS)}")
 
 
-def build_config(scenario: Scenario, arm: str, seed: int) -> prefab_lib.Config:
-  """The Concordia config: one instance per agent, and the game master."""
+def build_config(scenario: Scenario, arm: str, seed: int,
+                 referee_policy: RefereePolicy | None = None
+                 ) -> prefab_lib.Config:
+  """The Concordia config: one instance per agent, and the game master
+  (with `referee_policy` in its params when one is given; none: every
+  structure, game_masters/prefab.py)."""
   check_arm(arm)
   prefabs = {**agent_prefabs(), **game_masters.PREFABS}
   if f"{arm}__Entity" not in prefabs:
@@ -61,9 +67,11 @@ def build_config(scenario: Scenario, arm: str, seed: int) -> prefab_lib.Config:
                                 role=prefab_lib.Role.ENTITY,
                                 params=entity_params(scenario, a.name))
       for a in scenario.agents]
+  gm_params = {"name": GM_NAME, "scenario": scenario.to_dict(), "seed": seed}
+  if referee_policy is not None:
+    gm_params[POLICY_PARAM] = referee_policy.to_dict()
   instances.append(prefab_lib.InstanceConfig(
-      prefab=GM_PREFAB, role=prefab_lib.Role.GAME_MASTER,
-      params={"name": GM_NAME, "scenario": scenario.to_dict(), "seed": seed}))
+      prefab=GM_PREFAB, role=prefab_lib.Role.GAME_MASTER, params=gm_params))
   return prefab_lib.Config(prefabs=prefabs, instances=instances,
                            default_premise=scenario.premise,
                            default_max_steps=scenario.total_steps)

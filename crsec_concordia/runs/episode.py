@@ -11,7 +11,8 @@ from typing import Any
 from concordia.prefabs.simulation import generic as simulation_lib
 
 from crsec_concordia import observations, threads
-from crsec_concordia.calibration.identity import prompts_hash
+from crsec_concordia.calibration import run_policy
+from crsec_concordia.calibration.identity import ModelIdentity, prompts_hash
 from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure.usage import per_agent_hour
@@ -56,6 +57,16 @@ def model_for(endpoint: EndpointConfig, seed: int, cache: bool, model,
   return built, {**endpoint.describe(), **prompts}
 
 
+def _identity(endpoint: EndpointConfig, model) -> ModelIdentity:
+  """The identity whose calibration a `calibrated` policy is read from:
+  the endpoint's model, or a given model's class (what model_for records)."""
+  if model is None:
+    return ModelIdentity.of_endpoint(endpoint)
+  return ModelIdentity.of_described(
+      {"endpoint": "given", "model": type(as_structured(model)).__name__},
+      prompts_hash())
+
+
 def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
   """The run's sentence embedder: the one given, else the default MiniLM
   (the `embeddings` extra), loaded now."""
@@ -86,6 +97,7 @@ def run_episode(
     progress: bool = True,
     model=None,
     embedder=None,
+    referee_policy: str | None = None,
 ) -> Path:
   """Plays one episode into a new run directory and returns its path.
 
@@ -101,6 +113,9 @@ def run_episode(
     progress: show a progress bar on stderr.
     model: a ready model (tests pass a ScriptedModel); overrides `endpoint`.
     embedder: a ready sentence embedder; default the shared one.
+    referee_policy: which of the referee's structures apply: "all-on"
+      (default), "trusting", "calibrated" (the model's own calibration's
+      choice) or a JSON file of switches (calibration/run_policy.py).
 
   Raises:
     UserError: bad arguments (a ScenarioError for a malformed scenario);
@@ -116,8 +131,11 @@ def run_episode(
   if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
     raise UserError(f"{run_dir} already exists and is not empty: choose "
                     "another --out, or resume it with `crsec resume`")
-  config = config_lib.build_config(scenario, arm, seed)
   endpoint = endpoint or EndpointConfig.resolve()
+  chosen = run_policy.resolve(referee_policy, _identity(endpoint, model),
+                              scenario.name)
+  config = config_lib.build_config(
+      scenario, arm, seed, chosen.policy if chosen else None)
   model, described = model_for(endpoint, seed, cache, model, progress)
   embedder = embedder_for(embedder)
 
@@ -135,6 +153,8 @@ def run_episode(
       "cache": cache, "versions": rundir.versions(), "started": rundir.now(),
       "finished": None, "wall_seconds": 0.0, "resumed": [],
   }
+  if chosen is not None:
+    info["referee_policy"] = chosen.describe()
   rundir.write_json(run_dir / rundir.RUN_JSON, info)
   Session(run_dir, scenario, simulation(config, model, embedder), model,
           info, {}, progress).play(premise=scenario.premise)
@@ -196,6 +216,6 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           "behaviours": dict(sorted(behaviours.items())), "records": kinds,
           "actions": acted, "no_action": no_action, "repeated": repeated,
           "continued": continued, "act_reasons": dict(sorted(reasons.items())),
-          "referee": referee,
+          "referee": referee, "referee_policy": info.get("referee_policy"),
           "agents": len(scenario.agents), "simulated_hours": hours,
           "per_agent_hour": costs if hours > 0 else {}}

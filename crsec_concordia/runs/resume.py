@@ -17,6 +17,7 @@ from typing import Any
 
 from concordia.utils import structured_logging
 
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir import writing as rundir
@@ -107,7 +108,9 @@ def resume_episode(
   info, scenario, checkpoint = resumable(run_dir)
   seed, arm = int(info["seed"]), str(info["arm"])
   done = int(info["completed_steps"])
-  config = config_lib.build_config(scenario, arm, seed)
+  # The referee's policy as the run began with it (config.json).
+  config = config_lib.build_config(scenario, arm, seed, run_policy.of_config(
+      rundir.read_json(run_dir / rundir.CONFIG_JSON)))
   endpoint = endpoint or EndpointConfig.resolve()
   model, described = episode.model_for(
       endpoint, seed, bool(info.get("cache", True)), model, progress)

@@ -1,0 +1,162 @@
+"""A run names which of the referee's structures apply (`--referee-policy`).
+
+The scripted room of tests/test_shared_judgement.py played with real CRSEC
+agents: the default leaves the game master's params as they were (every
+structure, records carrying each structure's fields); `trusting` applies
+none that can refuse an answer and records none of their fields;
+`calibrated` reads the policy `crsec calibrate` chose for this very model;
+a resumed run keeps the policy it began with; a bad choice is one line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crsec_concordia import runner
+from crsec_concordia.calibration import run_policy, store
+from crsec_concordia.calibration.identity import ModelIdentity, prompts_hash
+from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.errors import UserError
+from tests import test_shared_judgement as room
+from tests.test_cli_basics import assert_one_line_error, crsec
+
+# Fields only a structure writes on an action record (game_masters/).
+STRUCTURE_FIELDS = ("tag_floor", "tag_deed_similarity", "tag_doers",
+                    "second_look", "referee_asked")
+GIVEN = ModelIdentity("ScriptedModel", "given", prompts_hash())
+
+
+def gm_params(run_dir: Path) -> dict:
+  config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+  return next(i["params"] for i in config["instances"]
+              if i["role"] == "game_master")
+
+
+def structure_fields(run_dir: Path) -> set[str]:
+  return {k for r in room.records(run_dir, "action") for k in r
+          if k in STRUCTURE_FIELDS}
+
+
+@pytest.fixture(scope="module")
+def trusting_run(tmp_path_factory, embedder) -> Path:
+  return room.play(tmp_path_factory.mktemp("trusting"), embedder, "run",
+                   room.model(), referee_policy=run_policy.TRUSTING)
+
+
+def test_the_default_adds_nothing_and_applies_every_structure(
+    tmp_path, embedder):
+  run_dir = room.play(tmp_path, embedder, "default", room.model())
+  assert run_policy.PARAM not in gm_params(run_dir)
+  info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+  assert "referee_policy" not in info
+  assert structure_fields(run_dir)  # The structures wrote their fields.
+
+
+def test_a_trusting_run_applies_and_records_no_structure(trusting_run):
+  assert gm_params(trusting_run)[run_policy.PARAM] == (
+      RefereePolicy.trusting().to_dict())
+  info = json.loads((trusting_run / "run.json").read_text(encoding="utf-8"))
+  assert info["referee_policy"] == {"source": "trusting", "structures": []}
+  assert not structure_fields(trusting_run)
+  # The smoker's deed is still tagged from the model's answer alone.
+  tags = [r.get("behaviours") for r in room.records(trusting_run, "action")
+          if r.get("actor") == "Carlos Gomez"]
+  assert tags and all(t == ["smoking_indoors"] for t in tags)
+
+
+def test_a_resumed_run_keeps_its_policy(tmp_path, embedder, monkeypatch,
+                                        trusting_run):
+  crashed = room.crash_in_slot_2(tmp_path, embedder, monkeypatch,
+                                 referee_policy=run_policy.TRUSTING)
+  runner.resume_episode(crashed, model=room.model(), embedder=embedder,
+                        progress=False)
+  assert gm_params(crashed)[run_policy.PARAM] == (
+      RefereePolicy.trusting().to_dict())
+  assert not structure_fields(crashed)
+  assert ((crashed / "events.jsonl").read_text(encoding="utf-8")
+          == (trusting_run / "events.jsonl").read_text(encoding="utf-8"))
+
+
+def _calibration(identity: ModelIdentity, chosen: RefereePolicy,
+                 venue: str = "one_room_holders") -> Path:
+  """A calibration of `identity` in the user's data directory holding
+  `chosen` as its chosen policy (what `crsec calibrate` writes)."""
+  entry = {"scenario": venue, "labels": "probes", "prompts":
+           identity.prompts, "behaviours": {}, "cases": [], "summary": {},
+           "chosen_policy": chosen.to_dict()}
+  return store.write(store.target_path(identity), identity, {venue: entry})
+
+
+def test_calibrated_reads_this_models_own_choice(tmp_path, embedder):
+  chosen = RefereePolicy(spare_far_actions=False, tag_floor=False,
+                         deed_floor=False, second_look=False)
+  # Another model's calibration (and the same model asked in other
+  # prompts) is never read as this one's.
+  _calibration(ModelIdentity("ScriptedModel", "given", "0" * 12),
+               RefereePolicy.trusting())
+  _calibration(ModelIdentity("another", "openai-compatible", GIVEN.prompts),
+               RefereePolicy.trusting())
+  path = _calibration(GIVEN, chosen)
+  run_dir = room.play(tmp_path, embedder, "calibrated", room.model(),
+                      referee_policy=run_policy.CALIBRATED)
+  assert gm_params(run_dir)[run_policy.PARAM] == chosen.to_dict()
+  info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+  assert info["referee_policy"] == {
+      "source": f"calibrated ({path})", "structures": list(
+          chosen.structures())}
+  fields = structure_fields(run_dir)
+  assert "tag_doers" in fields and "tag_floor" not in fields
+
+
+def test_the_venues_own_entry_comes_first():
+  entries = [{"scenario": s, "model": GIVEN.to_dict(), "path": "f.json",
+              "chosen_policy": p.to_dict()}
+             for s, p in (("garden", RefereePolicy.trusting()),
+                          ("cafe", RefereePolicy.all_on()))]
+  assert run_policy.calibrated(GIVEN, "cafe", entries).policy == (
+      RefereePolicy.all_on())
+  assert run_policy.calibrated(GIVEN, "town", entries).policy == (
+      RefereePolicy.trusting())
+
+
+def test_a_policy_file_gives_its_switches(tmp_path):
+  path = tmp_path / "policy.json"
+  path.write_text(json.dumps(RefereePolicy(second_look=False).to_dict()),
+                  encoding="utf-8")
+  chosen = run_policy.resolve(str(path), GIVEN, "cafe")
+  assert chosen.policy == RefereePolicy(second_look=False)
+  assert chosen.source == str(path)
+  assert run_policy.resolve("all-on", GIVEN, "cafe") is None
+
+
+@pytest.mark.parametrize("choice, words", [
+    ("calibrated", "crsec calibrate"),
+    ("lenient", "all-on, trusting, calibrated"),
+    ("missing.json", "cannot be read"),
+])
+def test_a_bad_choice_names_the_fix(choice, words, tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  with pytest.raises(UserError, match=words):
+    run_policy.resolve(choice, GIVEN, "cafe")
+
+
+def test_a_file_missing_a_switch_is_named(tmp_path):
+  path = tmp_path / "policy.json"
+  path.write_text(json.dumps({"tag_floor": False}), encoding="utf-8")
+  with pytest.raises(UserError, match="missing switch 'second_look'"):
+    run_policy.resolve(str(path), GIVEN, "cafe")
+
+
+def test_the_command_line_says_it_in_one_line_and_writes_nothing(tmp_path):
+  """No calibration of the endpoint's model: one line, exit 2, before any
+  model is asked, and no run directory is left behind."""
+  out = tmp_path / "run"
+  line = assert_one_line_error(crsec(
+      "run", "--referee-policy", "calibrated", "--base-url",
+      "http://127.0.0.1:9/v1", "--model", "nobody-measured", "--out",
+      str(out), env={"XDG_DATA_HOME": str(tmp_path / "data")}))
+  assert "nobody-measured" in line and "crsec calibrate" in line
+  assert not out.exists()
