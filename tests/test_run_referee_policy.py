@@ -17,11 +17,18 @@ import pytest
 
 from crsec_concordia import runner
 from crsec_concordia.calibration import run_policy, store
+from crsec_concordia.commands import sweep as sweep_command
 from crsec_concordia.calibration.identity import ModelIdentity, prompts_hash
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.errors import UserError
+from crsec_concordia.models import EndpointConfig
+from crsec_concordia.scenarios import parse_scenario
+from crsec_concordia.sweeps import grid, runjob
+from crsec_concordia.sweeps import spec as spec_lib
+from tests import schema_answers
 from tests import test_shared_judgement as room
 from tests.test_cli_basics import assert_one_line_error, crsec
+from tests.test_sweep import TINY
 
 # Fields only a structure writes on an action record (game_masters/).
 STRUCTURE_FIELDS = ("tag_floor", "tag_deed_similarity", "tag_doers",
@@ -160,3 +167,58 @@ def test_the_command_line_says_it_in_one_line_and_writes_nothing(tmp_path):
       str(out), env={"XDG_DATA_HOME": str(tmp_path / "data")}))
   assert "nobody-measured" in line and "crsec calibrate" in line
   assert not out.exists()
+
+
+# -- sweeps: per endpoint, resolved by the driver -----------------------------
+
+SWEEP = {"scenarios": ["tiny.yaml"], "seeds": "1", "arms": ["normative"],
+         "endpoints": {
+             "own": {"base_url": "http://127.0.0.1:9/v1", "model": "m1",
+                     "referee_policy": "trusting"},
+             "plain": {"base_url": "http://127.0.0.1:9/v1", "model": "m2"}}}
+
+
+def _policies(default=None, **changes):
+  spec = spec_lib.SweepFile.model_validate({**SWEEP, **changes})
+  endpoints = grid.endpoint_configs(spec, EndpointConfig.resolve)
+  return sweep_command._policies(spec, endpoints, ["tiny_cafe"], default)
+
+
+def test_a_sweep_endpoint_names_its_policy_and_the_flag_the_rest():
+  policies = _policies()
+  assert policies[("own", "tiny_cafe")].policy == RefereePolicy.trusting()
+  assert policies[("plain", "tiny_cafe")] is None
+  path_policy = _policies("trusting")[("plain", "tiny_cafe")]
+  assert path_policy.policy == RefereePolicy.trusting()
+
+
+def test_a_sweep_without_the_calibration_stops_before_any_run(tmp_path):
+  with pytest.raises(UserError, match="m2 .*crsec calibrate"):
+    _policies("calibrated")
+  (tmp_path / "tiny.yaml").write_text(TINY, encoding="utf-8")
+  (tmp_path / "sweep.yaml").write_text(json.dumps(
+      {**SWEEP, "endpoints": {"plain": {**SWEEP["endpoints"]["plain"],
+                                        "referee_policy": "calibrated"}}}),
+      encoding="utf-8")
+  out = tmp_path / "out"
+  line = assert_one_line_error(crsec(
+      "sweep", str(tmp_path / "sweep.yaml"), "--out", str(out),
+      env={"XDG_DATA_HOME": str(tmp_path / "data")}))
+  assert "m2" in line and "crsec calibrate" in line
+  assert not out.exists()
+
+
+def test_a_sweeps_worker_runs_with_the_drivers_policy(tmp_path, server):
+  """A worker needs no calibration file: the job carries the policy."""
+  server.responder = schema_answers.responder()
+  job = runjob.RunJob(
+      id="tiny", run_dir=tmp_path / "tiny", scenario=parse_scenario(
+          TINY, "tiny.yaml"), arm="normative", seed=1, steps=1,
+      endpoint=EndpointConfig.resolve(server.base_url, None, "fake-model"),
+      cache=False, referee_policy=run_policy.Chosen(
+          RefereePolicy.trusting(), "calibrated (elsewhere.json)"))
+  assert runjob.play(job).status == "completed"
+  assert gm_params(job.run_dir)[run_policy.PARAM] == (
+      RefereePolicy.trusting().to_dict())
+  info = json.loads((job.run_dir / "run.json").read_text(encoding="utf-8"))
+  assert info["referee_policy"]["source"] == "calibrated (elsewhere.json)"

@@ -76,11 +76,14 @@ def calibrated(identity: ModelIdentity, venue: str,
                 f"{CALIBRATED} ({entry['path']})")
 
 
-def resolve(choice: str | None, identity: ModelIdentity, venue: str
+def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str
             ) -> Chosen | None:
-  """The named policy, or None for `all-on` (the game master's default,
-  with nothing added to its params: runs made before the choice existed
-  replay byte for byte)."""
+  """The named policy (a Chosen one as it is: a sweep's driver resolves
+  them), or None for `all-on` (the game master's default, with nothing
+  added to its params: runs made before the choice existed replay byte
+  for byte)."""
+  if isinstance(choice, Chosen):
+    return choice
   if choice is None or choice == ALL_ON:
     return None
   if choice == TRUSTING:

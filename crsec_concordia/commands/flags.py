@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
 
@@ -30,6 +31,18 @@ def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
       help="requests sent at once at most (env CRSEC_MAX_IN_FLIGHT; "
            "default: the embedded server's slots, else "
            f"{DEFAULT_IN_FLIGHT}); the run's threads are sized by it")
+
+
+def add_policy_flag(parser: argparse.ArgumentParser, default: str | None,
+                    also: str = "") -> None:
+  """--referee-policy (calibration/run_policy.py)."""
+  parser.add_argument(
+      "--referee-policy", metavar="POLICY", default=default,
+      help="which of the referee's structures apply: "
+      f"{run_policy.ALL_ON} (every one, as the embedded model runs; "
+      f"default), {run_policy.TRUSTING} (none that can refuse an answer), "
+      f"{run_policy.CALIBRATED} (the choice of this model's `crsec "
+      f"calibrate`), or a JSON file of switches{also}")
 
 
 def endpoint_from(args: argparse.Namespace) -> EndpointConfig:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from crsec_concordia import outputs, runner
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+from crsec_concordia.commands.flags import (add_endpoint_flags,
+                                            add_policy_flag, endpoint_from,
                                             positive)
 from crsec_concordia.runs.episode import default_run_dir
 
@@ -33,13 +34,7 @@ def add_parser(sub) -> None:
                  help="do not replay model answers from the response cache")
   p.add_argument("--no-progress", action="store_true",
                  help="no progress bar")
-  p.add_argument("--referee-policy", metavar="POLICY",
-                 default=run_policy.DEFAULT,
-                 help="which of the referee's structures apply: "
-                 f"{run_policy.ALL_ON} (every one, as the embedded model "
-                 f"runs; default), {run_policy.TRUSTING} (none that can "
-                 f"refuse an answer), {run_policy.CALIBRATED} (the choice of "
-                 "this model's `crsec calibrate`), or a JSON file of switches")
+  add_policy_flag(p, run_policy.DEFAULT)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 

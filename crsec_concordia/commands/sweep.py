@@ -21,9 +21,13 @@ import time
 from pathlib import Path
 
 from crsec_concordia import outputs
-from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+from crsec_concordia.calibration import run_policy
+from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.commands.flags import (add_endpoint_flags,
+                                            add_policy_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
+from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
 from crsec_concordia.sweeps import aggregate, driver, grid
 from crsec_concordia.sweeps import spec as spec_lib
@@ -59,6 +63,8 @@ def add_parser(sub) -> None:
                  "(instead of the file's `cache`)")
   p.add_argument("--no-aggregate", action="store_true",
                  help="do not aggregate the metrics at the end")
+  add_policy_flag(p, None, also=" (for the endpoints whose entry in the "
+                  "file names none)")
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -75,6 +81,17 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
   return outputs.writable_dir(out, "--out")
 
 
+def _policies(spec: spec_lib.SweepFile, endpoints: dict[str, EndpointConfig],
+              scenarios: list[str], default: str | None
+              ) -> dict[tuple[str, str], run_policy.Chosen | None]:
+  """The referee's policy per (endpoint, scenario), resolved here before
+  any run starts (a missing calibration is one line, exit 2)."""
+  return {(name, scenario): run_policy.resolve(
+      spec.endpoints[name].referee_policy or default,
+      ModelIdentity.of_endpoint(config), scenario)
+          for name, config in endpoints.items() for scenario in scenarios}
+
+
 def run(args: argparse.Namespace) -> int:
   overrides = {"steps": args.steps} if args.steps else {}
   spec, scenarios = validate.load_sweep(args.sweep_file, overrides)
@@ -84,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
   built = {(s.name, c): spec_lib.apply(s, condition)
            for s in scenarios for c, condition in spec.conditions.items()}
   runs = grid.expand(spec, list(by_name))
+  policies = _policies(spec, endpoints, list(by_name), args.referee_policy)
   out = _out_dir(args, name)
   with outputs.writing(out, then="make room there, then the same `crsec "
                        "sweep` continues"):
@@ -96,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
       book = driver.StatusBook(out, data)
       jobs, done, other = driver.prepare(
           out, runs, lambda r: built[(r.scenario, r.condition)], endpoints,
-          cache=spec.cache and not args.no_cache)
+          cache=spec.cache and not args.no_cache, policies=policies)
       progress = _start(book, runs, jobs, done, other, out)
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:
         return 130

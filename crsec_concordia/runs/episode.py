@@ -97,7 +97,7 @@ def run_episode(
     progress: bool = True,
     model=None,
     embedder=None,
-    referee_policy: str | None = None,
+    referee_policy: str | run_policy.Chosen | None = None,
 ) -> Path:
   """Plays one episode into a new run directory and returns its path.
 
@@ -115,7 +115,8 @@ def run_episode(
     embedder: a ready sentence embedder; default the shared one.
     referee_policy: which of the referee's structures apply: "all-on"
       (default), "trusting", "calibrated" (the model's own calibration's
-      choice) or a JSON file of switches (calibration/run_policy.py).
+      choice) or a JSON file of switches, or one already resolved
+      (calibration/run_policy.py).
 
   Raises:
     UserError: bad arguments (a ScenarioError for a malformed scenario);

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia.calibration.run_policy import Chosen
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import SCENARIO_JSON
@@ -101,10 +102,12 @@ def _other_setup(run_dir: Path, expected: Any) -> bool:
 def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
             scenario_for: Callable[[grid.RunSpec], Any],
             endpoints: Mapping[str, EndpointConfig], *, cache: bool = True,
-            progress: bool = False
+            progress: bool = False,
+            policies: Mapping[tuple[str, str], Chosen | None] | None = None
             ) -> tuple[list[RunJob], list[str], dict[str, str]]:
   """(jobs to run, ids of runs already completed here, runs whose
-  directory holds a run of another set-up: id -> why)."""
+  directory holds a run of another set-up: id -> why). `policies`: the
+  referee's policy per (endpoint, scenario), if any."""
   jobs, done, other = [], [], {}
   for run in runs:
     run_dir = (sweep_dir / run.run_dir).resolve()
@@ -121,7 +124,8 @@ def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
     jobs.append(RunJob(
         id=run.id, run_dir=run_dir, scenario=scenario_for(run), arm=run.arm,
         seed=run.seed, steps=run.steps, endpoint=endpoints[run.endpoint],
-        endpoint_name=run.endpoint, cache=cache, progress=progress))
+        endpoint_name=run.endpoint, cache=cache, progress=progress,
+        referee_policy=(policies or {}).get((run.endpoint, run.scenario))))
   return jobs, done, other
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia import runner
+from crsec_concordia.calibration.run_policy import Chosen
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import (CONFIG_JSON, EVENTS, RUN_JSON,
                                            SCENARIO_JSON, temporary)
@@ -47,6 +48,9 @@ class RunJob:
   endpoint_name: str = "default"
   cache: bool = True
   progress: bool = False
+  # Resolved by the driver, so a worker on another node needs no
+  # calibration file of its own.
+  referee_policy: Chosen | None = None
 
 
 @dataclasses.dataclass
@@ -104,6 +108,8 @@ def _run_fresh(job: RunJob) -> None:
                                 steps=job.steps, progress=job.progress)
   if not job.cache:
     kwargs["cache"] = False
+  if job.referee_policy is not None:
+    kwargs["referee_policy"] = job.referee_policy
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 

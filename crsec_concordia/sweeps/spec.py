@@ -120,6 +120,10 @@ class Endpoint(_Model):
   # Requests one run sends at once at most (default: the embedded server's
   # slots, else crsec_concordia.models.config.DEFAULT_IN_FLIGHT).
   max_in_flight: Positive | None = None
+  # Which of the referee's structures its runs apply, as `crsec run
+  # --referee-policy` takes it (calibration/run_policy.py); unset: the
+  # command's flag, else every structure.
+  referee_policy: Line | None = None
 
 
 class Condition(_Model):
