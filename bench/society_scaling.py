@@ -69,6 +69,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import prefabs, runner  # noqa: E402
+# The referee as the embedded model runs it: the costs are its own.
+from crsec_concordia.calibration.run_policy import ALL_ON  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.models import EndpointConfig, embedded  # noqa: E402
 from crsec_concordia.runs import session as session_lib  # noqa: E402
@@ -252,7 +254,8 @@ def measure(size: int, endpoint: EndpointConfig, calls_of, out: Path,
   with timer.installed():
     run_dir = runner.run_episode(
         scenario, arm="normative", seed=1, out_dir=out / f"society_{size}",
-        endpoint=endpoint, cache=False, progress=False, embedder=embedder)
+        endpoint=endpoint, cache=False, progress=False, embedder=embedder,
+        referee_policy=ALL_ON)
   records = [json.loads(line) for line in
              open(run_dir / runner.EVENTS, encoding="utf-8")]
   names = set(scenario.agent_names)
@@ -447,7 +450,8 @@ def measure_quiet(latency: float, embedder, size: int = 10) -> float:
       run_dir = runner.run_episode(
           society(size, quiet_society.QUIET_SLOTS), arm="normative", seed=1,
           out_dir=Path(tmp) / "quiet", endpoint=endpoint, cache=False,
-          progress=False, embedder=embedder)
+          progress=False, embedder=embedder,
+          referee_policy=ALL_ON)
       usage = json.loads((run_dir / runner.USAGE_JSON).read_text())["by_tag"]
       print("bench: quiet society, calls per agent over "
             f"{quiet_society.QUIET_SLOTS} slots: " + ", ".join(

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from crsec_concordia import runner
+# The referee as the embedded model runs it: the costs are its own.
+from crsec_concordia.calibration.run_policy import ALL_ON
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.runs import session as session_lib
 from crsec_concordia.runs import slot_engine
@@ -246,7 +248,8 @@ def measure(size: int, endpoint: EndpointConfig, out: Path,
       run_dir = runner.run_episode(
           scenario, arm="normative", seed=1, out_dir=out / f"town_{size}",
           endpoint=endpoint, cache=False, progress=False,
-          embedder=word_embedder)
+          embedder=word_embedder,
+          referee_policy=ALL_ON)
   finally:
     session_lib.Session._on_step = on_step  # pylint: disable=protected-access
     slot_engine.SlotEngine.play_slot = play_slot

@@ -185,11 +185,26 @@ def _policies(default=None, **changes):
 
 
 def test_a_sweep_endpoint_names_its_policy_and_the_flag_the_rest():
-  policies = _policies()
+  policies = _policies("all-on")
   assert policies[("own", "tiny_cafe")].policy == RefereePolicy.trusting()
   assert policies[("plain", "tiny_cafe")] is None
-  path_policy = _policies("trusting")[("plain", "tiny_cafe")]
-  assert path_policy.policy == RefereePolicy.trusting()
+  plain = _policies()[("plain", "tiny_cafe")]  # auto, measured by nobody
+  assert plain.policy == RefereePolicy.trusting()
+  assert plain.source.startswith("auto: trusting (no calibration of m2")
+
+
+def test_auto_keeps_the_embedded_model_and_trusts_a_model_nobody_measured():
+  embedded = ModelIdentity("qwen", "embedded", GIVEN.prompts)
+  assert run_policy.resolve(None, embedded, "cafe") is None
+  assert run_policy.resolve("auto", GIVEN, "cafe") is None
+  endpoint = ModelIdentity("big-model", "openai-compatible", GIVEN.prompts)
+  assert run_policy.resolve("auto", endpoint, "cafe").policy == (
+      RefereePolicy.trusting())
+  chosen = RefereePolicy(second_look=False)
+  path = _calibration(endpoint, chosen, venue="cafe")
+  found = run_policy.resolve("auto", endpoint, "cafe")
+  assert found.policy == chosen
+  assert found.source == f"auto: calibrated ({path})"
 
 
 def test_a_sweep_without_the_calibration_stops_before_any_run(tmp_path):

@@ -6,7 +6,12 @@ a right answer of another model, so a run names its policy: `all-on`
 replay were made), `trusting` (none that can refuse an answer), `calibrated`
 (the policy `crsec calibrate` chose from this model's own measured error,
 read from its calibration: same name, endpoint kind and judgement prompts),
-or a JSON file of switches (`RefereePolicy.to_dict()`'s form). The choice
+or a JSON file of switches (`RefereePolicy.to_dict()`'s form). The default,
+`auto`, keeps every structure for the embedded model and for a model a
+program hands over (whose author composes its own referee), and gives a
+model behind an endpoint its own calibration's choice, or, measured by
+nobody, `trusting`: no structure tuned to another model refuses its
+answers. The choice
 lands in the game master's params (config.json), so a resumed run keeps it,
 and the run's records carry the structures that applied, so its corrected
 estimates are those of the referee that made its tags.
@@ -21,13 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.calibration import store
-from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.calibration.identity import (EMBEDDED, GIVEN,
+                                                  ModelIdentity)
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.errors import UserError
 
-ALL_ON, TRUSTING, CALIBRATED = "all-on", "trusting", "calibrated"
-NAMES = (ALL_ON, TRUSTING, CALIBRATED)
-DEFAULT = ALL_ON
+AUTO, ALL_ON, TRUSTING, CALIBRATED = ("auto", "all-on", "trusting",
+                                      "calibrated")
+NAMES = (AUTO, ALL_ON, TRUSTING, CALIBRATED)
+DEFAULT = AUTO
 PARAM = "referee_policy"  # The game master's param (game_masters/prefab.py).
 
 
@@ -76,15 +83,30 @@ def calibrated(identity: ModelIdentity, venue: str,
                 f"{CALIBRATED} ({entry['path']})")
 
 
+def _auto(identity: ModelIdentity, venue: str) -> Chosen | None:
+  """Every structure for the embedded model and a given one; an endpoint's
+  model its calibration's choice, else trusting()."""
+  if identity.endpoint in (EMBEDDED, GIVEN):
+    return None
+  try:
+    found = calibrated(identity, venue)
+  except UserError:
+    return Chosen(RefereePolicy.trusting(),
+                  f"{AUTO}: {TRUSTING} (no calibration of {identity})")
+  return dataclasses.replace(found, source=f"{AUTO}: {found.source}")
+
+
 def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str
             ) -> Chosen | None:
   """The named policy (a Chosen one as it is: a sweep's driver resolves
-  them), or None for `all-on` (the game master's default, with nothing
-  added to its params: runs made before the choice existed replay byte
-  for byte)."""
+  them; None: `auto`), or None for every structure (the game master's
+  default, with nothing added to its params: runs made before the choice
+  existed replay byte for byte)."""
   if isinstance(choice, Chosen):
     return choice
-  if choice is None or choice == ALL_ON:
+  if choice is None or choice == AUTO:
+    return _auto(identity, venue)
+  if choice == ALL_ON:
     return None
   if choice == TRUSTING:
     return Chosen(RefereePolicy.trusting(), TRUSTING)

@@ -39,8 +39,10 @@ def add_policy_flag(parser: argparse.ArgumentParser, default: str | None,
   parser.add_argument(
       "--referee-policy", metavar="POLICY", default=default,
       help="which of the referee's structures apply: "
-      f"{run_policy.ALL_ON} (every one, as the embedded model runs; "
-      f"default), {run_policy.TRUSTING} (none that can refuse an answer), "
+      f"{run_policy.AUTO} (default: every one for the embedded model; for "
+      f"an endpoint's, {run_policy.CALIBRATED} if it was, else "
+      f"{run_policy.TRUSTING}), {run_policy.ALL_ON} (every one), "
+      f"{run_policy.TRUSTING} (none that can refuse an answer), "
       f"{run_policy.CALIBRATED} (the choice of this model's `crsec "
       f"calibrate`), or a JSON file of switches{also}")
 
