@@ -121,6 +121,9 @@ def test_doctor_passes_against_a_working_endpoint(server):
   assert result.returncode == 0, result.stdout + result.stderr
   assert "all checks passed" in result.stdout
   assert "secret-key" not in result.stdout + result.stderr
+  # Nobody measured this model: its runs' referee trusts its answers.
+  assert ("referee policy of its runs (auto): auto: trusting (no "
+          "calibration of fake-model") in result.stdout
 
 
 def test_doctor_reports_an_endpoint_that_ignores_schemas(server):

@@ -8,7 +8,7 @@ import platform
 import sys
 import time
 
-from crsec_concordia.calibration import advice, store
+from crsec_concordia.calibration import advice, run_policy, store
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
 from crsec_concordia.models import StructuredOutputError, embedded, make_model
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         f"({time.monotonic() - start:.1f}s to ready), model {model.model_name}")
   start = time.monotonic()
   text = model.sample_text(
-      "In one sentence, describe a quiet café in the morning.",
+      "In one sentence, describe a morning in a small town.",
       max_tokens=48, temperature=0.0)
   seconds = time.monotonic() - start
   usage = model.usage.totals()
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
   failures += not text.strip()  # An empty answer is a failed round trip.
   try:
     answer = model.sample_json(
-        "Is smoking a cigarette inside a café a problem for other guests?",
+        "Is seven greater than three?",
         {"type": "object", "additionalProperties": False,
          "required": ["answer"], "properties": {"answer": {"type": "boolean"}}},
         max_tokens=16)
@@ -95,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
           "or grammar")
     failures += 1
   print(f"[info] calibration: {_calibration(config)}")
+  chosen = run_policy.resolve(run_policy.AUTO, ModelIdentity.of_endpoint(
+      config), "")
+  print(f"[info] referee policy of its runs ({run_policy.AUTO}): " + (
+      "every structure" if chosen is None else
+      f"{chosen.source}; structures: "
+      f"{', '.join(chosen.policy.structures()) or 'none'}"))
   print("doctor: all checks passed" if not failures
         else f"doctor: {failures} check(s) failed")
   return 1 if failures else 0
