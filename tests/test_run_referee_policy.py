@@ -157,12 +157,15 @@ def test_a_file_missing_a_switch_is_named(tmp_path):
     run_policy.resolve(str(path), GIVEN, "cafe")
 
 
-def test_the_command_line_says_it_in_one_line_and_writes_nothing(tmp_path):
+@pytest.mark.parametrize("command", [["run"], ["compare", "--seeds", "1"]])
+def test_the_command_line_says_it_in_one_line_and_writes_nothing(
+    tmp_path, command):
   """No calibration of the endpoint's model: one line, exit 2, before any
   model is asked, and no run directory is left behind."""
   out = tmp_path / "run"
   line = assert_one_line_error(crsec(
-      "run", "--referee-policy", "calibrated", "--base-url",
+      *command, "hobbs_cafe_mini", "--referee-policy", "calibrated",
+      "--base-url",
       "http://127.0.0.1:9/v1", "--model", "nobody-measured", "--out",
       str(out), env={"XDG_DATA_HOME": str(tmp_path / "data")}))
   assert "nobody-measured" in line and "crsec calibrate" in line

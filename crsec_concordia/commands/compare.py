@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia import outputs
-from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+from crsec_concordia.calibration import run_policy
+from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.commands.flags import (add_endpoint_flags,
+                                            add_policy_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure import aggregate
@@ -61,6 +64,7 @@ def add_parser(sub) -> None:
                  "sweep`), not in threads")
   p.add_argument("--address",
                  help="run as Ray tasks on the Ray cluster at this address")
+  add_policy_flag(p, run_policy.DEFAULT)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -101,15 +105,19 @@ def run(args: argparse.Namespace) -> int:
   seeds = parse_seeds(args.seeds)
   endpoint = endpoint_from(args)
   scenario = _load_scenario(args.scenario)
+  policy = run_policy.resolve(args.referee_policy, ModelIdentity.of_endpoint(
+      endpoint), scenario.name)
   out = _out_dir(args, scenario.name)
   with outputs.writing(out, then="make room there, then the same `crsec "
                        "compare` continues"):
-    return _compare(args, out, scenario, seeds, endpoint)
+    return _compare(args, out, scenario, seeds, endpoint, policy)
 
 
 def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
-             seeds: list[int], endpoint: EndpointConfig) -> int:
-  """Runs what is not done yet, records it in compare.json, aggregates."""
+             seeds: list[int], endpoint: EndpointConfig,
+             policy: run_policy.Chosen | None = None) -> int:
+  """Runs what is not done yet, records it in compare.json, aggregates
+  (`policy`: the referee's, for every run)."""
   name = scenario.name
   # The sweep of this comparison: one scenario, condition and endpoint.
   spec = SweepFile.model_validate({"scenarios": [name], "seeds": seeds,
@@ -118,7 +126,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
                      layout=lambda r: f"{r.arm}/seed_{r.seed}")
   jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
-      progress=args.jobs == 1 and not (args.ray or args.address))
+      progress=args.jobs == 1 and not (args.ray or args.address),
+      policies={(n, name): policy for n in spec.endpoints})
   manifest: dict[str, Any] = {
       "scenario": name, "scenario_path": str(args.scenario), "seeds": seeds,
       "steps": args.steps, "jobs": args.jobs,
