@@ -181,3 +181,24 @@ def test_the_model_paragraph_follows_the_runs_model():
   text = publish.model_paragraph([group(embedded, vllm)])
   assert "What a 1.5B model" not in text
   assert "`Qwen/Qwen2.5-7B`" in text and "`qwen2.5-coder-1.5b`" in text
+
+
+def test_the_researchers_notes_stand_on_the_page(tmp_path, capsys):
+  """--notes puts a reading of the runs on the published page, after the
+  model paragraph and before the groups; without --publish it is refused."""
+  notes = tmp_path / "reading.md"
+  notes.write_text("The matcher reads *not* poorly here.\n", encoding="utf-8")
+  out = tmp_path / "results"
+  cmp = compare_dir(tmp_path / "cmp")
+  assert cli.main(["report", "--publish", str(out), "--notes", str(notes),
+                   str(cmp)]) == 0
+  readme = (out / "README.md").read_text(encoding="utf-8")
+  reading = readme.index("## The researcher's reading\n\nThe matcher reads "
+                         "*not* poorly here.")
+  assert readme.index("**Models.**") < reading < readme.index(
+      "## hobbs_cafe_synthetic")
+  assert cli.main(["report", "--notes", str(notes), str(cmp)]) == 2
+  assert "--notes goes with --publish" in capsys.readouterr().err
+  assert cli.main(["report", "--publish", str(out), "--notes",
+                   str(tmp_path / "none.md"), str(cmp)]) == 2
+  assert "cannot be read" in capsys.readouterr().err

@@ -40,6 +40,11 @@ def add_parser(sub) -> None:
                  help="write DIR/README.md, DIR/results.json and "
                  "DIR/figures/ (results readable without running anything) "
                  "from all the directories given")
+  p.add_argument("--notes", type=Path, metavar="FILE",
+                 help="with --publish: a Markdown file of your own reading "
+                 "of the runs (what the model can and cannot show, what to "
+                 "doubt), put on the page after the model paragraph; keep "
+                 "it beside the page to publish again")
   p.add_argument("--out", type=Path,
                  help="report directory (default DIR/report)")
   p.add_argument("--samples", type=int, default=20,
@@ -82,6 +87,9 @@ def _writable(path: Path, out: Path | None) -> Path:
 def run(args: argparse.Namespace) -> int:
   if args.publish is not None:
     return _publish(args)
+  if args.notes is not None:
+    raise UserError("--notes goes with --publish DIR: the notes are put on "
+                    "the published page")
   if len(args.path) != 1:
     raise UserError("give one directory (several only with --publish DIR)")
   path: Path = args.path[0]
@@ -123,14 +131,28 @@ def _report(args: argparse.Namespace, path: Path) -> int:
   return 0
 
 
+def _notes(path: Path | None) -> str | None:
+  """The text of --notes, read before anything is written."""
+  if path is None:
+    return None
+  try:
+    return path.read_text(encoding="utf-8").strip()
+  except (OSError, UnicodeDecodeError) as e:
+    why = getattr(e, "strerror", None) or "not UTF-8 text"
+    raise UserError(f"--notes {path}: cannot be read ({why}); pass a "
+                    "Markdown file") from None
+
+
 def _publish(args: argparse.Namespace) -> int:
   for path in args.path:
     if not path.is_dir():
       raise UserError(f"{path} is not a directory; pass run, compare or "
                       "sweep directories")
+  notes = _notes(args.notes)
   out = outputs.writable_dir(args.publish, "--publish")
   with outputs.writing(out):
     readme = publish.publish(args.path, out,
-                             matcher_factory=_matcher_factory(args))
+                             matcher_factory=_matcher_factory(args),
+                             notes=notes)
   print(f"published: {readme} (results.json and figures/ beside it)")
   return 0

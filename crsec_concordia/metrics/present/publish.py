@@ -272,9 +272,12 @@ def _group_markdown(g: Group, decided: list[dict[str, Any]],
   return "\n".join(lines) + "\n"
 
 
-def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
+def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
+            notes: str | None = None) -> Path:
   """Writes out/README.md, out/results.json and out/figures/; returns the
-  README's path."""
+  README's path. `notes`: the researcher's own reading (Markdown), put
+  after the model paragraph under a heading of its own, so that what the
+  numbers cannot show stands on the page they are read from."""
   groups = collect(paths, matcher_factory)
   out.mkdir(parents=True, exist_ok=True)
   (out / "figures").mkdir(exist_ok=True)
@@ -326,6 +329,8 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None) -> Path:
             "it; **cannot tell** when runs are incomplete, too few, or the "
             "interval straddles the line. `results.json` holds every "
             "number.", "", model_paragraph(groups)]
+  if notes:
+    header += ["## The researcher's reading", "", notes, ""]
   readme = out / "README.md"
   readme.write_text("\n".join(header) + "\n" + "\n".join(parts),
                     encoding="utf-8")
