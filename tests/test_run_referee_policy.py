@@ -21,6 +21,7 @@ from crsec_concordia.commands import sweep as sweep_command
 from crsec_concordia.calibration.identity import ModelIdentity, prompts_hash
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.errors import UserError
+from crsec_concordia.metrics.present import report
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.scenarios import parse_scenario
 from crsec_concordia.sweeps import grid, runjob
@@ -240,3 +241,11 @@ def test_a_sweeps_worker_runs_with_the_drivers_policy(tmp_path, server):
       RefereePolicy.trusting().to_dict())
   info = json.loads((job.run_dir / "run.json").read_text(encoding="utf-8"))
   assert info["referee_policy"]["source"] == "calibrated (elsewhere.json)"
+
+
+def test_the_run_report_names_the_structures_that_applied(trusting_run,
+                                                          tmp_path):
+  page = report.run_report(trusting_run, tmp_path / "report").index
+  text = Path(page).read_text(encoding="utf-8")
+  assert "referee&#39;s structures" in text or "referee's structures" in text
+  assert "none (trusting)" in text

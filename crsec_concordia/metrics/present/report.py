@@ -182,6 +182,16 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
               "LLM calls and tokens per CRSEC module (usage.json).")}}
 
 
+def _referee_policy(info: dict) -> str:
+  """Which of the referee's structures the run applied (run.json's
+  `referee_policy`; none recorded: every one, calibration/run_policy.py)."""
+  policy = info.get("referee_policy")
+  if not policy:
+    return "every one"
+  return (f"{', '.join(policy.get('structures') or ()) or 'none'} "
+          f"({policy.get('source')})")
+
+
 def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
                matcher_factory: MatcherFactory | None = None,
                per_op: int = 20, seed: int = 0,
@@ -205,6 +215,7 @@ def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
             f"{_fmt(info.get('completed_steps'))} / "
             f"{_fmt(info.get('max_steps'))}",
             str((info.get("model") or {}).get("model", "")),
+            _referee_policy(info),
             _fmt(info.get("wall_seconds"), 0) + " s"],
       links=[page.link(run.path / LOG_HTML, "Concordia log"),
              page.link(metrics_dir / tables.PER_STEP_CSV, "per-step CSV"),
