@@ -332,8 +332,10 @@ def test_cases_asked_at_once_are_recorded_in_the_cases_order():
   assert four == one
   recorded = store.decisions(four)
   assert any(d["given"] == ["picked_own_plot"] for d in recorded)
+  # The answers, and every structure's inputs, so any policy replays.
   assert set(recorded[0]) == {"action", "truth", "given", "scores",
-                              "deed_scores", "doers", "by_actor", "looked"}
+                              "deed_scores", "doers", "by_actor", "looked",
+                              "spared", "failed", "look"}
 
 
 def test_cache_replays_the_models_answers_from_the_file_given(

@@ -21,9 +21,10 @@ from crsec_concordia.commands import sweep as sweep_command
 from crsec_concordia.calibration.identity import ModelIdentity, prompts_hash
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.errors import UserError
+from crsec_concordia.metrics.classifiers import referee_quality
 from crsec_concordia.metrics.present import report
 from crsec_concordia.models import EndpointConfig
-from crsec_concordia.scenarios import parse_scenario
+from crsec_concordia.scenarios import TargetNorm, parse_scenario
 from crsec_concordia.sweeps import grid, runjob
 from crsec_concordia.sweeps import spec as spec_lib
 from tests import schema_answers
@@ -249,3 +250,75 @@ def test_the_run_report_names_the_structures_that_applied(trusting_run,
   text = Path(page).read_text(encoding="utf-8")
   assert "referee&#39;s structures" in text or "referee's structures" in text
   assert "none (trusting)" in text
+
+
+# -- corrected estimates: the run's own referee replayed ----------------------
+
+VENUE = {"name": "v", "behaviours": [
+    {"id": "kept", "description": "keeps the rule"},
+    {"id": "broke", "description": "breaks the rule"}]}
+RULE = TargetNorm(id="rule", text="Keep the rule.", type="injunctive",
+                  complies=["kept"], violates=["broke"])
+ENDPOINT = {"endpoint": "http://127.0.0.1:1/v1", "model": "big-model",
+            "judgement_prompts": GIVEN.prompts}
+
+
+def _case(truth: str, given: str, score: float) -> dict:
+  """A probe case as probe_run.py records it: the general call's answer,
+  its cosine (far below the floor when `score` is low) and every other
+  structure's input."""
+  return {"action": f"someone {given}", "truth": [truth], "given": [given],
+          "scores": {given: score}, "deed_scores": {given: score},
+          "by_actor": {given: True}, "doers": {given: "someone"},
+          "looked": [], "spared": False, "failed": False, "look": None}
+
+
+def _venue_calibration(tmp_path: Path, cases: list[dict], **measured):
+  who = ModelIdentity.of_described(ENDPOINT)
+  entry = store.probe_entry(
+      {"venue": "v", "summary": {}, "referee": cases,
+       "behaviours": {b["id"]: b["description"] for b in VENUE["behaviours"]},
+       **measured}, who.prompts)
+  store.write(store.target_path(who, tmp_path), who, {"v": entry})
+
+
+def test_the_correction_replays_the_runs_own_referee(tmp_path):
+  # Two right answers the tag floor refuses (their cosine is low).
+  cases = [_case("kept", "kept", 0.9), _case("kept", "kept", 0.1),
+           _case("kept", "kept", 0.1), _case("broke", "broke", 0.9)]
+  _venue_calibration(tmp_path, cases, floors={"tag": 0.3, "occasion": 0.3},
+                     sides={})
+
+  def rates(policy):
+    return referee_quality.rates(RULE, VENUE, calibrations=[tmp_path],
+                                 model=ENDPOINT, policy=policy)
+  trusting = rates(RefereePolicy.trusting())
+  assert (trusting.rates.tp, trusting.rates.fn) == (3, 0), trusting.note
+  assert "replayed under the run's referee policy (no structure)" in (
+      trusting.note)
+  floored = rates(RefereePolicy.from_dict(
+      {**RefereePolicy.trusting().to_dict(), "tag_floor": True}))
+  assert (floored.rates.tp, floored.rates.fn) == (1, 2), floored.note
+  # A run that names no policy: the structures its records show.
+  assert rates(None).note.count("replayed") == 0
+
+
+def test_a_calibration_without_the_inputs_corrects_by_the_records(tmp_path):
+  """One made before calibrations kept the inputs: corrected by what the
+  run's records show, and the page says it is not exact and what to run."""
+  old = [{k: v for k, v in _case("kept", "kept", 0.1).items()
+          if k not in ("spared", "look", "failed")}]
+  _venue_calibration(tmp_path, old)
+  measured = referee_quality.rates(RULE, VENUE, calibrations=[tmp_path],
+                                   model=ENDPOINT,
+                                   policy=RefereePolicy.trusting())
+  assert (measured.rates.tp, measured.rates.fn) == (1, 0)
+  assert "replayed under" not in measured.note
+  assert "for an exact correction" in measured.note
+  assert "crsec calibrate" in measured.note
+
+
+def test_run_json_names_the_policy_the_correction_replays(trusting_run):
+  info = json.loads((trusting_run / "run.json").read_text(encoding="utf-8"))
+  assert run_policy.of_run(info) == RefereePolicy.trusting()
+  assert run_policy.of_run({}) is None

@@ -119,6 +119,16 @@ def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str
   return _from_file(path)
 
 
+def of_run(info: Mapping[str, Any]) -> RefereePolicy | None:
+  """The policy a run's run.json names (`referee_policy`), or None: every
+  structure the run's code had (its records say which)."""
+  named = info.get("referee_policy")
+  if not named:
+    return None
+  on = set(named.get("structures") or ())
+  return RefereePolicy(**{n: n in on for n in RefereePolicy.names()})
+
+
 def of_config(config: Mapping[str, Any]) -> RefereePolicy | None:
   """The policy a run's config.json gave its game master, if any."""
   for instance in config.get("instances", ()):

@@ -7,7 +7,7 @@ holds what one model identity (identity.py) answered:
   {"format": 1, "model": {"name", "endpoint", "prompts"},
    "venues": {venue: {"scenario", "labels": "probes" | "sheet", "prompts",
                       "behaviours": {id: description}, "cases": [...],
-                      "summary": {...}}},
+                      "summary": {...}, "floors", "sides"}},
    "matcher": {...} | null, "cost": {...}}
 
 A venue's `cases` are the referee's answers on its labelled actions, as
@@ -35,9 +35,11 @@ FORMAT = 1
 APP = "crsec-concordia"
 # The calibrations that ship with the package (the embedded model's).
 SHIPPED = Path(__file__).resolve().parent / "data"
-# What the corrected estimates read of a referee case (probe_run.py).
+# What the corrected estimates read of a referee case (probe_run.py):
+# the answers, and every structure's inputs (`spared`, `failed`, the second
+# look's record), so a run's own referee policy can be replayed on them.
 DECISION_KEYS = ("action", "truth", "given", "scores", "deed_scores",
-                 "doers", "by_actor", "looked")
+                 "doers", "by_actor", "looked", "spared", "failed", "look")
 
 
 def user_dir() -> Path:
@@ -64,7 +66,8 @@ def probe_entry(measured: Mapping[str, Any], prompts: str | None
   return {"scenario": measured["venue"], "labels": "probes",
           "prompts": prompts, "behaviours": dict(measured["behaviours"]),
           "cases": decisions(measured), "summary": measured["summary"],
-          "policy": measured.get("policy")}
+          "policy": measured.get("policy"),
+          **{k: measured[k] for k in ("floors", "sides") if k in measured}}
 
 
 def target_path(identity: ModelIdentity, out: Path | None = None) -> Path:

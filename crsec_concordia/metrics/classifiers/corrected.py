@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.metrics.classifiers import correction, measured
 from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
@@ -50,6 +51,7 @@ def measured_rates(run: Run, matcher: NormMatcher
   doer = referee_quality.run_tag_doer(run.records)
   look = referee_quality.run_tag_look(run.records)
   model = run.run.get("model") or None
+  policy = run_policy.of_run(run.run)
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
@@ -66,7 +68,7 @@ def measured_rates(run: Run, matcher: NormMatcher
     referee = referee_quality.rates(
         t, run.scenario, floor=floor, deed=deed, doer=doer, look=look,
         model=model, scenario_path=run.run.get("scenario_path"),
-        run_dir=run.path)
+        run_dir=run.path, policy=policy)
     out[t.id] = {"belief": (belief, belief_note),
                  "behaviour": (referee.rates, referee.note)}
   return out

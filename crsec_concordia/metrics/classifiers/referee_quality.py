@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.calibration import advice, store
+from crsec_concordia.calibration import policy as policy_lib
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.metrics.classifiers.correction import Rates
 from crsec_concordia.rundir.format import ACTION
@@ -154,6 +156,31 @@ def run_tag_look(records: Iterable[dict[str, Any]]) -> bool:
              for r in records)
 
 
+def replayable(entry: dict[str, Any]) -> bool:
+  """Whether a calibration entry keeps every structure's inputs (written
+  since they are stored: store.DECISION_KEYS), so any policy replays on
+  its probe cases (a sheet's cases keep the tags their run ended with)."""
+  probed = [c for c in entry.get("cases") or () if "tags" not in c]
+  return "floors" in entry and all("spared" in c and "look" in c
+                                   for c in probed)
+
+
+def _replayed(entry: dict[str, Any], target: TargetNorm,
+              policy: RefereePolicy, source: str) -> Measured:
+  """The counts of the referee the run named, its policy replayed on the
+  calibration's answers (`replayable`)."""
+  tags = [c if "tags" in c else
+          {"tags": policy_lib.referee_tags(c, policy, entry["floors"],
+                                           entry.get("sides"))[0],
+           "truth": c.get("truth")} for c in entry.get("cases") or ()]
+  source += (", replayed under the run's referee policy ("
+             + (", ".join(policy.structures()) or "no structure") + ")")
+  counts = confusion(tags, target, source)
+  if counts.tp + counts.fn == 0:
+    return Measured(None, source + ": no case complies with it")
+  return Measured(counts, source)
+
+
 def _matching(entry: dict[str, Any], own: str | None,
               identity: ModelIdentity) -> tuple[bool, bool]:
   """The sort key of a venue's calibration: the run's own venue first,
@@ -186,7 +213,8 @@ def rates(target: TargetNorm, scenario: dict[str, Any],
           doer: bool = False, look: bool = False,
           model: dict[str, Any] | None = None,
           scenario_path: str | None = None,
-          run_dir: str | Path | None = None) -> Measured:
+          run_dir: str | Path | None = None,
+          policy: RefereePolicy | None = None) -> Measured:
   """The referee's counts for `target` in a run of `scenario` (its dict),
   whose referee dropped tags below `floor` (tag_gate.py) or none; with
   `deed`, also those below it without the place words; with `doer`, those
@@ -199,7 +227,9 @@ def rates(target: TargetNorm, scenario: dict[str, Any],
   and one made with other judgement prompts is named as such. Without
   one, the note is "not calibrated for MODEL on VENUE: run crsec calibrate
   ..." (advice.py) and behaviour is not corrected. `scenario_path` and
-  `run_dir` make that command exact."""
+  `run_dir` make that command exact. `policy`: the referee policy the run
+  named (run.json), replayed on the calibration's recorded answers
+  (`replayable`) in place of the floors read from the records."""
   name = str(scenario.get("name", ""))
   described = {b.get("id"): b.get("description")
                for b in scenario.get("behaviours") or ()}
@@ -229,6 +259,16 @@ def rates(target: TargetNorm, scenario: dict[str, Any],
             f"{measured.get('scenario')}, calibration of "
             f"{ModelIdentity.from_dict(measured['model'])} "
             f"({Path(measured['path']).name})")
+  if (policy is not None and not all("tags" in c for c in cases)
+      and replayable(measured)):
+    # A sheet's cases hold the tags the run's own referee ended with.
+    return _replayed(measured, target, policy,
+                     source + _prompt_note(measured, identity, command))
+  if policy is not None and not all("tags" in c for c in cases):
+    source += (" (recorded before calibrations kept every structure's "
+               "inputs: only the floors, the doer check and the second look "
+               "the run's records show are replayed, not the rest of its "
+               f"referee policy; run {command} for an exact correction)")
   if floor is not None:
     source += f", tags below cosine {floor} left out" + (
         " (also without the place words)" if deed else "") + (
