@@ -11,10 +11,9 @@ or a JSON file of switches (`RefereePolicy.to_dict()`'s form). The default,
 program hands over (whose author composes its own referee), and gives a
 model behind an endpoint its own calibration's choice, or, measured by
 nobody, `trusting`: no structure tuned to another model refuses its
-answers. The choice
-lands in the game master's params (config.json), so a resumed run keeps it,
-and the run's records carry the structures that applied, so its corrected
-estimates are those of the referee that made its tags.
+answers. The choice lands in the game master's params (config.json), so a
+resumed run keeps it, and in run.json, whose policy the corrected
+estimates replay on the model's calibration.
 """
 
 from __future__ import annotations
