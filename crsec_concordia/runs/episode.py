@@ -113,10 +113,10 @@ def run_episode(
     progress: show a progress bar on stderr.
     model: a ready model (tests pass a ScriptedModel); overrides `endpoint`.
     embedder: a ready sentence embedder; default the shared one.
-    referee_policy: which of the referee's structures apply: "all-on"
-      (default), "trusting", "calibrated" (the model's own calibration's
-      choice) or a JSON file of switches, or one already resolved
-      (calibration/run_policy.py).
+    referee_policy: which of the referee's structures apply: "auto"
+      (None, the default), "all-on", "trusting", "calibrated" (the model's
+      own calibration's choice) or a JSON file of switches, or one already
+      resolved (calibration/run_policy.py).
 
   Raises:
     UserError: bad arguments (a ScenarioError for a malformed scenario);
