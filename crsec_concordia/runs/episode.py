@@ -48,13 +48,16 @@ def model_for(endpoint: EndpointConfig, seed: int, cache: bool, model,
   crsec_concordia/calibration/identity.py)."""
   prompts = {"judgement_prompts": prompts_hash()}
   if model is not None:
-    return as_structured(model), {"endpoint": "given",
-                                  "model": type(as_structured(model)).__name__,
-                                  **prompts}
+    return as_structured(model), {**_given(model), **prompts}
   say = (lambda m: print(f"crsec: {m}", file=sys.stderr)) if progress else None
   built = make_model(endpoint, seed=seed, cache_path=_cache_path(cache),
                      progress=say)
   return built, {**endpoint.describe(), **prompts}
+
+
+def _given(model) -> dict[str, str]:
+  """What a run records of a model a program handed over: its class."""
+  return {"endpoint": "given", "model": type(as_structured(model)).__name__}
 
 
 def _identity(endpoint: EndpointConfig, model) -> ModelIdentity:
@@ -62,9 +65,7 @@ def _identity(endpoint: EndpointConfig, model) -> ModelIdentity:
   the endpoint's model, or a given model's class (what model_for records)."""
   if model is None:
     return ModelIdentity.of_endpoint(endpoint)
-  return ModelIdentity.of_described(
-      {"endpoint": "given", "model": type(as_structured(model)).__name__},
-      prompts_hash())
+  return ModelIdentity.of_described(_given(model), prompts_hash())
 
 
 def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
