@@ -2,15 +2,14 @@
 
 The sender side of spreading. The paper has the model find, among all the
 agent's norms, one that an observed behaviour breaks; here the work is
-split, because a small model cannot do both at once: the caller picks the
-rule each behaviour is most about (ConflictDetector, by embedding
-similarity, crsec_concordia/relevance.py), and the model judges each
-behaviour against that one rule, first quoting the words of the behaviour
-the rule is about (or "none"), then breaks / follows / unrelated; a breach
-with no words quoted is no breach. The behaviours of one slot are judged in
-one call per observer, one schema entry per person seen, so the model can
-skip or merge no one; questions several observers hold are asked once, with
-no observer named (components/shared_judgements.py). The trials:
+split, because a small model cannot do both at once: the embedder picks
+the rule each behaviour is most about (detect_conflict_relevance.py), and
+the model judges each behaviour against that one rule, first quoting the
+words of the behaviour the rule is about (or "none"), then breaks /
+follows / unrelated; a breach with no words quoted is no breach. The
+behaviours of one slot are judged in one call per observer, one schema
+entry per person seen, so the model can skip or merge no one; questions
+several observers hold are asked once, with no observer named (detect_conflict_sharing.py). The trials:
 docs/trials/operations.md#detectconflict.
 """
 
@@ -34,7 +33,7 @@ TOKENS_PER_ITEM = 60
 class Observed:
   """One behaviour an agent saw, with the rule it is most about and, for
   a behaviour told in several sentences, the one nearest that rule (see
-  crsec_concordia/relevance.py)."""
+  detect_conflict_relevance.py)."""
   actor: str
   behaviour: str
   place: str
