@@ -22,8 +22,9 @@ from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, has_evidence, obj,
                                               structured_call, text)
+from crsec_concordia.operations.names import DETECT_CONFLICT
 
-OP = "DetectConflict"
+OP = DETECT_CONFLICT
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60

@@ -26,9 +26,10 @@ from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP,
                                               FailureSink, integer, numbered,
                                               obj, structured_call, text)
 from crsec_concordia.operations.immediate_evaluation import Verdict
+from crsec_concordia.operations.names import LONG_TERM_SYNTHESIS
 from crsec_concordia.operations.norm_type import settled_type
 
-OP = "LongTermSynthesis"
+OP = LONG_TERM_SYNTHESIS
 # The operation's two steps, as the paper names them: a failure record's
 # `step`.
 CLASSIFY_STEP = "ClassifySpecificNorms"

@@ -25,11 +25,12 @@ from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, checked_call,
                                               has_evidence, integer, obj,
                                               text)
+from crsec_concordia.operations.names import DAY_PLAN, NORMATIVE_PLAN
 
-OP = "NormativePlan"
+OP = NORMATIVE_PLAN
 # The same prompt asked for a day without norms by a planner that never
 # weighs any (a baseline agent's, or with the compliance module off).
-DAY_PLAN_OP = "DayPlan"
+DAY_PLAN_OP = DAY_PLAN
 
 
 def _minutes_between(lo: int, hi: int) -> str:
