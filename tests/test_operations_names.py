@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import pkgutil
 from pathlib import Path
 
@@ -190,6 +191,32 @@ def test_usage_counts_each_operation_in_its_declared_module():
     assert usage.module_of(name) == module
   assert usage.module_of("GM.anything_new") == "game_master"
   assert usage.module_of("NotAnOperation") == "other"
+
+
+# The substring rules usage.py matched tags by before the declaration (the
+# first match won), to show that every tag a run has recorded counts for
+# the module it counted for then.
+FORMER_RULES = (
+    ("metricsjudge", "metrics"), ("gm.", "game_master"),
+    ("create", "creation"), ("normmemory", "creation"),
+    ("conflict", "spreading"), ("talk", "spreading"),
+    ("identif", "spreading"), ("reflect", "spreading"),
+    ("synthes", "evaluation"), ("evaluat", "evaluation"),
+    ("plan", "compliance"), ("act", "compliance"), ("game", "game_master"))
+
+
+def _former_module(tag: str) -> str:
+  return next((module for needle, module in FORMER_RULES
+               if needle in tag.lower()), "other")
+
+
+def test_recorded_tags_count_for_the_modules_they_counted_for():
+  golden = ROOT / "tests" / "golden" / "mini_cafe" / "expected" / "usage.json"
+  recorded = set(json.loads(golden.read_text(encoding="utf-8"))["by_tag"])
+  tags = (recorded | {op.tag for op in names.OPERATIONS}
+          | set(names.FORMER_TAGS) | {"other", "mystery"})
+  assert {t: usage.module_of(t) for t in sorted(tags)} == {
+      t: _former_module(t) for t in sorted(tags)}
 
 
 # -- failure records -------------------------------------------------------------

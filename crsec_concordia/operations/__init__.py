@@ -10,7 +10,6 @@ from crsec_concordia.operations.create_norm import create_norm
 from crsec_concordia.operations.decompose_plan import decompose_plan
 from crsec_concordia.operations.decide_to_talk import decide_to_talk
 from crsec_concordia.operations.detect_conflict import (Observed,
-                                                        detect_conflict,
                                                         detect_conflicts)
 from crsec_concordia.operations.identify_norm import identify_norm
 from crsec_concordia.operations.immediate_evaluation import (Verdict,
@@ -23,7 +22,7 @@ from crsec_concordia.operations.reflect import reflect
 
 __all__ = [
     "AbstractNorm", "Verdict", "classify_specific_norms", "create_norm",
-    "Observed", "decide_to_talk", "decompose_plan", "detect_conflict", "detect_conflicts",
+    "Observed", "decide_to_talk", "decompose_plan", "detect_conflicts",
     "identify_norm", "immediate_evaluation", "long_term_synthesis",
     "normative_plan", "reflect", "synthesize_norm",
 ]

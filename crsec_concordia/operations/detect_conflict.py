@@ -114,16 +114,3 @@ def detect_conflicts(model: StructuredModel, *, observer: str | None,
         evidence))
   return judgements
 
-
-def detect_conflict(model: StructuredModel, *, actor: str, behaviour: str,
-                    place: str, norm: PersonalNorm,
-                    observer: str = "This person", focus: str = "",
-                    on_failure: FailureSink | None) -> tuple[bool, str] | None:
-  """One behaviour against one rule: (breaks?, the words quoted) or None."""
-  judgements = detect_conflicts(
-      model, observer=observer,
-      items=[Observed(actor, behaviour, place, norm, focus)],
-      on_failure=on_failure)
-  if judgements is None:
-    return None
-  return judgements[0].breaks, judgements[0].evidence
