@@ -142,8 +142,10 @@ class Synthesized:
   accepted: bool
 
 
-# Judges a candidate against the held norms (ImmediateEvaluation), applies
-# the verdict to the database and records it; None: the call failed.
+# Judges an abstract norm's candidate against the held norms
+# (ImmediateEvaluation) and applies the verdict to the database, accepted
+# with the utility given (the weighted average of its sources'), and
+# records it; None: the evaluation failed.
 Judge = Callable[[PersonalNorm, list[PersonalNorm], int], Verdict | None]
 
 
