@@ -32,7 +32,8 @@ from crsec_concordia.operations import names
 from crsec_concordia.operations.create_norm import create_norm
 from crsec_concordia.operations.decide_to_talk import decide_to_talk
 from crsec_concordia.operations.decompose_plan import decompose_plan
-from crsec_concordia.operations.detect_conflict import Observed, detect_conflicts
+from crsec_concordia.operations.detect_conflict import (Observed,
+                                                        detect_conflicts)
 from crsec_concordia.operations.identify_norm import identify_norm
 from crsec_concordia.operations.immediate_evaluation import immediate_evaluation
 from crsec_concordia.operations.long_term_synthesis import (
@@ -117,15 +118,15 @@ def test_the_paper_s_eight_operations_are_declared_by_its_names():
 
 
 def test_names_tags_and_modules_are_each_declared_once():
-  ops = names.OPERATIONS
+  ops = names.ALL_OPERATIONS
   assert len({op.name for op in ops}) == len(ops)
   assert len({op.tag for op in ops}) == len(ops)
   for op in names.PAPER:
     assert op.tag == op.name  # The paper's name is its usage name.
-  assert {op.name for op in ops if op.module == names.GAME_MASTER} == (
+  assert {op.name for op in ops if op.module == names.Module.GAME_MASTER} == (
       GAME_MASTER)
   assert all(op.tag.startswith(names.GAME_MASTER_PREFIX) for op in ops
-             if op.module == names.GAME_MASTER)
+             if op.module == names.Module.GAME_MASTER)
 
 
 def _op_modules() -> dict[str, list[str]]:
@@ -153,14 +154,14 @@ def test_each_paper_operation_has_one_module_in_operations():
 
 
 def test_every_home_is_a_module():
-  for op in names.OPERATIONS:
+  for op in names.ALL_OPERATIONS:
     importlib.import_module(op.home)
 
 
 def test_every_tag_in_the_source_is_declared_and_every_tag_is_used():
   assert set(TAGGED) <= set(names.BY_TAG), (
       f"tags no operation declares: {sorted(set(TAGGED) - set(names.BY_TAG))}")
-  unused = {op.tag for op in names.OPERATIONS} - set(TAGGED) - {
+  unused = {op.tag for op in names.ALL_OPERATIONS} - set(TAGGED) - {
       names.METRICS_JUDGE}  # The judge's tag is its parameter's default.
   assert not unused, f"declared tags no model is given: {sorted(unused)}"
   assert judge.JUDGE_TAG == names.METRICS_JUDGE
@@ -185,7 +186,7 @@ def test_the_prefabs_and_the_game_master_tag_as_declared():
 
 
 def test_usage_counts_each_operation_in_its_declared_module():
-  for op in names.OPERATIONS:
+  for op in names.ALL_OPERATIONS:
     assert usage.module_of(op.tag) == op.module, op.name
   for name, module in PAPER.items():
     assert usage.module_of(name) == module
@@ -213,13 +214,13 @@ def _former_module(tag: str) -> str:
 def test_recorded_tags_count_for_the_modules_they_counted_for():
   golden = ROOT / "tests" / "golden" / "mini_cafe" / "expected" / "usage.json"
   recorded = set(json.loads(golden.read_text(encoding="utf-8"))["by_tag"])
-  tags = (recorded | {op.tag for op in names.OPERATIONS}
+  tags = (recorded | {op.tag for op in names.ALL_OPERATIONS}
           | set(names.FORMER_TAGS) | {"other", "mystery"})
   assert {t: usage.module_of(t) for t in sorted(tags)} == {
       t: _former_module(t) for t in sorted(tags)}
 
 
-# -- failure records -------------------------------------------------------------
+# -- failure records ----------------------------------------------------------
 
 def _junk() -> ScriptedModel:
   """A model whose every answer is no JSON at all."""

@@ -9,7 +9,8 @@ words of the behaviour the rule is about (or "none"), then breaks /
 follows / unrelated; a breach with no words quoted is no breach. The
 behaviours of one slot are judged in one call per observer, one schema
 entry per person seen, so the model can skip or merge no one; questions
-several observers hold are asked once, with no observer named (detect_conflict_sharing.py). The trials:
+several observers hold are asked once, with no observer named
+(detect_conflict_sharing.py). The trials:
 docs/trials/operations.md#detectconflict.
 """
 

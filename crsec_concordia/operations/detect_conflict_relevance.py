@@ -3,10 +3,10 @@ its sentences says so.
 
 Retrieval for DetectConflict (the model judges one deed against one rule;
 the embedder picks the rule, and a deed near no rule is not judged at all:
-`questions`, with the relevance floor). An action as agents write it is often two or
-three sentences, and the deed a rule is about may be the last of them:
-embedded whole, it can sit barely over the relevance gate and be judged by
-its first sentence. Scored sentence by sentence, the rule is found by the
+`questions`, with the relevance floor). An action as agents write it is
+often two or three sentences, and the deed a rule is about may be the last
+of them: embedded whole, it can sit barely over the relevance gate and be
+judged by its first sentence. Scored sentence by sentence, the rule is found by the
 sentence that is about it, and that sentence is shown to the judge beside
 the whole action (the case: docs/trials/operations.md#detectconflict).
 """

@@ -146,12 +146,13 @@ class Synthesized:
 # (ImmediateEvaluation) and applies the verdict to the database, accepted
 # with the utility given (the weighted average of its sources'), and
 # records it; None: the evaluation failed.
-Judge = Callable[[PersonalNorm, list[PersonalNorm], int], Verdict | None]
+SynthesisJudge = Callable[[PersonalNorm, list[PersonalNorm], int],
+                          Verdict | None]
 
 
 def long_term_synthesis(model: StructuredModel, db: NormDatabase, *,
                         name: str, step: int, time: str | None,
-                        judge: Judge,
+                        judge: SynthesisJudge,
                         on_synthesized: Callable[[Synthesized], None],
                         on_failure: FailureSink | None) -> None:
   """One synthesis over the qualified norms but committed ones (neither

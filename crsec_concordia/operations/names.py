@@ -18,16 +18,24 @@ to the module they did.
 from __future__ import annotations
 
 import dataclasses
+import enum
 
-CREATION = "creation"
-SPREADING = "spreading"
-EVALUATION = "evaluation"
-COMPLIANCE = "compliance"
-GAME_MASTER = "game_master"
-METRICS = "metrics"
-OTHER = "other"
+
+class Module(enum.StrEnum):
+  """Where an operation's calls are counted: one of CRSEC's four modules,
+  the game master, the metrics, or none of them."""
+  CREATION = "creation"
+  SPREADING = "spreading"
+  EVALUATION = "evaluation"
+  COMPLIANCE = "compliance"
+  GAME_MASTER = "game_master"
+  METRICS = "metrics"
+  OTHER = "other"
+
+
 # The paper's four modules, in its order.
-CRSEC_MODULES = (CREATION, SPREADING, EVALUATION, COMPLIANCE)
+CRSEC_MODULES = (Module.CREATION, Module.SPREADING, Module.EVALUATION,
+                 Module.COMPLIANCE)
 # Every tag starting so is a game master's ("GM.adjudicate", "GM.look").
 GAME_MASTER_PREFIX = "GM."
 
@@ -38,7 +46,7 @@ class Operation:
   belongs to, where it is written, and the usage tag its calls are counted
   under (its name unless said)."""
   name: str
-  module: str
+  module: Module
   home: str
   usage_tag: str = ""
 
@@ -62,14 +70,16 @@ NORMATIVE_PLAN = "NormativePlan"
 # SynthesizeNorm are LongTermSynthesis's steps; the paper's Act is done by
 # DecomposePlan and the act below).
 PAPER: tuple[Operation, ...] = (
-    Operation(CREATE_NORM, CREATION, _OPS + "create_norm"),
-    Operation(DETECT_CONFLICT, SPREADING, _OPS + "detect_conflict"),
-    Operation(DECIDE_TO_TALK, SPREADING, _OPS + "decide_to_talk"),
-    Operation(IDENTIFY_NORM, SPREADING, _OPS + "identify_norm"),
-    Operation(REFLECT, SPREADING, _OPS + "reflect"),
-    Operation(IMMEDIATE_EVALUATION, EVALUATION, _OPS + "immediate_evaluation"),
-    Operation(LONG_TERM_SYNTHESIS, EVALUATION, _OPS + "long_term_synthesis"),
-    Operation(NORMATIVE_PLAN, COMPLIANCE, _OPS + "normative_plan"),
+    Operation(CREATE_NORM, Module.CREATION, _OPS + "create_norm"),
+    Operation(DETECT_CONFLICT, Module.SPREADING, _OPS + "detect_conflict"),
+    Operation(DECIDE_TO_TALK, Module.SPREADING, _OPS + "decide_to_talk"),
+    Operation(IDENTIFY_NORM, Module.SPREADING, _OPS + "identify_norm"),
+    Operation(REFLECT, Module.SPREADING, _OPS + "reflect"),
+    Operation(IMMEDIATE_EVALUATION, Module.EVALUATION,
+              _OPS + "immediate_evaluation"),
+    Operation(LONG_TERM_SYNTHESIS, Module.EVALUATION,
+              _OPS + "long_term_synthesis"),
+    Operation(NORMATIVE_PLAN, Module.COMPLIANCE, _OPS + "normative_plan"),
 )
 
 DAY_PLAN = "DayPlan"
@@ -86,44 +96,46 @@ METRICS_JUDGE = "MetricsJudge"
 OTHERS: tuple[Operation, ...] = (
     # NormativePlan's prompt with no norms: a baseline agent's day, or a
     # normative one's with its compliance module off.
-    Operation(DAY_PLAN, COMPLIANCE, _OPS + "normative_plan"),
+    Operation(DAY_PLAN, Module.COMPLIANCE, _OPS + "normative_plan"),
     # A plan block's tasks, which the act carries out.
-    Operation(DECOMPOSE_PLAN, COMPLIANCE, _OPS + "decompose_plan"),
+    Operation(DECOMPOSE_PLAN, Module.COMPLIANCE, _OPS + "decompose_plan"),
     # The act's reason for its task; counted as "act" since runs began.
-    Operation(ACT, COMPLIANCE, "crsec_concordia.components.structured_act",
-              usage_tag="act"),
+    Operation(ACT, Module.COMPLIANCE,
+              "crsec_concordia.components.structured_act", usage_tag="act"),
     # A line of a conversation: how norms spread by talk.
-    Operation(TALK, SPREADING, "crsec_concordia.components.structured_act"),
+    Operation(TALK, Module.SPREADING,
+              "crsec_concordia.components.structured_act"),
     # The deeds in a game master's free text: no CRSEC module's.
-    Operation(READ_EVENTS, OTHER, _OPS + "read_events"),
-    Operation(GM_ADJUDICATE, GAME_MASTER,
+    Operation(READ_EVENTS, Module.OTHER, _OPS + "read_events"),
+    Operation(GM_ADJUDICATE, Module.GAME_MASTER,
               "crsec_concordia.game_masters.referee.general_call"),
-    Operation(GM_DOER, GAME_MASTER,
+    Operation(GM_DOER, Module.GAME_MASTER,
               "crsec_concordia.game_masters.referee.doer_check"),
-    Operation(GM_LOOK, GAME_MASTER,
+    Operation(GM_LOOK, Module.GAME_MASTER,
               "crsec_concordia.game_masters.referee.second_look"),
     # What Concordia's own game-master components ask (SwitchAct).
-    Operation(GM_OTHER, GAME_MASTER, "crsec_concordia.game_masters.prefab"),
-    Operation(METRICS_JUDGE, METRICS,
+    Operation(GM_OTHER, Module.GAME_MASTER,
+              "crsec_concordia.game_masters.prefab"),
+    Operation(METRICS_JUDGE, Module.METRICS,
               "crsec_concordia.metrics.classifiers.judge"),
 )
 
-OPERATIONS: tuple[Operation, ...] = PAPER + OTHERS
-BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
-BY_TAG: dict[str, Operation] = {op.tag: op for op in OPERATIONS}
+ALL_OPERATIONS: tuple[Operation, ...] = PAPER + OTHERS
+BY_NAME: dict[str, Operation] = {op.name: op for op in ALL_OPERATIONS}
+BY_TAG: dict[str, Operation] = {op.tag: op for op in ALL_OPERATIONS}
 
 # Tags of runs recorded when calls were counted by component.
-FORMER_TAGS: dict[str, str] = {
-    "NormMemory": CREATION,
-    "ConflictDetector": SPREADING,
-    "NormIdentifier": SPREADING,
-    "NormEvaluator": EVALUATION,
-    "NormativePlanner": COMPLIANCE,
-    "Planner": COMPLIANCE,
-    "StructuredAct": COMPLIANCE,
-    "venue__GameMaster": GAME_MASTER,
-    "cafe__GameMaster": GAME_MASTER,
-    "CafeGameMaster": GAME_MASTER,
+FORMER_TAGS: dict[str, Module] = {
+    "NormMemory": Module.CREATION,
+    "ConflictDetector": Module.SPREADING,
+    "NormIdentifier": Module.SPREADING,
+    "NormEvaluator": Module.EVALUATION,
+    "NormativePlanner": Module.COMPLIANCE,
+    "Planner": Module.COMPLIANCE,
+    "StructuredAct": Module.COMPLIANCE,
+    "venue__GameMaster": Module.GAME_MASTER,
+    "cafe__GameMaster": Module.GAME_MASTER,
+    "CafeGameMaster": Module.GAME_MASTER,
 }
 
 
@@ -131,7 +143,7 @@ def module_of_tag(tag: str) -> str:
   """The module whose calls a usage tag counts ("other" if none)."""
   op = BY_TAG.get(tag)
   if op is not None:
-    return op.module
+    return op.module.value
   if tag.startswith(GAME_MASTER_PREFIX):
-    return GAME_MASTER
-  return FORMER_TAGS.get(tag, OTHER)
+    return Module.GAME_MASTER.value
+  return FORMER_TAGS.get(tag, Module.OTHER).value
