@@ -7,7 +7,7 @@ none), played for 12 slots of 15 minutes with the scripted model
 norms, every IdentifyNorm the same rule, so the norms that spread have the
 same words, as when a scenario gives a group its norms) and the real
 sentence embedder, twice: each agent asking its DetectConflict questions
-alone, as before components/shared_judgements.py, and with the questions
+alone, as before operations/detect_conflict_sharing.py, and with the questions
 of a slot shared. Each agent's deed changes from slot to slot (drawn from
 its habit's deeds by a hash of its name and the time), so every slot
 brings new deeds to judge. For each size it prints DetectConflict calls
@@ -43,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import runner  # noqa: E402
-from crsec_concordia.components import shared_judgements as shared_lib  # noqa: E402
+from crsec_concordia.operations import detect_conflict_sharing as shared_lib  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.operations.detect_conflict import OP  # noqa: E402
 from crsec_concordia.runs import session as session_lib  # noqa: E402

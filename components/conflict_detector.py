@@ -7,12 +7,12 @@ master collects with `pop_conversation_requests()`. An agent with no
 qualified norms makes no call (ordinary agents start silent, as in the
 paper), and a cooldown keeps it from talking to the same person again for
 a few slots. Which norm a behaviour is about is retrieval, done with the
-sentence embedder (crsec_concordia/relevance.py); whether it breaks it is
-the model's judgement (operations/detect_conflict.py). A behaviour near no
-norm is not sent, and the rest of one observation is judged in one call;
-in a simulation, a question other agents hold too (the same deed against
-the same rule's words) is asked once for all of them
-(components/shared_judgements.py).
+sentence embedder (operations/detect_conflict_relevance.py); whether it
+breaks it is the model's judgement (operations/detect_conflict.py). A
+behaviour near no norm is not sent, and the rest of one observation is
+judged in one call; in a simulation, a question other agents hold too (the
+same deed against the same rule's words) is asked once for all of them
+(operations/detect_conflict_sharing.py).
 Noticing happens while the agent goes on with its day: detection runs in
 its own thread from the moment the observation arrives, with the norms
 held then, and is joined when the game master collects the requests (an
@@ -39,21 +39,17 @@ from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
                                                     NORM_MEMORY_KEY)
-from crsec_concordia.components.shared_judgements import (SharedJudgements,
-                                                          Ticket)
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import PersonalNorm
-from crsec_concordia.relevance import nearest_rules
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
 from crsec_concordia.operations.detect_conflict import Judgement
+from crsec_concordia.operations.detect_conflict_relevance import (
+    DEFAULT_RELEVANCE, questions)
+from crsec_concordia.operations.detect_conflict_sharing import (
+    SharedJudgements, Ticket)
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
-# Cosine (all-MiniLM-L6-v2) below which a behaviour is taken to be about
-# none of the agent's norms: low, because behaviour-to-rule similarity is
-# low even for plain breaches; set to lose no labelled breach, the model's
-# judgement does the rest (docs/trials/operations.md, the relevance gate).
-DEFAULT_RELEVANCE = 0.15
 # Observations in a row with no readable behaviour before the log says so.
 UNUSABLE_WARNING = 5
 _log = logging.getLogger(__name__)
@@ -141,14 +137,9 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
               norms: list[PersonalNorm]
               ) -> list[tuple[observations.ActionObservation, Observed]]:
     """Each event with its most related norm (and the sentence of it
-    nearest that norm, crsec_concordia/relevance.py); unrelated events
-    left out."""
-    found = nearest_rules(self._embedding(), [e.text for e in events],
-                          [n.content for n in norms])
-    return [(event, Observed(event.actor, event.text, event.place,
-                             norms[near.rule], near.focus))
-            for event, near in zip(events, found)
-            if near is not None and near.similarity >= self._relevance]
+    nearest that norm); unrelated events left out
+    (operations/detect_conflict_relevance.py)."""
+    return questions(self._embedding(), events, norms, self._relevance)
 
   def _decide(self, item: Observed, event: observations.ActionObservation,
               on_failure) -> bool | None:

@@ -22,10 +22,11 @@ from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin, PersonalNorm
-from crsec_concordia.operations import (Verdict, classify_specific_norms,
-                                        immediate_evaluation, synthesize_norm)
+from crsec_concordia.operations import Verdict, immediate_evaluation
 from crsec_concordia.operations.immediate_evaluation import \
     DEFAULT_DUPLICATE_THRESHOLD
+from crsec_concordia.operations.long_term_synthesis import (
+    Synthesized, is_due, long_term_synthesis)
 
 NORM_EVALUATOR_KEY = "NormEvaluator"
 
@@ -113,47 +114,31 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       self._apply(candidate, verdict)
 
   def synthesize(self) -> None:
-    """LongTermSynthesis over the qualified norms but committed ones;
-    resets the counter."""
+    """LongTermSynthesis (operations/long_term_synthesis.py): each abstract
+    norm judged as a candidate is, and recorded."""
     memory = self.norm_memory
-    db = memory.database
-    norms = db.revisable()
-    if not norms:
-      db.reset_counter()
-      return
-    groups = classify_specific_norms(self._synthesis_model,
-                                     name=memory.agent_name, norms=norms,
-                                     on_failure=memory.record_failure)
-    for theme, members in groups or ():
-      if len(members) < 2:
-        continue
-      abstract = synthesize_norm(self._synthesis_model, theme=theme,
-                                 norms=members,
-                                 on_failure=memory.record_failure)
-      if abstract is None:
-        continue
-      source_ids = [n.id for n in members]
-      stamp = memory.last_stamp
-      candidate = db.add(
-          abstract.content, abstract.type, abstract.utility,
-          origin=Origin.SYNTHESIS, replaces=source_ids,
-          source_text="\n".join(n.content for n in members),
-          step=stamp.step if stamp else 0, time=stamp.time if stamp else None)
-      # Checked against the norms it does not replace (not its own sources).
-      held = [n for n in db.qualified() if n.id not in source_ids]
+    stamp = memory.last_stamp
+
+    def judge(candidate: PersonalNorm, held: list[PersonalNorm],
+              utility: int) -> Verdict | None:
       verdict = self._verdict(candidate, held)
-      if verdict is None:
-        db.reject(candidate.id, "inconsistent_with_source",
-                  "evaluation failed; see the failure record")
-        continue
-      self._apply(candidate, verdict, utility=abstract.utility)
-      if verdict.accepted:
-        db.replace(source_ids, candidate.id)
-      self._record("synthesis", abstract_id=candidate.id, theme=theme,
-                    content=candidate.content, type=db.get(candidate.id).type,
-                    sources=source_ids, weights=abstract.weights,
-                    utility=abstract.utility, accepted=verdict.accepted)
-    db.reset_counter()
+      if verdict is not None:
+        self._apply(candidate, verdict, utility=utility)
+      return verdict
+
+    def synthesized(done: Synthesized) -> None:
+      abstract, norm = done.abstract, done.candidate
+      self._record("synthesis", abstract_id=norm.id, theme=abstract.theme,
+                   content=norm.content, type=norm.type,
+                   sources=[n.id for n in abstract.sources],
+                   weights=abstract.weights, utility=abstract.utility,
+                   accepted=done.accepted)
+
+    long_term_synthesis(
+        self._synthesis_model, memory.database, name=memory.agent_name,
+        step=stamp.step if stamp else 0, time=stamp.time if stamp else None,
+        judge=judge, on_synthesized=synthesized,
+        on_failure=memory.record_failure)
 
   def waits_on_model(self, hook: str) -> bool:
     """post_observe may call ImmediateEvaluation and LongTermSynthesis."""
@@ -162,7 +147,8 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
   def post_observe(self) -> str:
     with self._lock:
       self.evaluate_pending()
-      if self._synthesis and self.norm_memory.database.counter > self._threshold:
+      if self._synthesis and is_due(self.norm_memory.database,
+                                    self._threshold):
         self.synthesize()
     return ""
 

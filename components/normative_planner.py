@@ -33,6 +33,8 @@ from crsec_concordia.components._events import parse_events
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice, normative_plan
+from crsec_concordia.operations.normative_plan import DAY_PLAN_OP
+from crsec_concordia.operations.normative_plan import OP as PLAN_OP
 from crsec_concordia.operations.decompose_plan import (at_place,
                                                        block_as_tasks,
                                                        decompose_plan)
@@ -219,7 +221,8 @@ class NormativePlanner(entity_component.ContextComponent,
     new = normative_plan(
         self._model, name=name, persona=persona, goal=self._goal,
         setting=self._setting, day=day, start=start, end=self._day_end,
-        norms=norms, on_failure=self.record_failure, places=self._places)
+        norms=norms, on_failure=self.record_failure, places=self._places,
+        op=PLAN_OP if self._use_norms else DAY_PLAN_OP)
     revised = plan is not None
     # A failed plan is recorded once and the day goes on with the plan it
     # had (or none); the norms it missed are not retried all day.

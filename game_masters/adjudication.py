@@ -26,7 +26,7 @@ from concordia.components.game_master import event_resolution as resolution_lib
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations, relevance, threads
+from crsec_concordia import observations, threads
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
@@ -40,6 +40,7 @@ from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.game_masters.action_text import (clean_action,
                                                       observed_text,
                                                       tells_of_actor)
+from crsec_concordia.operations import detect_conflict_relevance as relevance
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 # The `op` of the failure record of an agent that failed to act at all.
@@ -219,7 +220,7 @@ class Adjudication(entity_component.ContextComponent,
         and not observations.is_no_action(action)):
       warmed = action.strip()
       # What observers will read, and its sentences (DetectConflict scores
-      # each against the rules, crsec_concordia/relevance.py): embed now.
+      # each against the rules, detect_conflict_relevance.py): embed now.
       self._warm(relevance.pieces(warmed))
     occasion = self._component(self._action_spec_key,
                                action_spec_lib.FixedActionSpec).occasion(actor)

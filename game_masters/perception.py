@@ -22,8 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from crsec_concordia import embedding, relevance
-from crsec_concordia.components.conflict_detector import DEFAULT_RELEVANCE
+from crsec_concordia import embedding
+from crsec_concordia.operations import detect_conflict_relevance as relevance
+from crsec_concordia.operations.detect_conflict_relevance import \
+    DEFAULT_RELEVANCE
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters.places import PlaceMap
 
@@ -139,7 +141,8 @@ class LocalPerception:
 class _Scores:
   """Each deed's similarity to each norm held by anyone, computed once per
   slot for the norms asked about: a deed's best sentence against the norm
-  (crsec_concordia/relevance.py: the whole text counts as a sentence)."""
+  (operations/detect_conflict_relevance.py: the whole text counts as a
+  sentence)."""
 
   def __init__(self, deeds: Sequence[Deed], embedder):
     self._deeds = list(deeds)

@@ -75,11 +75,9 @@ def test_a_baseline_agent_tells_its_failures_too(caplog):
   entity = agent("baseline", model, "Cy Diaz")
   entity.act()
   entity.act()
-  assert [t.split(":")[0] for t in warnings(caplog)] == ["NormativePlan",
-                                                         "Act"]
+  assert [t.split(":")[0] for t in warnings(caplog)] == ["DayPlan", "Act"]
   entries = channel(entity, NORMATIVE_PLANNER_KEY)
-  assert [d["Value"]["op"] for d in entries] == ["NormativePlan", "Act",
-                                                 "Act"]
-  assert entries[0]["Summary"].startswith("NormativePlan: the model's answer "
+  assert [d["Value"]["op"] for d in entries] == ["DayPlan", "Act", "Act"]
+  assert entries[0]["Summary"].startswith("DayPlan: the model's answer "
                                           "failed (no answer valid for the "
                                           "schema after 3 tries)")

@@ -434,16 +434,18 @@ def test_a_task_that_names_only_a_time_is_not_a_decomposition():
 def test_an_agent_with_no_norm_plans_and_acts_with_the_baseline_s_prompts():
   """The arms differ only once CRSEC has given an agent a norm: an ordinary
   agent that holds none sends the baseline agent's plan and act prompts,
-  word for word; once it holds a norm, both carry it."""
+  word for word (the baseline's plan is counted as a DayPlan); once it
+  holds a norm, both carry it."""
   prompts = {}
-  for arm in ("normative", "baseline"):
+  for arm, plan_tag in (("normative", "NormativePlan"),
+                        ("baseline", "DayPlan")):
     agent, model = agent_and_model(arm)
     agent.act(spec("09:00"))
-    prompts[arm] = {c.tag: c.prompt for c in model.calls
-                    if c.tag in ("NormativePlan", "act")}
-  assert set(prompts["normative"]) == {"NormativePlan", "act"}
+    prompts[arm] = {"plan" if c.tag == plan_tag else c.tag: c.prompt
+                    for c in model.calls if c.tag in (plan_tag, "act")}
+  assert set(prompts["normative"]) == {"plan", "act"}
   assert prompts["normative"] == prompts["baseline"]
-  assert "Norms" not in prompts["normative"]["NormativePlan"]
+  assert "Norms" not in prompts["normative"]["plan"]
   assert "norms" not in prompts["normative"]["act"]
 
   agent, model = agent_and_model("normative")

@@ -1,5 +1,6 @@
 """Which rule a deed is most about, found sentence by sentence
-(crsec_concordia/relevance.py), and the sentence shown to DetectConflict."""
+(operations/detect_conflict_relevance.py), and the sentence shown to
+DetectConflict."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from crsec_concordia.models.scripted import ScriptedModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations import Observed
 from crsec_concordia.operations.detect_conflict import prompt
-from crsec_concordia.relevance import nearest_rules, sentences
+from crsec_concordia.operations.detect_conflict_relevance import (
+    nearest_rules, sentences)
 
 # An action as the embedded model wrote it in a demo: the smoking is in its
 # second sentence, and embedded whole it was barely about the rule (0.17).

@@ -25,7 +25,7 @@ import pytest
 
 from crsec_concordia import runner
 from crsec_concordia.game_masters import adjudication
-from crsec_concordia.components.shared_judgements import SharedJudgements
+from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.detect_conflict import OP, Observed, prompt

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from crsec_concordia import embedding, relevance
+from crsec_concordia import embedding
 from crsec_concordia.calibration import policy as policy_lib
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import Case, ConflictCase, Probes
@@ -33,6 +33,7 @@ from crsec_concordia.game_masters.referee import (
     second_look, similarity_of, tag_gate)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.norms import PersonalNorm
+from crsec_concordia.operations import detect_conflict_relevance as relevance
 from crsec_concordia.operations.detect_conflict import (Observed,
                                                         detect_conflicts)
 from crsec_concordia.scenarios import Scenario

@@ -13,9 +13,10 @@ from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP, UTILITY,
                                               FailureSink, checked_call, obj,
                                               text)
 from crsec_concordia.operations.immediate_evaluation import names_person
+from crsec_concordia.operations.names import CREATE_NORM
 from crsec_concordia.operations.norm_type import settled_type
 
-OP = "CreateNorm"
+OP = CREATE_NORM
 
 
 def schema(count: int) -> dict:

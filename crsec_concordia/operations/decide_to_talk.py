@@ -9,8 +9,9 @@ from __future__ import annotations
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (BOOLEAN, FailureSink, obj,
                                               structured_call)
+from crsec_concordia.operations.names import DECIDE_TO_TALK
 
-OP = "DecideToTalk"
+OP = DECIDE_TO_TALK
 SCHEMA = obj({"talk": BOOLEAN})
 
 

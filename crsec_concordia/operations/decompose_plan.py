@@ -26,11 +26,12 @@ from typing import Any
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import FailureSink, checked_call, obj
+from crsec_concordia.operations.names import DECOMPOSE_PLAN
 from crsec_concordia.operations.normative_plan import (
     Places, activities_problem, clock_of, items_schema, minutes,
     persona_lines, plain_activity)
 
-OP = "DecomposePlan"
+OP = DECOMPOSE_PLAN
 MIN_TASK, MAX_TASK = 10, 60
 
 

@@ -2,15 +2,15 @@
 
 The sender side of spreading. The paper has the model find, among all the
 agent's norms, one that an observed behaviour breaks; here the work is
-split, because a small model cannot do both at once: the caller picks the
-rule each behaviour is most about (ConflictDetector, by embedding
-similarity, crsec_concordia/relevance.py), and the model judges each
-behaviour against that one rule, first quoting the words of the behaviour
-the rule is about (or "none"), then breaks / follows / unrelated; a breach
-with no words quoted is no breach. The behaviours of one slot are judged in
-one call per observer, one schema entry per person seen, so the model can
-skip or merge no one; questions several observers hold are asked once, with
-no observer named (components/shared_judgements.py). The trials:
+split, because a small model cannot do both at once: the embedder picks
+the rule each behaviour is most about (detect_conflict_relevance.py), and
+the model judges each behaviour against that one rule, first quoting the
+words of the behaviour the rule is about (or "none"), then breaks /
+follows / unrelated; a breach with no words quoted is no breach. The
+behaviours of one slot are judged in one call per observer, one schema
+entry per person seen, so the model can skip or merge no one; questions
+several observers hold are asked once, with no observer named
+(detect_conflict_sharing.py). The trials:
 docs/trials/operations.md#detectconflict.
 """
 
@@ -23,8 +23,9 @@ from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, has_evidence, obj,
                                               structured_call, text)
+from crsec_concordia.operations.names import DETECT_CONFLICT
 
-OP = "DetectConflict"
+OP = DETECT_CONFLICT
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
 VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
@@ -34,7 +35,7 @@ TOKENS_PER_ITEM = 60
 class Observed:
   """One behaviour an agent saw, with the rule it is most about and, for
   a behaviour told in several sentences, the one nearest that rule (see
-  crsec_concordia/relevance.py)."""
+  detect_conflict_relevance.py)."""
   actor: str
   behaviour: str
   place: str
@@ -114,16 +115,3 @@ def detect_conflicts(model: StructuredModel, *, observer: str | None,
         evidence))
   return judgements
 
-
-def detect_conflict(model: StructuredModel, *, actor: str, behaviour: str,
-                    place: str, norm: PersonalNorm,
-                    observer: str = "This person", focus: str = "",
-                    on_failure: FailureSink | None) -> tuple[bool, str] | None:
-  """One behaviour against one rule: (breaks?, the words quoted) or None."""
-  judgements = detect_conflicts(
-      model, observer=observer,
-      items=[Observed(actor, behaviour, place, norm, focus)],
-      on_failure=on_failure)
-  if judgements is None:
-    return None
-  return judgements[0].breaks, judgements[0].evidence

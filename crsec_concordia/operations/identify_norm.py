@@ -13,9 +13,10 @@ from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
                                               checked_call, text)
+from crsec_concordia.operations.names import IDENTIFY_NORM
 from crsec_concordia.operations.norm_type import settled_type
 
-OP = "IdentifyNorm"
+OP = IDENTIFY_NORM
 SCHEMA = obj({"rule": text(120), "is_rule": BOOLEAN, "type": NORM_TYPE,
               "utility": UTILITY})
 

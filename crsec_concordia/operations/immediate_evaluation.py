@@ -27,9 +27,10 @@ from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
                                               structured_call)
+from crsec_concordia.operations.names import IMMEDIATE_EVALUATION
 from crsec_concordia.operations.norm_type import settled_type
 
-OP = "ImmediateEvaluation"
+OP = IMMEDIATE_EVALUATION
 DEFAULT_DUPLICATE_THRESHOLD = 0.85
 
 

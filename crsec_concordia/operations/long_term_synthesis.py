@@ -1,27 +1,53 @@
 """LongTermSynthesis: condense many specific norms into a few abstract ones.
 
-When the utilities accepted since the last synthesis pass the threshold, the
-agent groups its qualified norms into themes (ClassifySpecificNorms), writes
-one abstract norm for each theme of two or more (SynthesizeNorm) with a
-weight per source norm; its utility is the weighted average of the sources'.
-The evaluator then runs ImmediateEvaluation on it against the norms other
-than its own sources (the original compared it with the very norms it
-replaces, so every abstract norm "duplicated" its sources).
+When the utilities accepted since the last synthesis pass the threshold
+(`is_due`), the agent groups its qualified norms into themes (the paper's
+step ClassifySpecificNorms), writes one abstract norm for each theme of two
+or more (the step SynthesizeNorm) with a weight per source norm; its
+utility is the weighted average of the sources'. The abstract norm goes
+through ImmediateEvaluation against the norms other than its own sources
+(the original compared it with the very norms it replaces, so every
+abstract norm "duplicated" its sources) and, accepted, replaces them; the
+counter starts again (`long_term_synthesis`). The two steps are one
+operation: their calls are counted and their failures recorded under its
+name, the step named beside it (`"step"`), so that a reader finds the
+operation's failures where its usage is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from crsec_concordia.models.base import StructuredModel
-from crsec_concordia.norms import PersonalNorm, clamp_utility
+from crsec_concordia.norms import (NormDatabase, Origin, PersonalNorm,
+                                   RejectionReason, clamp_utility)
 from crsec_concordia.operations.base import (NORM_TYPE, NORM_TYPE_HELP,
                                               FailureSink, integer, numbered,
                                               obj, structured_call, text)
+from crsec_concordia.operations.immediate_evaluation import Verdict
+from crsec_concordia.operations.names import LONG_TERM_SYNTHESIS
 from crsec_concordia.operations.norm_type import settled_type
 
-CLASSIFY_OP = "ClassifySpecificNorms"
-SYNTHESIZE_OP = "SynthesizeNorm"
+OP = LONG_TERM_SYNTHESIS
+# The operation's two steps, as the paper names them: a failure record's
+# `step`.
+CLASSIFY_STEP = "ClassifySpecificNorms"
+SYNTHESIZE_STEP = "SynthesizeNorm"
+
+
+def in_step(on_failure: FailureSink | None, step: str
+            ) -> FailureSink | None:
+  """`on_failure` with the step named after the operation in its records."""
+  if on_failure is None:
+    return None
+
+  def sink(failure) -> None:
+    record = dict(failure)
+    at = list(record).index("op") + 1 if "op" in record else len(record)
+    items = list(record.items())
+    on_failure(dict(items[:at] + [("step", step)] + items[at:]))
+  return sink
 
 
 def classify_schema(n: int) -> dict:
@@ -68,8 +94,9 @@ def classify_specific_norms(model: StructuredModel, *, name: str,
       "themes: a list of {theme, norms}: theme names the behaviour the "
       "group is about in two to four words taken from its norms; norms are "
       "the numbers of the norms in the group.")
-  answer = structured_call(model, CLASSIFY_OP, prompt, classify_schema(len(norms)),
-                           on_failure=on_failure, max_tokens=48 * len(norms))
+  answer = structured_call(model, OP, prompt, classify_schema(len(norms)),
+                           on_failure=in_step(on_failure, CLASSIFY_STEP),
+                           max_tokens=48 * len(norms))
   if answer is None:
     return None
   seen: set[int] = set()
@@ -91,11 +118,75 @@ def synthesize_norm(model: StructuredModel, *, theme: str,
       f"type: {NORM_TYPE_HELP}\n"
       f"weights: for each of the {len(norms)} norms in order, how much of it "
       "the new norm carries, 1 to 10.")
-  answer = structured_call(model, SYNTHESIZE_OP, prompt,
-                           synthesize_schema(len(norms)),
-                           on_failure=on_failure, max_tokens=96)
+  answer = structured_call(model, OP, prompt, synthesize_schema(len(norms)),
+                           on_failure=in_step(on_failure, SYNTHESIZE_STEP),
+                           max_tokens=96)
   if answer is None:
     return None
   return AbstractNorm(theme, answer["content"],
                       settled_type(answer["content"], answer["type"]), norms,
                       answer["weights"])
+
+
+def is_due(db: NormDatabase, threshold: int) -> bool:
+  """Whether the utilities accepted since the last synthesis pass
+  `threshold` (paper: 350)."""
+  return db.counter > threshold
+
+
+@dataclasses.dataclass(frozen=True)
+class Synthesized:
+  """An abstract norm written, added as a candidate and judged."""
+  abstract: AbstractNorm
+  candidate: PersonalNorm
+  accepted: bool
+
+
+# Judges an abstract norm's candidate against the held norms
+# (ImmediateEvaluation) and applies the verdict to the database, accepted
+# with the utility given (the weighted average of its sources'), and
+# records it; None: the evaluation failed.
+SynthesisJudge = Callable[[PersonalNorm, list[PersonalNorm], int],
+                          Verdict | None]
+
+
+def long_term_synthesis(model: StructuredModel, db: NormDatabase, *,
+                        name: str, step: int, time: str | None,
+                        judge: SynthesisJudge,
+                        on_synthesized: Callable[[Synthesized], None],
+                        on_failure: FailureSink | None) -> None:
+  """One synthesis over the qualified norms but committed ones (neither
+  grouped nor replaced); resets the counter.
+
+  Each abstract norm is added as a candidate (at `step`, `time`) and given
+  to `judge` with the norms it does not replace; accepted, it replaces its
+  sources; a failed judgement rejects it. `on_synthesized` hears of each,
+  after its verdict, in theme order.
+  """
+  norms = db.revisable()
+  groups = classify_specific_norms(model, name=name, norms=norms,
+                                   on_failure=on_failure) if norms else None
+  for theme, members in groups or ():
+    if len(members) < 2:
+      continue
+    abstract = synthesize_norm(model, theme=theme, norms=members,
+                               on_failure=on_failure)
+    if abstract is None:
+      continue
+    source_ids = [n.id for n in members]
+    candidate = db.add(
+        abstract.content, abstract.type, abstract.utility,
+        origin=Origin.SYNTHESIS, replaces=source_ids,
+        source_text="\n".join(n.content for n in members), step=step,
+        time=time)
+    held = [n for n in db.qualified() if n.id not in source_ids]
+    verdict = judge(candidate, held, abstract.utility)
+    if verdict is None:
+      db.reject(candidate.id, RejectionReason.INCONSISTENT_WITH_SOURCE,
+                "evaluation failed; see the failure record")
+      continue
+    if verdict.accepted:
+      db.replace(source_ids, candidate.id)
+    on_synthesized(Synthesized(abstract, db.get(candidate.id),
+                               verdict.accepted))
+  db.reset_counter()

@@ -25,8 +25,12 @@ from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.base import (FailureSink, checked_call,
                                               has_evidence, integer, obj,
                                               text)
+from crsec_concordia.operations.names import DAY_PLAN, NORMATIVE_PLAN
 
-OP = "NormativePlan"
+OP = NORMATIVE_PLAN
+# The same prompt asked for a day without norms by a planner that never
+# weighs any (a baseline agent's, or with the compliance module off).
+DAY_PLAN_OP = DAY_PLAN
 
 
 def _minutes_between(lo: int, hi: int) -> str:
@@ -235,12 +239,12 @@ def normative_plan(model: StructuredModel, *, name: str, persona: str,
                    goal: str, setting: str, day: int, start: str, end: str,
                    norms: list[PersonalNorm] | None,
                    on_failure: FailureSink | None,
-                   places: Places | None = None) -> dict | None:
+                   places: Places | None = None, op: str = OP) -> dict | None:
   """The day plan as blocks of the hourly schedule (`items`, each with its
-  `place` where `places` are given), or None (the failure recorded);
-  `norms=None` plans without norms (the baseline's)."""
+  `place` where `places` are given), or None (the failure recorded as
+  `op`'s); `norms=None` plans without norms (the baseline's)."""
   answer = checked_call(
-      model, OP,
+      model, op,
       prompt(name, persona, goal, setting, day, start, end, norms, places),
       schema(None if norms is None else len(norms), start, end, places),
       lambda answer: activities_problem(answer["hours"]),

@@ -20,8 +20,9 @@ from crsec_concordia import repetition
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (FailureSink, obj,
                                               structured_call, text)
+from crsec_concordia.operations.names import READ_EVENTS
 
-OP = "ReadEvents"
+OP = READ_EVENTS
 PLACES = ("indoors", "outdoors", "not said")
 _CACHE: dict[str, list[dict[str, str]]] = {}
 _CACHE_LOCK = threading.Lock()

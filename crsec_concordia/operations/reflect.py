@@ -13,8 +13,9 @@ from __future__ import annotations
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import (FailureSink, numbered, obj,
                                               structured_call, text)
+from crsec_concordia.operations.names import REFLECT
 
-OP = "Reflect"
+OP = REFLECT
 SCHEMA = obj({"thoughts": {"type": "array", "items": text(120),
                            "minItems": 1, "maxItems": 3}})
 

@@ -25,6 +25,7 @@ from crsec_concordia import components as crsec
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
 from crsec_concordia.components.recent_events import RecentEvents
 from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.operations.names import DAY_PLAN, NORMATIVE_PLAN
 from crsec_concordia.prefabs.slot_agent import SlotAgent
 
 MODULES = ("communication", "observation", "immediate_evaluation",
@@ -85,9 +86,11 @@ def planner(model: language_model.LanguageModel, params: Mapping[str, Any],
             *, norm_memory_key: str | None,
             use_norms: bool) -> crsec.NormativePlanner:
   """The day plan and its tasks, which both arms act from (norms weighed
-  only by a normative agent with its compliance module on)."""
+  only by a normative agent with its compliance module on: NormativePlan;
+  otherwise a plan of the day, DayPlan)."""
   return crsec.NormativePlanner(
-      as_structured(model).tagged("NormativePlan"), goal=param(params, "goal"),
+      as_structured(model).tagged(NORMATIVE_PLAN if use_norms else DAY_PLAN),
+      goal=param(params, "goal"),
       setting=param(params, "setting"), day_start=param(params, "day_start"),
       day_end=param(params, "day_end"), norm_memory_key=norm_memory_key,
       use_norms=use_norms, agent_name=param(params, "name"),

@@ -46,7 +46,7 @@ from crsec_concordia import game_masters
 from crsec_concordia import threads
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
-from crsec_concordia.components.shared_judgements import SharedJudgements
+from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import AGENT_KINDS, FAILURE, STEP
@@ -118,7 +118,7 @@ class Session:
 
   def _shared_judgements(self) -> SharedJudgements:
     """One SharedJudgements for every agent's ConflictDetector: the slot
-    engine opens its slots (components/shared_judgements.py)."""
+    engine opens its slots (operations/detect_conflict_sharing.py)."""
     detectors = {}
     for entity in self.simulation.get_entities():
       components = entity.get_all_context_components()

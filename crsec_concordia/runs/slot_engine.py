@@ -20,7 +20,7 @@ master's `act`) and changes three things in the loop:
     thread finished first;
   - a SharedJudgements, when given, is told who observes in each slot and
     when each has (its questions are grouped once all are known; an
-    agent's ConflictDetector tells it sooner, see shared_judgements.py),
+    agent's ConflictDetector tells it sooner, see operations/detect_conflict_sharing.py),
     and every agent then observes before any acts: an act waits for its
     agent's detection, a shared detection for every holder's questions,
     and on a bounded pool an agent acting early could wait for one not
@@ -45,7 +45,7 @@ from concordia.typing import entity as entity_lib
 from concordia.components.game_master import make_observation as make_observation_lib
 from concordia.components.game_master import next_acting as next_acting_lib
 
-from crsec_concordia.components.shared_judgements import SharedJudgements
+from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.game_masters.slot_actions import SlotActions
 from crsec_concordia import threads
 

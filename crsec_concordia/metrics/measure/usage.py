@@ -1,52 +1,32 @@
 """LLM calls and tokens per CRSEC module, from usage.json's by_tag.
 
-Tags name the operation or component that called the model
-(`model.tagged("ImmediateEvaluation")`; the game master's are "GM.*", the
-agents' own acting "act", their conversation turns "Talk"); the paper's
-modules group them:
+Tags name the operation that called the model
+(`model.tagged("ImmediateEvaluation")`); each operation, the paper's eight
+and the others, is declared once with its module in
+crsec_concordia/operations/names.py:
   creation     CreateNorm
-  spreading    DetectConflict, DecideToTalk, Talk, IdentifyNorm, Reflect
-  evaluation   ImmediateEvaluation, LongTermSynthesis, NormEvaluator
-  compliance   NormativePlan, DecomposePlan, act (actions)
-  game_master  GM.*
+  spreading    DetectConflict, DecideToTalk, IdentifyNorm, Reflect, Talk
+  evaluation   ImmediateEvaluation, LongTermSynthesis
+  compliance   NormativePlan, DayPlan, DecomposePlan, act (actions)
+  game_master  GM.* (the game master's)
   metrics      MetricsJudge (the report's optional LLM judge)
-Unknown tags land in "other" so that nothing is lost.
+  other        ReadEvents (reading a game master's free text), and any
+               tag no operation declares, so that nothing is lost
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# (lower-case substring of a tag, module); the first match wins.
-MODULE_OF_TAG: tuple[tuple[str, str], ...] = (
-    ("metricsjudge", "metrics"),
-    ("gm.", "game_master"),
-    ("create", "creation"),
-    ("normmemory", "creation"),
-    ("conflict", "spreading"),
-    ("talk", "spreading"),
-    ("identif", "spreading"),
-    ("reflect", "spreading"),
-    ("synthes", "evaluation"),
-    ("evaluat", "evaluation"),
-    ("plan", "compliance"),
-    ("act", "compliance"),
-    ("game", "game_master"),
-    ("cafe", "game_master"),
-    ("resolution", "game_master"),
-    ("narrat", "game_master"),
-)
+from crsec_concordia.operations.names import module_of_tag
 
 FIELDS = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
           "completion_tokens", "reused_prompt_tokens")
 
 
 def module_of(tag: str) -> str:
-  low = tag.lower()
-  for needle, module in MODULE_OF_TAG:
-    if needle in low:
-      return module
-  return "other"
+  """The CRSEC module (or game_master, metrics, other) a tag counts for."""
+  return module_of_tag(tag)
 
 
 def summarize(usage: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -1,10 +1,12 @@
-"""Which rule a deed is most about, and which of its sentences says so.
+"""DetectConflict's inputs: which rule a deed is most about, and which of
+its sentences says so.
 
 Retrieval for DetectConflict (the model judges one deed against one rule;
-the embedder picks the rule). An action as agents write it is often two or
-three sentences, and the deed a rule is about may be the last of them:
-embedded whole, it can sit barely over the relevance gate and be judged by
-its first sentence. Scored sentence by sentence, the rule is found by the
+the embedder picks the rule, and a deed near no rule is not judged at all:
+`questions`, with the relevance floor). An action as agents write it is
+often two or three sentences, and the deed a rule is about may be the last
+of them: embedded whole, it can sit barely over the relevance gate and be
+judged by its first sentence. Scored sentence by sentence, the rule is found by the
 sentence that is about it, and that sentence is shown to the judge beside
 the whole action (the case: docs/trials/operations.md#detectconflict).
 """
@@ -14,10 +16,20 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
-from crsec_concordia import embedding
+from crsec_concordia import embedding, observations
+from crsec_concordia.norms import PersonalNorm
+from crsec_concordia.operations.detect_conflict import Observed
+
+# Cosine (all-MiniLM-L6-v2) below which a behaviour is taken to be about
+# none of the agent's norms: low, because behaviour-to-rule similarity is
+# low even for plain breaches; set to lose no labelled breach, the model's
+# judgement does the rest (docs/trials/operations.md, the relevance gate).
+DEFAULT_RELEVANCE = 0.15
+Deed = TypeVar("Deed", bound=observations.ActionObservation)
 
 # A sentence ends at . ! or ? (a closing quote may follow) before the next
 # one's capital letter or opening quote; not after a title ("Mr. Smith").
@@ -74,3 +86,16 @@ def nearest_rules(embedder, texts: Sequence[str], rules: Sequence[str]
                          focus=ps[i] if i > 0 else ""))
     row += len(ps)
   return found
+
+
+def questions(embedder, deeds: Sequence[Deed], norms: Sequence[PersonalNorm],
+              floor: float = DEFAULT_RELEVANCE) -> list[tuple[Deed, Observed]]:
+  """Each deed with its DetectConflict question: the norm it is most about
+  (and the sentence of it nearest that norm); a deed whose similarity to
+  that norm is under `floor` is left out (0 keeps every deed)."""
+  found = nearest_rules(embedder, [d.text for d in deeds],
+                        [n.content for n in norms])
+  return [(deed, Observed(deed.actor, deed.text, deed.place,
+                          norms[near.rule], near.focus))
+          for deed, near in zip(deeds, found)
+          if near is not None and near.similarity >= floor]

@@ -1,4 +1,4 @@
-"""SharedJudgements: each DetectConflict question of a slot asked once.
+"""DetectConflict shared: each question of a slot asked once (SharedJudgements).
 
 Whether a deed breaks a rule is one question for everyone who holds the
 rule's words, so in a society it is asked once per slot and its answer
