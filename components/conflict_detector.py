@@ -45,6 +45,7 @@ from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.relevance import nearest_rules
+from crsec_concordia.rundir.format import CONFLICT, TALK_DECISION
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
 from crsec_concordia.operations.detect_conflict import Judgement
 
@@ -218,7 +219,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                  if j is not None and j.breaks]
     for _, j in conflicts:
       item = j.observed
-      self._record("conflict", stamp=stamp, actor=item.actor,
+      self._record(CONFLICT, stamp=stamp, actor=item.actor,
                    behaviour=item.behaviour, place=item.place,
                    norm_id=item.norm.id, norm=item.norm.content,
                    evidence=j.evidence)
@@ -241,7 +242,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       talk, item = decisions[f"{i:04d}"], j.observed
       if talk is None:
         continue
-      self._record("talk_decision", stamp=stamp, actor=item.actor, talk=talk,
+      self._record(TALK_DECISION, stamp=stamp, actor=item.actor, talk=talk,
                    norm_id=item.norm.id, norm=item.norm.content)
       if talk:
         with self._lock:

@@ -26,6 +26,7 @@ from crsec_concordia.operations import (Verdict, classify_specific_norms,
                                         immediate_evaluation, synthesize_norm)
 from crsec_concordia.operations.immediate_evaluation import \
     DEFAULT_DUPLICATE_THRESHOLD
+from crsec_concordia.rundir.format import SYNTHESIS, VERDICT
 
 NORM_EVALUATOR_KEY = "NormEvaluator"
 
@@ -94,7 +95,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       db.reject(candidate.id, verdict.reason, verdict.detail, step=step,
                 time=time)
     norm = db.get(candidate.id)
-    self._record("verdict", norm_id=norm.id, content=norm.content,
+    self._record(VERDICT, norm_id=norm.id, content=norm.content,
                   accepted=verdict.accepted,
                   reason=str(verdict.reason) if verdict.reason else None,
                   detail=verdict.detail, type=norm.type, utility=norm.utility,
@@ -149,7 +150,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       self._apply(candidate, verdict, utility=abstract.utility)
       if verdict.accepted:
         db.replace(source_ids, candidate.id)
-      self._record("synthesis", abstract_id=candidate.id, theme=theme,
+      self._record(SYNTHESIS, abstract_id=candidate.id, theme=theme,
                     content=candidate.content, type=db.get(candidate.id).type,
                     sources=source_ids, weights=abstract.weights,
                     utility=abstract.utility, accepted=verdict.accepted)

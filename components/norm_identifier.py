@@ -29,6 +29,7 @@ from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin
 from crsec_concordia.operations import identify_norm, reflect
+from crsec_concordia.rundir.format import CANDIDATE, THOUGHT
 
 NORM_IDENTIFIER_KEY = "NormIdentifier"
 
@@ -73,7 +74,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
         found["content"], found["type"], found["utility"], origin=origin,
         source_text=source_text, source_agent=source_agent,
         step=stamp.step if stamp else 0, time=stamp.time if stamp else None)
-    self._record("candidate", norm_id=norm.id, content=norm.content,
+    self._record(CANDIDATE, norm_id=norm.id, content=norm.content,
                  type=norm.type, utility=norm.utility, origin=norm.origin,
                  source_agent=source_agent, source_text=source_text)
 
@@ -96,7 +97,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
                        on_failure=memory.record_failure)
     if not thoughts:
       return []
-    self._record("thought", thoughts=thoughts, observed=observed)
+    self._record(THOUGHT, thoughts=thoughts, observed=observed)
     text = "\n".join(f"- {t}" for t in thoughts)
     found = identify_norm(self._model, name=memory.agent_name,
                           source_kind="thoughts", source_text=text,

@@ -25,6 +25,7 @@ from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
 from crsec_concordia.operations import create_norm, failure_notice
 from crsec_concordia.operations.immediate_evaluation import names_person
+from crsec_concordia.rundir.format import CREATED, FAILURE
 
 NORM_MEMORY_KEY = "NormMemory"
 ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
@@ -152,7 +153,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     Python log, and its channel entry says so (operations/failure_notice.py).
     """
     fields = {k: v for k, v in failure.items() if k != "kind"}
-    record = self.record("failure", publish=False, stamp=stamp, **fields)
+    record = self.record(FAILURE, publish=False, stamp=stamp, **fields)
     told = failure_notice.tell_once(self._model, record)
     self._logging_channel({"Key": "failure", "Summary": told or "failure",
                            "Value": record})
@@ -202,7 +203,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
           self.database.reject(norm.id, *rejection, step=step, time=time)
         else:
           kept[_wording(norm.content)] = norm.id
-        self.record("created", stamp=stamp, norm_id=norm.id,
+        self.record(CREATED, stamp=stamp, norm_id=norm.id,
                     content=norm.content,
                     type=norm.type, utility=norm.utility,
                     accepted=rejection is None,

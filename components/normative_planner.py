@@ -36,6 +36,7 @@ from crsec_concordia.operations import failure_notice, normative_plan
 from crsec_concordia.operations.decompose_plan import (at_place,
                                                        block_as_tasks,
                                                        decompose_plan)
+from crsec_concordia.rundir.format import FAILURE, PLAN, TASKS
 
 NORMATIVE_PLANNER_KEY = "NormativePlanner"
 # The simulated time in a call to action ("It is Day 1 09:10 at ...").
@@ -158,7 +159,7 @@ class NormativePlanner(entity_component.ContextComponent,
     if memory is not None:
       memory.record_failure(failure)
       return
-    record = self._note_record({**failure, "kind": "failure"})
+    record = self._note_record({**failure, "kind": FAILURE})
     told = failure_notice.tell_once(self._model, record)
     self._logging_channel({"Key": "failure", "Summary": told or "failure",
                            "Value": record})
@@ -229,7 +230,7 @@ class NormativePlanner(entity_component.ContextComponent,
     kept["norm_ids"] = sorted(n.id for n in norms or ())
     self._plans[str(day)] = kept
     if new:
-      self._record("plan", day=day, items=new["items"],
+      self._record(PLAN, day=day, items=new["items"],
                    norms_observed=new["norms_observed"], revised=revised)
     return kept if kept.get("items") else None
 
@@ -264,7 +265,7 @@ class NormativePlanner(entity_component.ContextComponent,
             setting=self._setting, norms=self._norms(), plan=plan["items"],
             block=block, on_failure=self.record_failure, places=self._places)
         tasks[key] = found if found is not None else block_as_tasks(block)
-        self._record("tasks", day=day, block=dict(block), tasks=tasks[key],
+        self._record(TASKS, day=day, block=dict(block), tasks=tasks[key],
                      decomposed=found is not None)
       task = _current_block(tasks[key], clock)
       return dict(task, day=day, block=key) if task else None

@@ -40,6 +40,7 @@ from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.game_masters.action_text import (clean_action,
                                                       observed_text,
                                                       tells_of_actor)
+from crsec_concordia.rundir.format import ACTION, FAILURE
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 # The `op` of the failure record of an agent that failed to act at all.
@@ -232,7 +233,7 @@ class Adjudication(entity_component.ContextComponent,
         and not observations.is_no_action(observed)):
       self._warm(relevance.pieces(observed))
     text = observations.format_action(stamp, actor, event["place"], observed)
-    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
+    record = {"kind": ACTION, **clock_lib.stamp_fields(stamp),
               "actor": actor, "action": action, **event}
     if occasion is not None:
       record["occasion"] = occasion.id
@@ -300,11 +301,11 @@ class Adjudication(entity_component.ContextComponent,
     records, texts = [], {}
     for actor in sorted(set(results) | set(failed)):
       if actor in failed:
-        records.append({"kind": "failure", **fields, "agent": actor,
+        records.append({"kind": FAILURE, **fields, "agent": actor,
                         "op": ACT_OP, "error": failed[actor]})
         continue
       record, failures, text = results[actor]
-      records.extend({"kind": "failure", **fields,
+      records.extend({"kind": FAILURE, **fields,
                       "agent": self.get_entity().name, **f} for f in failures)
       if actor in slot.reasons:
         record = {**record, "act_reasons": list(slot.reasons[actor])}

@@ -37,7 +37,7 @@ from crsec_concordia import observations, repetition, threads
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
-from crsec_concordia.rundir.format import TALK_DROPPED
+from crsec_concordia.rundir.format import CONVERSATION, TALK_DROPPED
 
 CONVERSATIONS_KEY = "conversations"
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
@@ -330,7 +330,7 @@ class NormConversations(entity_component.ContextComponent,
         turns.append((speaker, said))
       if ended != "rounds":
         break
-    return {"kind": "conversation", **clock_lib.stamp_fields(stamp),
+    return {"kind": CONVERSATION, **clock_lib.stamp_fields(stamp),
             "initiator": initiator, "partner": partner, "topic": topic,
             "norm": norm, "norms": list(request["norms"]),
             "norm_ids": list(request["norm_ids"]), "behaviour": behaviour,
