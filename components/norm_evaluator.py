@@ -79,14 +79,14 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     return immediate_evaluation(
         self._model, self._embedder, name=memory.agent_name,
         persona=memory.persona, candidate=candidate, held=held,
-        known_names=[n for n in memory.known_names if n != ""],
-        on_failure=memory.record_failure,
+        known_names=[n for n in self.journal.known_names if n != ""],
+        on_failure=self.journal.record_failure,
         duplicate_threshold=self._duplicate_threshold)
 
   def _apply(self, candidate: PersonalNorm, verdict: Verdict,
              utility: int | None = None) -> None:
     memory = self.norm_memory
-    db, stamp = memory.database, memory.last_stamp
+    db, stamp = memory.database, self.journal.last_stamp
     step, time = (stamp.step, stamp.time) if stamp else (0, None)
     if verdict.accepted:
       db.qualify(candidate.id, utility or verdict.utility or candidate.utility,
@@ -124,17 +124,17 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       return
     groups = classify_specific_norms(self._synthesis_model,
                                      name=memory.agent_name, norms=norms,
-                                     on_failure=memory.record_failure)
+                                     on_failure=self.journal.record_failure)
     for theme, members in groups or ():
       if len(members) < 2:
         continue
       abstract = synthesize_norm(self._synthesis_model, theme=theme,
                                  norms=members,
-                                 on_failure=memory.record_failure)
+                                 on_failure=self.journal.record_failure)
       if abstract is None:
         continue
       source_ids = [n.id for n in members]
-      stamp = memory.last_stamp
+      stamp = self.journal.last_stamp
       candidate = db.add(
           abstract.content, abstract.type, abstract.utility,
           origin=Origin.SYNTHESIS, replaces=source_ids,
