@@ -130,7 +130,8 @@ class CrsecPort(entity_component.ContextComponent):
   def receive_notice(self, text: str,
                      stamp: observations.Stamp | None = None) -> None:
     """Among the agent's observations (its memory, which the act's recent
-    events read), recorded as NOTICE."""
+    events read; Concordia's memory takes it at the end of the agent's next
+    hook, as it takes an observation), recorded as NOTICE."""
     self._remember(text.strip())
     journal = self._part("journal")
     if journal is not None:
