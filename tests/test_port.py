@@ -365,3 +365,22 @@ def test_a_baseline_agent_is_told_a_norm_but_holds_none():
   memory.update()
   assert any("was told a rule: Tip the staff." in m
              for m in memory.get_all_memories_as_text())
+
+
+def test_an_older_checkpoint_restores_the_journal_it_kept_in_norm_memory():
+  """A checkpoint from before the journal was a component of its own kept
+  the records, news and time in NormMemory's state: they reach the journal."""
+  agent = cs.build_agent("normative", cs.cafe_model())
+  port = port_of(agent)
+  agent.get_component(JOURNAL_KEY).note(obs.format_action(
+      STAMP, "Tom Gomez", "indoors", "Tom reads a book."))
+  port.receive_norm("Tip the staff.", "injunctive", 80)
+  state = agent.get_state()
+  components = dict(state["context_components"])
+  journal = components.pop(JOURNAL_KEY)
+  components["NormMemory"] = {**components["NormMemory"], **journal}
+  twin = cs.build_agent("normative", cs.cafe_model())
+  twin.set_state({**state, "context_components": components})
+  assert port_of(twin).held_norms() == ["Tip the staff."]
+  assert port_of(twin).drain_records() == port.drain_records()
+  assert twin.get_component(JOURNAL_KEY).last_stamp == STAMP
