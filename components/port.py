@@ -15,8 +15,8 @@ An entity offers its port in either of two ways: it implements `AgentPort`
 itself, or it holds a component under PORT_KEY that does (the prefabs add
 `CrsecPort`, components/crsec_port.py). `port_of` finds it; an entity with
 neither gets `NO_PORT`, which holds nothing, asks for nothing and hands
-over nothing, and refuses a norm or a notice (a stock Concordia agent in a
-run plays as a baseline agent without records would).
+over nothing, and refuses a norm or a notice (so a stock Concordia agent
+plays in a run, with no norms or records of its own).
 """
 
 from __future__ import annotations
@@ -147,17 +147,30 @@ class NoPort:
 NO_PORT = NoPort()
 
 
+# Whether a class implements AgentPort, by class: a run asks for every
+# agent's port several times a slot, and a protocol's isinstance looks up
+# each of its methods.
+_IMPLEMENTS: dict[type, bool] = {}
+
+
+def _implements(obj: Any) -> bool:
+  known = _IMPLEMENTS.get(type(obj))
+  if known is None:
+    known = _IMPLEMENTS[type(obj)] = isinstance(obj, AgentPort)
+  return known
+
+
 def port_of(entity: Any) -> AgentPort:
   """The entity's port: the entity itself if it implements AgentPort, else
   its component under PORT_KEY, else NO_PORT (it takes part in a run as an
   agent with nothing to show or hand over)."""
-  if isinstance(entity, AgentPort):
+  if _implements(entity):
     return entity
   components = getattr(entity, "get_all_context_components", None)
   component = (components() if callable(components) else {}).get(PORT_KEY)
   if component is None:
     return NO_PORT
-  if not isinstance(component, AgentPort):
+  if not _implements(component):
     raise TypeError(f"{getattr(entity, 'name', entity)}'s component under "
                     f"{PORT_KEY!r} is a {type(component).__name__}, which "
                     "does not implement AgentPort (components/port.py)")
