@@ -173,7 +173,7 @@ class NormativePlanner(entity_component.ContextComponent,
       return
     record = self._note_record({**failure, "kind": FAILURE})
     told = failure_notice.tell_once(self._model, record)
-    self._logging_channel({"Key": "failure", "Summary": told or "failure",
+    self._logging_channel({"Key": FAILURE, "Summary": told or FAILURE,
                            "Value": record})
 
   def _note_record(self, record: dict[str, Any]) -> dict[str, Any]:

@@ -324,7 +324,7 @@ class Adjudication(entity_component.ContextComponent,
     with self._lock:
       self._records.extend(records)
       for record in records:
-        if record["kind"] == "action":
+        if record["kind"] == ACTION:
           self._events += 1
           for b in record["behaviours"]:
             self._counts[b] = self._counts.get(b, 0) + 1
@@ -341,7 +341,7 @@ class Adjudication(entity_component.ContextComponent,
     perceives, and marks the records: a move (`moved_from`), a move
     refused (`move_refused`), the deeds an observer's next observation
     leaves out (`unseen`). Returns the event texts, places settled."""
-    actions = {r["actor"]: r for r in records if r["kind"] == "action"}
+    actions = {r["actor"]: r for r in records if r["kind"] == ACTION}
     changes = whereabouts.settle(
         stamp.step, {a: r["place"] for a, r in actions.items()})
     deeds = []
@@ -365,7 +365,7 @@ class Adjudication(entity_component.ContextComponent,
     queue.add_each(perceived.texts)
     for record in records:
       # The agent's own record of the slot: its action, or its failure to act.
-      who = (record["actor"] if record["kind"] == "action" else
+      who = (record["actor"] if record["kind"] == ACTION else
              record["agent"] if record.get("op") == ACT_OP else None)
       if perceived.unseen.get(who):
         record["unseen"] = perceived.unseen[who]
