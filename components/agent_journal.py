@@ -41,6 +41,8 @@ JOURNAL_KEY = "AgentJournal"
 # judged not a norm, a duplicate or against its source leaves the agent
 # as it was, and is no reason for a new action and its adjudication.
 IDENTIFIED = "a norm identified"
+# News from outside the agent, through its port (components/port.py).
+TAUGHT_NEWS, NOTICE_NEWS = "a norm taught", "a notice"
 NEWS = {CANDIDATE: IDENTIFIED,
         VERDICT: "a norm qualified", SYNTHESIS: "a norm qualified",
         PLAN: "the plan revised"}

@@ -21,7 +21,9 @@ from concordia.components.agent import observation as observation_lib
 from concordia.typing import entity_component
 
 from crsec_concordia import observations
-from crsec_concordia.components.agent_journal import JOURNAL_KEY
+from crsec_concordia.components.agent_journal import (JOURNAL_KEY,
+                                                      NOTICE_NEWS,
+                                                      TAUGHT_NEWS)
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
@@ -51,6 +53,14 @@ class CrsecPort(entity_component.ContextComponent):
     """The agent's component in `role`, or None if it has none."""
     components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
     return components.get(self._keys[role])
+
+  def _news(self, news: str) -> None:
+    """A reason for the act to ask the model anew (structured_act.py)."""
+    for role in ("journal", "planner"):
+      part = self._part(role)
+      if part is not None:
+        part.add_news(news)
+        return
 
   def _record(self, kind: str, stamp: observations.Stamp | None,
               **fields: Any) -> None:
@@ -125,6 +135,7 @@ class CrsecPort(entity_component.ContextComponent):
     self._record(TAUGHT, stamp, norm_id=None, content=content.strip(),
                  type=type, utility=utility, held=False,
                  **({"committed": True} if committed else {}))
+    self._news(TAUGHT_NEWS)
     return None
 
   def receive_notice(self, text: str,
@@ -133,10 +144,8 @@ class CrsecPort(entity_component.ContextComponent):
     events read; Concordia's memory takes it at the end of the agent's next
     hook, as it takes an observation), recorded as NOTICE."""
     self._remember(text.strip())
-    journal = self._part("journal")
-    if journal is not None:
-      journal.add_news("a notice")
     self._record(NOTICE, stamp, text=text.strip())
+    self._news(NOTICE_NEWS)
 
   def _remember(self, text: str) -> None:
     bank = self._part("bank")

@@ -21,7 +21,9 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 
 from crsec_concordia import observations
-from crsec_concordia.components.agent_journal import JOURNAL_KEY, AgentJournal
+from crsec_concordia.components.agent_journal import (JOURNAL_KEY,
+                                                      TAUGHT_NEWS,
+                                                      AgentJournal)
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
 from crsec_concordia.operations import create_norm
@@ -177,7 +179,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     self._record(TAUGHT, stamp, norm_id=norm.id, content=norm.content,
                  type=norm.type, utility=norm.utility, origin=norm.origin,
                  **({"committed": True} if norm.committed else {}))
-    journal.add_news("a norm taught")
+    journal.add_news(TAUGHT_NEWS)
     return norm.id
 
   # -- Concordia hooks --------------------------------------------------------

@@ -207,9 +207,16 @@ class NormativePlanner(entity_component.ContextComponent,
       records, self._journal = self._journal, []
     return records
 
+  def add_news(self, news: str) -> None:
+    """Something new from outside (an agent without AgentJournal: its port
+    tells it a notice)."""
+    with self._plan_lock:
+      if news not in self._news:
+        self._news.append(news)
+
   def pop_news(self) -> list[str]:
-    """The plan revised since the last call (an agent without AgentJournal;
-    with one, the journal gives the news)."""
+    """The plan revised since the last call, and what add_news gave (an
+    agent without AgentJournal; with one, the journal gives the news)."""
     with self._plan_lock:
       news, self._news = self._news, []
     return news

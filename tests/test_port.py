@@ -361,6 +361,9 @@ def test_a_baseline_agent_is_told_a_norm_but_holds_none():
   assert port.talk_requests() == [] and not port.detects_conflicts()
   [taught] = port.drain_records()
   assert taught["kind"] == run_format.TAUGHT and taught["held"] is False
+  # Told, it has a reason to act anew, as a normative agent taught has.
+  assert agent.get_component("NormativePlanner").pop_news() == [
+      "a norm taught"]
   memory = agent.get_component("__memory__")
   memory.update()
   assert any("was told a rule: Tip the staff." in m
