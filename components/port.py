@@ -163,7 +163,8 @@ def _implements(obj: Any) -> bool:
 def port_of(entity: Any) -> AgentPort:
   """The entity's port: the entity itself if it implements AgentPort, else
   its component under PORT_KEY, else NO_PORT (it takes part in a run as an
-  agent with nothing to show or hand over)."""
+  agent with nothing to show or hand over). A component under PORT_KEY
+  that does not implement AgentPort is a mistake: TypeError, naming it."""
   if _implements(entity):
     return entity
   components = getattr(entity, "get_all_context_components", None)

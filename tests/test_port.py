@@ -228,6 +228,20 @@ def test_a_third_partys_agents_play_a_complete_run(tmp_path, embedder,
                                                 ).is_file()
 
 
+def test_a_third_partys_crashed_run_resumes_to_the_same_end(
+    tmp_path, embedder, monkeypatch):
+  """Its port's state is in the checkpoints like any component's: resumed
+  from slot 3, the run ends as the one played through."""
+  monkeypatch.setitem(prefabs.PREFABS, "normative__Entity", OwnAgent())
+  whole = tr.run(tmp_path, embedder, name="whole")
+  crashed = tr._crashed_in_slot_4(tmp_path, embedder, monkeypatch)  # pylint: disable=protected-access
+  assert tr.info(crashed)["completed_steps"] == 3
+  tr.runner.resume_episode(crashed, model=tr.cafe(), embedder=embedder,
+                           progress=False)
+  assert tr.info(crashed)["status"] == "completed"
+  tr.same_run(crashed, whole)
+
+
 # -- record kinds: declared once, written as declared ---------------------------
 
 @pytest.fixture(scope="module")
