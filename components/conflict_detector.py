@@ -3,7 +3,8 @@
 When the agent observes what others did, it runs DetectConflict against its
 qualified norms; on a conflict, DecideToTalk (entrepreneurs always talk)
 and, if so, it asks for a conversation with the violator, which the game
-master collects with `pop_conversation_requests()`. An agent with no
+master collects through the agent's port (components/port.py:
+`talk_requests`, which pops them here). An agent with no
 qualified norms makes no call (ordinary agents start silent, as in the
 paper), and a cooldown keeps it from talking to the same person again for
 a few slots. Which norm a behaviour is about is retrieval, done with the
