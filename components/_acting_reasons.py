@@ -56,10 +56,11 @@ WRITTEN_AHEAD = "written ahead"
 # The reasons that want a new action (a repeat of the last one is asked
 # again); with only news or a talk that ended, going on is an answer.
 NEED_NEW = ("task begins", "occasion", "previous action failed")
-# What a NormMemory (or a planner without one) reports as news, in the
-# order reasons are recorded.
-NEWS_ORDER = ("a conflict noticed", "a norm identified", "a norm qualified",
-              "the plan revised")
+# What an AgentJournal (or a planner without one) reports as news, in the
+# order reasons are recorded (a norm taught and a notice come from outside,
+# through the agent's port: components/port.py).
+NEWS_ORDER = ("a notice", "a norm taught", "a conflict noticed",
+              "a norm identified", "a norm qualified", "the plan revised")
 
 
 @dataclasses.dataclass

@@ -2,7 +2,7 @@
 
 In a slot every agent receives nearly the same observation (everyone's
 actions of the last slot, one line each), and several of its components
-read it (NormMemory.note from four components, the ConflictDetector, the
+read it (AgentJournal.note from four components, the ConflictDetector, the
 NormIdentifier, the act's copy check). The events are frozen dataclasses,
 so one parse per distinct text is shared by all.
 """

@@ -5,7 +5,8 @@ An observation in this project's exact format is parsed with no call
 is read by ReadEvents, one structured call per distinct text shared by all
 components (operations/read_events.py), so DetectConflict, IdentifyNorm
 and Reflect work under any game master. The events carry the agent's
-latest stamp (NormMemory gives a free-text observation a step of its own).
+latest stamp (the agent's journal, AgentJournal, gives a free-text
+observation a step of its own).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def is_free_text(observation: str) -> bool:
   return bool(observation.strip()) and not parse_events(observation)
 
 
-def events_in(observation: str, model, memory
+def events_in(observation: str, model, journal
               ) -> tuple[observations.Event, ...]:
   """The events of `observation`: parsed, or read from free text."""
   parsed = parse_events(observation)
@@ -31,9 +32,9 @@ def events_in(observation: str, model, memory
     return parsed
   tagged = getattr(model, "tagged", None)
   reader = tagged("ReadEvents") if callable(tagged) else model
-  found = read_events(reader, observation, names=memory.known_names,
-                      on_failure=memory.record_failure)
-  stamp = memory.last_stamp or observations.Stamp(1, "00:00", 0)
+  found = read_events(reader, observation, names=journal.known_names,
+                      on_failure=journal.record_failure)
+  stamp = journal.last_stamp or observations.Stamp(1, "00:00", 0)
   return tuple(observations.ActionObservation(
       stamp, e["actor"].strip(), _PLACES.get(e["place"], UNSAID_PLACE),
       e["deed"].strip()) for e in found or ())

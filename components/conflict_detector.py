@@ -3,7 +3,8 @@
 When the agent observes what others did, it runs DetectConflict against its
 qualified norms; on a conflict, DecideToTalk (entrepreneurs always talk)
 and, if so, it asks for a conversation with the violator, which the game
-master collects with `pop_conversation_requests()`. An agent with no
+master collects through the agent's port (components/port.py:
+`talk_requests`, which pops them here). An agent with no
 qualified norms makes no call (ordinary agents start silent, as in the
 paper), and a cooldown keeps it from talking to the same person again for
 a few slots. Which norm a behaviour is about is retrieval, done with the
@@ -42,6 +43,7 @@ from crsec_concordia.components.norm_memory import (ENTREPRENEUR,
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import PersonalNorm
+from crsec_concordia.rundir.format import CONFLICT, TALK_DECISION
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
 from crsec_concordia.operations.detect_conflict import Judgement
 from crsec_concordia.operations.detect_conflict_relevance import (
@@ -191,10 +193,10 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
   def _failure_sink(self, stamp: observations.Stamp | None
                     ) -> Callable[[Mapping[str, Any]], None]:
     """Records a failure of this agent's at `stamp`."""
-    memory = self.norm_memory
+    journal = self.journal
 
     def on_failure(failure: Mapping[str, Any]) -> None:
-      memory.record_failure(failure, stamp=stamp)
+      journal.record_failure(failure, stamp=stamp)
     return on_failure
 
   def _conclude(self, pairs, stamp: observations.Stamp | None,
@@ -209,7 +211,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                  if j is not None and j.breaks]
     for _, j in conflicts:
       item = j.observed
-      self._record("conflict", stamp=stamp, actor=item.actor,
+      self._record(CONFLICT, stamp=stamp, actor=item.actor,
                    behaviour=item.behaviour, place=item.place,
                    norm_id=item.norm.id, norm=item.norm.content,
                    evidence=j.evidence)
@@ -232,7 +234,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       talk, item = decisions[f"{i:04d}"], j.observed
       if talk is None:
         continue
-      self._record("talk_decision", stamp=stamp, actor=item.actor, talk=talk,
+      self._record(TALK_DECISION, stamp=stamp, actor=item.actor, talk=talk,
                    norm_id=item.norm.id, norm=item.norm.content)
       if talk:
         with self._lock:
@@ -248,7 +250,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     if any(event.actor not in raised for event, _ in conflicts):
       # A conflict the agent does not raise in a talk: a reason for its act
       # to decide anew (one it raises has its reaction in the talk).
-      memory.add_news("a conflict noticed")
+      self.journal.add_news("a conflict noticed")
 
   def _cooling_down(self, actor: str, step: int) -> bool:
     """Whether a talk with `actor` is pending or was asked for recently.
@@ -278,7 +280,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
 
   def _start_detection(self, observation: str, me: str) -> None:
     """pre_observe's work: the deeds to judge, judged in a thread."""
-    self.norm_memory.note(observation)
+    self.journal.note(observation)
     # NormMemory may still be creating norms in its own thread: wait for it.
     self.norm_memory.ensure_created()
     self.join()
@@ -286,16 +288,16 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     # What is held and when, fixed now: the detection runs on while the
     # agent's other components (and its act) change and read the database.
     norms = self.norm_memory.database.qualified()
-    seen = events_in(observation, self._model, self.norm_memory)
+    seen = events_in(observation, self._model, self.journal)
     self._note_usable(seen, observation)
     with self._lock:
       events = self._to_judge(seen, me, [n.id for n in norms])
     if not events:
       self.warm_norms()  # Created just now, perhaps: judged next slot.
       return
-    stamp = self.norm_memory.last_stamp  # The slot it was observed in.
+    stamp = self.journal.last_stamp  # The slot it was observed in.
     ordered = sorted(events, key=lambda e: (e.stamp.step, e.actor))
-    memory = self.norm_memory
+    journal = self.journal
     on_failure = self._failure_sink(stamp)
     shared = self._shared
     ticket = shared.enter(me) if shared is not None else None
@@ -310,18 +312,18 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     except Exception as e:  # pylint: disable=broad-except
       if ticket is not None:
         shared.withdraw(ticket)  # The other holders must not wait for it.
-      memory.record_failure({"op": "DetectConflict",
-                             "error": f"{type(e).__name__}: {e}"},
-                            stamp=stamp)
+      journal.record_failure({"op": "DetectConflict",
+                              "error": f"{type(e).__name__}: {e}"},
+                             stamp=stamp)
       return
 
     def work() -> None:
       try:
         self._conclude(pairs, stamp, ticket, on_failure)
       except Exception as e:  # pylint: disable=broad-except
-        memory.record_failure({"op": "DetectConflict",
-                               "error": f"{type(e).__name__}: {e}"},
-                              stamp=stamp)
+        journal.record_failure({"op": "DetectConflict",
+                                "error": f"{type(e).__name__}: {e}"},
+                               stamp=stamp)
       finally:
         if ticket is not None:
           shared.withdraw(ticket)  # Nothing asked: the slot waits no more.
@@ -366,7 +368,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       self._told_not_held |= bool(stale)
     if not stale:
       return
-    self.norm_memory.add_news("a conflict noticed")
+    self.journal.add_news("a conflict noticed")
     if first:
       _log.info("%s: talks it asked for were not held (no game master "
                 "collects ConflictDetector's requests); a conflict is a "

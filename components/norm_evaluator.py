@@ -27,6 +27,7 @@ from crsec_concordia.operations.immediate_evaluation import \
     DEFAULT_DUPLICATE_THRESHOLD
 from crsec_concordia.operations.long_term_synthesis import (
     Synthesized, is_due, long_term_synthesis)
+from crsec_concordia.rundir.format import SYNTHESIS, VERDICT
 
 NORM_EVALUATOR_KEY = "NormEvaluator"
 
@@ -79,14 +80,14 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     return immediate_evaluation(
         self._model, self._embedder, name=memory.agent_name,
         persona=memory.persona, candidate=candidate, held=held,
-        known_names=[n for n in memory.known_names if n != ""],
-        on_failure=memory.record_failure,
+        known_names=[n for n in self.journal.known_names if n != ""],
+        on_failure=self.journal.record_failure,
         duplicate_threshold=self._duplicate_threshold)
 
   def _apply(self, candidate: PersonalNorm, verdict: Verdict,
              utility: int | None = None) -> None:
     memory = self.norm_memory
-    db, stamp = memory.database, memory.last_stamp
+    db, stamp = memory.database, self.journal.last_stamp
     step, time = (stamp.step, stamp.time) if stamp else (0, None)
     if verdict.accepted:
       db.qualify(candidate.id, utility or verdict.utility or candidate.utility,
@@ -95,7 +96,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       db.reject(candidate.id, verdict.reason, verdict.detail, step=step,
                 time=time)
     norm = db.get(candidate.id)
-    self._record("verdict", norm_id=norm.id, content=norm.content,
+    self._record(VERDICT, norm_id=norm.id, content=norm.content,
                   accepted=verdict.accepted,
                   reason=str(verdict.reason) if verdict.reason else None,
                   detail=verdict.detail, type=norm.type, utility=norm.utility,
@@ -117,7 +118,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     """LongTermSynthesis (operations/long_term_synthesis.py): each abstract
     norm judged as a candidate is, and recorded."""
     memory = self.norm_memory
-    stamp = memory.last_stamp
+    stamp = self.journal.last_stamp
 
     def judge(candidate: PersonalNorm, held: list[PersonalNorm],
               utility: int) -> Verdict | None:
@@ -128,7 +129,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
 
     def synthesized(done: Synthesized) -> None:
       abstract, norm = done.abstract, done.candidate
-      self._record("synthesis", abstract_id=norm.id, theme=abstract.theme,
+      self._record(SYNTHESIS, abstract_id=norm.id, theme=abstract.theme,
                    content=norm.content, type=norm.type,
                    sources=[n.id for n in abstract.sources],
                    weights=abstract.weights, utility=abstract.utility,
@@ -138,7 +139,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
         self._synthesis_model, memory.database, name=memory.agent_name,
         step=stamp.step if stamp else 0, time=stamp.time if stamp else None,
         judge=judge, on_synthesized=synthesized,
-        on_failure=memory.record_failure)
+        on_failure=self.journal.record_failure)
 
   def waits_on_model(self, hook: str) -> bool:
     """post_observe may call ImmediateEvaluation and LongTermSynthesis."""

@@ -29,6 +29,7 @@ from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin
 from crsec_concordia.operations import identify_norm, reflect
+from crsec_concordia.rundir.format import CANDIDATE, THOUGHT
 
 NORM_IDENTIFIER_KEY = "NormIdentifier"
 
@@ -68,12 +69,12 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
   def _add_candidate(self, found: dict, origin: Origin, source_text: str,
                      source_agent: str | None) -> None:
     memory = self.norm_memory
-    stamp = memory.last_stamp
+    stamp = self.journal.last_stamp
     norm = memory.database.add(
         found["content"], found["type"], found["utility"], origin=origin,
         source_text=source_text, source_agent=source_agent,
         step=stamp.step if stamp else 0, time=stamp.time if stamp else None)
-    self._record("candidate", norm_id=norm.id, content=norm.content,
+    self._record(CANDIDATE, norm_id=norm.id, content=norm.content,
                  type=norm.type, utility=norm.utility, origin=norm.origin,
                  source_agent=source_agent, source_text=source_text)
 
@@ -85,7 +86,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     found = identify_norm(self._model, name=memory.agent_name,
                           source_kind="conversation",
                           source_text=event.transcript,
-                          on_failure=memory.record_failure)
+                          on_failure=self.journal.record_failure)
     return [(found, Origin.CONVERSATION, event.transcript, other)] if found \
         else []
 
@@ -93,14 +94,14 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     memory = self.norm_memory
     thoughts = reflect(self._reflect_model, name=memory.agent_name,
                        persona=memory.persona, observations=observed,
-                       on_failure=memory.record_failure)
+                       on_failure=self.journal.record_failure)
     if not thoughts:
       return []
-    self._record("thought", thoughts=thoughts, observed=observed)
+    self._record(THOUGHT, thoughts=thoughts, observed=observed)
     text = "\n".join(f"- {t}" for t in thoughts)
     found = identify_norm(self._model, name=memory.agent_name,
                           source_kind="thoughts", source_text=text,
-                          on_failure=memory.record_failure)
+                          on_failure=self.journal.record_failure)
     return [(found, Origin.OBSERVATION, text, None)] if found else []
 
   def waits_on_model(self, hook: str) -> bool:
@@ -108,10 +109,10 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     return hook == "pre_observe"
 
   def pre_observe(self, observation: str) -> str:
-    self.norm_memory.note(observation)
+    self.journal.note(observation)
     me = self.get_entity().name
     tasks = {}
-    events = events_in(observation, self._model, self.norm_memory)
+    events = events_in(observation, self._model, self.journal)
     for i, event in enumerate(events):
       if isinstance(event, observations.ConversationObservation):
         if self._communication and me in event.participants:

@@ -4,9 +4,10 @@ CRSEC's Creation & Representation module. It owns the agent's
 `NormDatabase`, runs CreateNorm once for a norm entrepreneur (an agent
 given initial norms starts with those instead), holds a committed agent's
 starting norms as committed (never replaced or revised), shows the
-qualified norms (with utilities) in the act context, and keeps the journal of
-structured CRSEC records that all of the agent's CRSEC components write and a
-run drains each step for its metrics (no prose parsing).
+qualified norms (with utilities) in the act context, and takes a norm
+taught to the agent from outside (`receive`, through the agent's port:
+components/port.py). Its records go to the agent's journal (AgentJournal,
+found by key), as every CRSEC component's do.
 """
 
 from __future__ import annotations
@@ -20,47 +21,25 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 
 from crsec_concordia import observations
-from crsec_concordia.components._events import parse_events
+from crsec_concordia.components.agent_journal import (JOURNAL_KEY,
+                                                      TAUGHT_NEWS,
+                                                      AgentJournal)
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
-from crsec_concordia.operations import create_norm, failure_notice
+from crsec_concordia.operations import create_norm
 from crsec_concordia.operations.immediate_evaluation import names_person
+from crsec_concordia.rundir.format import CREATED, TAUGHT
 
 NORM_MEMORY_KEY = "NormMemory"
 ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
-
-
-# The records that are news to the agent's act: something its CRSEC
-# components found in this slot's observations (see `news_of`).
-# A conflict is news only if the agent does not raise it in a talk (the
-# ConflictDetector says so with `add_news`): a conflict it raises has its
-# reaction in the conversation, whose end is a reason of its own. A norm
-# identified is news until ImmediateEvaluation rejects it: a candidate
-# judged not a norm, a duplicate or against its source leaves the agent
-# as it was, and is no reason for a new action and its adjudication.
-IDENTIFIED = "a norm identified"
-NEWS = {"candidate": IDENTIFIED,
-        "verdict": "a norm qualified", "synthesis": "a norm qualified",
-        "plan": "the plan revised"}
-
-
-def news_of(record: Mapping[str, Any]) -> str | None:
-  """The reason to act anew a record gives, or None.
-
-  A verdict or synthesis counts when accepted, a plan when revised (the
-  day's first plan is the start of a task, which is a reason already).
-  """
-  kind = record.get("kind")
-  if kind in ("verdict", "synthesis") and not record.get("accepted"):
-    return None
-  if kind == "plan" and not record.get("revised"):
-    return None
-  return NEWS.get(str(kind))
+# The state keys an older checkpoint kept here, now the journal's.
+_JOURNAL_STATE = ("last_stamp", "known_names", "records", "news",
+                  "identified")
 
 
 class NormMemory(action_spec_ignored.ActionSpecIgnored,
                  entity_component.ComponentWithLogging):
-  """The agent's personal norms, their creation, and the CRSEC journal."""
+  """The agent's personal norms and their creation."""
 
   def __init__(
       self,
@@ -75,6 +54,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       committed: bool = False,
       show_in_context: bool = True,
       pre_act_label: str = "Personal norms",
+      journal_key: str = JOURNAL_KEY,
   ):
     """Creates the database.
 
@@ -93,6 +73,7 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       show_in_context: whether the act prompt sees the norms (the
         compliance module; off in its ablation).
       pre_act_label: label of the norm list in the act context.
+      journal_key: the entity's AgentJournal, where the records go.
     """
     super().__init__(pre_act_label)
     if role not in (ENTREPRENEUR, ORDINARY):
@@ -106,66 +87,22 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     self._initial_norms = [dict(n) for n in initial_norms]
     self.committed = committed
     self._show = show_in_context
+    self._journal_key = journal_key
     self.database = NormDatabase(agent_name)
-    self._journal_lock = threading.Lock()
-    self._records: list[dict[str, Any]] = []
     self._create_lock = threading.Lock()
     self._created = role != ENTREPRENEUR and not self._initial_norms
-    self.last_stamp: observations.Stamp | None = None
-    self._known_names: set[str] = {agent_name}
-    self._news: list[str] = []
-    # Norms identified since the act last took the news, not yet rejected.
-    self._identified: set[str] = set()
-    self._free_text = ""
-
-  # -- journal ----------------------------------------------------------------
-
-  def record(self, kind: str, *, publish: bool = True,
-             stamp: observations.Stamp | None = None,
-             **fields: Any) -> dict[str, Any]:
-    """Adds a structured record stamped with the simulated time.
-
-    With `publish`, it also goes to this component's logging channel (the
-    other CRSEC components publish their records on their own channels).
-    """
-    stamp = stamp or self.last_stamp
-    rec = {"kind": kind, "agent": self.agent_name,
-           "step": stamp.step if stamp else 0,
-           "time": stamp.time if stamp else None,
-           "day": stamp.day if stamp else None,
-           "clock": stamp.clock if stamp else None, **fields}
-    news = news_of(rec)
-    with self._journal_lock:
-      self._records.append(rec)
-      if news and news not in self._news:
-        self._news.append(news)
-      self._note_identified(rec)
-    if publish:
-      self._logging_channel({"Key": kind, "Summary": kind, "Value": rec})
-    return rec
-
-  def record_failure(self, failure: Mapping[str, Any],
-                     stamp: observations.Stamp | None = None) -> None:
-    """The sink the CRSEC operations report a failed call to.
-
-    The first failure of an operation in the run is also a WARNING in the
-    Python log, and its channel entry says so (operations/failure_notice.py).
-    """
-    fields = {k: v for k, v in failure.items() if k != "kind"}
-    record = self.record("failure", publish=False, stamp=stamp, **fields)
-    told = failure_notice.tell_once(self._model, record)
-    self._logging_channel({"Key": "failure", "Summary": told or "failure",
-                           "Value": record})
-
-  def drain_records(self) -> list[dict[str, Any]]:
-    """The records since the last drain (a run writes them each step)."""
-    with self._journal_lock:
-      records, self._records = self._records, []
-    return records
 
   @property
-  def known_names(self) -> list[str]:
-    return sorted(self._known_names)
+  def journal(self) -> AgentJournal:
+    return self.get_entity().get_component(self._journal_key,
+                                           type_=AgentJournal)
+
+  def _record(self, kind: str, stamp: observations.Stamp | None,
+              **fields: Any) -> dict[str, Any]:
+    """A record in the journal, published on this component's channel."""
+    record = self.journal.record(kind, publish=False, stamp=stamp, **fields)
+    self._logging_channel({"Key": kind, "Summary": kind, "Value": record})
+    return record
 
   # -- creation ---------------------------------------------------------------
 
@@ -173,20 +110,22 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
     """CreateNorm, once, for an entrepreneur (idempotent and thread-safe).
 
     A run calls it for every entrepreneur at once before the first slot
-    (`stamp` is then that slot's time): the norms an entrepreneur starts
-    with exist before the episode does, and a first slot that had to wait
-    for them made the entrepreneurs' plans and acts a call later than
-    everyone else's. The hooks call it too, for agents used on their own.
+    (`stamp` is then that slot's time; through the agent's port,
+    `set_up`): the norms an entrepreneur starts with exist before the
+    episode does, and a first slot that had to wait for them made the
+    entrepreneurs' plans and acts a call later than everyone else's. The
+    hooks call it too, for agents used on their own.
     """
     with self._create_lock:
       if self._created:
         return
       self._created = True
-      stamp = self.last_stamp or stamp
+      journal = self.journal
+      stamp = journal.last_stamp or stamp
       norms = self._initial_norms or create_norm(
           self._model, name=self.agent_name, persona=self.persona,
           setting=self._setting, count=self._count,
-          on_failure=lambda f: self.record_failure(f, stamp))
+          on_failure=lambda f: journal.record_failure(f, stamp))
       step = stamp.step if stamp else 0
       time = stamp.time if stamp else None
       kept: dict[str, str] = {}  # Wording -> the id of the norm kept.
@@ -202,12 +141,12 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
           self.database.reject(norm.id, *rejection, step=step, time=time)
         else:
           kept[_wording(norm.content)] = norm.id
-        self.record("created", stamp=stamp, norm_id=norm.id,
-                    content=norm.content,
-                    type=norm.type, utility=norm.utility,
-                    accepted=rejection is None,
-                    **({"reason": str(rejection[0])} if rejection else {}),
-                    **({"committed": True} if norm.committed else {}))
+        self._record(CREATED, stamp, norm_id=norm.id,
+                     content=norm.content,
+                     type=norm.type, utility=norm.utility,
+                     accepted=rejection is None,
+                     **({"reason": str(rejection[0])} if rejection else {}),
+                     **({"committed": True} if norm.committed else {}))
 
   def _created_rejection(self, content: str, kept: dict[str, str]
                          ) -> tuple[RejectionReason, str] | None:
@@ -223,67 +162,34 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
       return RejectionReason.DUPLICATE, f"same as {same}"
     return None
 
+  def receive(self, content: str, type: str, utility: int, *,  # pylint: disable=redefined-builtin
+              committed: bool = False, origin: Origin | str = Origin.TAUGHT,
+              source_text: str = "",
+              stamp: observations.Stamp | None = None) -> str:
+    """A norm given from outside (an intervention): held qualified from
+    now, committed or not, with no evaluation (what the agent is taught
+    it holds, as an entrepreneur holds its initial norms); recorded as
+    TAUGHT. Returns the norm's id."""
+    journal = self.journal
+    stamp = stamp or journal.last_stamp
+    norm = self.database.add(
+        content, type, utility, origin=origin, qualified=True,
+        source_text=source_text, step=stamp.step if stamp else 0,
+        time=stamp.time if stamp else None, committed=committed)
+    self._record(TAUGHT, stamp, norm_id=norm.id, content=norm.content,
+                 type=norm.type, utility=norm.utility, origin=norm.origin,
+                 **({"committed": True} if norm.committed else {}))
+    journal.add_news(TAUGHT_NEWS)
+    return norm.id
+
   # -- Concordia hooks --------------------------------------------------------
-
-  def note(self, observation: str) -> None:
-    """Takes the simulated time and names from an observation.
-
-    Every CRSEC component calls this first in its own pre_observe: the
-    components' hooks run in parallel threads, so none may rely on this
-    component's pre_observe having run before it. Idempotent.
-    """
-    events = parse_events(observation)
-    with self._journal_lock:
-      text = observation.strip()
-      if not events and text and text != self._free_text:
-        # Another game master's free text carries no stamp: each new text
-        # is a step of its own (cooldowns and records count steps).
-        self._free_text = text
-        step = (self.last_stamp.step + 1) if self.last_stamp else 1
-        self.last_stamp = observations.Stamp(
-            self.last_stamp.day if self.last_stamp else 1,
-            self.last_stamp.clock if self.last_stamp else "00:00", step)
-      for event in events:
-        if self.last_stamp is None or event.stamp.step >= self.last_stamp.step:
-          self.last_stamp = event.stamp
-        if isinstance(event, observations.ActionObservation):
-          self._known_names.add(event.actor)
-        elif isinstance(event, observations.ConversationObservation):
-          self._known_names.update(event.participants)
-
-  def _note_identified(self, rec: Mapping[str, Any]) -> None:
-    """Keeps "a norm identified" only while a candidate since the last act
-    is not rejected. The caller holds the journal lock."""
-    norm_id = str(rec.get("norm_id"))
-    if rec["kind"] == "candidate":
-      self._identified.add(norm_id)
-    elif (rec["kind"] == "verdict" and not rec.get("accepted")
-          and norm_id in self._identified):
-      self._identified.discard(norm_id)
-      if not self._identified and IDENTIFIED in self._news:
-        self._news.remove(IDENTIFIED)
-
-  def add_news(self, news: str) -> None:
-    """Something new a component found that no record says by itself."""
-    with self._journal_lock:
-      if news not in self._news:
-        self._news.append(news)
-
-  def pop_news(self) -> list[str]:
-    """What the agent's CRSEC components found new since the last call
-    (a conflict noticed, a norm identified or qualified, a plan revised):
-    reasons for a plan-driven act to ask the model (structured_act.py)."""
-    with self._journal_lock:
-      news, self._news = self._news, []
-      self._identified.clear()
-    return news
 
   def waits_on_model(self, hook: str) -> bool:
     """Whether `hook` may call the model now: only CreateNorm, once."""
     return hook in ("pre_observe", "pre_act") and not self._created
 
   def pre_observe(self, observation: str) -> str:
-    self.note(observation)
+    self.journal.note(observation)
     self.ensure_created()
     return ""
 
@@ -305,35 +211,16 @@ class NormMemory(action_spec_ignored.ActionSpecIgnored,
   # -- state ------------------------------------------------------------------
 
   def get_state(self) -> entity_component.ComponentState:
-    stamp = self.last_stamp
-    with self._journal_lock:
-      records = list(self._records)
-    return {
-        "database": self.database.to_json(),
-        "created": self._created,
-        "last_stamp": [stamp.day, stamp.clock, stamp.step] if stamp else None,
-        "known_names": sorted(self._known_names),
-        "records": records,
-        **self._news_snapshot(),
-    }
-
-  def _news_snapshot(self) -> dict[str, list[str]]:
-    """The news and the norms identified behind it, read together."""
-    with self._journal_lock:
-      return {"news": list(self._news),
-              "identified": sorted(self._identified)}
+    return {"database": self.database.to_json(), "created": self._created}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     self.database.load_json(dict(state["database"]))
     self._created = bool(state["created"])
-    stamp = state.get("last_stamp")
-    self.last_stamp = (observations.Stamp(int(stamp[0]), str(stamp[1]),
-                                          int(stamp[2])) if stamp else None)
-    self._known_names = set(state.get("known_names", [self.agent_name]))
-    with self._journal_lock:
-      self._records = [dict(r) for r in state.get("records", [])]
-      self._news = [str(n) for n in state.get("news", [])]
-      self._identified = {str(n) for n in state.get("identified", [])}
+    if "records" in state:
+      # An older checkpoint kept the journal here: it goes to the journal
+      # (whose own state such a checkpoint does not hold).
+      self.journal.set_state({k: state[k] for k in _JOURNAL_STATE
+                              if k in state})
 
 
 def _wording(content: str) -> str:

@@ -11,8 +11,9 @@ in the act's, and the agent weighs them; a norm qualified during the day
 revises the rest of that day's plan (`replan_on_new_norms`), or compliance
 could only ever show a day late. Baseline agents plan with the same
 component and operations, norms absent (`norm_memory_key=None`, or
-`use_norms=False` for the compliance ablation), keeping their own small
-journal. In a scenario that declares its places, every hour of the plan
+`use_norms=False` for the compliance ablation); an agent without an
+AgentJournal (a baseline agent) keeps its records in a small journal of the
+planner's own. In a scenario that declares its places, every hour of the plan
 and every task says where it happens (`places`), and the act is told. The
 trials behind it: docs/trials/acting-and-planning.md.
 """
@@ -30,6 +31,7 @@ from concordia.typing import entity_component
 
 from crsec_concordia import observations
 from crsec_concordia.components._events import parse_events
+from crsec_concordia.components.agent_journal import JOURNAL_KEY, AgentJournal
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY, NormMemory
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice, normative_plan
@@ -38,6 +40,7 @@ from crsec_concordia.operations.normative_plan import OP as PLAN_OP
 from crsec_concordia.operations.decompose_plan import (at_place,
                                                        block_as_tasks,
                                                        decompose_plan)
+from crsec_concordia.rundir.format import FAILURE, PLAN, TASKS
 
 NORMATIVE_PLANNER_KEY = "NormativePlanner"
 # The simulated time in a call to action ("It is Day 1 09:10 at ...").
@@ -79,7 +82,8 @@ class NormativePlanner(entity_component.ContextComponent,
                use_norms: bool = True,
                agent_name: str = "", persona: str = "",
                pre_act_label: str = "Plan for today",
-               places: Sequence[Mapping[str, str]] | None = None):
+               places: Sequence[Mapping[str, str]] | None = None,
+               journal_key: str = JOURNAL_KEY):
     """Creates the planner.
 
     Args:
@@ -96,6 +100,8 @@ class NormativePlanner(entity_component.ContextComponent,
       pre_act_label: label of the plan in the act context.
       places: the scenario's declared places (id, description each): the
         plan and its tasks say where each happens; None: they do not.
+      journal_key: the entity's AgentJournal, where the records go if the
+        entity has one (else the planner keeps them).
     """
     super().__init__()
     self._replan = replan_on_new_norms and use_norms
@@ -108,6 +114,7 @@ class NormativePlanner(entity_component.ContextComponent,
     self._setting = setting
     self._day_start, self._day_end = day_start, day_end
     self._norm_memory_key = norm_memory_key
+    self._journal_key = journal_key
     self._use_norms = use_norms and norm_memory_key is not None
     self._name, self._persona = agent_name, persona
     self._label = pre_act_label
@@ -117,7 +124,7 @@ class NormativePlanner(entity_component.ContextComponent,
     self._plans: dict[str, dict] = {}
     self._now: tuple[int, str] | None = None
     self._task: dict | None = None
-    # Without a NormMemory: the journal, the news and the time seen.
+    # Without an AgentJournal: the records, the news and the time seen.
     self._journal: list[dict[str, Any]] = []
     self._news: list[str] = []
     self._stamp: observations.Stamp | None = None
@@ -125,7 +132,13 @@ class NormativePlanner(entity_component.ContextComponent,
     # acted (a conversation that ended is a reason to decide anew).
     self._talks: list[str] = []
 
-  # -- the agent's NormMemory, if it has one ------------------------------------
+  # -- the agent's NormMemory and journal, if it has them -----------------------
+
+  @property
+  def journal(self) -> AgentJournal | None:
+    components = self.get_entity().get_all_context_components()
+    journal = components.get(self._journal_key)
+    return journal if isinstance(journal, AgentJournal) else None
 
   @property
   def norm_memory(self) -> NormMemory | None:
@@ -154,15 +167,15 @@ class NormativePlanner(entity_component.ContextComponent,
     return memory.database.qualified() or None
 
   def record_failure(self, failure: Mapping[str, Any]) -> None:
-    """The sink of a failed call: NormMemory's, or this planner's journal
-    (a baseline agent's), told as NormMemory tells it."""
-    memory = self.norm_memory
-    if memory is not None:
-      memory.record_failure(failure)
+    """The sink of a failed call: the AgentJournal's, or this planner's
+    journal (a baseline agent's), told as AgentJournal tells it."""
+    journal = self.journal
+    if journal is not None:
+      journal.record_failure(failure)
       return
-    record = self._note_record({**failure, "kind": "failure"})
+    record = self._note_record({**failure, "kind": FAILURE})
     told = failure_notice.tell_once(self._model, record)
-    self._logging_channel({"Key": "failure", "Summary": told or "failure",
+    self._logging_channel({"Key": FAILURE, "Summary": told or FAILURE,
                            "Value": record})
 
   def _note_record(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -177,25 +190,35 @@ class NormativePlanner(entity_component.ContextComponent,
     self._journal.append(noted)
     return noted
 
-  def _record(self, kind: str, **fields) -> None:
-    memory = self.norm_memory
-    if memory is not None:
-      record = memory.record(kind, publish=False, **fields)
+  def record(self, kind: str, **fields) -> None:
+    """A record in the agent's journal (or, without one, this planner's),
+    published on this component's channel."""
+    journal = self.journal
+    if journal is not None:
+      record = journal.record(kind, publish=False, **fields)
     else:
       record = self._note_record({"kind": kind, **fields})
-      if kind == "plan" and fields.get("revised"):
+      if kind == PLAN and fields.get("revised"):
         self._news.append("the plan revised")
     self._logging_channel({"Key": kind, "Summary": kind, "Value": record})
 
   def drain_records(self) -> list[dict[str, Any]]:
-    """Records of an agent without NormMemory (with one, they are there)."""
+    """Records of an agent without AgentJournal (with one, they are
+    there)."""
     with self._plan_lock:
       records, self._journal = self._journal, []
     return records
 
+  def add_news(self, news: str) -> None:
+    """Something new from outside (an agent without AgentJournal: its port
+    tells it a notice)."""
+    with self._plan_lock:
+      if news not in self._news:
+        self._news.append(news)
+
   def pop_news(self) -> list[str]:
-    """The plan revised since the last call (an agent without NormMemory;
-    with one, NormMemory gives the news)."""
+    """The plan revised since the last call, and what add_news gave (an
+    agent without AgentJournal; with one, the journal gives the news)."""
     with self._plan_lock:
       news, self._news = self._news, []
     return news
@@ -232,7 +255,7 @@ class NormativePlanner(entity_component.ContextComponent,
     kept["norm_ids"] = sorted(n.id for n in norms or ())
     self._plans[str(day)] = kept
     if new:
-      self._record("plan", day=day, items=new["items"],
+      self.record(PLAN, day=day, items=new["items"],
                    norms_observed=new["norms_observed"], revised=revised)
     return kept if kept.get("items") else None
 
@@ -267,7 +290,7 @@ class NormativePlanner(entity_component.ContextComponent,
             setting=self._setting, norms=self._norms(), plan=plan["items"],
             block=block, on_failure=self.record_failure, places=self._places)
         tasks[key] = found if found is not None else block_as_tasks(block)
-        self._record("tasks", day=day, block=dict(block), tasks=tasks[key],
+        self.record(TASKS, day=day, block=dict(block), tasks=tasks[key],
                      decomposed=found is not None)
       task = _current_block(tasks[key], clock)
       return dict(task, day=day, block=key) if task else None
@@ -306,8 +329,8 @@ class NormativePlanner(entity_component.ContextComponent,
     named = time_of(action_spec)
     if named is not None:
       return named
-    memory = self.norm_memory
-    stamp = memory.last_stamp if memory is not None else self._stamp
+    journal = self.journal
+    stamp = journal.last_stamp if journal is not None else self._stamp
     # Nothing told yet (a game master that names no time, before its
     # first observation): the start of the first day.
     return (stamp.day, stamp.clock) if stamp else (1, self._day_start)

@@ -29,7 +29,7 @@ from crsec_concordia import observations
 from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
 from crsec_concordia.components import _copies as copies
-from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.components.agent_journal import JOURNAL_KEY
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.operations import failure_notice
@@ -63,7 +63,7 @@ class StructuredAct(entity_component.ActingComponent,
                component_order: Sequence[str] | None = None,
                speech_components: Sequence[str] | None = None,
                max_tokens: int = 120, temperature: float = 0.7,
-               norm_memory_key: str = NORM_MEMORY_KEY,
+               journal_key: str = JOURNAL_KEY,
                plan_key: str | None = None):
     """Creates the act component.
 
@@ -73,7 +73,8 @@ class StructuredAct(entity_component.ActingComponent,
       component_order: the order of the context components in the prompt.
       speech_components: the components a conversation turn sees.
       max_tokens, temperature: the answer's budget and sampling.
-      norm_memory_key: where failures are recorded, if the agent has one.
+      journal_key: the AgentJournal failures are recorded in, if the
+        agent has one.
       plan_key: the planner (NormativePlanner) to follow: with one, the
         agent acts from its plan and asks the model only for a reason.
     """
@@ -91,7 +92,7 @@ class StructuredAct(entity_component.ActingComponent,
                     else None)
     self._max_tokens = max_tokens
     self._temperature = temperature
-    self._norm_memory_key = norm_memory_key
+    self._journal_key = journal_key
     self._plan_key = plan_key
     self._follow_lock = threading.Lock()
     self._follow = reasons_lib.FollowState()
@@ -107,14 +108,14 @@ class StructuredAct(entity_component.ActingComponent,
 
   def _report_failure(self, error: str, raw: str, op: str = "Act") -> None:
     """Records a failed act (op "Act", or TALK_TAG for a line of talk)
-    where the agent's failures go (NormMemory, or a baseline agent's
+    where the agent's failures go (its AgentJournal, or a baseline agent's
     planner), which tells the first in the log; an agent with neither has
     it told here."""
     entity = self.get_entity()
     components = entity.get_all_context_components()  # type: ignore[attr-defined]
     failure = {"op": op, "error": error, "raw": raw[:2000]}
-    if self._norm_memory_key in components:
-      entity.get_component(self._norm_memory_key).record_failure(failure)
+    if self._journal_key in components:
+      entity.get_component(self._journal_key).record_failure(failure)
     elif self._plan_key in components:  # A baseline agent's journal.
       entity.get_component(self._plan_key).record_failure(failure)
     else:

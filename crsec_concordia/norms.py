@@ -34,6 +34,7 @@ class Origin(enum.StrEnum):
   CONVERSATION = "conversation"  # IdentifyNorm on a conversation
   OBSERVATION = "observation"    # Reflect + IdentifyNorm on observations
   SYNTHESIS = "synthesis"        # LongTermSynthesis
+  TAUGHT = "taught"              # Given from outside (an intervention)
 
 
 class RejectionReason(enum.StrEnum):

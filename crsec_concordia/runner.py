@@ -18,7 +18,7 @@ from crsec_concordia.rundir.format import (CHECKPOINTS, CONFIG_JSON, EVENTS,
                                            LOG_HTML, NORMS, RUN_JSON, RUN_LOG,
                                            SCENARIO_JSON, USAGE_JSON)
 from crsec_concordia.rundir.writing import checkpoint_path, versions
-from crsec_concordia.runs.session import NORM_MEMORY_KEY
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 
 __all__ = [
     "ARMS", "CHECKPOINTS", "CONFIG_JSON", "DEFAULT_SCENARIO", "EVENTS",

@@ -54,6 +54,7 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia.components import NORM_MEMORY_KEY
+from crsec_concordia.components.port import port_of
 from crsec_concordia.models.base import StructuredLanguageModel
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.prefabs import PREFABS
@@ -196,28 +197,28 @@ class Outcome:
 
 
 def findings_of(agent: Any) -> dict[str, Any]:
-  """An agent's CRSEC work, read from its NormMemory's journal (a talk it
-  decided on is a `talk_decision`: the stock game master holds none, and
+  """An agent's CRSEC work, as its port hands it over (a talk it decided
+  on is a `talk_decision`: the stock game master holds none, and
   ConflictDetector makes the conflict a reason for its next act instead);
-  a baseline agent has none."""
-  components = agent.get_all_context_components()
-  if NORM_MEMORY_KEY not in components:
+  a baseline agent, which keeps no norms, has none."""
+  port = port_of(agent)
+  if port.norm_snapshot() is None:
     return {"crsec": False}
-  memory = components[NORM_MEMORY_KEY]
-  records = memory.drain_records()
+  records = port.drain_records()
   verdicts = {r["norm_id"]: r for r in records if r["kind"] == "verdict"}
 
   def of(kind: str) -> list[dict[str, Any]]:
     return [r for r in records if r["kind"] == kind]
 
   return {
-      "crsec": True, "role": memory.role, "created": of("created"),
+      "crsec": True, "role": agent.get_component(NORM_MEMORY_KEY).role,
+      "created": of("created"),
       "conflicts": of("conflict"),
       "identified": [dict(r, verdict=verdicts.get(r["norm_id"]))
                      for r in of("candidate")],
       "talk_requests": [r for r in of("talk_decision") if r.get("talk")],
       "failures": of("failure"),
-      "holds": [n.content for n in memory.database.qualified()]}
+      "holds": port.held_norms()}
 
 
 def run_example(model: language_model.LanguageModel,

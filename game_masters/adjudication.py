@@ -41,6 +41,7 @@ from crsec_concordia.game_masters.action_text import (clean_action,
                                                       observed_text,
                                                       tells_of_actor)
 from crsec_concordia.operations import detect_conflict_relevance as relevance
+from crsec_concordia.rundir.format import ACTION, FAILURE
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 # The `op` of the failure record of an agent that failed to act at all.
@@ -233,7 +234,7 @@ class Adjudication(entity_component.ContextComponent,
         and not observations.is_no_action(observed)):
       self._warm(relevance.pieces(observed))
     text = observations.format_action(stamp, actor, event["place"], observed)
-    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
+    record = {"kind": ACTION, **clock_lib.stamp_fields(stamp),
               "actor": actor, "action": action, **event}
     if occasion is not None:
       record["occasion"] = occasion.id
@@ -301,11 +302,11 @@ class Adjudication(entity_component.ContextComponent,
     records, texts = [], {}
     for actor in sorted(set(results) | set(failed)):
       if actor in failed:
-        records.append({"kind": "failure", **fields, "agent": actor,
+        records.append({"kind": FAILURE, **fields, "agent": actor,
                         "op": ACT_OP, "error": failed[actor]})
         continue
       record, failures, text = results[actor]
-      records.extend({"kind": "failure", **fields,
+      records.extend({"kind": FAILURE, **fields,
                       "agent": self.get_entity().name, **f} for f in failures)
       if actor in slot.reasons:
         record = {**record, "act_reasons": list(slot.reasons[actor])}
@@ -324,7 +325,7 @@ class Adjudication(entity_component.ContextComponent,
     with self._lock:
       self._records.extend(records)
       for record in records:
-        if record["kind"] == "action":
+        if record["kind"] == ACTION:
           self._events += 1
           for b in record["behaviours"]:
             self._counts[b] = self._counts.get(b, 0) + 1
@@ -341,7 +342,7 @@ class Adjudication(entity_component.ContextComponent,
     perceives, and marks the records: a move (`moved_from`), a move
     refused (`move_refused`), the deeds an observer's next observation
     leaves out (`unseen`). Returns the event texts, places settled."""
-    actions = {r["actor"]: r for r in records if r["kind"] == "action"}
+    actions = {r["actor"]: r for r in records if r["kind"] == ACTION}
     changes = whereabouts.settle(
         stamp.step, {a: r["place"] for a, r in actions.items()})
     deeds = []
@@ -365,7 +366,7 @@ class Adjudication(entity_component.ContextComponent,
     queue.add_each(perceived.texts)
     for record in records:
       # The agent's own record of the slot: its action, or its failure to act.
-      who = (record["actor"] if record["kind"] == "action" else
+      who = (record["actor"] if record["kind"] == ACTION else
              record["agent"] if record.get("op") == ACT_OP else None)
       if perceived.unseen.get(who):
         record["unseen"] = perceived.unseen[who]

@@ -1,8 +1,9 @@
 """NormConversations: the bounded talk a CRSEC sender asks for.
 
 When an agent's ConflictDetector sees behaviour that breaks one of its norms
-and decides to speak up, it files a conversation request (agents observe at
-the start of a slot, so requests arrive while the slot is being played).
+and decides to speak up, it files a conversation request, which the game
+master takes through the agent's port (components/port.py: agents observe
+at the start of a slot, so requests arrive while the slot is being played).
 When the game master resolves the slot, this component runs the requested
 conversations, alongside the adjudication of the slot's actions: a fixed
 number of rounds of two utterances, each utterance an ordinary `act` of the
@@ -34,13 +35,13 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
 from crsec_concordia import observations, repetition, threads
+from crsec_concordia.components.port import port_of
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
-from crsec_concordia.rundir.format import TALK_DROPPED
+from crsec_concordia.rundir.format import CONVERSATION, TALK_DROPPED
 
 CONVERSATIONS_KEY = "conversations"
-CONFLICT_DETECTOR_KEY = "ConflictDetector"
 # Why a request was dropped before scheduling (its TALK_DROPPED record).
 APART = "not in the same place"
 MAX_UTTERANCE_CHARS = 400
@@ -215,7 +216,6 @@ class NormConversations(entity_component.ContextComponent,
       entities: Sequence[entity_lib.Entity],
       place: str,
       max_rounds: int,
-      conflict_detector_key: str = CONFLICT_DETECTOR_KEY,
       clock_key: str = clock_lib.CLOCK_KEY,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
       whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
@@ -226,7 +226,6 @@ class NormConversations(entity_component.ContextComponent,
       entities: the agents (the simulation's live list).
       place: the short name of the setting.
       max_rounds: rounds of two utterances (initiator, then partner).
-      conflict_detector_key: where a normative agent keeps its requests.
       clock_key: the key of the game master's SlotClock.
       observations_key: the key of the game master's ExactObservations
         (transcripts reach the participants with the next slot).
@@ -239,7 +238,6 @@ class NormConversations(entity_component.ContextComponent,
     self._entities = entities
     self._place = place
     self._rounds = max_rounds
-    self._detector_key = conflict_detector_key
     self._clock_key = clock_key
     self._observations_key = observations_key
     self._whereabouts_key = whereabouts_key
@@ -257,14 +255,11 @@ class NormConversations(entity_component.ContextComponent,
     return {e.name: e for e in self._entities}
 
   def collect_requests(self) -> list[dict[str, Any]]:
-    """Every agent's pending requests, in a fixed (name) order."""
+    """Every agent's pending requests (its port's `talk_requests`), in a
+    fixed (name) order."""
     requests = []
-    for name, entity in sorted(self._by_name().items()):
-      components = getattr(entity, "get_all_context_components", None)
-      if components is None or self._detector_key not in components():
-        continue
-      requests.extend(
-          entity.get_component(self._detector_key).pop_conversation_requests())
+    for _, entity in sorted(self._by_name().items()):
+      requests.extend(port_of(entity).talk_requests())
     return requests
 
   def _utterance(self, speaker: entity_lib.Entity,
@@ -330,7 +325,7 @@ class NormConversations(entity_component.ContextComponent,
         turns.append((speaker, said))
       if ended != "rounds":
         break
-    return {"kind": "conversation", **clock_lib.stamp_fields(stamp),
+    return {"kind": CONVERSATION, **clock_lib.stamp_fields(stamp),
             "initiator": initiator, "partner": partner, "topic": topic,
             "norm": norm, "norms": list(request["norms"]),
             "norm_ids": list(request["norm_ids"]), "behaviour": behaviour,

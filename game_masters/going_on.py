@@ -16,6 +16,7 @@ from typing import Any
 
 from crsec_concordia import observations
 from crsec_concordia.game_masters import clock as clock_lib
+from crsec_concordia.rundir.format import ACTION
 
 # The fields of an action record a continued action carries forward.
 CARRIED = ("narration", "place", "behaviours", "evidence")
@@ -43,7 +44,7 @@ class GoingOn:
       last = self._latest.get(actor)
     if last is None or last["action"] != action:
       return None
-    record = {"kind": "action", **clock_lib.stamp_fields(stamp),
+    record = {"kind": ACTION, **clock_lib.stamp_fields(stamp),
               "actor": actor, "action": action,
               **{k: last[k] for k in CARRIED},
               "adjudicated": False, "continued": True,

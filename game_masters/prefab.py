@@ -28,11 +28,9 @@ from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import embedding
-from crsec_concordia import prefabs as entity_prefabs
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.components._embedding_warmer import warm
-from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
-from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.components.port import port_of
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters import acting as acting_lib
 from crsec_concordia.game_masters import action_spec as action_spec_lib
@@ -48,6 +46,7 @@ from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.models.base import TaggedModel
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.scenarios import Scenario
+from crsec_concordia.slot_agent import SlotAgent
 
 DEFAULT_NAME = "Game Master"
 OTHER_TAG = "GM.other"
@@ -56,6 +55,12 @@ OTHER_TAG = "GM.other"
 # golden replay's among them) were made with. A run passes its model's
 # calibrated policy in the params.
 UNCALIBRATED_POLICY = RefereePolicy.all_on()
+# What the game master is built as: the agents' class (SlotAgent), whose
+# hooks run in its own thread but for the resolution's, where the
+# adjudication and the talks both wait on the model. Concordia's started a
+# pool of six threads for each of the six or so hooks it runs every slot.
+GAME_MASTER_CLASS: type[entity_agent_with_logging.EntityAgentWithLogging] = (
+    SlotAgent)
 
 # The order the game master's records of one slot are drained in: the
 # slot's actions (in name order), then the talks held after them.
@@ -81,10 +86,9 @@ def drain_records(game_master) -> list[dict[str, Any]]:
 
 
 def _observers_embed(entities: Sequence[Any]) -> bool:
-  """Whether any agent has a ConflictDetector: only those embed what they
-  saw, so only then is it worth embedding ahead."""
-  return any(CONFLICT_DETECTOR_KEY in getattr(
-      e, "get_all_context_components", dict)() for e in entities)
+  """Whether any agent detects conflicts (its port says so): only those
+  embed what they saw, so only then is it worth embedding ahead."""
+  return any(port_of(e).detects_conflicts() for e in entities)
 
 
 def referee_policy(params: Mapping[str, Any]) -> RefereePolicy:
@@ -96,16 +100,12 @@ def referee_policy(params: Mapping[str, Any]) -> RefereePolicy:
 
 
 def norms_of(entities: Sequence[Any]) -> perception_lib.NormsOf:
-  """The norms each agent holds now, read from its NormMemory (none for an
-  agent without one: a baseline agent)."""
-  memories = {e.name: e.get_all_context_components()[NORM_MEMORY_KEY]
-              for e in entities
-              if NORM_MEMORY_KEY in getattr(e, "get_all_context_components",
-                                            dict)()}
+  """The norms each agent holds now, as its port tells them (none for an
+  agent that keeps none: a baseline agent)."""
+  ports = {e.name: port_of(e) for e in entities}
   def held(name: str) -> list[str]:
-    memory = memories.get(name)
-    return ([] if memory is None else
-            [n.content for n in memory.database.qualified()])
+    port = ports.get(name)
+    return [] if port is None else port.held_norms()
   return held
 
 
@@ -215,11 +215,7 @@ class VenueGameMaster(prefab_lib.Prefab):
     # (never here); its calls would be counted under GM.other.
     act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),
                                entity_names=names)
-    # The agents' class (prefabs.SlotAgent): the game master's hooks run
-    # in its own thread but for the resolution's, where the adjudication
-    # and the talks both wait on the model. Concordia's started a pool of
-    # six threads for each of the six or so hooks it runs every slot.
-    return entity_prefabs.AGENT_CLASS(
+    return GAME_MASTER_CLASS(
         agent_name=name, act_component=act, context_components=built)
 
 

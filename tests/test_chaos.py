@@ -19,7 +19,7 @@ from concordia.typing import entity as entity_lib
 
 from bench import chaos
 from crsec_concordia import observations as obs
-from crsec_concordia.components import NORM_MEMORY_KEY, structured_act
+from crsec_concordia.components import JOURNAL_KEY, NORM_MEMORY_KEY, structured_act
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.models.openai_compatible import OpenAICompatibleModel
 from tests import crsec_script as cs
@@ -159,7 +159,7 @@ def test_a_line_of_talk_that_fails_its_schema_raises_and_is_recorded():
       call_to_action="What does Abigail do next?",
       output_type=entity_lib.OutputType.FREE, tag="action"))
   assert action == f"Abigail Chen {structured_act.NO_VALID_ACTION}"
-  failures = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+  failures = [r for r in agent.get_component(JOURNAL_KEY).drain_records()
               if r["kind"] == "failure"]
   assert [f["op"] for f in failures] == [structured_act.TALK_TAG, "Act"]
   assert all("schema" in f["error"] for f in failures)
@@ -174,7 +174,7 @@ def test_a_line_of_talk_the_endpoint_failed_is_recorded_and_raises():
     agent.act(entity_lib.ActionSpec(
         call_to_action="What does Abigail say?",
         output_type=entity_lib.OutputType.FREE, tag=obs.SPEECH_TAG))
-  failure, = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+  failure, = [r for r in agent.get_component(JOURNAL_KEY).drain_records()
               if r["kind"] == "failure"]
   assert failure["op"] == structured_act.TALK_TAG
   assert failure["error"].startswith("EndpointError: the endpoint did not")

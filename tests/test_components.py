@@ -7,7 +7,7 @@ import pytest
 from crsec_concordia import observations as obs
 from crsec_concordia import repetition
 from crsec_concordia.components import _act_answer, structured_act
-from crsec_concordia.components import (CONFLICT_DETECTOR_KEY,
+from crsec_concordia.components import (CONFLICT_DETECTOR_KEY, JOURNAL_KEY,
                                         NORM_EVALUATOR_KEY, NORM_MEMORY_KEY)
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.norms import NormDatabase, Origin, RejectionReason, Status
@@ -34,6 +34,10 @@ def memory(agent):
   return agent.get_component(NORM_MEMORY_KEY)
 
 
+def journal(agent):
+  return agent.get_component(JOURNAL_KEY)
+
+
 def test_ordinary_agent_without_norms_detects_nothing_and_calls_nothing():
   model = cs.cafe_model()
   agent = cs.build_agent("normative", model, role="ordinary")
@@ -53,7 +57,7 @@ def test_entrepreneur_creates_norms_detects_and_asks_to_talk():
   requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
   assert [(r["initiator"], r["partner"], r["norm"]) for r in requests] == [
       ("Abigail Chen", "Tom Gomez", "No smoking indoors.")]
-  kinds = [r["kind"] for r in memory(agent).drain_records()]
+  kinds = [r["kind"] for r in journal(agent).drain_records()]
   assert kinds.count("created") == 5 and "conflict" in kinds
   assert "talk_decision" in kinds
   # Nor is the same person talked to again at once, about any norm; a new
@@ -65,7 +69,7 @@ def test_entrepreneur_creates_norms_detects_and_asks_to_talk():
   agent.observe(obs.format_action(obs.Stamp(1, "09:30", 4), "Tom Gomez",
                                   "indoors", "Tom shouts across the room."))
   assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
-  kinds = [r["kind"] for r in memory(agent).drain_records()]
+  kinds = [r["kind"] for r in journal(agent).drain_records()]
   assert kinds.count("conflict") == 1
 
 
@@ -77,7 +81,7 @@ def test_an_ordinary_agent_may_decide_not_to_talk():
   agent.observe(SMOKE)
   assert model.calls_by_tag() == {"DetectConflict": 1, "DecideToTalk": 1}
   assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
-  records = memory(agent).drain_records()
+  records = journal(agent).drain_records()
   assert [r["talk"] for r in records if r["kind"] == "talk_decision"] == [False]
 
 
@@ -91,7 +95,7 @@ def test_receiver_identifies_and_qualifies_a_norm_from_a_conversation():
   assert (norm.origin, norm.source_agent, norm.step) == (
       "conversation", "Abigail Chen", 3)
   assert "Smoking isn't allowed" in norm.source_text
-  records = memory(agent).drain_records()
+  records = journal(agent).drain_records()
   assert [r["kind"] for r in records] == ["candidate", "verdict"]
   assert records[1]["accepted"] is True and records[1]["time"] == "Day 1 09:20"
 
@@ -129,7 +133,7 @@ def test_a_failed_operation_is_recorded_and_invents_nothing():
   agent = cs.build_agent("normative", model, role="ordinary")
   agent.observe(TALK)
   assert len(memory(agent).database) == 0
-  [failure] = memory(agent).drain_records()
+  [failure] = journal(agent).drain_records()
   assert failure["kind"] == "failure" and failure["op"] == "IdentifyNorm"
   assert failure["raw"] == "this is not json"
 
@@ -142,7 +146,7 @@ def test_observation_path_reflects_every_n_behaviours():
   assert model.calls_by_tag()["Reflect"] == 1
   [norm] = memory(agent).database.all()
   assert norm.origin == "observation" and norm.source_agent is None
-  kinds = [r["kind"] for r in memory(agent).drain_records()]
+  kinds = [r["kind"] for r in journal(agent).drain_records()]
   assert kinds == ["thought", "candidate", "verdict"]
 
 
@@ -260,7 +264,7 @@ def test_synthesis_replaces_sources_with_a_weighted_abstract_norm():
   assert abstract.utility == round((3 * 80 + 1 * 40) / 4)
   assert a.status == b.status == Status.REPLACED
   assert db.counter == 0
-  [record] = [r for r in memory(agent).drain_records()
+  [record] = [r for r in journal(agent).drain_records()
               if r["kind"] == "synthesis"]
   assert record["accepted"] and record["weights"] == [3, 1]
 
@@ -395,7 +399,7 @@ def test_conflict_detection_judges_the_most_related_rule():
           "Rule: Be quiet in public places.\n") in detect.prompt
   requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
   assert [r["norm"] for r in requests] == ["Be quiet in public places."]
-  [conflict] = [r for r in memory(agent).drain_records()
+  [conflict] = [r for r in journal(agent).drain_records()
                 if r["kind"] == "conflict"]
   assert conflict["evidence"] == "lights a cigarette"
 
@@ -411,15 +415,15 @@ def test_a_talk_no_game_master_held_is_a_reason_to_act():
   agent.observe(obs.format_action(S, "Tom Gomez", "indoors",
                                   "Tom shouts a joke across the noisy room."))
   detector.join()
-  assert "a conflict noticed" not in memory(agent).pop_news()  # A talk is asked.
+  assert "a conflict noticed" not in journal(agent).pop_news()  # A talk is asked.
   later = obs.Stamp(1, "09:20", 3)
   agent.observe(obs.format_action(later, "Tamara Rodriguez", "indoors",
                                   "Tamara Rodriguez reads a book."))
-  assert "a conflict noticed" in memory(agent).pop_news()
+  assert "a conflict noticed" in journal(agent).pop_news()
   assert detector.pop_conversation_requests() == []
   agent.observe(obs.format_action(obs.Stamp(1, "09:30", 4), "Tamara Rodriguez",
                                   "indoors", "Tamara Rodriguez reads a book."))
-  assert "a conflict noticed" not in memory(agent).pop_news()
+  assert "a conflict noticed" not in journal(agent).pop_news()
 
 
 def test_a_slot_is_judged_in_one_call_per_observer_without_unrelated_behaviour():
@@ -439,7 +443,7 @@ def test_a_slot_is_judged_in_one_call_per_observer_without_unrelated_behaviour()
   # One entry per related person; the reader is about none of the rules.
   assert list(detect.schema["properties"]) == ["Carlos Gomez", "Tom Gomez"]
   assert "Tamara" not in detect.prompt
-  records = memory(agent).drain_records()
+  records = journal(agent).drain_records()
   assert [r["actor"] for r in records if r["kind"] == "conflict"] == [
       "Carlos Gomez", "Tom Gomez"]
   requests = agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests()
@@ -465,7 +469,7 @@ def test_a_kept_or_unrelated_rule_is_no_conflict(answer):
                          role="entrepreneur")
   agent.observe(SMOKE)
   assert agent.get_component(CONFLICT_DETECTOR_KEY).pop_conversation_requests() == []
-  assert "conflict" not in [r["kind"] for r in memory(agent).drain_records()]
+  assert "conflict" not in [r["kind"] for r in journal(agent).drain_records()]
 
 
 def test_a_conversation_turn_asks_for_spoken_words_not_narration():
@@ -504,7 +508,7 @@ def test_a_norm_qualified_mid_day_revises_the_rest_of_the_plan(replan):
   agent.observe(TALK)  # Carlos accepts "Smoking is not allowed inside".
   agent.act(spec)
   agent.act(spec)  # No new norm since: no third plan.
-  plans = [r for r in memory(agent).drain_records() if r["kind"] == "plan"]
+  plans = [r for r in journal(agent).drain_records() if r["kind"] == "plan"]
   assert [p["revised"] for p in plans] == ([False, True] if replan else [False])
   if replan:
     revision = [c for c in model.calls if c.tag == "NormativePlan"][1]
@@ -526,7 +530,7 @@ def test_a_created_norm_that_describes_the_person_is_rejected_not_held():
   assert len(db.qualified()) == 4
   [odd] = [n for n in db.all() if not n.qualified]
   assert odd.rejection_reason == RejectionReason.NOT_A_NORM
-  created = [r for r in memory(agent).drain_records() if r["kind"] == "created"]
+  created = [r for r in journal(agent).drain_records() if r["kind"] == "created"]
   assert [r["accepted"] for r in created] == [True] * 4 + [False]
   # Asked once more, saying which norm names her; the second answer stood.
   asked = [c.prompt for c in model.calls if c.tag == "CreateNorm"]
@@ -549,7 +553,7 @@ def test_a_norm_created_twice_in_one_answer_is_held_once():
   first = db.qualified()[0]
   assert twice.rejection_reason == RejectionReason.DUPLICATE
   assert twice.rejection_detail == f"same as {first.id}"
-  created = [r for r in memory(agent).drain_records() if r["kind"] == "created"]
+  created = [r for r in journal(agent).drain_records() if r["kind"] == "created"]
   assert [r["accepted"] for r in created] == [True] * 4 + [False]
   assert created[-1]["reason"] == str(RejectionReason.DUPLICATE)
 
@@ -625,7 +629,7 @@ def test_a_second_copy_is_no_action_and_is_recorded_as_a_failure():
                          role="ordinary")
   agent.observe(CARLOS_SMOKES)
   assert _act(agent) == f"Abigail Chen {structured_act.NO_OWN_ACTION}"
-  [failure] = [r for r in memory(agent).drain_records()
+  [failure] = [r for r in journal(agent).drain_records()
                if r["kind"] == "failure" and r["op"] == "Act"]
   assert failure["op"] == "Act" and failure["raw"] == copy
   assert ("copied another agent's action (Carlos Gomez's) when asked once more"
@@ -652,7 +656,7 @@ def test_a_second_answer_that_says_nothing_is_no_action_and_a_failure():
   agent = cs.build_agent("normative", model, name="Abigail Chen",
                          role="ordinary")
   assert _act(agent) == f"Abigail Chen {obs.NO_DEED}"
-  [failure] = [r for r in memory(agent).drain_records()
+  [failure] = [r for r in journal(agent).drain_records()
                if r["kind"] == "failure" and r["op"] == "Act"]
   assert "said nothing the agent does when asked once more" in failure["error"]
   assert obs.is_no_action(obs.NO_DEED)
@@ -699,7 +703,7 @@ def test_a_copy_after_a_repeat_is_no_action():
                          role="ordinary")
   agent.observe(f"{CARLOS_SMOKES} {ABIGAIL_READS}")  # One slot's actions.
   assert _act(agent) == f"Abigail Chen {structured_act.NO_OWN_ACTION}"
-  [failure] = [r for r in memory(agent).drain_records()
+  [failure] = [r for r in journal(agent).drain_records()
                if r["kind"] == "failure" and r["op"] == "Act"]
   assert "(Carlos Gomez's)" in failure["error"]
 
@@ -816,7 +820,7 @@ def test_an_agent_without_an_action_is_not_judged():
       obs.Stamp(1, "09:30", 4), "Carlos Gomez", "indoors",
       f"Carlos Gomez {structured_act.NO_OWN_ACTION}"))
   assert not [c for c in model.calls if c.tag == "DetectConflict"]
-  assert "conflict" not in [r["kind"] for r in memory(agent).drain_records()]
+  assert "conflict" not in [r["kind"] for r in journal(agent).drain_records()]
 
 
 def test_an_answer_cut_at_the_length_limit_keeps_its_whole_sentences():

@@ -15,7 +15,7 @@ from concordia.language_model import language_model
 from concordia.typing import entity as entity_lib
 
 from crsec_concordia import observations as obs
-from crsec_concordia.components import NORM_MEMORY_KEY
+from crsec_concordia.components import JOURNAL_KEY, NORM_MEMORY_KEY
 from crsec_concordia.models import as_structured
 from crsec_concordia.models.concordia_adapter import (ConcordiaModelAdapter,
                                                       json_object_in)
@@ -109,12 +109,12 @@ def test_an_invalid_answer_is_asked_again_and_a_persistent_one_recorded():
   # Reflect: junk every time: a recorded failure, nothing made up.
   agent.observe(obs.format_action(obs.Stamp(1, "09:30", 4), "Tom Gomez",
                                   "indoors", "Tom lights a cigarette."))
-  failures = [r for r in memory.drain_records() if r["kind"] == "failure"]
+  failures = [r for r in agent.get_component(JOURNAL_KEY).drain_records() if r["kind"] == "failure"]
   assert [f["op"] for f in failures] == ["Reflect"]
   assert failures[0]["raw"] == "I would rather not say."
   usage = as_structured(model).usage.by_tag()
   assert usage["Reflect"]["failed_calls"] == 1
-  assert not [r for r in memory.drain_records() if r["kind"] == "thought"]
+  assert not [r for r in agent.get_component(JOURNAL_KEY).drain_records() if r["kind"] == "thought"]
 
 
 class DriftingModel(language_model.LanguageModel):
@@ -197,7 +197,7 @@ def test_a_conflict_is_detected_from_another_game_masters_free_text():
                 "while the radio played.")
   calls = model.calls_by_tag()
   assert calls["ReadEvents"] == 1  # One read, shared by both components.
-  conflicts = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+  conflicts = [r for r in agent.get_component(JOURNAL_KEY).drain_records()
                if r["kind"] == "conflict"]
   assert [(c["actor"], c["behaviour"]) for c in conflicts] == [
       ("Tom Gomez", "lit a cigarette at the bar")]

@@ -14,7 +14,7 @@ import logging
 
 from concordia.associative_memory import basic_associative_memory
 
-from crsec_concordia.components import NORM_MEMORY_KEY, NORMATIVE_PLANNER_KEY
+from crsec_concordia.components import JOURNAL_KEY, NORM_MEMORY_KEY, NORMATIVE_PLANNER_KEY
 from crsec_concordia.prefabs import PREFABS
 from tests import library_case
 
@@ -57,14 +57,14 @@ def test_each_operation_is_told_once_per_run(caplog):
   assert all("further failures of this operation are recorded in the run "
              "but not logged again" in t for t in told)
   failures = [r for e in agents
-              for r in e.get_component(NORM_MEMORY_KEY).drain_records()
+              for r in e.get_component(JOURNAL_KEY).drain_records()
               if r["kind"] == "failure"]
   assert sorted(r["op"] for r in failures) == [
       "Act", "Act", "CreateNorm", "CreateNorm", "NormativePlan",
       "NormativePlan"]
   # Every failure reaches Concordia's log; the first of each operation
   # with the words of the warning.
-  entries = [d for e in agents for d in channel(e, NORM_MEMORY_KEY)]
+  entries = [d for e in agents for d in channel(e, JOURNAL_KEY)]
   assert len(entries) == 6
   assert sorted(d["Summary"] for d in entries
                 if d["Summary"] != "failure") == sorted(told)

@@ -25,6 +25,8 @@ from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
+from crsec_concordia.components.crsec_port import CrsecPort
+from crsec_concordia.components.port import PORT_KEY
 from crsec_concordia import embedding, game_masters
 from crsec_concordia import observations as obs
 from crsec_concordia import repetition
@@ -189,6 +191,8 @@ class FakeAgent(prefab_lib.Prefab):
                    memory_bank=memory_bank)}
     if self.params.get("detector"):
       context["ConflictDetector"] = SmokeDetector()
+      # The game master takes its requests through the agent's port.
+      context[PORT_KEY] = CrsecPort()
     return entity_agent_with_logging.EntityAgentWithLogging(
         agent_name=name,
         act_component=ScriptAct(ACTIONS[name], REPLIES.get(name, ["Hm.", "Right."])),

@@ -20,6 +20,7 @@ import pytest
 import crsec_concordia.operations as operations_pkg
 from crsec_concordia.components import structured_act
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.components.port import port_of
 from crsec_concordia.game_masters import adjudication
 from crsec_concordia.game_masters import prefab as gm_prefab
 from crsec_concordia.game_masters.referee import (doer_check, general_call,
@@ -313,7 +314,7 @@ def _synthesis_failures(step_pattern: str) -> list[dict]:
          origin="conversation", source_text="y")
   agent.observe("nothing in particular")
   assert model.calls_by_tag().get("LongTermSynthesis")
-  return [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+  return [r for r in port_of(agent).drain_records()
           if r["kind"] == "failure"]
 
 
@@ -323,5 +324,5 @@ def test_an_agent_s_synthesis_failures_are_long_term_synthesis_s(pattern,
                                                                  step):
   failures = _synthesis_failures(pattern)
   assert failures
-  assert {(f["op"], f["step"]) for f in failures} == {
+  assert {(f["op"], f["stage"]) for f in failures} == {
       ("LongTermSynthesis", step)}

@@ -25,6 +25,8 @@ from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
+from crsec_concordia.components.crsec_port import CrsecPort
+from crsec_concordia.components.port import PORT_KEY
 from crsec_concordia import game_masters
 from crsec_concordia import observations as obs
 from crsec_concordia.game_masters import perception as perception_lib
@@ -346,6 +348,8 @@ class ScriptedAgent(prefab_lib.Prefab):
     if self.params.get("asks"):
       context["ConflictDetector"] = Asks(
           {int(k): v for k, v in self.params["asks"].items()})
+      # The game master takes its requests through the agent's port.
+      context[PORT_KEY] = CrsecPort()
     return entity_agent_with_logging.EntityAgentWithLogging(
         agent_name=self.params["name"],
         act_component=Script(list(self.params["actions"])),

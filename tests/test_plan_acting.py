@@ -16,7 +16,7 @@ import pytest
 from concordia.typing import entity as entity_lib
 
 from crsec_concordia import observations as obs
-from crsec_concordia.components import CONFLICT_DETECTOR_KEY, NORM_MEMORY_KEY
+from crsec_concordia.components import JOURNAL_KEY, CONFLICT_DETECTOR_KEY, NORM_MEMORY_KEY
 from crsec_concordia.norms import Origin
 from tests import crsec_script as cs
 from tests import test_runner as tr
@@ -217,7 +217,7 @@ def test_a_norm_taken_in_is_one_act_call_and_the_next_action_follows_the_revised
   # The revised plan from 09:20; the next action follows its task.
   assert "task now (09:20-10:20): smoke on the terrace (1)" in (
       last_act_prompt(model))
-  plans = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+  plans = [r for r in agent.get_component(JOURNAL_KEY).drain_records()
            if r["kind"] == "plan"]
   assert [p["revised"] for p in plans] == [False, True]
 
@@ -229,8 +229,8 @@ def test_a_norm_identified_is_news_only_until_it_is_rejected(supported):
   agent.act(spec("09:00"))
   agent.observe(tr_talk())
   agent.act(spec("09:20"))
-  memory = agent.get_component(NORM_MEMORY_KEY)
-  verdicts = [r for r in memory.drain_records() if r["kind"] == "verdict"]
+  journal = agent.get_component(JOURNAL_KEY)
+  verdicts = [r for r in journal.drain_records() if r["kind"] == "verdict"]
   assert [v["accepted"] for v in verdicts] == [supported]
   reasons = agent.get_act_component().last_reasons
   assert ("a norm identified" in reasons) == supported
@@ -351,7 +351,7 @@ def test_the_act_prompt_names_what_goes_on_and_retells_what_is_new():
 def test_without_a_plan_the_agent_decides_anew_each_hour():
   agent, model = agent_and_model(**{cs.PLAN: "this is not json"})
   agent.act(spec("09:00"))
-  [failure] = [r for r in agent.get_component(NORM_MEMORY_KEY).drain_records()
+  [failure] = [r for r in agent.get_component(JOURNAL_KEY).drain_records()
                if r["kind"] == "failure"]
   assert failure["op"] == "NormativePlan"  # Recorded; no plan made up.
   # No plan: the day in hour-long stretches, a new decision each hour.

@@ -30,9 +30,10 @@ from crsec_concordia.prefabs import agent_parts
 from crsec_concordia.components import _embedding_warmer, _events
 from crsec_concordia.components import _free_text as free_text
 from crsec_concordia.components import _copies as copies
-from crsec_concordia.components import norm_memory
+from crsec_concordia.components import agent_journal
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
 from crsec_concordia.game_masters import exact_observations
+from crsec_concordia.game_masters import prefab as gm_prefab
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs import episode, simulation
@@ -81,14 +82,15 @@ def random_model() -> ScriptedModel:
 def concordias_own(monkeypatch):
   """Concordia's entity agent, memory bank and checkpoint, and the plain
   parse and copy check: the way runs were played before the speed-ups."""
-  # The agents' (agent_parts) and the game master's (prefabs.AGENT_CLASS).
-  for module in (prefabs, agent_parts):
-    monkeypatch.setattr(module, "AGENT_CLASS",
-                        entity_agent_with_logging.EntityAgentWithLogging)
+  # The agents' (agent_parts) and the game master's (gm_prefab).
+  monkeypatch.setattr(agent_parts, "AGENT_CLASS",
+                      entity_agent_with_logging.EntityAgentWithLogging)
+  monkeypatch.setattr(gm_prefab, "GAME_MASTER_CLASS",
+                      entity_agent_with_logging.EntityAgentWithLogging)
   monkeypatch.setattr(agent_parts, "memory_bank_for", lambda bank: bank)
   monkeypatch.setattr(episode, "SlotSimulation", simulation_lib.Simulation)
   plain = lambda text: tuple(observations.parse_all(text))  # noqa: E731
-  for module in (norm_memory, free_text, copies):
+  for module in (agent_journal, free_text, copies):
     monkeypatch.setattr(module, "parse_events", plain)
   monkeypatch.setattr(copies, "repetition", types.SimpleNamespace(
       copied_from=plain_copied_from))

@@ -10,8 +10,8 @@ through ImmediateEvaluation against the norms other than its own sources
 abstract norm "duplicated" its sources) and, accepted, replaces them; the
 counter starts again (`long_term_synthesis`). The two steps are one
 operation: their calls are counted and their failures recorded under its
-name, the step named beside it (`"step"`), so that a reader finds the
-operation's failures where its usage is.
+name, the stage named beside it (`"stage"`; a record's `step` is its
+slot), so that a reader finds the operation's failures where its usage is.
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ from crsec_concordia.operations.names import LONG_TERM_SYNTHESIS
 from crsec_concordia.operations.norm_type import settled_type
 
 OP = LONG_TERM_SYNTHESIS
-# The operation's two steps, as the paper names them: a failure record's
-# `step`.
+# The operation's two stages, as the paper names them: a failure record's
+# `stage`.
 CLASSIFY_STEP = "ClassifySpecificNorms"
 SYNTHESIZE_STEP = "SynthesizeNorm"
 
 
 def in_step(on_failure: FailureSink | None, step: str
             ) -> FailureSink | None:
-  """`on_failure` with the step named after the operation in its records."""
+  """`on_failure` with the stage named after the operation in its records."""
   if on_failure is None:
     return None
 
@@ -46,7 +46,7 @@ def in_step(on_failure: FailureSink | None, step: str
     record = dict(failure)
     at = list(record).index("op") + 1 if "op" in record else len(record)
     items = list(record.items())
-    on_failure(dict(items[:at] + [("step", step)] + items[at:]))
+    on_failure(dict(items[:at] + [("stage", step)] + items[at:]))
   return sink
 
 

@@ -11,7 +11,7 @@ from crsec_concordia.prefabs.agent_parts import (AGENT_CLASS, MODULES,
                                                  memory_bank_for)
 from crsec_concordia.prefabs.baseline_entity import BaselineEntity
 from crsec_concordia.prefabs.normative_entity import NormativeEntity
-from crsec_concordia.prefabs.slot_agent import SlotAgent, waits_on_model
+from crsec_concordia.slot_agent import SlotAgent, waits_on_model
 
 PREFABS: dict[str, prefab_lib.Prefab] = {
     "normative__Entity": NormativeEntity(),

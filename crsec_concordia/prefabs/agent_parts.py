@@ -22,11 +22,13 @@ from concordia.components import agent as agent_components
 from concordia.language_model import language_model
 
 from crsec_concordia import components as crsec
+from crsec_concordia.components.crsec_port import CrsecPort
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
+from crsec_concordia.components.port import PORT_KEY
 from crsec_concordia.components.recent_events import RecentEvents
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.operations.names import DAY_PLAN, NORMATIVE_PLAN
-from crsec_concordia.prefabs.slot_agent import SlotAgent
+from crsec_concordia.slot_agent import SlotAgent
 
 MODULES = ("communication", "observation", "immediate_evaluation",
            "synthesis", "compliance")
@@ -127,7 +129,9 @@ def base_components(params: Mapping[str, Any], memory_bank: MemoryBank
 def entity(name: str, context: dict[str, Any],
            model: language_model.LanguageModel, params: Mapping[str, Any]
            ) -> entity_agent_with_logging.EntityAgentWithLogging:
-  """The agent: `context` in ORDER, acting from its plan (StructuredAct)."""
+  """The agent: `context` in ORDER, acting from its plan (StructuredAct),
+  with its port (the world deals with it there: components/port.py)."""
+  context = {**context, PORT_KEY: CrsecPort()}
   order = [k for k in ORDER if k in context]
   # Conversation turns see who the speaker is and what they hold, not the
   # recent events or the plan (see StructuredAct).

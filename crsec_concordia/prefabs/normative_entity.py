@@ -55,6 +55,8 @@ class NormativeEntity(prefab_lib.Prefab):
     structured = as_structured(model)
     embedder = embedding.cached(embedding.embedder_of(memory_bank))
     context = agent_parts.base_components(p, memory_bank)
+    context[crsec.JOURNAL_KEY] = crsec.AgentJournal(structured,
+                                                    agent_name=name)
     context[crsec.NORM_MEMORY_KEY] = crsec.NormMemory(
         structured.tagged("CreateNorm"), agent_name=name,
         persona=param(p, "persona"), role=param(p, "role"),

@@ -44,6 +44,11 @@ CONVERSATION = "conversation"
 # agents were not in the same place: game_masters/conversations.py).
 TALK_DROPPED = "talk_dropped"
 CREATED = "created"
+# A norm given to an agent from outside the run's agents (an intervention),
+# and a notice it was told (components/port.py: receive_norm,
+# receive_notice).
+TAUGHT = "taught"
+NOTICE = "notice"
 CONFLICT = "conflict"
 TALK_DECISION = "talk_decision"
 THOUGHT = "thought"
@@ -56,8 +61,8 @@ FAILURE = "failure"
 STEP = "step"
 # An agent's own records, in the order things happen within one slot: the
 # order a slot's records are written in (runs/session.py).
-AGENT_KINDS = (CREATED, CONFLICT, TALK_DECISION, THOUGHT, CANDIDATE, VERDICT,
-               SYNTHESIS, PLAN, TASKS, FAILURE)
+AGENT_KINDS = (CREATED, TAUGHT, NOTICE, CONFLICT, TALK_DECISION, THOUGHT,
+               CANDIDATE, VERDICT, SYNTHESIS, PLAN, TASKS, FAILURE)
 # Every kind: the game master's, the agents', and the slot's own `step`.
 KINDS = (ACTION, CONVERSATION, TALK_DROPPED, *AGENT_KINDS, STEP)
 

@@ -16,11 +16,13 @@ run, Ctrl-C included. run.json stays the commit point: a kill before it is
 written, or a write of the slot that fails, loses that slot, and resume
 plays it again.
 
-An agent's components run their hooks in parallel threads, so the order in
-which one agent's records reach its journal can differ between runs; they
-are written in a fixed order (slot, kind as below, then content for
-failures), so the same seed gives the same file whatever thread finished
-first.
+The session meets the agents only through their ports (components/port.py):
+their records, norm snapshots, initial norms and shared DetectConflict
+questions. An agent's components run their hooks in parallel threads, so
+the order in which one agent's records reach its journal can differ between
+runs; the port hands them over in a fixed order (slot, kind, then content
+for failures: `record_order`), so the same seed gives the same file
+whatever thread finished first.
 """
 
 from __future__ import annotations
@@ -30,11 +32,10 @@ import contextlib
 import copy
 import dataclasses
 import functools
-import json
 import logging
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -44,27 +45,16 @@ from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
-from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
-from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.components.port import (KIND_ORDER, port_of,
+                                             record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
-from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
 from crsec_concordia.rundir import writing as rundir
-from crsec_concordia.rundir.format import AGENT_KINDS, FAILURE, STEP
+from crsec_concordia.rundir.format import FAILURE, STEP
 from crsec_concordia.scenarios import Scenario
 
 _log = logging.getLogger(__name__)
 
-# Within one slot of one agent: what happened first comes first.
-KIND_ORDER = {kind: i for i, kind in enumerate(AGENT_KINDS)}
-
-
-def record_order(record: Mapping[str, Any]) -> tuple:
-  """The sort key of an agent's records within one drain (a stable sort)."""
-  kind = str(record.get("kind"))
-  tiebreak = (json.dumps(record, sort_keys=True, ensure_ascii=False)
-              if kind == FAILURE else "")
-  return (int(record.get("step") or 0), KIND_ORDER.get(kind, len(KIND_ORDER)),
-          tiebreak)
+__all__ = ["KIND_ORDER", "Session", "record_order", "run_log"]
 
 
 @contextlib.contextmanager
@@ -116,37 +106,36 @@ class Session:
     (self.run_dir / rundir.CHECKPOINTS).mkdir(exist_ok=True)
     (self.run_dir / rundir.NORMS).mkdir(exist_ok=True)
 
-  def _shared_judgements(self) -> SharedJudgements:
-    """One SharedJudgements for every agent's ConflictDetector: the slot
-    engine opens its slots (operations/detect_conflict_sharing.py)."""
-    detectors = {}
-    for entity in self.simulation.get_entities():
-      components = entity.get_all_context_components()
-      if CONFLICT_DETECTOR_KEY in components:
-        detectors[entity.name] = components[CONFLICT_DETECTOR_KEY]
-    shared = SharedJudgements(detectors)
-    for detector in detectors.values():
-      detector.share_judgements(shared)
-    return shared
+  def _ports(self) -> list[tuple[str, Any]]:
+    """Every agent's port, by name."""
+    return [(e.name, port_of(e)) for e in sorted(
+        self.simulation.get_entities(), key=lambda e: e.name)]
 
-  def _normative(self) -> list[Any]:
-    return [e for e in sorted(self.simulation.get_entities(),
-                              key=lambda e: e.name)
-            if NORM_MEMORY_KEY in e.get_all_context_components()]
+  def _shared_judgements(self) -> SharedJudgements:
+    """One SharedJudgements for every agent that detects conflicts: the
+    slot engine opens its slots (operations/detect_conflict_sharing.py)."""
+    holders = {name: port for name, port in self._ports()
+               if port.detects_conflicts()}
+    shared = SharedJudgements(holders)
+    for port in holders.values():
+      port.share_judgements(shared)
+    return shared
 
   def drain(self) -> list[dict[str, Any]]:
     """The records since the last drain, in their fixed order."""
     records = game_masters.drain_records(self._gm)
-    for entity in sorted(self.simulation.get_entities(), key=lambda e: e.name):
-      components = entity.get_all_context_components()
-      # An agent without NormMemory (a baseline agent) keeps its records in
-      # its planner.
-      journal = next((components[k] for k in (NORM_MEMORY_KEY,
-                                              NORMATIVE_PLANNER_KEY)
-                      if k in components), None)
-      if journal is not None:
-        records.extend(sorted(journal.drain_records(), key=record_order))
+    for _, port in self._ports():
+      records.extend(port.drain_records())
     return records
+
+  def norm_snapshot(self) -> dict[str, Any]:
+    """Every agent's norm database that has one, by name."""
+    snapshot = {}
+    for name, port in self._ports():
+      database = port.norm_snapshot()
+      if database is not None:
+        snapshot[name] = database
+    return snapshot
 
   def usage(self) -> dict[str, dict[str, int]]:
     return rundir.add_usage(self.base_usage, self.model.usage.by_tag())
@@ -250,13 +239,11 @@ class Session:
     records.append({"kind": STEP, **game_masters.stamp_fields(stamp),
                     "actors": sorted(step_data.entity_actions), **totals})
     self.write_records(records)
-    normative = self._normative()
-    if normative:
+    snapshot = self.norm_snapshot()
+    if snapshot:
       self._write(
           rundir.write_json,
-          self.run_dir / rundir.NORMS / rundir.norm_snapshot(step),
-          {e.name: e.get_component(NORM_MEMORY_KEY).database.to_json()
-           for e in normative})
+          self.run_dir / rundir.NORMS / rundir.norm_snapshot(step), snapshot)
     self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON,
                 {"completed_steps": step, "by_tag": usage, "totals": totals})
     # run.json is written last: it is the slot's commit point, so it
@@ -290,9 +277,9 @@ class Session:
     if self._bar is not None:
       self._bar.set_postfix_str("entrepreneurs' initial norms", refresh=True)
     threads.run_tasks({
-        e.name: functools.partial(
-            e.get_component(NORM_MEMORY_KEY).ensure_created, stamp)
-        for e in self._normative()}, workers=threads.workers_for(self.model))
+        name: functools.partial(port.set_up, stamp)
+        for name, port in self._ports()},
+                      workers=threads.workers_for(self.model))
 
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""

@@ -45,6 +45,7 @@ from concordia.typing import entity as entity_lib
 from concordia.components.game_master import make_observation as make_observation_lib
 from concordia.components.game_master import next_acting as next_acting_lib
 
+from crsec_concordia.components.port import port_of
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.game_masters.slot_actions import SlotActions
 from crsec_concordia import threads
@@ -64,15 +65,13 @@ def _component(game_master, key: str, method: str):
 
 def act_reasons(entities: Sequence[entity_lib.Entity],
                 actions: Mapping[str, str]) -> dict[str, list[str]]:
-  """Why each agent that acted asked the model (a plan-driven act keeps its
-  reasons, components/structured_act.py); agents whose act keeps none are
-  left out."""
+  """Why each agent that acted asked the model, as its port tells it (a
+  plan-driven act keeps its reasons, components/structured_act.py); agents
+  that keep none are left out."""
   reasons = {}
   for entity in entities:
-    getter = getattr(entity, "get_act_component", None)
-    act = getter() if callable(getter) else None
-    kept = getattr(act, "last_reasons", None)
-    if entity.name in actions and kept:
+    kept = port_of(entity).act_reasons() if entity.name in actions else []
+    if kept:
       reasons[entity.name] = list(kept)
   return reasons
 

@@ -8,7 +8,7 @@ So a hook runs its components in the agent's thread, in order, unless two
 or more of them may wait on the model this time (an entrepreneur's first
 observation: CreateNorm beside IdentifyNorm); then Concordia's pool runs
 them as before, so their calls still overlap. The components of one hook
-never depend on each other's order (each says so; NormMemory.note is
+never depend on each other's order (each says so; AgentJournal.note is
 idempotent), so either way gives the same contexts. The measurements:
 docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
 
