@@ -32,7 +32,6 @@ import dataclasses
 import functools
 import json
 import logging
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -40,7 +39,6 @@ from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
-from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
@@ -50,6 +48,7 @@ from crsec_concordia.components.shared_judgements import SharedJudgements
 from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import AGENT_KINDS, FAILURE, STEP
+from crsec_concordia.runs import progress as progress_lib
 from crsec_concordia.scenarios import Scenario
 
 _log = logging.getLogger(__name__)
@@ -308,9 +307,9 @@ class Session:
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     self._committed = copy.deepcopy(self.info)
     if self.progress:
-      self._bar = tqdm(total=total, initial=done, unit="slot",
-                       desc=self.scenario.name, dynamic_ncols=True,
-                       file=sys.stderr)
+      self._bar = progress_lib.slot_bar(
+          total=total, initial=done, desc=self.scenario.name,
+          meter=self.model.usage, totals=lambda: rundir.totals(self.usage()))
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
