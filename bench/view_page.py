@@ -41,9 +41,14 @@ _SCRUB = """() => {
   return performance.now() - t;
 }"""
 _AGENT = """() => {
-  const mark = document.querySelector("#places .mark, #targets .node");
+  let t = performance.now();
+  let mark = document.querySelector("#places .mark");
+  if (!mark) {  // A big town: a place's agents are shown on demand.
+    document.querySelector("#places .place .more").click();
+    mark = document.querySelector("#places .mark");
+  }
   if (!mark) return null;
-  const t = performance.now();
+  t = performance.now();
   mark.dispatchEvent(new MouseEvent("click", {bubbles: true}));
   return performance.now() - t;
 }"""
@@ -94,7 +99,7 @@ def main() -> int:
       out = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory()))
       runs = play_towns(out)
     pages = stack.enter_context(tempfile.TemporaryDirectory())
-    context = stack.enter_context(browser())
+    context = stack.enter_context(browser(["--enable-precise-memory-info"]))
     print(f"{'run':<28} {'agents':>6} {'slots':>5} {'write s':>8} "
           f"{'page MB':>8} {'load s':>7} {'scrub ms':>9} {'agent ms':>9} "
           f"{'DOM':>6} {'heap MB':>8}")

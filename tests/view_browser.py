@@ -34,8 +34,9 @@ def chromium_path() -> str:
 
 
 @contextlib.contextmanager
-def browser() -> Iterator:
-  """A headless Chromium (a Playwright Browser) with a fresh profile."""
+def browser(extra_args: list[str] | None = None) -> Iterator:
+  """A headless Chromium (a Playwright BrowserContext) with a fresh
+  profile; `extra_args` are added to its command line."""
   try:
     from playwright.sync_api import sync_playwright  # pylint: disable=import-outside-toplevel
   except ModuleNotFoundError as e:
@@ -45,7 +46,8 @@ def browser() -> Iterator:
   with tempfile.TemporaryDirectory(prefix="crsec-chromium-") as profile:
     with sync_playwright() as p:
       context = p.chromium.launch_persistent_context(
-          profile, executable_path=path, args=ARGS, headless=True,
+          profile, executable_path=path, args=ARGS + list(extra_args or ()),
+          headless=True,
           viewport={"width": 1400, "height": 1000})
       try:
         yield context

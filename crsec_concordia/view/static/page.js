@@ -490,6 +490,8 @@
           `: "${e.content}"` + (e.ok === false ? " (rejected)" : e.ok ? " (qualified)" : ""))));
     });
     const hold = R.hold[slot] || [];
+    // A crowd of nodes: names on hover only.
+    const labels = ids.length <= 60;
     ids.forEach((i) => {
       const [x, y, ang] = at[i];
       const mask = hold[i] || 0;
@@ -497,10 +499,10 @@
       const anchor = Math.cos(ang) > 0.3 ? "start" : Math.cos(ang) < -0.3 ? "end" : "middle";
       const lx = x + 12 * Math.cos(ang), ly = y + 12 * Math.sin(ang) + (Math.abs(Math.cos(ang)) <= 0.3 ? (Math.sin(ang) > 0 ? 10 : -4) : 4);
       s.append(svg("g", {class: "node", "data-agent": name(i), onclick: () => showAgent(i)},
-        svg("circle", {cx: x, cy: y, r: 7, fill}),
-        svg("text", {x: lx, y: ly, "text-anchor": anchor},
-          name(i) + (R.places.length > 1 ? ` (${placeName(R.pos[slot][i])})` : "")),
-        svg("title", {}, name(i))));
+        svg("circle", {cx: x, cy: y, r: labels ? 7 : 3, fill}),
+        labels ? svg("text", {x: lx, y: ly, "text-anchor": anchor},
+          name(i) + (R.places.length > 1 ? ` (${placeName(R.pos[slot][i])})` : "")) : null,
+        svg("title", {}, name(i) + (R.places.length > 1 ? ` (${placeName(R.pos[slot][i])})` : ""))));
     });
     const key = svg("g", {}, svg("text", {x: 4, y: 12}, "— talk"), svg("text", {x: 4, y: 26}, "- - observation"),
       svg("text", {x: 4, y: 40}, "faded: after this slot"));
