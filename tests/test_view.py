@@ -136,3 +136,25 @@ def test_serve_answers_on_localhost(tmp_path):
   assert urls[0].startswith("http://127.0.0.1:")
   with urllib.request.urlopen(urls[0], timeout=10) as response:
     assert response.read() == out.read_bytes()
+
+
+def test_interventions_and_failures_are_on_the_timeline(tmp_path, capsys):
+  run_dir = tmp_path / "run"
+  run_dir.mkdir()
+  for f in ("run.json", "scenario.json", "usage.json"):
+    (run_dir / f).write_bytes((GOLDEN / f).read_bytes())
+  events = (GOLDEN / "events.jsonl").read_text(encoding="utf-8")
+  extra = [{"kind": "intervention", "step": 3, "time": "Day 1 09:30",
+            "what": "a sign goes up: no smoking"},
+           {"kind": "failure", "step": 2, "time": "Day 1 09:15",
+            "agent": "Tom Gomez", "op": "Reflect", "error": "bad answer"}]
+  (run_dir / "events.jsonl").write_text(
+      events + "".join(json.dumps(r) + "\n" for r in extra), encoding="utf-8")
+  code, err = view(capsys, run_dir)
+  assert code == 0, err
+  [run] = embedded(run_dir / "view.html")["runs"]
+  assert {"k": "intervention", "x": {"time": "Day 1 09:30",
+                                     "what": "a sign goes up: no smoking"}
+          } in run["events"][2]
+  assert {"k": "failure", "a": 2, "op": "Reflect", "x": "bad answer"
+          } in run["events"][1]

@@ -108,3 +108,24 @@ def test_the_diffusion_graph_has_exactly_the_edges_of_the_records(
       "e.dataset.origin, +e.dataset.step])")
   assert sorted(map(tuple, shown)) == expected
   tab.close()
+
+
+def test_interventions_and_failures_are_marked_under_the_scrubber(
+    chromium, tmp_path):
+  out = tmp_path / "run"
+  out.mkdir()
+  for f in ("run.json", "scenario.json", "usage.json"):
+    (out / f).write_bytes((GOLDEN / f).read_bytes())
+  (out / "events.jsonl").write_text(
+      (GOLDEN / "events.jsonl").read_text(encoding="utf-8")
+      + '{"kind": "intervention", "step": 3, "what": "a sign goes up"}\n'
+      + '{"kind": "failure", "step": 2, "op": "Reflect", "error": "bad"}\n',
+      encoding="utf-8")
+  errors: list[str] = []
+  tab = open_page(chromium, page.write(out, out / "view.html"), errors)
+  assert tab.locator("#marks .tick-intervention").count() == 1
+  assert tab.locator("#marks .tick-failure").count() == 1
+  slot_to(tab, 3)
+  assert "a sign goes up" in tab.inner_text("#slot")
+  assert errors == []
+  tab.close()

@@ -292,6 +292,8 @@ class Session:
         e.name: functools.partial(
             e.get_component(NORM_MEMORY_KEY).ensure_created, stamp)
         for e in self._normative()}, workers=threads.workers_for(self.model))
+    if self._bar is not None:
+      self._bar.set_postfix_str("", refresh=True)
 
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""

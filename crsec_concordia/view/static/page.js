@@ -310,6 +310,8 @@
     return R.byAgent;
   }
   function statusAt(n, s) {
+    // A norm no snapshot saw (a run without snapshots): its records only.
+    if (!n.status.length) return n.first && n.first <= s ? "recorded" : null;
     let now = null;
     for (const [at, status] of n.status) if (at <= s) now = status;
     return now;
