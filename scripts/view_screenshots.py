@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from crsec_concordia.embedding import shared_embedder  # pylint: disable=wrong-import-position
 from crsec_concordia.view import page  # pylint: disable=wrong-import-position
 from tests import view_runs  # pylint: disable=wrong-import-position
 from tests.view_browser import browser, open_page  # pylint: disable=wrong-import-position
@@ -59,7 +60,6 @@ def demo(context, run_dir: Path, work: Path) -> None:
 
 
 def two_rooms(context, work: Path) -> None:
-  from crsec_concordia.embedding import shared_embedder  # pylint: disable=import-outside-toplevel
   run_dir = view_runs.two_rooms(work / "two_rooms", shared_embedder())
   crsec("report", run_dir)
   tab = open_page(context, page.write(run_dir, work / "two_rooms.html"))

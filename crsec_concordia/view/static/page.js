@@ -490,6 +490,9 @@
         svg("title", {}, `${name(e.s)} → ${name(e.r)} by ${e.o === "talk" ? "talk" : "observation"} at slot ${e.step}` +
           (e.p !== null && e.p !== undefined && R.places.length > 1 ? ` in ${placeName(e.p)}` : "") +
           `: "${e.content}"` + (e.ok === false ? " (rejected)" : e.ok ? " (qualified)" : ""))));
+      // When, on the edge itself, while the edges are few enough to read.
+      if (edges.length <= 40) s.append(svg("text", {x: (x1 + 2 * mx + x2) / 4, y: (y1 + 2 * my + y2) / 4 - 3,
+        "text-anchor": "middle", class: "edge-label" + (e.step > now ? " later" : "")}, `slot ${e.step}`));
     });
     const hold = R.hold[slot] || [];
     // A crowd of nodes: names on hover only.
