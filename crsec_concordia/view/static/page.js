@@ -491,7 +491,7 @@
           (e.p !== null && e.p !== undefined && R.places.length > 1 ? ` in ${placeName(e.p)}` : "") +
           `: "${e.content}"` + (e.ok === false ? " (rejected)" : e.ok ? " (qualified)" : ""))));
       // When, on the edge itself, while the edges are few enough to read.
-      if (edges.length <= 40) s.append(svg("text", {x: (x1 + 2 * mx + x2) / 4, y: (y1 + 2 * my + y2) / 4 - 3,
+      if (edges.length <= 40) s.append(svg("text", {x: mx, y: my,
         "text-anchor": "middle", class: "edge-label" + (e.step > now ? " later" : "")}, `slot ${e.step}`));
     });
     const hold = R.hold[slot] || [];
