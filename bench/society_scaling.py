@@ -51,6 +51,10 @@ OpenAI-compatible endpoint's).
 
   .venv/bin/python bench/society_scaling.py --town          # a few minutes
   .venv/bin/python bench/society_scaling.py --town --sizes 10 100
+  .venv/bin/python bench/society_scaling.py --town --sizes 41 1000 --keep DIR
+
+`--keep DIR` keeps each town's run directory as DIR/town_N (else they are
+removed): bench/view_page.py measures the page of `crsec view` on them.
 """
 
 from __future__ import annotations
@@ -376,6 +380,9 @@ def main() -> int:
                      help="towns of 10, 100 and 1,000 agents in places of 10")
   parser.add_argument("--max-in-flight", type=int, metavar="N",
                       help="--town: the endpoint's bound on requests at once")
+  parser.add_argument("--keep", type=Path, metavar="DIR",
+                      help="--town: keep each town's run directory as "
+                      "DIR/town_N")
   parser.add_argument("--measure-town", type=int, help=argparse.SUPPRESS)
   parser.add_argument("--base-url", help=argparse.SUPPRESS)
   parser.add_argument("--latency", type=float, default=0.2,
@@ -388,10 +395,11 @@ def main() -> int:
   if args.serve:
     return serve(args.latency, args.quiet, args.town)
   if args.measure_town:
-    return measure_town(args.measure_town, args.base_url, args.max_in_flight)
+    return measure_town(args.measure_town, args.base_url, args.max_in_flight,
+                        args.keep)
   if args.town:
     return towns(tuple(args.sizes or (10, 100, 1000)), args.latency,
-                 args.max_in_flight)
+                 args.max_in_flight, args.keep)
   sizes = (1, 10) if args.quick else (1, 4) if args.embedded else (
       1, 5, 10, 25, 50)
   if args.sizes:
@@ -461,19 +469,22 @@ def measure_quiet(latency: float, embedder, size: int = 10) -> float:
     stop_fake_server(server)
 
 
-def measure_town(size: int, base_url: str, in_flight: int | None) -> int:
-  """One town, in this process: its figures as one JSON line."""
+def measure_town(size: int, base_url: str, in_flight: int | None,
+                 keep: Path | None = None) -> int:
+  """One town, in this process: its figures as one JSON line (its run
+  directory kept as KEEP/town_N when `keep` is given)."""
   endpoint = EndpointConfig(base_url=base_url, api_key="bench",
                             model="fake-model", schema_mode="json_schema",
                             max_in_flight=in_flight)
-  with tempfile.TemporaryDirectory() as tmp:
+  with (contextlib.nullcontext(str(keep)) if keep
+        else tempfile.TemporaryDirectory()) as tmp:
     row = town_society.measure(size, endpoint, Path(tmp))
   print(json.dumps(row), flush=True)
   return 0
 
 
-def towns(sizes: tuple[int, ...], latency: float, in_flight: int | None
-          ) -> int:
+def towns(sizes: tuple[int, ...], latency: float, in_flight: int | None,
+          keep: Path | None = None) -> int:
   """Each town in a process of its own against one fake server."""
   began = time.monotonic()
   server, base_url = start_fake_server(latency, town=True)
@@ -484,6 +495,8 @@ def towns(sizes: tuple[int, ...], latency: float, in_flight: int | None
                  "--measure-town", str(size), "--base-url", base_url]
       if in_flight:
         command += ["--max-in-flight", str(in_flight)]
+      if keep:
+        command += ["--keep", str(keep.resolve())]
       done = subprocess.run(command, stdout=subprocess.PIPE, text=True,
                             check=True)
       rows.append(json.loads(done.stdout.strip().splitlines()[-1]))

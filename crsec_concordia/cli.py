@@ -14,12 +14,12 @@ import logging
 import sys
 
 from crsec_concordia.commands import (calibrate, compare, doctor, report,
-                                      resume, run, sweep)
+                                      resume, run, sweep, view)
 from crsec_concordia.errors import UserError
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.embedded import ModelFileError
 
-COMMANDS = (run, resume, compare, sweep, report, calibrate, doctor)
+COMMANDS = (run, resume, compare, sweep, report, view, calibrate, doctor)
 
 
 class _Parser(argparse.ArgumentParser):

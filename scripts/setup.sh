@@ -37,4 +37,19 @@ s = ensure_model_file(lambda m: print("setup:", m))
 print(f"setup: model {s.path} sha256 verified"
       + (f" (assembled in {s.seconds:.0f}s)" if s.assembled_now else ""))
 PY
+# The page's browser tests (tests/test_view_browser.py) drive the system
+# Chromium through Playwright, which cannot download its own browser here.
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Chromium with apt (the browser tests of crsec view need it)"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium
+  else
+    echo "setup: Chromium is missing and apt-get is not available: install Chromium with your system's package manager (or set CHROMIUM to its binary); the browser tests of crsec view need it." >&2
+    exit 2
+  fi
+fi
+
 echo "setup: done. Try '.venv/bin/crsec doctor' or 'make demo'."

@@ -98,6 +98,7 @@ def print_summary(run_dir: Path) -> None:
       print(f"  new actions that repeat the agent's previous one word for "
             f"word: {s['repeated']} of {written} "
             f"({s['repeated'] / written:.0%})")
+  print(f"  watch it: crsec view {s['run_dir']} --serve")
 
 
 def run(args: argparse.Namespace) -> int:

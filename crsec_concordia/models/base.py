@@ -17,7 +17,7 @@ import logging
 import re
 import threading
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, override, runtime_checkable
 
 from concordia.language_model import language_model
@@ -156,11 +156,27 @@ class UsageCounts:
 
 
 class UsageMeter:
-  """Thread-safe counters of calls and real server tokens, per tag."""
+  """Thread-safe counters of calls and real server tokens, per tag.
+
+  Listeners (`listen`) hear the tag of every call as it is counted, outside
+  the lock: a progress display follows a slot's calls as they return.
+  """
 
   def __init__(self):
     self._lock = threading.Lock()
     self._by_tag: dict[str, UsageCounts] = {}
+    self._listeners: list[Callable[[str], None]] = []
+
+  def listen(self, listener: Callable[[str], None]) -> Callable[[], None]:
+    """Calls `listener(tag)` after each counted call; returns the undo."""
+    with self._lock:
+      self._listeners.append(listener)
+
+    def stop() -> None:
+      with self._lock:
+        if listener in self._listeners:
+          self._listeners.remove(listener)
+    return stop
 
   def record(
       self,
@@ -176,14 +192,16 @@ class UsageMeter:
       counts = self._by_tag.setdefault(tag, UsageCounts())
       if failed:
         counts.failed_calls += 1
-        return
-      if cached:
+      elif cached:
         counts.cached_calls += 1
       else:
         counts.calls += 1
         counts.prompt_tokens += prompt_tokens
         counts.completion_tokens += completion_tokens
         counts.reused_prompt_tokens += reused_prompt_tokens
+      listeners = list(self._listeners)
+    for listener in listeners:
+      listener(tag)
 
   def by_tag(self) -> dict[str, dict[str, int]]:
     with self._lock:

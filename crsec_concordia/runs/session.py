@@ -33,7 +33,6 @@ import copy
 import dataclasses
 import functools
 import logging
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,7 +40,6 @@ from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
-from tqdm import tqdm
 
 from crsec_concordia import game_masters
 from crsec_concordia import threads
@@ -50,6 +48,7 @@ from crsec_concordia.components.port import (KIND_ORDER, port_of,
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
+from crsec_concordia.runs import progress as progress_lib
 from crsec_concordia.scenarios import Scenario
 
 _log = logging.getLogger(__name__)
@@ -280,6 +279,8 @@ class Session:
         name: functools.partial(port.set_up, stamp)
         for name, port in self._ports()},
                       workers=threads.workers_for(self.model))
+    if self._bar is not None:
+      self._bar.set_postfix_str("", refresh=True)
 
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""
@@ -295,9 +296,9 @@ class Session:
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     self._committed = copy.deepcopy(self.info)
     if self.progress:
-      self._bar = tqdm(total=total, initial=done, unit="slot",
-                       desc=self.scenario.name, dynamic_ncols=True,
-                       file=sys.stderr)
+      self._bar = progress_lib.slot_bar(
+          total=total, initial=done, desc=self.scenario.name,
+          meter=self.model.usage, totals=lambda: rundir.totals(self.usage()))
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:

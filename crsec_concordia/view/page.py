@@ -1,0 +1,74 @@
+"""One self-contained HTML page: the data as JSON, the page's script and
+style inline (static/page.html, page.js, page.css; no library, no network).
+
+The JSON sits in a `<script type="application/json">` element; every `<`,
+`>` and `&` in it is written as a \\u escape, so no text of a run (an
+utterance, a persona) can end the element or open another.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.view import extract, load
+
+_STATIC = "static"
+
+
+def _static(name: str) -> str:
+  return (resources.files("crsec_concordia.view") / _STATIC / name).read_text(
+      encoding="utf-8")
+
+
+def _json(data: Any) -> str:
+  text = json.dumps(data, ensure_ascii=False, separators=(",", ":"),
+                    allow_nan=False, default=str)
+  return (text.replace("<", "\\u003c").replace(">", "\\u003e")
+          .replace("&", "\\u0026").replace("\u2028", "\\u2028")
+          .replace("\u2029", "\\u2029"))
+
+
+def _clean(value: Any) -> Any:
+  """NaN and infinities (a metric with no value) as null: JSON has none."""
+  if isinstance(value, float) and value != value or value in (
+      float("inf"), float("-inf")):
+    return None
+  if isinstance(value, dict):
+    return {k: _clean(v) for k, v in value.items()}
+  if isinstance(value, list):
+    return [_clean(v) for v in value]
+  return value
+
+
+def page_data(path: Path) -> dict[str, Any]:
+  """What the page embeds for DIR: a run, or a compare or sweep's runs."""
+  kind, runs = load.read_dir(path)
+  title = (f"{runs[0].run.scenario.get('name') or path.name}: "
+           f"{runs[0].label}" if kind == "run"
+           else f"{kind} {Path(path).name}: {len(runs)} runs")
+  return {"kind": kind, "title": title,
+          "runs": [_clean(extract.run_data(r)) for r in runs]}
+
+
+def render(data: dict[str, Any]) -> str:
+  """The page for `page_data`'s dict."""
+  page = _static("page.html")
+  # The data last: nothing in it is read as one of the other markers.
+  for marker, text in (("__TITLE__", html.escape(data["title"])),
+                       ("__CSS__", _static("page.css")),
+                       ("__JS__", _static("page.js")),
+                       ("__DATA__", _json(data))):
+    page = page.replace(marker, text, 1)
+  return page
+
+
+def write(path: Path, out: Path) -> Path:
+  """Writes DIR's page to `out`; returns it."""
+  text = render(page_data(path))
+  out.parent.mkdir(parents=True, exist_ok=True)
+  out.write_text(text, encoding="utf-8")
+  return out

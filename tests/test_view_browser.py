@@ -1,0 +1,131 @@
+"""The page of `crsec view` in a real browser (Debian's Chromium, driven by
+Playwright: tests/view_browser.py).
+
+On the golden run and on a scripted two-room run where "No smoking
+indoors." passes by talk from Abigail to Mei and, after Mei walks to the
+games room, from Mei to Carlos (tests/view_runs.py): the page loads with
+no console error, the scrubber moves the agents, clicking an agent shows
+its norms, and the diffusion graph has exactly the edges events.jsonl
+says. Chromium missing is a failure naming the fix, not a skip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crsec_concordia.view import page
+from tests import view_runs
+from tests.view_browser import browser, open_page
+
+GOLDEN = Path(__file__).parent / "golden" / "mini_cafe" / "expected"
+MEI, CARLOS = "Mei Lin", "Carlos Gomez"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+  with browser() as context:
+    yield context
+
+
+@pytest.fixture(scope="module")
+def rooms(tmp_path_factory, embedder):
+  run_dir = view_runs.two_rooms(tmp_path_factory.mktemp("view") / "rooms",
+                                embedder)
+  return run_dir, page.write(run_dir, run_dir / "view.html")
+
+
+def slot_to(tab, step: int) -> None:
+  """The scrubber moved to `step` (its value is the slot's index)."""
+  tab.eval_on_selector("#scrub", "(el, v) => { el.value = v; "
+                       "el.dispatchEvent(new Event('input')); }", step - 1)
+  tab.wait_for_function("s => document.body.dataset.slot == s", arg=step)
+
+
+def place_of(tab, agent: str) -> str:
+  return tab.get_attribute(f'#places .mark[data-agent="{agent}"]',
+                           "data-place")
+
+
+@pytest.mark.parametrize("which", ["golden", "rooms"])
+def test_the_page_loads_with_no_console_error(chromium, rooms, tmp_path,
+                                              which):
+  out = (page.write(GOLDEN, tmp_path / "golden.html") if which == "golden"
+         else rooms[1])
+  errors: list[str] = []
+  tab = open_page(chromium, out, errors)
+  for step in (2, 3, 1):
+    slot_to(tab, step)
+  tab.click("#play")
+  tab.wait_for_timeout(300)
+  tab.click("#pause")
+  tab.click("#places .mark >> nth=0")
+  tab.wait_for_selector("#agent:not([hidden])")
+  assert errors == []
+  tab.close()
+
+
+def test_the_scrubber_moves_the_agents(chromium, rooms):
+  tab = open_page(chromium, rooms[1])
+  slot_to(tab, 1)
+  assert place_of(tab, MEI) == "reading_room"
+  assert place_of(tab, CARLOS) == "games_room"
+  slot_to(tab, 3)  # Mei walked over in slot 3.
+  assert place_of(tab, MEI) == "games_room"
+  assert "moved" in tab.get_attribute(f'.mark[data-agent="{MEI}"]', "class")
+  tab.click("#back")
+  tab.wait_for_function("() => document.body.dataset.slot == 2")
+  assert place_of(tab, MEI) == "reading_room"
+  tab.close()
+
+
+def test_clicking_an_agent_shows_its_norms(chromium, rooms):
+  tab = open_page(chromium, rooms[1])
+  slot_to(tab, 6)
+  assert tab.get_attribute(f'.mark[data-agent="{CARLOS}"]', "data-hold") == "1"
+  tab.click(f'#places .mark[data-agent="{CARLOS}"]')
+  panel = tab.wait_for_selector(f'#agent[data-agent="{CARLOS}"]')
+  text = panel.inner_text()
+  assert "Smoking is not allowed inside the cafe." in text
+  assert f"talk with {MEI}" in text and "qualified" in text
+  # Before the talk with Mei, Carlos held nothing.
+  slot_to(tab, 2)
+  assert "not yet" in tab.inner_text("#agent .norms")
+  tab.close()
+
+
+def test_the_diffusion_graph_has_exactly_the_edges_of_the_records(
+    chromium, rooms):
+  run_dir, out = rooms
+  expected = view_runs.passed_edges(run_dir)
+  assert (MEI, CARLOS, "talk", 5) in expected  # Across places, by talk.
+  tab = open_page(chromium, out)
+  tab.select_option(".target .graph-filter", "all")
+  shown = tab.eval_on_selector_all(
+      ".target .graph path.edge",
+      "els => els.map(e => [e.dataset.source, e.dataset.receiver, "
+      "e.dataset.origin, +e.dataset.step])")
+  assert sorted(map(tuple, shown)) == expected
+  tab.close()
+
+
+def test_interventions_and_failures_are_marked_under_the_scrubber(
+    chromium, tmp_path):
+  out = tmp_path / "run"
+  out.mkdir()
+  for f in ("run.json", "scenario.json", "usage.json"):
+    (out / f).write_bytes((GOLDEN / f).read_bytes())
+  (out / "events.jsonl").write_text(
+      (GOLDEN / "events.jsonl").read_text(encoding="utf-8")
+      + '{"kind": "intervention", "step": 3, "what": "a sign goes up"}\n'
+      + '{"kind": "failure", "step": 2, "op": "Reflect", "error": "bad"}\n',
+      encoding="utf-8")
+  errors: list[str] = []
+  tab = open_page(chromium, page.write(out, out / "view.html"), errors)
+  assert tab.locator("#marks .tick-intervention").count() == 1
+  assert tab.locator("#marks .tick-failure").count() == 1
+  slot_to(tab, 3)
+  assert "a sign goes up" in tab.inner_text("#slot")
+  assert errors == []
+  tab.close()
