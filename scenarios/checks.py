@@ -21,6 +21,7 @@ import pydantic
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.norms import MAX_UTILITY, MIN_UTILITY, NORM_TYPES
+from crsec_concordia.scenarios.network_checks import network_problems
 from crsec_concordia.scenarios.place_checks import PLACES, place_problems
 from crsec_concordia.scenarios.problems import Problem, show
 
@@ -164,6 +165,7 @@ def cross_check(data: Any) -> list[Problem]:
   problems += _clock_problems(data)
   problems += place_problems(data)
   problems += _committed_problems(data)
+  problems += network_problems(data)
   return problems
 
 

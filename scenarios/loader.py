@@ -37,6 +37,7 @@ from crsec_concordia.scenarios.checks import (
     Positive, Role, Rounds, ScenarioName, Text, Threshold,
     cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
+from crsec_concordia.scenarios.network import Network, filled
 from crsec_concordia.scenarios.places import (Perception, Place, legacy_places,
                                               listed_places)
 from crsec_concordia.scenarios.population import Population
@@ -144,7 +145,7 @@ class Scenario(ScenarioModel):
   none, the two of `legacy_places()` (then left out of a dump, as the file
   left them out; `declares_places` says which).
   """
-  OPTIONAL_KEYS = frozenset({"places", "perception", "population"})
+  OPTIONAL_KEYS = frozenset({"places", "perception", "population", "network"})
   name: ScenarioName
   premise: Text
   setting: Line
@@ -164,6 +165,7 @@ class Scenario(ScenarioModel):
   # The block that drew the last `population.count` agents (drawn: true
   # once they are in `agents`; population_draw.py).
   population: Population | None = None
+  network: Network | None = None  # Who is tied to whom (network.py).
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
   _declared: bool = pydantic.PrivateAttr(default=True)
@@ -179,7 +181,7 @@ class Scenario(ScenarioModel):
           "population", "{problems}",
           {"problems": "; ".join(f"{path_text(p.loc)}: {p.what}"
                                  for p in expansion.problems)})
-    return expansion.data
+    return filled(expansion.data)
 
   @pydantic.model_validator(mode="after")
   def _consistent(self) -> "Scenario":
