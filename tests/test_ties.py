@@ -44,6 +44,8 @@ agents:
               for n in SMOKERS) + """behaviours:
   - {id: smoking_indoors, description: smokes a cigarette inside a room}
   - {id: loud, description: speaks loudly or shouts}
+target_norms:
+  - {id: no_smoking, text: No smoking indoors., type: injunctive, violates: [smoking_indoors]}
 """
 RING = "network: {generator: ring, k: 2, talk: tied}\n"
 _ASKED = re.compile(r"It is Day 1 (\d\d:\d\d) .*What does (.+?) do next\?",
