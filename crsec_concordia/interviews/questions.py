@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from crsec_concordia import scenarios
 from crsec_concordia.errors import UserError
 
 CONTEXTS = ("persona", "memories", "norms")
@@ -57,7 +58,6 @@ def shipped_names() -> list[str]:
 
 def _shipped_dir() -> Path:
   # Installed, the scenarios folder is the package crsec_concordia.scenarios.
-  from crsec_concordia import scenarios  # pylint: disable=import-outside-toplevel
   return Path(scenarios.__file__).resolve().parent / "interviews"
 
 
