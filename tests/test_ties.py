@@ -16,6 +16,9 @@ import pytest
 
 from crsec_concordia import runner
 from crsec_concordia.game_masters.conversations import UNTIED
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.metrics.measure import diffusion, ties
+from crsec_concordia.rundir.reading import read_run
 from crsec_concordia.scenarios import Scenario, ScenarioError, parse_scenario
 from crsec_concordia.scenarios.network_checks import generate
 from tests import crsec_script as cs
@@ -176,3 +179,62 @@ def test_a_wrong_network_is_one_line_naming_the_fix(block, expected):
   for line, want in zip(lines, expected):
     assert line.startswith("bad.yaml:")
     assert want in line, (want, line)
+
+
+def matcher_of(run, embedder):
+  return NormMatcher(run.targets, behaviours=run.behaviours,
+                     embedder=embedder)
+
+
+def test_the_diffusion_tree_says_who_passed_the_norm_by_talk(ring_run,
+                                                            embedder):
+  run = read_run(ring_run)
+  rows = diffusion.tree(run, matcher_of(run, embedder))
+  assert rows[0] == {**rows[0], "target": "no_smoking", "receiver": ABIGAIL,
+                     "via": "initial", "sources": [], "step": 1}
+  talks = {(r["initiator"], r["partner"], r["step"])
+           for r in records(ring_run) if r["kind"] == "conversation"}
+  taken = [r for r in rows if r["via"] == "talk"]
+  assert taken, "a neighbour took the norm from a talk"
+  for row in taken:
+    source, = row["sources"]
+    # The receiver talked with its source in an earlier slot.
+    assert any({source, row["receiver"]} == {a, b} and step < row["step"]
+               for a, b, step in talks), (row, talks)
+  # Distance from the entrepreneur: she is at 0, her takers at 1.
+  by = {r["distance"]: r for r in ties.by_distance(run, matcher_of(run,
+                                                                   embedder))}
+  assert by[0]["agents"] == 1 and by[0]["held_end"] == 1.0
+  assert by[1]["agents"] == 2 and by[1]["ever"] > 0
+  assert sum(r["agents"] for r in by.values()) == 1 + len(SMOKERS)
+  assert by[3]["ever"] == 0.0
+
+
+def test_a_norm_drawn_from_observation_names_whose_deeds_were_read(
+    ring_run, embedder):
+  run = read_run(ring_run)
+  def db(owner, *norms):
+    return {"owner": owner, "norms": [
+        {"id": f"{owner[:3]}-{i}", "content": content, "origin": origin,
+         "source_agent": None, "step": step, "time": f"t{step}",
+         "status": "qualified"}
+        for i, (content, origin, step) in enumerate(norms)]}
+  run.snapshots = {
+      1: {ABIGAIL: db(ABIGAIL, ("No smoking indoors.", "created", 1))},
+      3: {ABIGAIL: db(ABIGAIL, ("No smoking indoors.", "created", 1)),
+          "Mei Lin": db("Mei Lin", ("No smoking indoors.", "observation", 3))}}
+  run.records = [{"kind": "thought", "agent": "Mei Lin", "step": 3,
+                  "observed": [f"{ABIGAIL} (reading_room): reads.",
+                               "Tom Gomez (reading_room): smokes.",
+                               "Mei Lin (reading_room): reads."]}]
+  rows = diffusion.tree(run, matcher_of(run, embedder))
+  mei = next(r for r in rows if r["receiver"] == "Mei Lin")
+  # Of the two whose deeds she read, only Abigail held the norm before.
+  assert mei["via"] == "observation" and mei["sources"] == [ABIGAIL]
+  assert mei["step"] == 3
+
+
+def test_distances_count_ties_from_the_nearest_entrepreneur():
+  ring = generate("ring", list("abcdef"), k=2)
+  assert ties.distances([tuple(e) for e in ring], ["a"], list("abcdefg")) == {
+      "a": 0, "b": 1, "f": 1, "c": 2, "e": 2, "d": 3, "g": None}
