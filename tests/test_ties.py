@@ -23,6 +23,7 @@ from crsec_concordia.scenarios import Scenario, ScenarioError, parse_scenario
 from crsec_concordia.scenarios.network_checks import generate
 from tests import crsec_script as cs
 from tests.test_places import place_referee
+from tests.test_population import TOWN
 
 SMOKERS = ["Mei Lin", "Carlos Gomez", "Tom Gomez", "Ines Osei", "Kofi Abara"]
 ABIGAIL = "Abigail Chen"
@@ -238,3 +239,18 @@ def test_distances_count_ties_from_the_nearest_entrepreneur():
   ring = generate("ring", list("abcdef"), k=2)
   assert ties.distances([tuple(e) for e in ring], ["a"], list("abcdefg")) == {
       "a": 0, "b": 1, "f": 1, "c": 2, "e": 2, "d": 3, "g": None}
+
+
+def test_a_network_over_a_population_s_groups():
+  text = TOWN + ("network: {generator: small_world, k: 4, p: 0.2, seed: 5, "
+                 "groups: [zealots], talk: tied}\n")
+  scenario = parse_scenario(text, "town.yaml")
+  zealots = [a.name for a in scenario.agents if a.group == "zealots"]
+  assert len(zealots) == 8
+  tied = {name for edge in scenario.network.edges for name in edge}
+  assert tied == set(zealots)
+  assert [list(e) for e in scenario.network.edges] == generate(
+      "small_world", zealots, k=4, p=0.2, seed=5)
+  # A dump reads back with the same edges, checked against the generator.
+  again = Scenario.from_dict(scenario.to_dict())
+  assert again.network == scenario.network
