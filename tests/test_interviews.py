@@ -18,7 +18,9 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.interviews import load_questions
 from crsec_concordia.interviews import interview as interview_lib
 from crsec_concordia.interviews.interview import interview
+from crsec_concordia.interviews.restore import checkpoints
 from crsec_concordia.models import ScriptedModel
+from crsec_concordia.scenarios import ScenarioError, parse_scenario
 from tests import test_ties
 from tests.fake_openai import Reply
 from tests.test_cli_basics import assert_one_line_error, crsec
@@ -172,3 +174,38 @@ def test_bad_input_is_one_line_and_exit_2(copy, tmp_path):
   line = assert_one_line_error(crsec("interview", str(copy), "--questions",
                                      "nonesuch"))
   assert "no such questions file" in line and "rules" in line
+
+
+def test_a_scenario_schedules_interviews_and_its_run_keeps_their_slots(
+    tmp_path, embedder):
+  text = (test_ties.ROOM.replace("max_steps: 4", "max_steps: 5")
+          + "interviews:\n  - {at: [1, 3], questions: rules}\n")
+  run_dir = test_ties.run(tmp_path, embedder, text, "scheduled")
+  # Slots 1 and 3 are kept beside the latest two.
+  assert checkpoints(run_dir) == [1, 3, 4, 5]
+  before = digest(run_dir)
+  results = interview_lib.interview_scheduled(run_dir, model=answering(),
+                                              embedder=embedder)
+  result, = results
+  assert result.path == run_dir / "interviews" / "rules.csv"
+  assert sorted(set(result.answers["slot"])) == [1, 3]
+  agents = 1 + len(test_ties.SMOKERS)
+  assert len(result.answers) == 2 * agents * 3
+  after = digest(run_dir)
+  assert {k: v for k, v in after.items()
+          if not k.startswith("interviews/")} == before
+  assert set(after) - set(before) == {"interviews/rules.csv"}
+
+
+def test_without_questions_a_run_with_no_schedule_is_one_line(copy):
+  line = assert_one_line_error(crsec("interview", str(copy)))
+  assert "schedules no interviews; give --questions FILE" in line
+
+
+def test_a_scheduled_slot_after_the_run_is_a_line_naming_the_fix():
+  with pytest.raises(ScenarioError) as caught:
+    parse_scenario(test_ties.ROOM + "interviews:\n  - {at: [2, 9], "
+                   "questions: rules}\n", "x.yaml")
+  assert caught.value.problems == [
+      "x.yaml:29: interviews[0].at[1]: slot 9 is after the run's last (4); "
+      "use a slot from 1 to 4"]

@@ -9,8 +9,11 @@ from pathlib import Path
 from crsec_concordia import outputs
 from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
                                             positive)
+from crsec_concordia.errors import UserError
 from crsec_concordia.interviews import load_questions
-from crsec_concordia.interviews.interview import default_out, interview
+from crsec_concordia.interviews.interview import (default_out, interview,
+                                                  interview_scheduled,
+                                                  scheduled)
 from crsec_concordia.interviews.restore import checkpoint_for
 
 
@@ -23,9 +26,10 @@ def add_parser(sub) -> None:
       "files stay as they were.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
-  p.add_argument("--questions", required=True, metavar="FILE",
+  p.add_argument("--questions", metavar="FILE",
                  help="a questions .yaml file, or a shipped one by name "
-                 "(rules: what rules people here follow, and why)")
+                 "(rules: what rules people here follow, and why); "
+                 "without it, the interviews the run's scenario schedules")
   p.add_argument("--at", type=positive("--at"), metavar="SLOT",
                  help="the slot after which to ask (default: the latest "
                  "with a checkpoint)")
@@ -38,7 +42,34 @@ def add_parser(sub) -> None:
   p.set_defaults(func=run)
 
 
+def _scheduled(args: argparse.Namespace) -> int:
+  if args.at is not None or args.out is not None:
+    raise UserError("--at and --out go with --questions; without it, the "
+                    "scenario's scheduled interviews are held, each at its "
+                    "slots")
+  if not scheduled(args.run_dir):
+    raise UserError(f"{args.run_dir}: its scenario schedules no interviews; "
+                    "give --questions FILE (e.g. --questions rules)")
+  with outputs.writing(args.run_dir, then="make room there, then interview "
+                       "again"):
+    results = interview_scheduled(args.run_dir, endpoint=endpoint_from(args),
+                                  progress=not args.no_progress)
+  for result in results:
+    _say(result, ", ".join(map(str, sorted(set(result.answers["slot"])))))
+  return 0
+
+
+def _say(result, slots: str) -> None:
+  failed = int((result.answers["error"] != "").sum())
+  print(f"{len(result.answers)} answers from "
+        f"{result.answers['agent'].nunique()} agents after slot {slots}"
+        + (f" ({failed} failed; see the error column)" if failed else "")
+        + f": {result.path}")
+
+
 def run(args: argparse.Namespace) -> int:
+  if args.questions is None:
+    return _scheduled(args)
   # Every input is checked before the model starts.
   step, _ = checkpoint_for(args.run_dir, args.at)
   questionnaire = load_questions(args.questions)
@@ -50,9 +81,5 @@ def run(args: argparse.Namespace) -> int:
     result = interview(args.run_dir, args.questions, at=step, out=out,
                        endpoint=endpoint_from(args),
                        progress=not args.no_progress)
-  failed = int((result.answers["error"] != "").sum())
-  print(f"{len(result.answers)} answers from "
-        f"{result.answers['agent'].nunique()} agents after slot {step}"
-        + (f" ({failed} failed; see the error column)" if failed else "")
-        + f": {result.path}")
+  _say(result, str(step))
   return 0

@@ -84,6 +84,31 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
     raise
 
 
+def _model(run_dir: Path, endpoint: EndpointConfig | None, model,
+           progress: bool):
+  info = rundir.read_json(run_dir / rundir.RUN_JSON)
+  built, _ = episode.model_for(endpoint or EndpointConfig.resolve(),
+                               int(info.get("seed", 0)), False, model,
+                               progress)
+  return built
+
+
+def _ask_at(run_dir: Path, step: int, checkpoint: Path,
+            questionnaire: Questionnaire, model, embedder) -> pd.DataFrame:
+  """Every agent's answers after `step`, from a fresh restored copy."""
+  scenario, simulation = restore(run_dir, checkpoint, model, embedder)
+  agents = agents_of(simulation, scenario)
+  tagged = as_structured(model).tagged(OP)
+  def one(agent: Interviewee) -> list[Answer]:
+    return [ask(tagged, agent, q, questionnaire)
+            for q in questionnaire.questions]
+  done = threads.run_tasks(
+      {a.name: functools.partial(one, a) for a in agents},
+      workers=threads.workers_for(tagged))
+  answers = [answer for a in agents for answer in done[a.name]]
+  return rows(step, answers, agents, held_norms(run_dir, step, agents))
+
+
 def interview(run_dir: Path | str, questions: Path | str, *,
               at: int | None = None, out: Path | None = None,
               endpoint: EndpointConfig | None = None, model=None,
@@ -100,21 +125,50 @@ def interview(run_dir: Path | str, questions: Path | str, *,
   step, checkpoint = checkpoint_for(run_dir, at)
   questionnaire = load_questions(questions)
   out = Path(out) if out is not None else default_out(run_dir, questionnaire)
-  info = rundir.read_json(run_dir / rundir.RUN_JSON)
-  model, _ = episode.model_for(endpoint or EndpointConfig.resolve(),
-                               int(info.get("seed", 0)), False, model,
-                               progress)
-  scenario, simulation = restore(run_dir, checkpoint, model,
-                                 episode.embedder_for(embedder))
-  agents = agents_of(simulation, scenario)
-  tagged = as_structured(model).tagged(OP)
-  def one(agent: Interviewee) -> list[Answer]:
-    return [ask(tagged, agent, q, questionnaire)
-            for q in questionnaire.questions]
-  done = threads.run_tasks(
-      {a.name: functools.partial(one, a) for a in agents},
-      workers=threads.workers_for(tagged))
-  answers = [answer for a in agents for answer in done[a.name]]
-  frame = rows(step, answers, agents, held_norms(run_dir, step, agents))
+  model = _model(run_dir, endpoint, model, progress)
+  frame = _ask_at(run_dir, step, checkpoint, questionnaire, model,
+                  episode.embedder_for(embedder))
   _write_csv(frame, out)
   return Interviews(out, frame)
+
+
+def scheduled(run_dir: Path | str) -> list[tuple[list[int], Questionnaire]]:
+  """The interviews the run's scenario schedules: (slots, questions),
+  each checked (a slot without a checkpoint, a malformed file: UserError)
+  before any model starts."""
+  run_dir = Path(run_dir)
+  checkpoint_for(run_dir, None)
+  block = (rundir.read_json(run_dir / rundir.SCENARIO_JSON)
+           .get("interviews") or [])
+  out = []
+  for item in block:
+    slots = sorted({int(s) for s in item["at"]})
+    for slot in slots:
+      checkpoint_for(run_dir, slot)
+    out.append((slots, load_questions(item["questions"])))
+  return out
+
+
+def interview_scheduled(run_dir: Path | str, *,
+                        endpoint: EndpointConfig | None = None, model=None,
+                        embedder=None, progress: bool = False
+                        ) -> list[Interviews]:
+  """Holds the interviews the run's scenario schedules: one CSV per
+  questions file (RUN_DIR/interviews/<name>.csv), a row per slot, agent
+  and question."""
+  run_dir = Path(run_dir)
+  plan = scheduled(run_dir)
+  if not plan:
+    return []
+  model = _model(run_dir, endpoint, model, progress)
+  embedder = episode.embedder_for(embedder)
+  results = []
+  for slots, questionnaire in plan:
+    frame = pd.concat([
+        _ask_at(run_dir, slot, checkpoint_for(run_dir, slot)[1],
+                questionnaire, model, embedder) for slot in slots],
+        ignore_index=True)
+    out = default_out(run_dir, questionnaire)
+    _write_csv(frame, out)
+    results.append(Interviews(out, frame))
+  return results
