@@ -15,14 +15,17 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import runner
+from crsec_concordia import observations as obs
+from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters.conversations import UNTIED
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import diffusion, ties
 from crsec_concordia.rundir.reading import read_run
 from crsec_concordia.scenarios import Scenario, ScenarioError, parse_scenario
+from crsec_concordia.scenarios.network import attend_ties, talk_ties
 from crsec_concordia.scenarios.network_checks import generate
 from tests import crsec_script as cs
-from tests.test_places import place_referee
+from tests.test_places import deed, place_map, place_referee
 from tests.test_population import TOWN
 
 SMOKERS = ["Mei Lin", "Carlos Gomez", "Tom Gomez", "Ines Osei", "Kofi Abara"]
@@ -254,3 +257,26 @@ def test_a_network_over_a_population_s_groups():
   # A dump reads back with the same edges, checked against the generator.
   again = Scenario.from_dict(scenario.to_dict())
   assert again.network == scenario.network
+
+
+def test_attend_tied_first_puts_neighbours_deeds_before_the_others():
+  names = [f"Guest {c}" for c in "ABCDEFG"]
+  deeds = [deed(n, "reading_room", f"{n} reads a novel.") for n in names]
+  where = dict.fromkeys(names, "reading_room")
+  ties_of = {"Guest A": frozenset({"Guest F", "Guest G"})}
+  def seen(ties_given):
+    composed = perception_lib.LocalPerception(
+        place_map(), max_events=3, ties=ties_given).compose(
+            deeds, where, ["Guest A", "Guest B"])
+    return {n: [obs.parse(t).actor for t in texts]
+            for n, texts in composed.texts.items()}
+  # Without ties: its own deed, then the others by name.
+  assert seen(None)["Guest A"] == ["Guest A", "Guest B", "Guest C"]
+  # Tied first: its own, then its neighbours'; one without ties as before.
+  tied = seen(ties_of)
+  assert tied["Guest A"] == ["Guest A", "Guest F", "Guest G"]
+  assert tied["Guest B"] == ["Guest A", "Guest B", "Guest C"]
+  scenario = parse_scenario(ROOM + "network: {generator: ring, attend: "
+                            "tied_first}\n", "a.yaml")
+  assert attend_ties(scenario.network)[ABIGAIL] == {"Mei Lin", "Kofi Abara"}
+  assert talk_ties(scenario.network) is None
