@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from crsec_concordia import runner
@@ -19,7 +20,8 @@ from crsec_concordia import observations as obs
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters.conversations import UNTIED
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure import diffusion, ties
+from crsec_concordia.metrics.measure import diffusion, run_metrics, ties
+from crsec_concordia.metrics.present import tables
 from crsec_concordia.rundir.reading import read_run
 from crsec_concordia.scenarios import Scenario, ScenarioError, parse_scenario
 from crsec_concordia.scenarios.network import attend_ties, talk_ties
@@ -280,3 +282,15 @@ def test_attend_tied_first_puts_neighbours_deeds_before_the_others():
                             "tied_first}\n", "a.yaml")
   assert attend_ties(scenario.network)[ABIGAIL] == {"Mei Lin", "Kofi Abara"}
   assert talk_ties(scenario.network) is None
+
+
+def test_a_run_with_ties_reports_its_tree_and_adoption_by_distance(
+    ring_run, tmp_path, embedder):
+  metrics = run_metrics.compute(read_run(ring_run), matcher_of(
+      read_run(ring_run), embedder))
+  out = tables.write_run(metrics, tmp_path / "metrics")
+  tree = pd.read_csv(out / "diffusion_tree.csv")
+  assert {"target", "receiver", "via", "sources", "step"} <= set(tree.columns)
+  assert "talk" in set(tree["via"])
+  by = pd.read_csv(out / "by_distance.csv")
+  assert list(by["distance"].fillna(-1)) == [0, 1, 2, 3]
