@@ -27,6 +27,8 @@ import pandas as pd
 
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.errors import UserError
+from crsec_concordia.interviews.table import COLUMNS as INTERVIEW_COLUMNS
+from crsec_concordia.interviews.table import read_interviews
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import places, run_metrics
 from crsec_concordia.metrics.present import tables
@@ -39,6 +41,7 @@ METRICS = [*IDENTITY, "step", "time", "target", "metric", "value"]
 RUNS = [*IDENTITY, "status", "completed_steps", "max_steps", "agents",
         "has_norms", "model", "wall_seconds", "path"]
 ADOPTION = [*IDENTITY, *places.ADOPTION_COLUMNS]
+INTERVIEWS = [*IDENTITY, "questionnaire", *INTERVIEW_COLUMNS]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +63,8 @@ class RunData:
            target (`belief`) and complying with it (`behaviour`); rows
            only for runs of several places or of groups (docs/metrics.md,
            "Places and groups"); empty with `metrics=False`
+  interviews one row per answer of `crsec interview` (RUN_DIR/interviews/),
+           the norms the agent held beside it; empty without interviews
 
   `run` names a run uniquely within what was loaded: "normative seed 3"
   in a run or compare directory, the sweep's run id in a sweep;
@@ -70,6 +75,8 @@ class RunData:
   metrics: pd.DataFrame
   adoption: pd.DataFrame = dataclasses.field(
       default_factory=lambda: pd.DataFrame(columns=ADOPTION))
+  interviews: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=INTERVIEWS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,11 +171,12 @@ def load_run(path: str | Path, *, metrics: bool = True,
   naming the fix) when `path` is none of the three.
   """
   path = Path(path)
-  rows, events, long, adoption = [], {}, [], []
+  rows, events, long, adoption, asked = [], {}, [], [], []
   for at in _locate(path):
     run = reading.read_run(at.path)
     identity = _identity(run, at)
     rows.append(_run_row(run, at))
+    asked.append(_with_identity(read_interviews(at.path), identity))
     for kind, frame in _events(run, identity).items():
       events.setdefault(kind, []).append(frame)
     if metrics:
@@ -179,4 +187,5 @@ def load_run(path: str | Path, *, metrics: bool = True,
       runs=pd.DataFrame(rows, columns=RUNS),
       events={kind: _stack(frames, IDENTITY)
               for kind, frames in sorted(events.items())},
-      metrics=_stack(long, METRICS), adoption=_stack(adoption, ADOPTION))
+      metrics=_stack(long, METRICS), adoption=_stack(adoption, ADOPTION),
+      interviews=_stack(asked, INTERVIEWS))

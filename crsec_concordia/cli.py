@@ -1,5 +1,5 @@
-"""`crsec`: run, resume, compare and report CRSEC episodes; calibrate a
-model's judgements; check the setup.
+"""`crsec`: run, resume, compare and report CRSEC episodes; interview their
+agents; calibrate a model's judgements; check the setup.
 
 Each subcommand lives in `crsec_concordia/commands/<name>.py` with
 `add_parser(subparsers)` and `run(args) -> int`; the flags several share are
@@ -13,13 +13,14 @@ import argparse
 import logging
 import sys
 
-from crsec_concordia.commands import (calibrate, compare, doctor, report,
-                                      resume, run, sweep, view)
+from crsec_concordia.commands import (calibrate, compare, doctor, interview,
+                                      report, resume, run, sweep, view)
 from crsec_concordia.errors import UserError
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.embedded import ModelFileError
 
-COMMANDS = (run, resume, compare, sweep, report, view, calibrate, doctor)
+COMMANDS = (run, resume, compare, sweep, report, view, interview, calibrate,
+            doctor)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,7 +14,9 @@ then talked, so one agent holds at most one conversation per slot (further
 requests involving a busy agent are dropped, and the record of the talk held
 lists them). Talk is between agents in the same place (where they were when
 they asked, game_masters/whereabouts.py): a request to someone elsewhere is
-dropped, in a `talk_dropped` record that says where each was.
+dropped, in a `talk_dropped` record that says where each was; under a
+scenario's `network: {talk: tied}` a request to someone not tied to the
+initiator is dropped too, its record saying so (`reason`).
 Conversations between different people run in parallel. The transcript is
 delivered verbatim to both participants with the next slot's observations
 (the receivers' norm identification reads it) and kept in a
@@ -44,6 +46,7 @@ from crsec_concordia.rundir.format import CONVERSATION, TALK_DROPPED
 CONVERSATIONS_KEY = "conversations"
 # Why a request was dropped before scheduling (its TALK_DROPPED record).
 APART = "not in the same place"
+UNTIED = "not tied"
 MAX_UTTERANCE_CHARS = 400
 # Word-sequence similarity at which an utterance counts as a repeat.
 ECHO_RATIO = 0.7
@@ -219,6 +222,7 @@ class NormConversations(entity_component.ContextComponent,
       clock_key: str = clock_lib.CLOCK_KEY,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
       whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
+      ties: Mapping[str, frozenset[str]] | None = None,
   ):
     """Creates the component.
 
@@ -231,6 +235,8 @@ class NormConversations(entity_component.ContextComponent,
         (transcripts reach the participants with the next slot).
       whereabouts_key: the key of the game master's Whereabouts (without
         one, anyone may talk with anyone).
+      ties: each agent's neighbours, when only tied agents may talk (an
+        agent missing from it has none); None: ties do not govern talk.
     """
     super().__init__()
     if max_rounds < 1:
@@ -241,6 +247,7 @@ class NormConversations(entity_component.ContextComponent,
     self._clock_key = clock_key
     self._observations_key = observations_key
     self._whereabouts_key = whereabouts_key
+    self._ties = None if ties is None else dict(ties)
     self._lock = threading.Lock()
     self._records: list[dict[str, Any]] = []
     self._count = 0
@@ -367,6 +374,22 @@ class NormConversations(entity_component.ContextComponent,
                    "norms": list(r["norms"]), "reason": APART,
                    "places": places} for r, places in apart]
 
+  def _tied(self, requests: list[dict[str, Any]],
+             stamp: observations.Stamp
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the requests between tied agents, the records of those dropped
+    because the initiator is not tied to the partner)."""
+    if self._ties is None:
+      return requests, []
+    kept, untied = [], []
+    for r in requests:
+      tied = r["partner"] in self._ties.get(r["initiator"], frozenset())
+      (kept if tied else untied).append(r)
+    return kept, [{"kind": TALK_DROPPED, **clock_lib.stamp_fields(stamp),
+                   "initiator": r["initiator"], "partner": r["partner"],
+                   "norms": list(r["norms"]), "reason": UNTIED}
+                  for r in untied]
+
   def waits_on_model(self, hook: str) -> bool:
     """pre_act holds the talks when the slot is resolved."""
     return hook == "pre_act"
@@ -381,7 +404,9 @@ class NormConversations(entity_component.ContextComponent,
       return ""
     stamp = self.get_entity().get_component(
         self._clock_key, type_=clock_lib.SlotClock).current_stamp()
+    requests, untied = self._tied(requests, stamp)
     requests, apart = self._together(requests, stamp)
+    apart = untied + apart
     held, dropped = schedule(requests)
     results = threads.run_tasks({
         f"{i:04d}": functools.partial(self.run_conversation, r, stamp)

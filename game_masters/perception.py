@@ -8,6 +8,8 @@ then the deeds nearest the norms it holds (by the simulation's sentence
 embedder, as its ConflictDetector finds the norm a deed is about, with
 the same floor), then the rest in name order; the deeds kept are told in
 name order, as every observation is, and those left out are counted.
+Under a scenario's `network: {attend: tied_first}` the deeds of the
+observer's neighbours come before the others, each part in that order.
 Everything is decided from the slot's deeds and the observers' norms, with
 ties broken by name, so thread order never matters; similarities are
 computed only for an observer with more deeds in view than it can hold,
@@ -64,7 +66,8 @@ class LocalPerception:
                max_events: int = DEFAULT_MAX_EVENTS,
                norms_of: NormsOf | None = None,
                embedder: SentenceEmbedder | None = None,
-               floor: float = DEFAULT_RELEVANCE):
+               floor: float = DEFAULT_RELEVANCE,
+               ties: Mapping[str, frozenset[str]] | None = None):
     """Creates it.
 
     Args:
@@ -74,6 +77,8 @@ class LocalPerception:
       embedder: the simulation's sentence embedder (none: by name alone).
       floor: the similarity to a held norm from which a deed counts as
         near it (the ConflictDetector's relevance floor).
+      ties: each observer's neighbours, whose deeds it perceives first
+        (None: no one's first).
     """
     if max_events < 1:
       raise ValueError("an observation holds at least one deed")
@@ -82,6 +87,7 @@ class LocalPerception:
     self._norms_of = norms_of
     self._embedder = None if embedder is None else embedding.cached(embedder)
     self._floor = floor
+    self._ties = ties
 
   def compose(self, deeds: Sequence[Deed], where: Mapping[str, str],
               observers: Sequence[str]) -> Perceived:
@@ -115,13 +121,22 @@ class LocalPerception:
         if (view, norms) not in ranked:
           ranked[view, norms] = self._rank(in_view[view], norms, slot)
         first = [mine] if mine is not None else []
+        ordered = self._tied_first(observer, ranked[view, norms])
         kept = first + list(itertools.islice(
-            (d for d in ranked[view, norms] if d is not mine),
-            self._max - len(first)))
+            (d for d in ordered if d is not mine), self._max - len(first)))
         unseen[observer] = len(seen) - len(kept)
         seen = sorted(kept, key=order.__getitem__)
       texts[observer] = [d.text for d in seen]
     return Perceived(texts=texts, unseen=unseen)
+
+  def _tied_first(self, observer: str, ranked: list[Deed]) -> list[Deed]:
+    """`ranked` with the observer's neighbours' deeds first (a stable
+    split: each part keeps its order)."""
+    if self._ties is None:
+      return ranked
+    tied = self._ties.get(observer, frozenset())
+    return ([d for d in ranked if d.actor in tied]
+            + [d for d in ranked if d.actor not in tied])
 
   def _rank(self, deeds: list[Deed], norms: tuple[str, ...],
             slot: "_Scores") -> list[Deed]:

@@ -46,6 +46,7 @@ from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.models.base import TaggedModel
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.scenarios import Scenario
+from crsec_concordia.scenarios.network import attend_ties, talk_ties
 from crsec_concordia.slot_agent import SlotAgent
 
 DEFAULT_NAME = "Game Master"
@@ -122,7 +123,8 @@ def place_components(
   return (whereabouts_lib.Whereabouts(places=places, homes=homes),
           perception_lib.LocalPerception(
               places, max_events=scenario.perception.max_events,
-              norms_of=norms_of(entities), embedder=embedder))
+              norms_of=norms_of(entities), embedder=embedder,
+              ties=attend_ties(scenario.network)))
 
 
 def components(
@@ -153,7 +155,8 @@ def components(
       conversations_lib.CONVERSATIONS_KEY: (
           conversations_lib.NormConversations(
               entities=entities, place=place,
-              max_rounds=scenario.conversation.max_rounds)),
+              max_rounds=scenario.conversation.max_rounds,
+              ties=talk_ties(scenario.network))),
       adjudication_lib.ADJUDICATION_KEY: adjudication_lib.Adjudication(
           _tagged(model, referee_lib.ADJUDICATE_TAG),
           place=scenario.setting,

@@ -21,8 +21,10 @@ import pydantic
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.norms import MAX_UTILITY, MIN_UTILITY, NORM_TYPES
+from crsec_concordia.scenarios.network_checks import network_problems
 from crsec_concordia.scenarios.place_checks import PLACES, place_problems
 from crsec_concordia.scenarios.problems import Problem, show
+from crsec_concordia.scenarios.schedule_checks import interview_problems
 
 
 Role = Literal["entrepreneur", "ordinary"]
@@ -164,6 +166,7 @@ def cross_check(data: Any) -> list[Problem]:
   problems += _clock_problems(data)
   problems += place_problems(data)
   problems += _committed_problems(data)
+  problems += network_problems(data)
   return problems
 
 
@@ -323,6 +326,7 @@ def _clock_problems(data: Mapping[str, Any]) -> list[Problem]:
   except PydanticCustomError:
     return problems
   covered = days * math.ceil((end - start) / per_step)
+  problems += interview_problems(data, min(max_steps or covered, covered))
   if max_steps is not None and max_steps > covered:
     problems.append(Problem(
         ("max_steps",),

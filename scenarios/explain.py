@@ -15,6 +15,7 @@ import pydantic
 
 from crsec_concordia.norms import NORM_TYPES
 from crsec_concordia.scenarios.checks import PLACES, ROLES
+from crsec_concordia.scenarios.network_checks import CHOICES as NETWORK_CHOICES
 from crsec_concordia.scenarios.problems import DESIGN_DOC, Problem, show
 
 
@@ -155,7 +156,8 @@ def explain(error: Mapping[str, Any],
     return Problem(loc, f"unknown key {field!r}{guess}",
                     f"remove it or use one of the allowed keys: {', '.join(allowed)}")
   if kind == "literal_error":
-    allowed = {"role": ROLES, "default_place": PLACES}.get(field, NORM_TYPES)
+    allowed = {"role": ROLES, "default_place": PLACES,
+               **NETWORK_CHOICES}.get(field, NORM_TYPES)
     return Problem(loc, f"{show(value)} is not a valid {field}",
                     f"use one of: {', '.join(allowed)}")
   if kind == "out_of_range":

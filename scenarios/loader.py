@@ -9,14 +9,13 @@ reported at once, one line each, in the form editors and people both read:
   bad.yaml:14: agents[2].initial_norms[0].utility: 140 is out of range; use a whole number from 1 to 100
 
 The line number comes from the YAML node tree (the same parse that produced
-the data), walked along the pydantic error location.
-
-The parts, each a module of this folder: problems.py (a problem and its
-line, ScenarioError), checks.py (the field types and the checks across
-fields; place_checks.py those of place ids), explain.py (a pydantic error
-as a problem with a fix), yaml_reading.py (reading the YAML safely),
-base.py (what every model shares) and places.py (the places' models).
-This module holds the other models and the loading.
+the data), walked along the pydantic error location. The parts, each a
+module of this folder: problems.py (a problem and its line, ScenarioError),
+checks.py (the field types and the checks across fields; place_checks.py
+those of place ids), explain.py (a pydantic error as a problem with a fix),
+yaml_reading.py (reading the YAML safely), base.py (what every model
+shares), places.py, population.py, network.py and interview_block.py (the
+blocks' models). This module holds the other models and the loading.
 """
 
 from __future__ import annotations
@@ -37,8 +36,9 @@ from crsec_concordia.scenarios.checks import (
     Positive, Role, Rounds, ScenarioName, Text, Threshold,
     cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
-from crsec_concordia.scenarios.places import (Perception, Place, legacy_places,
-                                              listed_places)
+from crsec_concordia.scenarios.interview_block import ScheduledInterview
+from crsec_concordia.scenarios.network import Network, filled
+from crsec_concordia.scenarios.places import Perception, Place, legacy_places, listed_places
 from crsec_concordia.scenarios.population import Population
 from crsec_concordia.scenarios.population_draw import expand
 from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
@@ -144,7 +144,7 @@ class Scenario(ScenarioModel):
   none, the two of `legacy_places()` (then left out of a dump, as the file
   left them out; `declares_places` says which).
   """
-  OPTIONAL_KEYS = frozenset({"places", "perception", "population"})
+  OPTIONAL_KEYS = frozenset("places perception population network interviews".split())
   name: ScenarioName
   premise: Text
   setting: Line
@@ -164,6 +164,8 @@ class Scenario(ScenarioModel):
   # The block that drew the last `population.count` agents (drawn: true
   # once they are in `agents`; population_draw.py).
   population: Population | None = None
+  network: Network | None = None  # Who is tied to whom (network.py).
+  interviews: list[ScheduledInterview] = pydantic.Field(default_factory=list)
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
   _declared: bool = pydantic.PrivateAttr(default=True)
@@ -179,7 +181,7 @@ class Scenario(ScenarioModel):
           "population", "{problems}",
           {"problems": "; ".join(f"{path_text(p.loc)}: {p.what}"
                                  for p in expansion.problems)})
-    return expansion.data
+    return filled(expansion.data)
 
   @pydantic.model_validator(mode="after")
   def _consistent(self) -> "Scenario":

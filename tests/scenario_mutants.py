@@ -193,6 +193,15 @@ def semantic_mutants() -> list[Mutant]:
              FULL_CLOCK + "\nmax_steps: 85", "max_steps"),
       edited(FULL, "full cafe: lunch bill after closing", 'at: "13:00"',
              'at: "17:00"', "occasions[1].at"),
+      edited(MINI, "a tie to an unknown agent", CLOCK, CLOCK + "\nnetwork: "
+             "{edges: [[Abigail Chen, Tom Gomes]]}", "network.edges[0][1]"),
+      edited(MINI, "a ring wider than the agents", CLOCK,
+             CLOCK + "\nnetwork: {generator: ring, k: 6}", "network.k"),
+      edited(MINI, "an unknown network generator", CLOCK,
+             CLOCK + "\nnetwork: {generator: lattice}", "network.generator"),
+      edited(MINI, "an interview after the last slot", CLOCK,
+             CLOCK + "\ninterviews: [{at: [9], questions: rules}]",
+             "interviews[0].at[0]"),
   ]
 
 

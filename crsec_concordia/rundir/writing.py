@@ -17,7 +17,7 @@ import json
 import os
 import platform
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -162,12 +162,15 @@ def checkpoint_path(run_dir: Path, step: int) -> Path:
   return run_dir / CHECKPOINTS / checkpoint(step)
 
 
-def save_checkpoint(run_dir: Path, step: int, data: Mapping[str, Any]) -> None:
-  """Writes the checkpoint of `step`; keeps only the latest two."""
+def save_checkpoint(run_dir: Path, step: int, data: Mapping[str, Any],
+                    keep: Collection[int] = ()) -> None:
+  """Writes the checkpoint of `step`; keeps only the latest two, and those
+  of the slots in `keep` (a scenario's scheduled interviews)."""
   write_json(checkpoint_path(run_dir, step), data)
   for old in (run_dir / CHECKPOINTS).glob(CHECKPOINT_FILES):
     number = checkpoint_step(old.name)
-    if number is not None and number <= step - KEEP_CHECKPOINTS:
+    if (number is not None and number <= step - KEEP_CHECKPOINTS
+        and number not in keep):
       old.unlink(missing_ok=True)
 
 

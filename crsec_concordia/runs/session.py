@@ -50,6 +50,7 @@ from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
 from crsec_concordia.runs import progress as progress_lib
 from crsec_concordia.scenarios import Scenario
+from crsec_concordia.scenarios.interview_block import scheduled_slots
 
 _log = logging.getLogger(__name__)
 
@@ -203,7 +204,8 @@ class Session:
       del raw_log[:]
       self._write(rundir.append_log, self.run_dir, entries)
       data = {**data, "raw_log": []}
-    self._write(rundir.save_checkpoint, self.run_dir, step, data)
+    self._write(rundir.save_checkpoint, self.run_dir, step, data,
+                scheduled_slots(self.scenario.interviews))
 
   def _whole_log(self, played: structured_logging.SimulationLog
                  ) -> structured_logging.SimulationLog:

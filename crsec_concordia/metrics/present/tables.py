@@ -176,6 +176,8 @@ def write_run(metrics: run_metrics.RunMetrics,
   write_parquet(file_cells(events_frame(metrics.run.records)), out, EVENTS)
   if not metrics.places.empty:
     write_table(metrics.places, out, BY_PLACE)
+  for name, rows in metrics.summary.get("network", {}).items():
+    write_table(pd.DataFrame(rows), out, name)  # diffusion_tree, by_distance
   (out / SUMMARY_JSON).write_text(
       json.dumps(run_metrics.json_safe(metrics.summary), indent=2,
                  ensure_ascii=False), encoding="utf-8")

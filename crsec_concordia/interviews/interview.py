@@ -1,0 +1,174 @@
+"""`interview`: every agent of a run, restored after a slot, asked a
+questions file; the answers as a table beside the norms each holds.
+
+The agents are restored into a fresh simulation (restore.py) and asked
+with the model (ask.py), one agent per thread, its questions in order;
+nothing is written to the run directory but the answers' CSV
+(RUN_DIR/interviews/<name>.csv unless `out` says elsewhere). Each row
+sets an answer beside the norms the agent held at that slot, read from
+the run's norms/ snapshot (the belief measure reads the same databases,
+through the norm matcher; the answers do not go through it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from crsec_concordia import threads
+from crsec_concordia.interviews.ask import OP, Answer, ask
+from crsec_concordia.interviews.questions import Questionnaire, load_questions
+from crsec_concordia.interviews.table import (COLUMNS, FOLDER,
+                                              NORM_SEPARATOR)
+from crsec_concordia.interviews.restore import (Interviewee, agents_of,
+                                                checkpoint_for, restore)
+from crsec_concordia.models import EndpointConfig
+from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.rundir.format import NORMS
+from crsec_concordia.runs import episode
+
+
+
+@dataclasses.dataclass(frozen=True)
+class Interviews:
+  """Where the answers were written, and the answers."""
+  path: Path
+  answers: pd.DataFrame
+
+
+def held_norms(run_dir: Path, step: int,
+               agents: list[Interviewee]) -> dict[str, tuple[str, ...]]:
+  """Each agent's held norms (activated and valid) from the norms/
+  snapshot of `step`; the restored NormMemory's when the run kept none
+  (a baseline run)."""
+  snapshot = run_dir / NORMS / f"step_{step:04d}.json"
+  if not snapshot.is_file():
+    return {a.name: a.norms for a in agents}
+  data = rundir.read_json(snapshot)
+  return {name: tuple(n["content"] for n in db.get("norms", [])
+                      if n.get("activated") and n.get("valid"))
+          for name, db in data.items()}
+
+
+def default_out(run_dir: Path, questionnaire: Questionnaire) -> Path:
+  return run_dir / FOLDER / f"{questionnaire.name}.csv"
+
+
+def rows(step: int, answers: list[Answer], agents: list[Interviewee],
+         held: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+  role = {a.name: a.role for a in agents}
+  return pd.DataFrame([{
+      "slot": step, "agent": a.agent, "role": role.get(a.agent, ""),
+      "question_id": a.question.id, "question": a.question.text,
+      "answer": a.answer, "error": a.error,
+      "held_norms": NORM_SEPARATOR.join(held.get(a.agent, ()))}
+      for a in answers], columns=COLUMNS)
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+  """Atomically: a reader never sees half a table."""
+  path.parent.mkdir(parents=True, exist_ok=True)
+  fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+  try:
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+      frame.to_csv(f, index=False)
+    os.replace(tmp, path)
+  except BaseException:
+    Path(tmp).unlink(missing_ok=True)
+    raise
+
+
+def _model(run_dir: Path, endpoint: EndpointConfig | None, model,
+           progress: bool):
+  info = rundir.read_json(run_dir / rundir.RUN_JSON)
+  built, _ = episode.model_for(endpoint or EndpointConfig.resolve(),
+                               int(info.get("seed", 0)), False, model,
+                               progress)
+  return built
+
+
+def _ask_at(run_dir: Path, step: int, checkpoint: Path,
+            questionnaire: Questionnaire, model, embedder) -> pd.DataFrame:
+  """Every agent's answers after `step`, from a fresh restored copy."""
+  scenario, simulation = restore(run_dir, checkpoint, model, embedder)
+  agents = agents_of(simulation, scenario)
+  tagged = as_structured(model).tagged(OP)
+  def one(agent: Interviewee) -> list[Answer]:
+    return [ask(tagged, agent, q, questionnaire)
+            for q in questionnaire.questions]
+  done = threads.run_tasks(
+      {a.name: functools.partial(one, a) for a in agents},
+      workers=threads.workers_for(tagged))
+  answers = [answer for a in agents for answer in done[a.name]]
+  return rows(step, answers, agents, held_norms(run_dir, step, agents))
+
+
+def interview(run_dir: Path | str, questions: Path | str, *,
+              at: int | None = None, out: Path | None = None,
+              endpoint: EndpointConfig | None = None, model=None,
+              embedder=None, progress: bool = False) -> Interviews:
+  """Asks every agent of `run_dir`, as it was after slot `at` (default:
+  the latest checkpointed), the questions of `questions` (a path, or a
+  shipped name such as "rules"); writes and returns the answers.
+
+  Raises:
+    UserError: no run directory, no checkpoint at `at`, or a malformed
+      questions file (checked before the model starts).
+  """
+  run_dir = Path(run_dir)
+  step, checkpoint = checkpoint_for(run_dir, at)
+  questionnaire = load_questions(questions)
+  out = Path(out) if out is not None else default_out(run_dir, questionnaire)
+  model = _model(run_dir, endpoint, model, progress)
+  frame = _ask_at(run_dir, step, checkpoint, questionnaire, model,
+                  episode.embedder_for(embedder))
+  _write_csv(frame, out)
+  return Interviews(out, frame)
+
+
+def scheduled(run_dir: Path | str) -> list[tuple[list[int], Questionnaire]]:
+  """The interviews the run's scenario schedules: (slots, questions),
+  each checked (a slot without a checkpoint, a malformed file: UserError)
+  before any model starts."""
+  run_dir = Path(run_dir)
+  checkpoint_for(run_dir, None)
+  block = (rundir.read_json(run_dir / rundir.SCENARIO_JSON)
+           .get("interviews") or [])
+  out = []
+  for item in block:
+    slots = sorted({int(s) for s in item["at"]})
+    for slot in slots:
+      checkpoint_for(run_dir, slot)
+    out.append((slots, load_questions(item["questions"])))
+  return out
+
+
+def interview_scheduled(run_dir: Path | str, *,
+                        endpoint: EndpointConfig | None = None, model=None,
+                        embedder=None, progress: bool = False
+                        ) -> list[Interviews]:
+  """Holds the interviews the run's scenario schedules: one CSV per
+  questions file (RUN_DIR/interviews/<name>.csv), a row per slot, agent
+  and question."""
+  run_dir = Path(run_dir)
+  plan = scheduled(run_dir)
+  if not plan:
+    return []
+  model = _model(run_dir, endpoint, model, progress)
+  embedder = episode.embedder_for(embedder)
+  results = []
+  for slots, questionnaire in plan:
+    frame = pd.concat([
+        _ask_at(run_dir, slot, checkpoint_for(run_dir, slot)[1],
+                questionnaire, model, embedder) for slot in slots],
+        ignore_index=True)
+    out = default_out(run_dir, questionnaire)
+    _write_csv(frame, out)
+    results.append(Interviews(out, frame))
+  return results

@@ -1,0 +1,115 @@
+"""The agents of a run as they were after a slot, restored to be asked.
+
+A run directory holds checkpoints of its latest slots (rundir/); each is
+loaded into a fresh simulation built from the run's own config.json and
+scenario.json, as `crsec resume` builds one, and nothing of it is ever
+written back: the interview reads the restored agents and the simulation
+is dropped. What an agent answers from is read off its components
+(its instructions and persona, its memory bank, its NormMemory), never by
+calling its `act`, whose components would remember being asked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from concordia.components import agent as agent_components
+
+from crsec_concordia.calibration import run_policy
+from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
+from crsec_concordia.errors import UserError
+from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.rundir.format import CHECKPOINT_FILES, checkpoint_step
+from crsec_concordia.runs import config as config_lib
+from crsec_concordia.runs import episode
+from crsec_concordia.scenarios import Scenario
+
+_MEMORY_KEY = agent_components.memory.DEFAULT_MEMORY_COMPONENT_KEY
+
+
+@dataclasses.dataclass(frozen=True)
+class Interviewee:
+  """What one agent is and holds after the slot."""
+  name: str
+  role: str
+  instructions: str
+  persona: str
+  memories: tuple[str, ...]
+  norms: tuple[str, ...]  # Held: activated and valid, as it plans with them.
+
+
+def checkpoints(run_dir: Path) -> list[int]:
+  """The slots a run directory has a checkpoint of, in order."""
+  folder = run_dir / rundir.CHECKPOINTS
+  found = [checkpoint_step(p.name) for p in folder.glob(CHECKPOINT_FILES)]
+  return sorted(s for s in found if s is not None)
+
+
+def checkpoint_for(run_dir: Path, at: int | None) -> tuple[int, Path]:
+  """(slot, checkpoint file) to interview at: `at`, or the latest."""
+  if not run_dir.is_dir() or not (run_dir / rundir.RUN_JSON).is_file():
+    raise UserError(f"{run_dir} is not a run directory (no {rundir.RUN_JSON});"
+                    " give the directory `crsec run` printed")
+  have = checkpoints(run_dir)
+  if not have:
+    raise UserError(f"{run_dir} has no checkpoint to restore agents from; "
+                    "interview a run that completed at least one slot")
+  step = have[-1] if at is None else at
+  if step not in have:
+    raise UserError(f"{run_dir} has no checkpoint at slot {step}; use --at "
+                    f"with one of {', '.join(map(str, have))} (a run keeps "
+                    "its latest two; schedule interviews in the scenario "
+                    "for earlier slots)")
+  return step, rundir.checkpoint_path(run_dir, step)
+
+
+def _read(path: Path) -> Any:
+  try:
+    return rundir.read_json(path)
+  except FileNotFoundError:
+    raise UserError(f"{path.parent} is incomplete ({path.name} is missing); "
+                    "interview a complete run directory") from None
+  except json.JSONDecodeError as e:
+    raise UserError(f"{path} is damaged ({e}); interview another run or "
+                    "checkpoint") from None
+
+
+def _of(entity, scenario: Scenario) -> Interviewee:
+  components = entity.get_all_context_components()
+  def text(key: str) -> str:
+    component = components.get(key)
+    return str(component.get_state().get("state", "")) if component else ""
+  memory = components.get(_MEMORY_KEY)
+  memories = (tuple(memory.get_all_memories_as_text())
+              if memory is not None else ())
+  norm_memory = components.get(NORM_MEMORY_KEY)
+  norms = (tuple(n.content for n in norm_memory.database.qualified())
+           if norm_memory is not None else ())
+  role = (scenario.agent(entity.name).role
+          if entity.name in scenario.agent_names else "")
+  return Interviewee(name=entity.name, role=role,
+                     instructions=text("Instructions"),
+                     persona=text("Persona"), memories=memories, norms=norms)
+
+
+def restore(run_dir: Path, checkpoint: Path, model, embedder
+            ) -> tuple[Scenario, Any]:
+  """The run's scenario, and a fresh simulation holding its checkpoint."""
+  info = _read(run_dir / rundir.RUN_JSON)
+  scenario = Scenario.from_dict(_read(run_dir / rundir.SCENARIO_JSON),
+                                source=str(run_dir / rundir.SCENARIO_JSON))
+  config = config_lib.build_config(
+      scenario, str(info["arm"]), int(info["seed"]),
+      run_policy.of_config(_read(run_dir / rundir.CONFIG_JSON)))
+  simulation = episode.simulation(config, model, embedder)
+  simulation.load_from_checkpoint(_read(checkpoint))
+  return scenario, simulation
+
+
+def agents_of(simulation, scenario: Scenario) -> list[Interviewee]:
+  """The restored agents, in name order."""
+  agents = [_of(e, scenario) for e in simulation.get_entities()]
+  return sorted(agents, key=lambda a: a.name)

@@ -1,0 +1,28 @@
+"""The answers of a run's interviews as a table (light: pandas only, so
+that `load_run` reads them without loading a simulation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+FOLDER = "interviews"
+COLUMNS = ["slot", "agent", "role", "question_id", "question", "answer",
+           "error", "held_norms"]
+# Held norms in one CSV cell: one per line.
+NORM_SEPARATOR = "\n"
+
+
+def read_interviews(run_dir: Path) -> pd.DataFrame:
+  """The answers of every interview of a run (RUN_DIR/interviews/*.csv),
+  each row with its questionnaire's name; empty when it has none."""
+  frames = []
+  for path in sorted((Path(run_dir) / FOLDER).glob("*.csv")):
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame["slot"] = pd.to_numeric(frame["slot"])
+    frame.insert(0, "questionnaire", path.stem)
+    frames.append(frame)
+  if not frames:
+    return pd.DataFrame(columns=["questionnaire", *COLUMNS])
+  return pd.concat(frames, ignore_index=True)
