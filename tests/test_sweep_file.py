@@ -21,6 +21,7 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir import writing
 from crsec_concordia.sweeps import aggregate, driver, execute, grid, runjob
 from crsec_concordia.sweeps import spec as spec_lib
 from crsec_concordia.sweeps import validate
@@ -282,7 +283,7 @@ def known_sweep(tmp_path, embedder):
             "seed": 9, "run_dir": "runs/x", "status": "failed",
             "error": "cannot reach http://127.0.0.1:9/v1"}
   data["runs"].append(failed)
-  grid.write_json(tmp_path / grid.SWEEP_JSON, data)
+  writing.write_json(tmp_path / grid.SWEEP_JSON, data)
   del scenarios
   return tmp_path
 

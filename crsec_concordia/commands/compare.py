@@ -33,13 +33,13 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure import aggregate
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.models import EndpointConfig
-from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
+from crsec_concordia.rundir import writing
+from crsec_concordia.rundir.format import ARMS, COMPARE_JSON, RUN_JSON
 from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
 from crsec_concordia.sweeps import driver, execute, grid, runjob
 from crsec_concordia.sweeps.ray_backend import RayBackend
 from crsec_concordia.sweeps.spec import Resources, SweepFile, parse_seeds
 
-ARMS = ("normative", "baseline")
 __all__ = ["ARMS", "add_parser", "parse_seeds", "run"]
 
 
@@ -77,7 +77,7 @@ def _load_scenario(name: str) -> Scenario:
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-  grid.write_json(out / COMPARE_JSON, manifest)
+  writing.write_json(out / COMPARE_JSON, manifest)
 
 
 def _backend(args: argparse.Namespace, embedded: bool):

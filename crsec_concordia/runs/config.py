@@ -17,9 +17,9 @@ from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.run_policy import PARAM as POLICY_PARAM
 from crsec_concordia.errors import UserError
 from crsec_concordia.prefabs import PREFABS
+from crsec_concordia.rundir.format import ARMS
 from crsec_concordia.scenarios import Scenario, load_scenario
 
-ARMS = ("normative", "baseline")
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
 GM_PREFAB = "venue__GameMaster"
 GM_NAME = "Game Master"

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia.metrics.classifiers.calibration import Score
+from crsec_concordia.metrics.classifiers.threshold_search import Score
 from crsec_concordia.metrics.classifiers.labels import (SPLITS, VENUES,
                                                         LabelledNorm,
                                                         load_items,
@@ -85,7 +85,7 @@ def _worst_f1(counts: dict[str, Score]) -> float:
   return min(s.f1 for s in counts.values())
 
 
-def calibrate(rule: MatchRule, calibration: Table, *,
+def fit_thresholds(rule: MatchRule, calibration: Table, *,
               per_target: bool = False,
               grid: Iterable[float] = GRID) -> MatchRule:
   """`rule` with the threshold(s) chosen on the calibration table.
@@ -117,8 +117,8 @@ class Tried:
   def fitted(self, calibration: Table) -> MatchRule:
     if self.calibration == "fixed":
       return self.rule
-    return calibrate(self.rule, calibration,
-                     per_target=self.calibration == "per_target")
+    return fit_thresholds(self.rule, calibration,
+                          per_target=self.calibration == "per_target")
 
 
 _READ = dict(aliases=True, clauses=True, contrast=True, permissions=True)
