@@ -17,13 +17,14 @@ import random
 import pytest
 
 from crsec_concordia.calibration import policy as policy_lib
-from crsec_concordia.calibration import probe_run, probes
+from crsec_concordia.calibration import probes
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.game_masters import adjudication
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import prefab
 from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.scenarios import load_scenario
 from tests.judgement_oracle import JudgementOracle

@@ -25,11 +25,11 @@ from typing import Any
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import (add_endpoint_flags,
                                             add_policy_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.measure import aggregate
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.models import EndpointConfig
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
   seeds = parse_seeds(args.seeds)
   endpoint = endpoint_from(args)
   scenario = _load_scenario(args.scenario)
-  policy = run_policy.resolve(args.referee_policy, ModelIdentity.of_endpoint(
+  policy = run_policy.resolve(args.referee_policy, identity_of(
       endpoint), scenario.name)
   out = _out_dir(args, scenario.name)
   with outputs.writing(out, then="make room there, then the same `crsec "

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import (add_endpoint_flags,
                                             add_policy_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
 from crsec_concordia.sweeps import aggregate, driver, grid
@@ -88,7 +88,7 @@ def _policies(spec: spec_lib.SweepFile, endpoints: dict[str, EndpointConfig],
   any run starts (a missing calibration is one line, exit 2)."""
   return {(name, scenario): run_policy.resolve(
       spec.endpoints[name].referee_policy or default,
-      ModelIdentity.of_endpoint(config), scenario)
+      identity_of(config), scenario)
           for name, config in endpoints.items() for scenario in scenarios}
 
 

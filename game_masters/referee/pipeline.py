@@ -150,7 +150,8 @@ class Referee:
     the action's words is an invalid answer, asked for once more, saying
     why; if that call fails, the first answer stands, its claim apart. The
     first call's failure is raised. Public for the probe runner
-    (crsec_concordia/calibration/probe_run.py), which asks what a run asks."""
+    (crsec_concordia/metrics/classifiers/probe_run.py), which asks what a
+    run asks."""
     prompt = general_call.adjudication_prompt(
         place=self._place, behaviours=self._behaviours, actor=actor,
         action=action, situation=situation, default_place=self._default_place,

@@ -1,7 +1,8 @@
 """The probe runner: a model's answers on a venue's labelled cases, recorded whole.
 
-Each labelled case (probes.py) goes through the calls a run makes, built
-by the run's own code (game_masters/referee/, DetectConflict): the general
+Each labelled case (calibration/probes.py) goes through the calls a run
+makes, built by the run's own code (game_masters/referee/, DetectConflict):
+the general
 call with its quote check and retry, the doer check, the second look in
 both orders, the occasion's focused check and DetectConflict against one
 norm. Unlike a run, every call is made whatever the structures around it
