@@ -12,7 +12,8 @@ embedded model was measured with), `trusting()` none that can refuse an
 answer (what an uncalibrated model gets), and `choose` keeps a structure
 only where the model's recorded answers on the labelled cases say it helps.
 `evaluate` replays a venue's recorded answers
-(metrics/classifiers/probe_run.py) under any policy with no model: every structure's inputs are in the record.
+(metrics/classifiers/probe_run.py) under any policy with no model: every
+structure's inputs are in the record.
 """
 
 from __future__ import annotations

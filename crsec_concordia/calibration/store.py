@@ -36,8 +36,9 @@ APP = "crsec-concordia"
 # The calibrations that ship with the package (the embedded model's).
 SHIPPED = Path(__file__).resolve().parent / "data"
 # What the corrected estimates read of a referee case
-# (metrics/classifiers/probe_run.py): the answers, and every structure's inputs (`spared`, `failed`, the second
-# look's record), so a run's own referee policy can be replayed on them.
+# (metrics/classifiers/probe_run.py): the answers, and every structure's
+# inputs (`spared`, `failed`, the second look's record), so a run's own
+# referee policy can be replayed on them.
 DECISION_KEYS = ("action", "truth", "given", "scores", "deed_scores",
                  "doers", "by_actor", "looked", "spared", "failed", "look")
 
