@@ -16,11 +16,11 @@ from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.judgement_prompts import identity_of, prompts_hash
 from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics.measure.usage import per_agent_hour
 from crsec_concordia.models import EndpointConfig, embedded, make_model
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import ACTION
+from crsec_concordia.rundir.reading import per_agent_hour
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs.session import Session
 from crsec_concordia.runs.simulation import SlotSimulation

@@ -242,7 +242,7 @@ def _summary(run: Run, matcher: NormMatcher, columns: dict[str, list[Any]],
                   for t in matcher.targets},
       "emergent_norms": emergent.emergent_norms(run, matcher),
       "diffusion": diffusion.edges(run, matcher),
-      "usage": usage.summarize(run.usage),
+      "usage": usage.usage_summary(run.usage),
       "matcher": matcher.describe(),
       "correction": corrected.summary_block(rates, m.beliefs, m.behaviours),
   }
