@@ -15,7 +15,8 @@ The parts, each a module of this folder: problems.py (a problem and its
 line, ScenarioError), checks.py (the field types and the checks across
 fields; place_checks.py those of place ids), explain.py (a pydantic error
 as a problem with a fix), yaml_reading.py (reading the YAML safely),
-base.py (what every model shares) and places.py (the places' models).
+base.py (what every model shares), places.py (the places' models) and
+occasions.py (an occasion's).
 This module holds the other models and the loading.
 """
 
@@ -37,6 +38,7 @@ from crsec_concordia.scenarios.checks import (
     Positive, Role, Rounds, ScenarioName, Text, Threshold,
     cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
+from crsec_concordia.scenarios.occasions import Occasion
 from crsec_concordia.scenarios.places import (Perception, Place, legacy_places,
                                               listed_places)
 from crsec_concordia.scenarios.population import Population
@@ -123,18 +125,6 @@ class TargetNorm(ScenarioModel):
   # Other wordings of the same norm, for the metrics' matcher: agents phrase
   # a norm many ways, and one reference sentence misses long or hedged ones.
   aliases: list[Line] = pydantic.Field(default_factory=list)
-
-
-class Occasion(ScenarioModel):
-  """A moment the game master puts to each agent once a day, from `at`:
-  their first turn since opens with `situation` (see game_masters/occasions.py)."""
-  id: Ident
-  at: ClockTime
-  situation: Text
-  question: Text | None = None  # Instead of "What does {actor} do next?"
-  # Behaviour ids the referee asks about in a second, focused call.
-  behaviours: list[str] = pydantic.Field(default_factory=list)
-  agents: list[Name] = pydantic.Field(default_factory=list)
 
 
 class Scenario(ScenarioModel):
