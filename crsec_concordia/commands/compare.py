@@ -122,8 +122,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
   # The sweep of this comparison: one scenario, condition and endpoint.
   spec = SweepFile.model_validate({"scenarios": [name], "seeds": seeds,
                                    "arms": list(ARMS), "steps": args.steps})
-  runs = grid.expand(spec, [name],
-                     layout=lambda r: f"{r.arm}/seed_{r.seed}")
+  runs = grid.expand_grid(spec, [name],
+                          layout=lambda r: f"{r.arm}/seed_{r.seed}")
   jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
       progress=args.jobs == 1 and not (args.ray or args.address),
@@ -195,8 +195,8 @@ def _play(args: argparse.Namespace, out: Path, by_id: dict[str, grid.RunSpec],
     return {}, failed, person_errors
   backend = _backend(args, embedded)
   try:
-    outcomes = execute.schedule(jobs, backend, on_start=on_start,
-                                on_done=on_done, poll=0.5)
+    outcomes = execute.schedule_jobs(jobs, backend, on_start=on_start,
+                                     on_done=on_done, poll=0.5)
   finally:
     backend.close()
   return outcomes, failed, person_errors

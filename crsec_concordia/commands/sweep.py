@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
   by_name = {s.name: s for s in scenarios}
   built = {(s.name, c): spec_lib.apply(s, condition)
            for s in scenarios for c, condition in spec.conditions.items()}
-  runs = grid.expand(spec, list(by_name))
+  runs = grid.expand_grid(spec, list(by_name))
   policies = _policies(spec, endpoints, list(by_name), args.referee_policy)
   out = _out_dir(args, name)
   with outputs.writing(out, then="make room there, then the same `crsec "
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed, "
           f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
     if completed and not args.no_aggregate:
-      result = aggregate.aggregate(out)
+      result = aggregate.aggregate_sweep(out)
       aggregate.write(result)
       for line in aggregate.headline(result):
         print(f"  {line}")

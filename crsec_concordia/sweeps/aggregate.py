@@ -124,9 +124,9 @@ def _load(path: Path) -> tuple[dict[str, Any], list[grid.RunSpec]]:
   return data, grid.runs_of(data)
 
 
-def aggregate(path: str | Path,
-              matcher_factory: Callable[[rundir.Run], NormMatcher]
-              | None = None) -> SweepMetrics:
+def aggregate_sweep(path: str | Path,
+                    matcher_factory: Callable[[rundir.Run], NormMatcher]
+                    | None = None) -> SweepMetrics:
   """Metrics of every completed run of the sweep at `path`, aggregated."""
   path = Path(path)
   data, runs = _load(path)

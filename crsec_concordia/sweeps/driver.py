@@ -170,8 +170,9 @@ def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
     changed.clear()
 
   try:
-    return execute.schedule(jobs, backend, limits=limits, on_start=on_start,
-                            on_done=on_done, on_tick=on_tick, poll=poll)
+    return execute.schedule_jobs(jobs, backend, limits=limits,
+                                 on_start=on_start, on_done=on_done,
+                                 on_tick=on_tick, poll=poll)
   except BaseException:
     for run_id in in_flight:
       book.mark(run_id, status="interrupted")

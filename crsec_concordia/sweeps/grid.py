@@ -74,9 +74,9 @@ def _excluded(point: Mapping[str, Any],
   return False
 
 
-def expand(spec: spec_lib.SweepFile, scenario_names: list[str],
-           layout: Callable[[RunSpec], str] = default_layout
-           ) -> list[RunSpec]:
+def expand_grid(spec: spec_lib.SweepFile, scenario_names: list[str],
+                layout: Callable[[RunSpec], str] = default_layout
+                ) -> list[RunSpec]:
   """Every run of the grid, in a stable order: scenario, condition,
   endpoint, seed, arm (a seed's arms next to each other, so that paired
   results arrive together)."""

@@ -172,8 +172,8 @@ def figures(counts: dict[str, Score]) -> dict[str, dict[str, Any]]:
               "threshold": s.threshold} for t, s in counts.items()}
 
 
-def measure(rule: MatchRule = CHOSEN_RULE, *, embedder: Any = None
-            ) -> dict[str, Any]:
+def measure_matcher(rule: MatchRule = CHOSEN_RULE, *, embedder: Any = None
+                    ) -> dict[str, Any]:
   """The rule's figures on both halves, with the wordings they hold for."""
   items = load_items()
   targets = {v: venue_targets(v) for v in VENUES}
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
   parser.add_argument("--write", action="store_true",
                       help=f"write {QUALITY_PATH.name}")
   args = parser.parse_args(argv)
-  result = measure()
+  result = measure_matcher()
   text = json.dumps(result, indent=1, ensure_ascii=False) + "\n"
   if args.write:
     QUALITY_PATH.write_text(text, encoding="utf-8")

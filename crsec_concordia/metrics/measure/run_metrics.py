@@ -142,8 +142,8 @@ def _places(run: Run, steps: Sequence[int], m: _Measured,
   if not places.is_town(run):
     return pd.DataFrame(columns=places.ADOPTION_COLUMNS)
   where = places.positions(run, steps)
-  frame = places.adoption(run, steps, m.beliefs["flags"],
-                          m.behaviours.get("flags", {}), where)
+  frame = places.adoption_by_place(run, steps, m.beliefs["flags"],
+                                   m.behaviours.get("flags", {}), where)
   times = timeline.step_times(run, steps)
   carried = places.carried(run, steps, m.beliefs["flags"], where)
   for row in carried:
