@@ -223,5 +223,6 @@ class VenueGameMaster(prefab_lib.Prefab):
 
 # `cafe__GameMaster` is the name older run directories carry in their
 # checkpoints: kept so that they still resume.
-PREFABS: dict[str, prefab_lib.Prefab] = {"venue__GameMaster": VenueGameMaster(),
-                                         "cafe__GameMaster": VenueGameMaster()}
+GAME_MASTER_PREFABS: dict[str, prefab_lib.Prefab] = {
+    "venue__GameMaster": VenueGameMaster(),
+    "cafe__GameMaster": VenueGameMaster()}

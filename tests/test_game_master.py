@@ -233,7 +233,8 @@ def simulation(model, s=None, detector=("Abigail Chen",),
       prefab="venue__GameMaster", role=prefab_lib.Role.GAME_MASTER,
       params={"name": "GM", "scenario": s.to_dict(), "seed": 3}))
   config = prefab_lib.Config(
-      prefabs={"fake__Entity": FakeAgent(), **game_masters.PREFABS},
+      prefabs={"fake__Entity": FakeAgent(),
+               **game_masters.GAME_MASTER_PREFABS},
       instances=instances, default_premise=s.premise,
       default_max_steps=s.total_steps)
   return simulation_lib.Simulation(config, model, embedder,

@@ -312,7 +312,8 @@ def test_ablation_effects_with_known_numbers(known_sweep):
     csv = pd.read_csv(known_sweep / f"{name}.csv")
     parquet = pd.read_parquet(known_sweep / f"{name}.parquet")
     assert len(csv) == len(parquet) > 0
-  summary = json.loads((known_sweep / aggregate.SUMMARY_JSON).read_text())
+  summary = json.loads(
+      (known_sweep / aggregate.SWEEP_SUMMARY_JSON).read_text())
   assert summary["reference"] == "full"
   assert summary["failed"][0]["error"].startswith("cannot reach")
 

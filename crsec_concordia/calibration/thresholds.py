@@ -21,10 +21,9 @@ from typing import Any
 from crsec_concordia.calibration import store
 from crsec_concordia.errors import UserError
 
-FORMAT = 1
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # crsec_concordia/embedding.py's.
 FOLDER = "embedders"
-SHIPPED = store.SHIPPED / FOLDER
+SHIPPED_THRESHOLDS = store.SHIPPED / FOLDER
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,23 +48,23 @@ class Thresholds:
                float(data["judge_floor"]))
 
   def to_dict(self) -> dict[str, Any]:
-    return {"format": FORMAT, **dataclasses.asdict(self)}
+    return {"format": store.FORMAT, **dataclasses.asdict(self)}
 
 
-def search_dirs() -> list[Path]:
+def threshold_dirs() -> list[Path]:
   """Where thresholds are looked for, the person's own first."""
-  return [store.user_dir() / FOLDER, SHIPPED]
+  return [store.user_dir() / FOLDER, SHIPPED_THRESHOLDS]
 
 
 def path_for(embedder: str, folder: Path) -> Path:
   return Path(folder) / f"{embedder}.json"
 
 
-def load(embedder: str = DEFAULT_EMBEDDER,
-         dirs: Sequence[Path] | None = None) -> Thresholds:
+def load_thresholds(embedder: str = DEFAULT_EMBEDDER,
+                    dirs: Sequence[Path] | None = None) -> Thresholds:
   """The embedder's measured thresholds (the first found); a UserError
   naming the fix when none were measured for it."""
-  for folder in search_dirs() if dirs is None else dirs:
+  for folder in threshold_dirs() if dirs is None else dirs:
     path = path_for(embedder, folder)
     if path.is_file():
       try:
@@ -79,7 +78,8 @@ def load(embedder: str = DEFAULT_EMBEDDER,
                   f"{store.user_dir() / FOLDER}")
 
 
-def save(thresholds: Thresholds, folder: Path | None = None) -> Path:
+def save_thresholds(thresholds: Thresholds,
+                    folder: Path | None = None) -> Path:
   """Writes the thresholds under the embedder's name (the person's own
   calibrations by default) and returns the file."""
   folder = store.user_dir() / FOLDER if folder is None else Path(folder)

@@ -134,7 +134,7 @@ def _write_sheet(run_dir: Path, out: Path | None) -> int:
   path, done, rows = sheet.write(run_dir, out or run_dir / SHEET_NAME)
   print(f"sheet: {path} ({rows} rows of {done.scenario.get('name')})")
   print("fill true_tags with the behaviour ids each action shows (several "
-        f"separated by spaces, or {sheet.NONE}):")
+        f"separated by spaces, or {sheet.NO_TAG}):")
   for i, description in done.behaviours.items():
     print(f"  {i}: {description}")
   print("and breaks_norm of each conflict with yes or no; rows left empty "

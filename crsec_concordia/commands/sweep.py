@@ -130,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
       aggregate.write(result)
       for line in aggregate.headline(result):
         print(f"  {line}")
-      print(f"sweep: wrote {out / aggregate.SUMMARY_JSON}; `crsec report "
-            f"{out}` draws it")
+      print(f"sweep: wrote {out / aggregate.SWEEP_SUMMARY_JSON}; `crsec "
+            f"report {out}` draws it")
   if not completed:
     raise UserError(f"every run failed; see the errors in "
                     f"{out / grid.SWEEP_JSON} and rerun with -v")

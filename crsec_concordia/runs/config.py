@@ -58,7 +58,7 @@ def build_config(scenario: Scenario, arm: str, seed: int,
   (with `referee_policy` in its params when one is given; none: every
   structure, game_masters/prefab.py)."""
   check_arm(arm)
-  prefabs = {**agent_prefabs(), **game_masters.PREFABS}
+  prefabs = {**agent_prefabs(), **game_masters.GAME_MASTER_PREFABS}
   if f"{arm}__Entity" not in prefabs:
     raise UserError(f"no prefab {arm}__Entity is registered; is "
                     "crsec_concordia.prefabs complete?")

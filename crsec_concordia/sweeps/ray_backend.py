@@ -35,18 +35,18 @@ HOST_PREFIX = "crsec-embedded-"
 _HOST_WAIT = 120.0  # Seconds a task waits for its node's host to appear.
 
 
-FEATURE = "crsec sweep (its runs are Ray tasks)"
+SWEEP_FEATURE = "crsec sweep (its runs are Ray tasks)"
 
 
 def _ray() -> Any:
   # Optional and heavy (the `sweep` extra): imported only when a sweep runs.
-  return require("ray", "sweep", FEATURE)
+  return require("ray", "sweep", SWEEP_FEATURE)
 
 
 def _node_affinity() -> Any:
   """Ray's NodeAffinitySchedulingStrategy (imported late, as `_ray`)."""
   return require("ray.util.scheduling_strategies", "sweep",
-                 FEATURE).NodeAffinitySchedulingStrategy
+                 SWEEP_FEATURE).NodeAffinitySchedulingStrategy
 
 
 def start_embedded() -> Any:

@@ -168,7 +168,8 @@ def _tipping_rows(curve: pd.DataFrame) -> list[list[Cell]]:
     first = part.iloc[0]
     rows.append([*keys, str(first["target"]),
                  f"{100 * first['minority_share']:.0f}%",
-                 *[_stats(_clean(by.get(m)), True) for m in tipping.MEASURES],
+                 *[_stats(_clean(by.get(m)), True)
+                   for m in tipping.TIPPING_MEASURES],
                  ", ".join(f"{v:.2f}" for v in by["adopted"]["values"])])
   return rows
 

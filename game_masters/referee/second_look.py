@@ -25,11 +25,12 @@ from crsec_concordia.game_masters.referee._shared import (Similarity,
                                                           failure_record)
 from crsec_concordia.game_masters.referee.general_call import (none_token,
                                                                quotes_action)
+# The occasion check's floor.
+from crsec_concordia.game_masters.referee.occasion_check import MIN_SIMILARITY
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.scenarios import TargetNorm
 
 TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
-MIN_SIMILARITY = 0.25  # The occasion check's floor (occasion_check.py).
 CANDIDATES = 3  # The nearest behaviours listed.
 
 

@@ -30,13 +30,14 @@ from crsec_concordia.calibration.probes import Probes
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers import labels as labels_lib
 from crsec_concordia.metrics.classifiers import probe_run
+# The labelled norms' half the matcher's figures are on.
+from crsec_concordia.metrics.classifiers.corrected import SPLIT
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
 from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
                                                           JUDGE_FLOOR,
                                                           NormMatcher)
 from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
 
-SPLIT = "test"  # The labelled norms' half the matcher's figures are on.
 # (what, done, of) as each case or norm is answered.
 Progress = Callable[[str, int, int], None]
 

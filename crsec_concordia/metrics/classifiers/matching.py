@@ -53,7 +53,7 @@ from crsec_concordia.scenarios import TargetNorm
 # MATCH_THRESHOLD, the single cosine's (threshold_search.py), is the cut of
 # emergent norms' clusters, where two norms of agents are compared, not a
 # norm and a target.
-MEASURED = thresholds.load()
+MEASURED = thresholds.load_thresholds()
 MATCH_THRESHOLD = MEASURED.match
 JUDGE_FLOOR = MEASURED.judge_floor
 RELATED_THRESHOLD = MEASURED.related

@@ -29,7 +29,7 @@ from crsec_concordia.calibration import scores
 from crsec_concordia.metrics.classifiers import DATA
 from crsec_concordia.metrics.classifiers.matching import MATCH_THRESHOLD
 
-LABELS_PATH = DATA / "matcher_labels.json"
+MATCHER_LABELS_PATH = DATA / "matcher_labels.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Score:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def load_labels(path: Path = LABELS_PATH) -> dict[str, Any]:
+def load_labels(path: Path = MATCHER_LABELS_PATH) -> dict[str, Any]:
   return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
