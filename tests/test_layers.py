@@ -68,3 +68,16 @@ def test_the_runs_writer_imports_no_metrics(writer):
   assert writer in MODULES
   assert _arrows(writer, ("crsec_concordia.metrics",
                           "crsec_concordia.analysis")) == []
+
+
+def test_the_game_master_parses_the_scenario_once():
+  # The params carry the scenario as JSON (checkpoints keep them); it is
+  # parsed in one place, and every component gets the scenario's own types
+  # (no part dumped to dicts and read back into a class of its own).
+  game_masters = {m: p for m, p in MODULES.items()
+                  if m.startswith("crsec_concordia.game_masters")}
+  text = {m: p.read_text(encoding="utf-8") for m, p in game_masters.items()}
+  parses = [m for m, t in text.items() if "Scenario.from_dict(" in t]
+  assert parses == ["crsec_concordia.game_masters.prefab"]
+  assert text[parses[0]].count("Scenario.from_dict(") == 1
+  assert [m for m, t in text.items() if "model_dump(" in t] == []
