@@ -3,7 +3,8 @@
 Labelled cases of a venue (scenarios/<name>.probes.yaml for the shipped
 venues; bench/heldout/<name>.probes.yaml beside <name>.yaml for venues no
 code or prompt was written for) go through the calls a run makes, every
-structure's inputs recorded (crsec_concordia/calibration/probe_run.py), and
+structure's inputs recorded
+(crsec_concordia/metrics/classifiers/probe_run.py), and
 are scored under a referee policy (which structures apply:
 crsec_concordia/calibration/policy.py; `--policy`, by default every one,
 as the embedded model runs). Prints the referee's precision and recall
@@ -44,15 +45,17 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from crsec_concordia import models  # noqa: E402
-from crsec_concordia.calibration import calibrate as calibrate_lib  # noqa: E402
 from crsec_concordia.calibration import policy as policy_lib  # noqa: E402
-from crsec_concordia.calibration import probe_run, probes, store  # noqa: E402
-from crsec_concordia.calibration.identity import ModelIdentity  # noqa: E402
+from crsec_concordia.calibration import probes, store  # noqa: E402
 from crsec_concordia.calibration.policy import RefereePolicy  # noqa: E402
 from crsec_concordia.calibration.probes import (Probes,  # noqa: E402
                                                 load_probes, probes_path)
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
+from crsec_concordia.judgement_prompts import identity_of  # noqa: E402
+from crsec_concordia.metrics.classifiers import (  # noqa: E402
+    judgement_error as calibrate_lib)
+from crsec_concordia.metrics.classifiers import probe_run  # noqa: E402
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
 import oracle_ceiling  # noqa: E402  (bench/, beside this file)
 import probe_scores  # noqa: E402
@@ -238,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                               jobs=args.jobs, norms_too=not args.only)
   endpoint = models.EndpointConfig.resolve()
   model = models.make_model(endpoint, seed=1, cache_path=args.cache)
-  identity = ModelIdentity.of_endpoint(endpoint)
+  identity = identity_of(endpoint)
   policy = POLICIES[args.policy]()
   embedder = shared_embedder()
   lines, measured = [], []

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.metrics.classifiers import matcher_quality as mq  # noqa: E402
-from crsec_concordia.metrics.classifiers.calibration import Score  # noqa: E402
+from crsec_concordia.metrics.classifiers.threshold_search import Score  # noqa: E402
 from crsec_concordia.metrics.classifiers.judge import LLMJudge  # noqa: E402
 from crsec_concordia.metrics.classifiers.matching import (  # noqa: E402
     CHOSEN_RULE, JUDGE_FLOOR)

@@ -38,7 +38,7 @@ import numpy as np
 
 from crsec_concordia.metrics.classifiers import matcher_quality as mq
 from crsec_concordia.metrics.classifiers import norm_clauses
-from crsec_concordia.metrics.classifiers.calibration import Score
+from crsec_concordia.metrics.classifiers.threshold_search import Score
 from crsec_concordia.metrics.classifiers.labels import venue_behaviours
 from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
                                                           MatchRule,

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.metrics.classifiers import matcher_quality as mq  # noqa: E402
 from crsec_concordia.metrics.classifiers import measured as matcher_error  # noqa: E402
-from crsec_concordia.metrics.classifiers.calibration import Score  # noqa: E402
+from crsec_concordia.metrics.classifiers.threshold_search import Score  # noqa: E402
 from crsec_concordia.metrics.classifiers.matching import (  # noqa: E402
     CHOSEN_RULE, MatchRule)
 import matcher_learned as ml  # noqa: E402  (bench/, beside this file)

@@ -3,7 +3,7 @@
 `bench/judgement_probe.py --oracle` runs this: the scripted oracle
 (tests/judgement_oracle.py) answers every judgement prompt as the labels
 say, each venue's cases go through the probe runner
-(crsec_concordia/calibration/probe_run.py), and the recorded answers are
+(crsec_concordia/metrics/classifiers/probe_run.py), and the recorded answers are
 scored under RefereePolicy.trusting() (what an uncalibrated model gets)
 and all_on() (every structure: their cost to a perfect model). The
 matcher's LLM judge is put to the labelled norms
@@ -24,11 +24,11 @@ import math
 from collections.abc import Sequence
 
 from crsec_concordia.calibration import policy as policy_lib
-from crsec_concordia.calibration import probe_run
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import Probes
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.metrics.classifiers import labels as labels_lib
+from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
 from crsec_concordia.metrics.classifiers.matching import (JUDGE_FLOOR,
                                                           NormMatcher)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from crsec_concordia.calibration import policy as policy_lib
 from crsec_concordia.calibration.policy import RefereePolicy
-from crsec_concordia.metrics.classifiers import calibration
+from crsec_concordia.calibration import scores
 
 # The acceptance of issue 21 for the embedded model, per venue.
 TARGET_PRECISION = 0.9
@@ -47,12 +47,12 @@ class TagCounts:
   @property
   def precision(self) -> float:
     """1.0 when the referee tagged nothing (no false tag)."""
-    return calibration.precision(self.tp, self.fp)
+    return scores.precision((self.tp, self.fp, self.fn))
 
   @property
   def recall(self) -> float:
     """1.0 when no case is labelled with a behaviour."""
-    return calibration.recall(self.tp, self.fn)
+    return scores.recall((self.tp, self.fp, self.fn))
 
   def meets_target(self) -> bool:
     return (self.precision >= TARGET_PRECISION

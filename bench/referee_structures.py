@@ -72,7 +72,7 @@ def _ask(model, prompt: str, schema: Mapping[str, Any], max_tokens: int
 def shipped(model, scenario: Scenario, actor: str, action: str) -> set[str]:
   judge = referee.Referee(
       model, place=scenario.setting, default_place=scenario.default_place,
-      behaviours=_behaviours(scenario),
+      behaviours=scenario.behaviours,
       similarity=referee.similarity_of(shared_embedder()))
   event, _ = judge.adjudicate(actor, action)
   return set(event["behaviours"])

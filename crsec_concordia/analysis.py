@@ -37,7 +37,7 @@ from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON, SWEEP_JSON
 
 # The columns that name a run, first in every frame.
 IDENTITY = ["run", "scenario", "condition", "endpoint", "arm", "seed"]
-METRICS = [*IDENTITY, "step", "time", "target", "metric", "value"]
+METRIC_COLUMNS = [*IDENTITY, "step", "time", "target", "metric", "value"]
 RUNS = [*IDENTITY, "status", "completed_steps", "max_steps", "agents",
         "has_norms", "model", "wall_seconds", "path"]
 ADOPTION = [*IDENTITY, *places.ADOPTION_COLUMNS]
@@ -150,7 +150,7 @@ def _metrics(run: reading.Run, identity: dict[str, Any],
                          embedder=embedder) if embedder is not None else None)
   computed = run_metrics.compute(run, matcher)
   long = tables.long_form(computed)
-  return (_with_identity(long, identity)[METRICS],
+  return (_with_identity(long, identity)[METRIC_COLUMNS],
           _with_identity(computed.places, identity)[ADOPTION])
 
 
@@ -187,5 +187,5 @@ def load_run(path: str | Path, *, metrics: bool = True,
       runs=pd.DataFrame(rows, columns=RUNS),
       events={kind: _stack(frames, IDENTITY)
               for kind, frames in sorted(events.items())},
-      metrics=_stack(long, METRICS), adoption=_stack(adoption, ADOPTION),
+      metrics=_stack(long, METRIC_COLUMNS), adoption=_stack(adoption, ADOPTION),
       interviews=_stack(asked, INTERVIEWS))

@@ -18,7 +18,7 @@ who acts, or in what format (played by crsec_concordia.runs.slot_engine):
                        perception.py: what each agent perceives of a slot)
   slot_actions.SlotActions: how the engine hands a slot's actions over.
 
-`PREFABS` registers `venue__GameMaster` for a Concordia `Config`.
+`GAME_MASTER_PREFABS` registers `venue__GameMaster` for a Concordia `Config`.
 """
 
 from crsec_concordia.game_masters.acting import EveryoneActs
@@ -31,7 +31,7 @@ from crsec_concordia.game_masters.occasions import Occasion, occasion_at
 from crsec_concordia.game_masters.perception import LocalPerception
 from crsec_concordia.game_masters.places import PlaceMap
 from crsec_concordia.game_masters.prefab import (
-    PREFABS,
+    GAME_MASTER_PREFABS,
     VenueGameMaster,
     drain_records,
 )
@@ -42,7 +42,7 @@ from crsec_concordia.game_masters.whereabouts import Whereabouts
 __all__ = [
     "ADJUDICATE_TAG", "Adjudication", "SlotClock", "VenueGameMaster",
     "EveryoneActs", "ExactObservations", "FixedActionSpec",
-    "LocalPerception", "NormConversations", "Occasion", "PREFABS",
+    "LocalPerception", "NormConversations", "Occasion", "GAME_MASTER_PREFABS",
     "PlaceMap", "Referee", "SlotActions", "Whereabouts", "drain_records",
     "occasion_at", "stamp_fields",
 ]

@@ -42,6 +42,7 @@ from crsec_concordia.game_masters.action_text import (clean_action,
                                                       tells_of_actor)
 from crsec_concordia.operations import detect_conflict_relevance as relevance
 from crsec_concordia.rundir.format import ACTION, FAILURE
+from crsec_concordia.scenarios import Behaviour, TargetNorm
 
 ADJUDICATION_KEY = resolution_lib.DEFAULT_RESOLUTION_COMPONENT_KEY
 # The `op` of the failure record of an agent that failed to act at all.
@@ -62,7 +63,7 @@ class Adjudication(entity_component.ContextComponent,
       model,
       *,
       place: str,
-      behaviours: Sequence[Mapping[str, str]],
+      behaviours: Sequence[Behaviour],
       player_names: Sequence[str] = (),
       max_tokens: int = 160,
       clock_key: str = clock_lib.CLOCK_KEY,
@@ -73,7 +74,7 @@ class Adjudication(entity_component.ContextComponent,
       default_place: str | None = None,
       doer: bool = True,
       policy: RefereePolicy | None = None,
-      target_norms: Sequence[Mapping[str, Any]] = (),
+      target_norms: Sequence[TargetNorm] = (),
       places: Sequence[Mapping[str, str]] | None = None,
       perception: perception_lib.LocalPerception | None = None,
       whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
@@ -84,7 +85,7 @@ class Adjudication(entity_component.ContextComponent,
       model: a structured model view; its calls are counted under its tag
         (the prefab passes `model.tagged("GM.adjudicate")`).
       place: the short name of the setting.
-      behaviours: the scenario's behaviours, dicts with `id`, `description`.
+      behaviours: the scenario's behaviours (`id`, `description`).
       player_names: the agents expected to act every slot; one who neither
         acted nor failed gets a failure record all the same.
       max_tokens: the answer's budget (a narration and a few ids).
@@ -112,8 +113,8 @@ class Adjudication(entity_component.ContextComponent,
         actor.
       policy: which of the referee's structures apply
         (crsec_concordia/calibration/policy.py); by default all of them.
-      target_norms: the scenario's target norms as dicts (`complies`,
-        `violates`): the two sides of a deed, for a policy whose second
+      target_norms: the scenario's target norms (`complies`, `violates`):
+        the two sides of a deed, for a policy whose second
         look lets the other side of the nearest behaviour through.
       places: the places a scenario declares (id and description each),
         the referee's choices, told with the place each actor is at (the

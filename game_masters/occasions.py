@@ -10,65 +10,22 @@ situation ("The server brings Tom Gomez the bill for his breakfast."), and
 the agent still decides what to do about it; the referee then adjudicates
 the answer like any other action.
 
-Who meets an occasion when is a function of the scenario, the seed and the
-step alone (replayed from the start of the day), so a resumed run gives the
+The occasions are the scenario's own (scenarios/occasions.py); this module
+says who meets one when: a function of the scenario, the seed and the step
+alone (replayed from the start of the day), so a resumed run gives the
 same occasions at the same steps as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from crsec_concordia import observations
+# The scenario's own type, parsed with the scenario: the game master
+# schedules it as it is.
+from crsec_concordia.scenarios.occasions import Occasion
 
-ACTOR_FIELD = "{actor}"
-
-
-@dataclasses.dataclass(frozen=True)
-class Occasion:
-  """One scheduled situation.
-
-  Attributes:
-    id: its name in event records (`occasion`).
-    at: "HH:MM"; from this time of each day the agents meet it, each in
-      the first slot since.
-    situation: one or two sentences; `{actor}` is replaced by the agent's
-      full name.
-    question: what the agent is asked instead of "What does X do next?"
-      (empty: that). Asked "What does Tom Gomez do about the bill?" the
-      1.5B model answered about the bill 8 times in 12; asked what Tom
-      does next, with the bill in the sentence before, 2 times in 12.
-    behaviours: the behaviour ids the referee asks about in a second,
-      focused call on the agent's answer (see referee.py).
-    agents: who meets it (empty: everyone).
-  """
-  id: str
-  at: str
-  situation: str
-  question: str = ""
-  behaviours: tuple[str, ...] = ()
-  agents: tuple[str, ...] = ()
-
-  @classmethod
-  def from_dict(cls, data: Mapping[str, Any]) -> "Occasion":
-    return cls(id=str(data["id"]), at=str(data["at"]),
-               situation=str(data["situation"]),
-               question=str(data.get("question") or ""),
-               behaviours=tuple(data.get("behaviours") or ()),
-               agents=tuple(data.get("agents") or ()))
-
-  def concerns(self, actor: str) -> bool:
-    return not self.agents or actor in self.agents
-
-  def text_for(self, actor: str) -> str:
-    """The situation as the agent and the referee read it."""
-    return self.situation.replace(ACTOR_FIELD, actor)
-
-  def question_for(self, actor: str) -> str:
-    """The occasion's own question, or "" for the usual one."""
-    return self.question.replace(ACTOR_FIELD, actor)
+__all__ = ["Occasion", "occasion_at"]
 
 
 def occasion_at(occasions: Sequence[Occasion], *, actor: str, step: int,
@@ -95,8 +52,3 @@ def occasion_at(occasions: Sequence[Occasion], *, actor: str, step: int,
       if t == step:
         return due
   return None
-
-
-def parse(items: Iterable[Mapping[str, Any]]) -> list[Occasion]:
-  """Occasions from a scenario's plain data, in file order."""
-  return [Occasion.from_dict(item) for item in items]

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from crsec_concordia.scenarios.places import nearest_places
+from crsec_concordia.scenarios.places import Place, nearest_places
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,24 +30,20 @@ class PlaceInfo:
 class PlaceMap:
   """The scenario's places; immutable, so shared by every thread."""
 
-  def __init__(self, places: Iterable[Mapping[str, Any]], *, declared: bool):
+  def __init__(self, places: Iterable[Place], *, declared: bool):
     """Creates the map.
 
     Args:
-      places: each with `id`, `description`, `indoors` and optionally
-        `sees`, `hears` (place ids) and `capacity`.
+      places: the scenario's places (`id`, `description`, `indoors`,
+        `sees`, `hears`, `capacity`).
       declared: whether the scenario names its places (False: the legacy
         indoors and outdoors, which change no prompt and hold any talk).
     """
     self._places: dict[str, PlaceInfo] = {}
     for p in places:
-      pid = str(p["id"])
-      self._places[pid] = PlaceInfo(
-          id=pid, description=str(p.get("description") or pid),
-          indoors=bool(p.get("indoors", True)),
-          in_view=frozenset([pid, *(p.get("sees") or ()),
-                             *(p.get("hears") or ())]),
-          capacity=p.get("capacity"))
+      self._places[p.id] = PlaceInfo(
+          id=p.id, description=p.description or p.id, indoors=p.indoors,
+          in_view=frozenset(p.in_view), capacity=p.capacity)
     if not self._places:
       raise ValueError("a venue needs at least one place")
     self.declared = declared
@@ -57,8 +52,7 @@ class PlaceMap:
   @classmethod
   def of(cls, scenario) -> "PlaceMap":
     """The places of a `Scenario` (legacy or declared)."""
-    return cls([p.model_dump(mode="json") for p in scenario.places],
-               declared=scenario.declares_places)
+    return cls(scenario.places, declared=scenario.declares_places)
 
   @property
   def ids(self) -> list[str]:

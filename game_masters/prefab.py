@@ -38,7 +38,6 @@ from crsec_concordia.game_masters import adjudication as adjudication_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
-from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import places as places_lib
 from crsec_concordia.game_masters import referee as referee_lib
@@ -148,8 +147,7 @@ def components(
       acting_lib.ACTING_KEY: acting_lib.EveryoneActs(player_names=names),
       action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
           place=place,
-          occasions=occasions_lib.parse(
-              o.model_dump(mode="json") for o in scenario.occasions)),
+          occasions=scenario.occasions),
       queue_lib.EXACT_OBSERVATIONS_KEY: queue_lib.ExactObservations(
           player_names=names),
       conversations_lib.CONVERSATIONS_KEY: (
@@ -161,8 +159,7 @@ def components(
           _tagged(model, referee_lib.ADJUDICATE_TAG),
           place=scenario.setting,
           default_place=scenario.default_place,
-          behaviours=[b.model_dump(mode="json")
-                      for b in scenario.behaviours],
+          behaviours=scenario.behaviours,
           player_names=names,
           # The same referee in every arm: its tags are checked by the
           # embedder (referee/tag_gate.py), with or without normative
@@ -171,8 +168,7 @@ def components(
           warm=(functools.partial(warm, embedder)
                 if _observers_embed(entities) else None),
           policy=UNCALIBRATED_POLICY if policy is None else policy,
-          target_norms=[t.model_dump(mode="json")
-                        for t in scenario.target_norms],
+          target_norms=scenario.target_norms,
           places=whereabouts.places.prompt_places(), perception=perception),
   }
 
@@ -208,6 +204,8 @@ class VenueGameMaster(prefab_lib.Prefab):
     It keeps no memories to summarise: the memory bank only brings the
     simulation's embedder (`embedding.embedder_of`).
     """
+    # The one place the params' scenario is parsed: every component gets
+    # its parts as the scenario's own types (behaviours, targets, occasions).
     scenario = Scenario.from_dict(dict(self.params["scenario"]))
     name = str(self.params.get("name", DEFAULT_NAME))
     entities = self.entities if self.entities is not None else []
@@ -224,5 +222,6 @@ class VenueGameMaster(prefab_lib.Prefab):
 
 # `cafe__GameMaster` is the name older run directories carry in their
 # checkpoints: kept so that they still resume.
-PREFABS: dict[str, prefab_lib.Prefab] = {"venue__GameMaster": VenueGameMaster(),
-                                         "cafe__GameMaster": VenueGameMaster()}
+GAME_MASTER_PREFABS: dict[str, prefab_lib.Prefab] = {
+    "venue__GameMaster": VenueGameMaster(),
+    "cafe__GameMaster": VenueGameMaster()}

@@ -17,10 +17,12 @@ from crsec_concordia.scenarios.loader import (
     load_scenario,
     parse_scenario,
 )
+from crsec_concordia.scenarios.occasions import Occasion
 
 __all__ = [
     "Agent",
     "Behaviour",
+    "Occasion",
     "Place",
     "Scenario",
     "ScenarioError",

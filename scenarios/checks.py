@@ -86,6 +86,7 @@ def _time(value: Any) -> str:
 
 
 def minutes_of(clock: str) -> int:
+  """Minutes after midnight of "HH:MM"."""
   hours, minutes = clock.split(":")
   return int(hours) * 60 + int(minutes)
 

@@ -9,13 +9,15 @@ reported at once, one line each, in the form editors and people both read:
   bad.yaml:14: agents[2].initial_norms[0].utility: 140 is out of range; use a whole number from 1 to 100
 
 The line number comes from the YAML node tree (the same parse that produced
-the data), walked along the pydantic error location. The parts, each a
-module of this folder: problems.py (a problem and its line, ScenarioError),
-checks.py (the field types and the checks across fields; place_checks.py
-those of place ids), explain.py (a pydantic error as a problem with a fix),
-yaml_reading.py (reading the YAML safely), base.py (what every model
-shares), places.py, population.py, network.py and interview_block.py (the
-blocks' models). This module holds the other models and the loading.
+the data), walked along the pydantic error location.
+
+The parts, each a module of this folder: problems.py (a problem and its
+line, ScenarioError), checks.py (the field types and the checks across
+fields; place_checks.py those of place ids), explain.py (a pydantic error
+as a problem with a fix), yaml_reading.py (reading the YAML safely),
+base.py (what every model shares), places.py, population.py, network.py,
+interview_block.py and occasions.py (the blocks' models).
+This module holds the other models and the loading.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ from crsec_concordia.scenarios.checks import (
 from crsec_concordia.scenarios.explain import explain
 from crsec_concordia.scenarios.interview_block import ScheduledInterview
 from crsec_concordia.scenarios.network import Network, filled
-from crsec_concordia.scenarios.places import Perception, Place, legacy_places, listed_places
+from crsec_concordia.scenarios.occasions import Occasion
+from crsec_concordia.scenarios.places import (Perception, Place, legacy_places,
+                                              listed_places)
 from crsec_concordia.scenarios.population import Population
 from crsec_concordia.scenarios.population_draw import expand
 from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
@@ -123,18 +127,6 @@ class TargetNorm(ScenarioModel):
   # Other wordings of the same norm, for the metrics' matcher: agents phrase
   # a norm many ways, and one reference sentence misses long or hedged ones.
   aliases: list[Line] = pydantic.Field(default_factory=list)
-
-
-class Occasion(ScenarioModel):
-  """A moment the game master puts to each agent once a day, from `at`:
-  their first turn since opens with `situation` (see game_masters/occasions.py)."""
-  id: Ident
-  at: ClockTime
-  situation: Text
-  question: Text | None = None  # Instead of "What does {actor} do next?"
-  # Behaviour ids the referee asks about in a second, focused call.
-  behaviours: list[str] = pydantic.Field(default_factory=list)
-  agents: list[Name] = pydantic.Field(default_factory=list)
 
 
 class Scenario(ScenarioModel):

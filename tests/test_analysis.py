@@ -70,7 +70,7 @@ def test_a_run_directory_as_runs_events_and_long_metrics(tmp_path):
   assert actions["occasion_check.accepted"].tolist()[1] is True
 
   expected = tables.long_form(run_metrics.compute(reading.read_run(path)))
-  assert list(data.metrics.columns) == analysis.METRICS
+  assert list(data.metrics.columns) == analysis.METRIC_COLUMNS
   assert (data.metrics[["step", "metric", "target"]].values.tolist()
           == expected[["step", "metric", "target"]].values.tolist())
   np.testing.assert_array_equal(data.metrics["value"].to_numpy(float),
@@ -79,7 +79,7 @@ def test_a_run_directory_as_runs_events_and_long_metrics(tmp_path):
 
   files_only = crsec_concordia.load_run(path, metrics=False)
   assert files_only.metrics.empty
-  assert list(files_only.metrics.columns) == analysis.METRICS
+  assert list(files_only.metrics.columns) == analysis.METRIC_COLUMNS
   assert len(files_only.events["action"]) == 2
 
 

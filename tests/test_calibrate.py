@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import cli
+from crsec_concordia import cli, judgement_prompts
 from crsec_concordia.calibration import (advice, identity, probes, sheet,
                                          store)
 from crsec_concordia.commands import calibrate as command
@@ -76,13 +76,13 @@ def calibrated(tmp_path_factory, embedder):
 def test_calibrate_writes_a_file_keyed_by_the_models_identity(calibrated):
   files, model, _ = calibrated
   assert [f.name for f in files] == [
-      f"oracle-7b.openai-compatible.{identity.prompts_hash()}.json"]
+      f"oracle-7b.openai-compatible.{judgement_prompts.prompts_hash()}.json"]
   data = json.loads(files[0].read_text())
   assert data["model"] == {"name": "oracle-7b", "endpoint": "openai-compatible",
-                           "prompts": identity.prompts_hash()}
+                           "prompts": judgement_prompts.prompts_hash()}
   garden = data["venues"]["community_garden"]
   assert garden["labels"] == "probes"
-  assert garden["prompts"] == identity.prompts_hash()
+  assert garden["prompts"] == judgement_prompts.prompts_hash()
   assert len(garden["cases"]) == 44  # The referee cases of the probe file.
   assert garden["summary"]["referee"]["n"] == 44
   # The oracle is right, so the structures of all_on() refuse little.
@@ -129,7 +129,7 @@ def test_the_report_names_the_calibration_of_the_runs_model(
   files, _, _ = calibrated
   monkeypatch.setattr(store, "search_dirs", lambda: [files[0].parent])
   run_dir = garden_run(tmp_path / "run", {
-      **ORACLE, "judgement_prompts": identity.prompts_hash()})
+      **ORACLE, "judgement_prompts": judgement_prompts.prompts_hash()})
   notes = behaviour_notes(run_dir)
   tools = notes["return_tools"]
   assert tools["rates"] is not None, tools["note"]
@@ -147,7 +147,7 @@ def test_another_model_is_not_calibrated_and_says_the_command(
   monkeypatch.setattr(store, "search_dirs", lambda: [files[0].parent])
   run_dir = garden_run(tmp_path / "run", {
       **ORACLE, "model": "another-model",
-      "judgement_prompts": identity.prompts_hash()})
+      "judgement_prompts": judgement_prompts.prompts_hash()})
   for note in behaviour_notes(run_dir).values():
     assert note["rates"] is None
     assert note["note"].startswith(
@@ -172,7 +172,7 @@ def test_the_embedded_model_is_not_corrected_by_another_models_error(
                       lambda: [files[0].parent, tmp_path / "cal"])
   run_dir = garden_run(tmp_path / "run", {
       "endpoint": "embedded", "model": "qwen2.5-coder-1.5b-instruct-q4_k_m",
-      "judgement_prompts": identity.prompts_hash()})
+      "judgement_prompts": judgement_prompts.prompts_hash()})
   tools = behaviour_notes(run_dir)["return_tools"]
   assert tools["rates"] is not None
   assert "oracle-7b" not in tools["note"]
@@ -200,16 +200,16 @@ def test_a_prompt_change_is_said(calibrated, tmp_path, monkeypatch):
                                           "judgement_prompts": "0" * 12})
   tools = behaviour_notes(run_dir)["return_tools"]
   assert tools["rates"] is not None
-  assert (f"calibration prompts {identity.prompts_hash()}, this run's "
+  assert (f"calibration prompts {judgement_prompts.prompts_hash()}, this run's "
           f"{'0' * 12}") in tools["note"]
 
 
 def test_the_prompt_hash_is_stable_and_follows_the_prompts(monkeypatch):
-  first = identity.prompts_hash()
-  assert identity.prompts_hash() == first and len(first) == 12
+  first = judgement_prompts.prompts_hash()
+  assert judgement_prompts.prompts_hash() == first and len(first) == 12
   monkeypatch.setattr(doer_check, "doer_prompt",
                       lambda action, description: f"Who {description}?")
-  assert identity.prompts_hash() != first
+  assert judgement_prompts.prompts_hash() != first
 
 
 def fill(path: Path) -> None:
@@ -292,7 +292,7 @@ def test_reading_a_sheet_needs_no_model(tmp_path, embedder, monkeypatch):
   monkeypatch.setattr(command, "make_model", None)  # Any call would fail.
   who, entry = sheet.read(path)
   assert who == identity.ModelIdentity("ScriptedModel", "given",
-                                       identity.prompts_hash())
+                                       judgement_prompts.prompts_hash())
   assert entry["summary"]["conflicts_detected"]["breaches"] >= 1
 
 
@@ -374,7 +374,7 @@ def test_belief_with_the_llm_judge_uses_the_judges_calibration(
   target = next(t for t in labels_lib.venue_targets("garden")
                 if t.id == "return_tools")
   oracle = identity.ModelIdentity.of_described(
-      {**ORACLE, "judgement_prompts": identity.prompts_hash()})
+      {**ORACLE, "judgement_prompts": judgement_prompts.prompts_hash()})
   got, note = judge_quality.rates(target, CHOSEN_RULE.name, JUDGE_FLOOR,
                                   oracle)
   assert got is not None and got.fp == 0 and got.tp > 0

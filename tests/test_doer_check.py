@@ -11,6 +11,7 @@ from crsec_concordia.game_masters import adjudication
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters.referee import doer_check
 from crsec_concordia.models import ScriptedModel
+from crsec_concordia.scenarios import Behaviour
 from tests import crsec_script
 
 # The second look (second_look.py) finds nothing here.
@@ -34,7 +35,7 @@ def _adjudication(model):
   # A similarity that keeps every tag: the doer check alone decides here.
   return adjudication.Adjudication(model.tagged(referee_lib.ADJUDICATE_TAG),
                                    place="a small café",
-                                   behaviours=BEHAVIOURS,
+                                   behaviours=[Behaviour(**b) for b in BEHAVIOURS],
                                    similarity=lambda a, b: 0.9)
 
 
@@ -112,7 +113,7 @@ def test_the_check_can_be_left_out():
   model = ScriptedModel([LOOK_RULE, (r"You are the referee", _referee(["loud"]))])
   referee = adjudication.Adjudication(
       model.tagged(referee_lib.ADJUDICATE_TAG), place="a café",
-      behaviours=BEHAVIOURS,
+      behaviours=[Behaviour(**b) for b in BEHAVIOURS],
       similarity=lambda a, b: 0.9, doer=False)
   event, _ = referee.adjudicate("Tom Gomez", "Tom Gomez shouts.")
   assert event["behaviours"] == ["loud"] and "tag_doers" not in event

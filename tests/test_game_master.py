@@ -40,7 +40,7 @@ from crsec_concordia.models import ScriptedModel
 from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.operations.base import has_evidence
 from crsec_concordia.runs.slot_engine import SlotEngine
-from crsec_concordia.scenarios import parse_scenario
+from crsec_concordia.scenarios import Behaviour, Occasion, parse_scenario
 from tests import crsec_script
 
 # Every tag the embedder keeps is asked "who does it" (referee/doer_check.py).
@@ -237,7 +237,8 @@ def simulation(model, s=None, detector=("Abigail Chen",),
       prefab="venue__GameMaster", role=prefab_lib.Role.GAME_MASTER,
       params={"name": "GM", "scenario": s.to_dict(), "seed": 3}))
   config = prefab_lib.Config(
-      prefabs={"fake__Entity": FakeAgent(), **game_masters.PREFABS},
+      prefabs={"fake__Entity": FakeAgent(),
+               **game_masters.GAME_MASTER_PREFABS},
       instances=instances, default_premise=s.premise,
       default_max_steps=s.total_steps)
   return simulation_lib.Simulation(config, model, embedder,
@@ -801,8 +802,7 @@ def test_an_action_far_from_every_behaviour_is_not_put_to_the_referee(
   s = scenario()
   referee = adjudication.Adjudication(
       model.tagged(referee_lib.ADJUDICATE_TAG), place=s.setting,
-      default_place="indoors",
-      behaviours=[b.model_dump(mode="json") for b in s.behaviours],
+      default_place="indoors", behaviours=s.behaviours,
       similarity=functools.partial(embedding.pair_similarity, embedder))
   puzzle = "Tom Gomez solves a crossword puzzle."
   event, failure = referee.adjudicate("Tom Gomez", puzzle)
@@ -902,7 +902,8 @@ def test_each_agent_meets_an_occasion_once_in_the_first_slot_since_its_time():
 
 def _replay(occasions, actor, stamps):
   return [(o.id if (o := occasions_lib.occasion_at(
-      occasions_lib.parse(occasions), actor=actor, step=step,
+      [Occasion.model_validate(o) for o in occasions], actor=actor,
+      step=step,
       stamp_for=stamps.__getitem__)) else None)
           for step in range(1, len(stamps))]
 
@@ -1025,7 +1026,7 @@ def test_the_referee_is_told_the_scenarios_default_place(default):
   model = ScriptedModel([DOER_RULE, LOOK_RULE, (r"You are the referee", answer)])
   referee = adjudication.Adjudication(
       model, place="a garden", default_place=default,
-      behaviours=[{"id": "loud", "description": "shouts"}])
+      behaviours=[Behaviour(id="loud", description="shouts")])
   event, failure = referee.adjudicate("Gus Lindqvist",
                                       "Gus Lindqvist waters his bed.")
   assert failure is None and event["place"] == "indoors"  # The model's.

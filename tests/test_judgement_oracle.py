@@ -23,9 +23,10 @@ import pytest
 
 from crsec_concordia import models
 from crsec_concordia.calibration import policy as policy_lib
-from crsec_concordia.calibration import probe_run, probes
+from crsec_concordia.calibration import probes
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.scenarios import load_scenario
 from tests.judgement_oracle import JudgementOracle
 

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import models
-from crsec_concordia.calibration import identity, probe_run, probes, store
+from crsec_concordia import judgement_prompts, models
+from crsec_concordia.calibration import identity, probes, store
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
+from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.metrics.classifiers import referee_quality
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.scenarios import builtin_names, load_scenario
@@ -258,7 +259,7 @@ def test_recorded_decisions_give_the_referee_rates_the_correction_reads(
               "referee": [{"action": c.action, "truth": sorted(c.behaviours),
                            "given": sorted(c.behaviours)} for c in cases]}
   described = {"endpoint": "http://127.0.0.1:1/v1", "model": "a scripted "
-               "referee", "judgement_prompts": identity.prompts_hash()}
+               "referee", "judgement_prompts": judgement_prompts.prompts_hash()}
   who = identity.ModelIdentity.of_described(described)
   path = store.write(store.target_path(who, tmp_path), who,
                      {scenario.name: store.probe_entry(measured, who.prompts)})

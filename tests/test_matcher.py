@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crsec_concordia.embedding import shared_embedder
-from crsec_concordia.metrics.classifiers import calibration
+from crsec_concordia.metrics.classifiers import threshold_search
 from crsec_concordia.metrics.classifiers.judge import (JUDGE_SCHEMA,
                                                        JUDGE_TAG, LLMJudge)
 from crsec_concordia.metrics.classifiers.matching import (JUDGE_FLOOR,
@@ -35,8 +35,8 @@ BEHAVIOURS = {"smoking_indoors": "smokes or lights a cigarette inside the café"
 
 @pytest.fixture(scope="module")
 def table():
-  labels = calibration.load_labels()
-  return labels, *calibration.similarity_table(labels, shared_embedder())
+  labels = threshold_search.load_labels()
+  return labels, *threshold_search.similarity_table(labels, shared_embedder())
 
 
 def test_labelled_set_is_large_and_well_formed(table):
@@ -67,7 +67,7 @@ def test_labelled_set_is_large_and_well_formed(table):
 
 def test_precision_and_recall_at_the_documented_threshold(table):
   _, sims, positive, _ = table
-  score = calibration.score(sims, positive, MATCH_THRESHOLD)
+  score = threshold_search.score(sims, positive, MATCH_THRESHOLD)
   assert score.precision >= MEASURED_PRECISION - MARGIN, score
   assert score.recall >= MEASURED_RECALL - MARGIN, score
   assert score.f1 >= 0.84
@@ -75,10 +75,10 @@ def test_precision_and_recall_at_the_documented_threshold(table):
 
 def test_threshold_is_the_calibrated_one(table):
   _, sims, positive, _ = table
-  best = calibration.calibrate(sims, positive)
+  best = threshold_search.best_threshold(sims, positive)
   assert best.threshold == pytest.approx(MATCH_THRESHOLD, abs=0.011)
   # The judge floor keeps nearly every true match within the judge's reach.
-  assert calibration.score(sims, positive, JUDGE_FLOOR).recall >= 0.95
+  assert threshold_search.score(sims, positive, JUDGE_FLOOR).recall >= 0.95
 
 
 def test_matcher_uses_the_threshold_and_allows_several_targets():

@@ -39,7 +39,7 @@ TEST_COUNTS = {
 
 @pytest.fixture(scope="module")
 def measured(embedder):
-  return mq.measure(embedder=embedder)
+  return mq.measure_matcher(embedder=embedder)
 
 
 # -- the labelled set ----------------------------------------------------------

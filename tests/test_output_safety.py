@@ -187,7 +187,7 @@ def test_sweep_json_keeps_no_credentials_of_a_base_url():
   text = (f"scenarios: [hobbs_cafe_mini]\nseeds: 1\nendpoints:\n  a: "
           f"{{base_url: \"http://u:{PASSWORD}@127.0.0.1:9/v1\", model: m}}\n")
   spec, scenarios = validate.parse_sweep(text, "sweep.yaml", Path("."))
-  runs = grid.expand(spec, [s.name for s in scenarios])
+  runs = grid.expand_grid(spec, [s.name for s in scenarios])
   data = grid.manifest("s", None, spec, {}, grid.endpoint_configs(
       spec, lambda: None), runs)
   assert PASSWORD not in json.dumps(data)

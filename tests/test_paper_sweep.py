@@ -17,7 +17,7 @@ def test_paper_sweep_is_the_papers_experiment():
   assert len(cafe.agents) == 10
   assert sum(a.role == "entrepreneur" for a in cafe.agents) == 3
   assert cafe.clock.days == 2
-  runs = grid.expand(spec, [s.name for s in scenarios])
+  runs = grid.expand_grid(spec, [s.name for s in scenarios])
   assert len(runs) == 10
   assert sorted({(r.arm, r.seed) for r in runs}) == sorted(
       (arm, seed) for arm in ("normative", "baseline") for seed in range(1, 6))
@@ -44,12 +44,12 @@ def test_every_example_sweep_validates(monkeypatch):
   monkeypatch.setenv("VLLM_API_KEY", "a key the cluster example names")
   for path in sorted(PAPER.parent.glob("*.yaml")):
     spec, scenarios = validate.load_sweep(path)
-    assert grid.expand(spec, [s.name for s in scenarios]), path.name
+    assert grid.expand_grid(spec, [s.name for s in scenarios]), path.name
 
 
 def test_the_mini_seeds_sweep_is_five_seeds_per_arm_on_the_embedded_model():
   spec, scenarios = validate.load_sweep(PAPER.parent / "mini_seeds.yaml")
-  runs = grid.expand(spec, [s.name for s in scenarios])
+  runs = grid.expand_grid(spec, [s.name for s in scenarios])
   assert sorted({(r.arm, r.seed) for r in runs}) == sorted(
       (arm, seed) for arm in ("normative", "baseline") for seed in range(1, 6))
   assert all(r.scenario == "hobbs_cafe_mini" for r in runs)

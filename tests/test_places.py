@@ -397,7 +397,8 @@ def simulation(model, actions=None, asks=None, s=None, embedder=None):
       prefab="venue__GameMaster", role=prefab_lib.Role.GAME_MASTER,
       params={"name": "GM", "scenario": s.to_dict(), "seed": 3}))
   config = prefab_lib.Config(
-      prefabs={"scripted__Entity": ScriptedAgent(), **game_masters.PREFABS},
+      prefabs={"scripted__Entity": ScriptedAgent(),
+               **game_masters.GAME_MASTER_PREFABS},
       instances=instances, default_premise=s.premise,
       default_max_steps=s.total_steps)
   return simulation_lib.Simulation(config, model, embedder or constant_embedder,

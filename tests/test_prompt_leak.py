@@ -38,7 +38,6 @@ from crsec_concordia import observations as obs
 from crsec_concordia import operations as ops
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import conversations
-from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.prefab import short_place
 from crsec_concordia.game_masters.referee import doer_check, general_call
 from crsec_concordia.game_masters.referee import occasion_check
@@ -202,8 +201,7 @@ class Venue:
         self.stamp, self.entre.name, self.other.name, "rule one",
         [(self.entre.name, SPOKEN[0]), (self.other.name, SPOKEN[1])])
     # As the game master holds them (text_for fills in the actor).
-    self.occasions = [occasions_lib.Occasion.from_dict(o.model_dump(mode="json"))
-                      for o in s.occasions]
+    self.occasions = s.occasions
     self.names = (*s.agent_names,)
 
   def ask(self, actor: str, situation: str = "", question: str = "") -> str:

@@ -157,7 +157,7 @@ def test_the_measured_error_is_shown_beside_the_estimates():
                             "behaviour": {"rates": rates}}})
   normative = run({"quiet": {"belief": {"rates": matcher},
                              "behaviour": {"rates": {**rates, "tp": 99}}}})
-  group = publish.Group(("venue", "", ""), {"baseline": [baseline],
+  group = publish.RunGroup(("venue", "", ""), {"baseline": [baseline],
                                             "normative": [normative]})
   errors = publish.measurement_error(group)
   assert [(e["target"], e["measure"], e["tp"]) for e in errors] == [
@@ -174,7 +174,7 @@ def test_the_model_paragraph_follows_the_runs_model():
   def group(*models):
     runs = [SimpleNamespace(run=SimpleNamespace(run={"model": m}))
             for m in models]
-    return publish.Group(("venue", "", ""), {"normative": runs})
+    return publish.RunGroup(("venue", "", ""), {"normative": runs})
   embedded = {"endpoint": "embedded", "model": "qwen2.5-coder-1.5b"}
   vllm = {"endpoint": "http://gpu:8000/v1", "model": "Qwen/Qwen2.5-7B"}
   assert "1.5B" in publish.model_paragraph([group(embedded)])

@@ -17,15 +17,15 @@ import random
 import pytest
 
 from crsec_concordia.calibration import policy as policy_lib
-from crsec_concordia.calibration import probe_run, probes
+from crsec_concordia.calibration import probes
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.game_masters import adjudication
-from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import prefab
 from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.models import ScriptedModel
-from crsec_concordia.scenarios import load_scenario
+from crsec_concordia.scenarios import Behaviour, load_scenario
 from tests.judgement_oracle import JudgementOracle
 
 
@@ -97,10 +97,9 @@ def test_the_recorded_answers_give_the_referees_tags_under_any_policy(
   model = JudgementOracle(scenario, cases, **settings).model
   referee = referee_lib.Referee(
       model, place=scenario.setting, default_place=scenario.default_place,
-      behaviours=[b.model_dump(mode="json") for b in scenario.behaviours],
+      behaviours=scenario.behaviours,
       similarity=referee_lib.similarity_of(shared_embedder()),
-      policy=policy,
-      target_norms=[t.model_dump(mode="json") for t in scenario.target_norms])
+      policy=policy, target_norms=scenario.target_norms)
   floors, sides = calibration["floors"], calibration["sides"]
   for case, recorded in zip(cases.referee, calibration["referee"]):
     event, _ = referee.adjudicate(case.actor, case.action)
@@ -108,8 +107,7 @@ def test_the_recorded_answers_give_the_referees_tags_under_any_policy(
     assert sorted(event["behaviours"]) == sorted(offline), case.action
     look = event.get("second_look") or {}
     assert looked == ([look["behaviour"]] if look.get("accepted") else [])
-  occasion, = occasions_lib.parse(o.model_dump(mode="json")
-                                  for o in scenario.occasions)
+  occasion, = scenario.occasions
   for case, recorded in zip(cases.occasion.answers, calibration["occasion"]):
     check, _ = referee.check(occasion, case.actor, case.action)
     got = [check["behaviour"]] if check["accepted"] else []
@@ -188,7 +186,7 @@ def test_a_trusting_referee_records_no_structure_it_did_not_apply():
       "also": "none", "evidence": "reads his book"})])
   component = adjudication.Adjudication(
       model, place="Hobbs Cafe", behaviours=[
-          {"id": "loud", "description": "talks loudly"}],
+          Behaviour(id="loud", description="talks loudly")],
       similarity=lambda a, b: 0.01, policy=RefereePolicy.trusting())
   event, failure = component.adjudicate("Tom Gomez",
                                         "Tom Gomez reads his book.")

@@ -18,7 +18,8 @@ import pytest
 from crsec_concordia import runner
 from crsec_concordia.calibration import run_policy, store
 from crsec_concordia.commands import sweep as sweep_command
-from crsec_concordia.calibration.identity import ModelIdentity, prompts_hash
+from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.judgement_prompts import prompts_hash
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers import referee_quality

@@ -11,6 +11,7 @@ from crsec_concordia.game_masters import adjudication
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters.referee import second_look
 from crsec_concordia.models import ScriptedModel
+from crsec_concordia.scenarios import Behaviour
 from tests import crsec_script
 
 BEHAVIOURS = [{"id": "returned_tools",
@@ -45,7 +46,7 @@ def _general(behaviour="none", evidence="none"):
 def _referee(model, scores, doer=True):
   return adjudication.Adjudication(
       model.tagged(referee_lib.ADJUDICATE_TAG), place="a community garden",
-      behaviours=BEHAVIOURS, similarity=_similarity(scores), doer=doer)
+      behaviours=[Behaviour(**b) for b in BEHAVIOURS], similarity=_similarity(scores), doer=doer)
 
 
 def _model(look_answer, who="Ruth Okafor", general=None):

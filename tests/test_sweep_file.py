@@ -21,6 +21,7 @@ import pytest
 
 from crsec_concordia import cli
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir import writing
 from crsec_concordia.sweeps import aggregate, driver, execute, grid, runjob
 from crsec_concordia.sweeps import spec as spec_lib
 from crsec_concordia.sweeps import validate
@@ -53,7 +54,7 @@ def parse(text: str):
 
 def test_grid_ids_dirs_and_exclusions():
   spec, scenarios = parse(GOOD)
-  runs = grid.expand(spec, [s.name for s in scenarios])
+  runs = grid.expand_grid(spec, [s.name for s in scenarios])
   ids = [r.id for r in runs]
   # 3 conditions x 2 endpoints x 2 seeds x 2 arms, less 4 + 4 excluded.
   assert len(runs) == 24 - 4 - 4 == len(set(ids))
@@ -63,7 +64,7 @@ def test_grid_ids_dirs_and_exclusions():
   assert all(r.run_dir == f"runs/{r.id}" for r in runs)
   # Stable: the same file gives the same grid; a seed more adds runs only.
   more, _ = parse(GOOD.replace("seeds: 1-2", "seeds: 1-3"))
-  assert set(ids) < {r.id for r in grid.expand(more, ["hobbs_cafe_mini"])}
+  assert set(ids) < {r.id for r in grid.expand_grid(more, ["hobbs_cafe_mini"])}
 
 
 def test_conditions_reach_the_prefab_params():
@@ -217,8 +218,8 @@ def test_a_shared_endpoint_is_not_flooded(tmp_path):
   backend = SlowBackend(4)
   jobs = [_job(i, "shared" if i % 2 else "own", tmp_path) for i in range(12)]
   try:
-    outcomes = execute.schedule(jobs, backend, limits={"shared": 1},
-                                poll=0.01)
+    outcomes = execute.schedule_jobs(jobs, backend, limits={"shared": 1},
+                                     poll=0.01)
   finally:
     backend.close()
   assert len(outcomes) == 12
@@ -271,7 +272,7 @@ def known_sweep(tmp_path, embedder):
       'endpoints: {a: {base_url: "http://127.0.0.1:9/v1", model: m}}\n'
       "exclude: [{condition: no_talk, arm: baseline}]\n")
   spec, scenarios = parse(text)
-  runs = grid.expand(spec, ["hobbs_cafe_test"])
+  runs = grid.expand_grid(spec, ["hobbs_cafe_test"])
   data = grid.manifest("known", None, spec, {}, grid.endpoint_configs(
       spec, lambda: None), runs)
   for entry in data["runs"]:
@@ -282,13 +283,13 @@ def known_sweep(tmp_path, embedder):
             "seed": 9, "run_dir": "runs/x", "status": "failed",
             "error": "cannot reach http://127.0.0.1:9/v1"}
   data["runs"].append(failed)
-  grid.write_json(tmp_path / grid.SWEEP_JSON, data)
+  writing.write_json(tmp_path / grid.SWEEP_JSON, data)
   del scenarios
   return tmp_path
 
 
 def test_ablation_effects_with_known_numbers(known_sweep):
-  m = aggregate.aggregate(known_sweep)
+  m = aggregate.aggregate_sweep(known_sweep)
   aggregate.write(m)
   s = m.summary.set_index(["condition", "arm", "metric"])
   assert s.loc[("full", "normative", "conflicts_total"), "mean"] == 3.0
@@ -311,7 +312,8 @@ def test_ablation_effects_with_known_numbers(known_sweep):
     csv = pd.read_csv(known_sweep / f"{name}.csv")
     parquet = pd.read_parquet(known_sweep / f"{name}.parquet")
     assert len(csv) == len(parquet) > 0
-  summary = json.loads((known_sweep / aggregate.SUMMARY_JSON).read_text())
+  summary = json.loads(
+      (known_sweep / aggregate.SWEEP_SUMMARY_JSON).read_text())
   assert summary["reference"] == "full"
   assert summary["failed"][0]["error"].startswith("cannot reach")
 
@@ -331,7 +333,7 @@ def test_a_run_of_another_set_up_is_not_reused(tmp_path):
   """A condition edited after its runs completed: those runs are not
   mixed into the cell, they are reported."""
   spec, (scenario,) = parse(GOOD)
-  runs = [r for r in grid.expand(spec, [scenario.name])
+  runs = [r for r in grid.expand_grid(spec, [scenario.name])
           if r.condition == "no_talk" and r.endpoint == "a"][:1]
   built = spec_lib.apply(scenario, spec.conditions["no_talk"])
   run_dir = tmp_path / runs[0].run_dir

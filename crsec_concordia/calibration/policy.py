@@ -11,8 +11,9 @@ than assumed: `RefereePolicy.all_on()` is every structure (what the
 embedded model was measured with), `trusting()` none that can refuse an
 answer (what an uncalibrated model gets), and `choose` keeps a structure
 only where the model's recorded answers on the labelled cases say it helps.
-`evaluate` replays a venue's recorded answers (probe_run.py) under any
-policy with no model: every structure's inputs are in the record.
+`evaluate` replays a venue's recorded answers
+(metrics/classifiers/probe_run.py) under any policy with no model: every
+structure's inputs are in the record.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-Counts = tuple[int, int, int]  # (true positives, false positives, misses)
+# The figures are scores.py's; imported here for the policy's readers.
+from crsec_concordia.calibration.scores import Counts, f1, precision, recall
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,23 +175,6 @@ def tag_counts(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]
     fp += len(tags - truth)
     fn += len(truth - tags)
   return tp, fp, fn
-
-
-def precision(counts: Counts) -> float:
-  """1.0 with nothing tagged (no false tag)."""
-  tp, fp, _ = counts
-  return tp / (tp + fp) if tp + fp else 1.0
-
-
-def recall(counts: Counts) -> float:
-  """1.0 with nothing to find."""
-  tp, _, fn = counts
-  return tp / (tp + fn) if tp + fn else 1.0
-
-
-def f1(counts: Counts) -> float:
-  tp, fp, fn = counts
-  return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
 def _referee_pairs(calibration: Mapping[str, Any], policy: RefereePolicy):

@@ -21,10 +21,10 @@ import yaml
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.scenarios import Scenario, builtin_names, builtin_path
+from crsec_concordia.scenarios.place_checks import PLACES
 
 SECTIONS = ("referee", "occasion", "conflicts")
 SUFFIX = ".probes.yaml"
-PLACES = ("indoors", "outdoors")
 
 
 class Case(pydantic.BaseModel):

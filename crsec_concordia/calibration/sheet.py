@@ -29,7 +29,7 @@ from crsec_concordia.rundir.format import ACTION, CONFLICT
 
 COLUMNS = ("kind", "step", "actor", "action", "referee_tags", "true_tags",
            "norm", "observer", "breaks_norm", "run")
-NONE = "none"
+NO_TAG = "none"
 YES, NO = ("yes", "y", "true", "1"), ("no", "n", "false", "0")
 
 
@@ -50,7 +50,8 @@ def rows_of(run: reading.Run) -> list[dict[str, str]]:
     rows.append({"kind": "action", "step": str(r.get("step", "")),
                  "actor": str(r.get("actor", "")),
                  "action": str(r.get("action", "")),
-                 "referee_tags": " ".join(r.get("behaviours") or ()) or NONE})
+                 "referee_tags": (" ".join(r.get("behaviours") or ())
+                                  or NO_TAG)})
   for r in run.records:
     if r.get("kind") == CONFLICT:
       rows.append({"kind": "conflict", "step": str(r.get("step", "")),
@@ -115,10 +116,10 @@ def _problems(rows: list[dict[str, str]], known: dict[str, str]
     if row["kind"] == "action":
       ids = (row["true_tags"] or "").replace(",", " ").split()
       problems += [f"line {line}: {i!r} is not a behaviour of the venue "
-                   f"(one of: {', '.join(known)}, or {NONE})"
-                   for i in ids if i != NONE and i not in known]
-      if NONE in ids and len(ids) > 1:
-        problems.append(f"line {line}: {NONE} with behaviour ids; give one "
+                   f"(one of: {', '.join(known)}, or {NO_TAG})"
+                   for i in ids if i != NO_TAG and i not in known]
+      if NO_TAG in ids and len(ids) > 1:
+        problems.append(f"line {line}: {NO_TAG} with behaviour ids; give one "
                         "or the other")
     elif row["kind"] == "conflict":
       said = (row["breaks_norm"] or "").strip().lower()
@@ -145,14 +146,15 @@ def read(path: Path) -> tuple[ModelIdentity, dict[str, Any]]:
     raise UserError("\n".join(f"{path}: {p}" for p in problems))
   cases = [{"actor": r["actor"], "action": r["action"],
             "truth": sorted(set(r["true_tags"].replace(",", " ").split())
-                            - {NONE}),
-            "tags": sorted(set(r["referee_tags"].split()) - {NONE})}
+                            - {NO_TAG}),
+            "tags": sorted(set(r["referee_tags"].split()) - {NO_TAG})}
            for r in rows if r["kind"] == "action" and r["true_tags"].strip()]
   judged = [r["breaks_norm"].strip().lower() in YES for r in rows
             if r["kind"] == "conflict" and r["breaks_norm"].strip()]
   if not cases and not judged:
     raise UserError(f"{path}: no row is labelled; fill true_tags (ids or "
-                    f"{NONE}) or breaks_norm (yes or no), then read it again")
+                    f"{NO_TAG}) or breaks_norm (yes or no), then read it "
+                    "again")
   counts = policy_lib.tag_counts((c["truth"], c["tags"]) for c in cases)
   model = run.run.get("model") or {}
   entry = {

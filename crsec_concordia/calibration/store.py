@@ -35,9 +35,10 @@ FORMAT = 1
 APP = "crsec-concordia"
 # The calibrations that ship with the package (the embedded model's).
 SHIPPED = Path(__file__).resolve().parent / "data"
-# What the corrected estimates read of a referee case (probe_run.py):
-# the answers, and every structure's inputs (`spared`, `failed`, the second
-# look's record), so a run's own referee policy can be replayed on them.
+# What the corrected estimates read of a referee case
+# (metrics/classifiers/probe_run.py): the answers, and every structure's
+# inputs (`spared`, `failed`, the second look's record), so a run's own
+# referee policy can be replayed on them.
 DECISION_KEYS = ("action", "truth", "given", "scores", "deed_scores",
                  "doers", "by_actor", "looked", "spared", "failed", "look")
 
@@ -62,7 +63,7 @@ def decisions(measured: Mapping[str, Any]) -> list[dict[str, Any]]:
 def probe_entry(measured: Mapping[str, Any], prompts: str | None
                 ) -> dict[str, Any]:
   """A venue's calibration entry from its probe run
-  (probe_run.measure_venue)."""
+  (metrics/classifiers/probe_run.py, measure_venue)."""
   return {"scenario": measured["venue"], "labels": "probes",
           "prompts": prompts, "behaviours": dict(measured["behaviours"]),
           "cases": decisions(measured), "summary": measured["summary"],

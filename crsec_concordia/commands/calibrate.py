@@ -28,13 +28,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from crsec_concordia import outputs
-from crsec_concordia.calibration import calibrate as calibrate_lib
-from crsec_concordia.calibration import probe_run, sheet, store
-from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.calibration import sheet, store
 from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
                                             positive)
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import identity_of
+from crsec_concordia.metrics.classifiers import judgement_error as calibrate_lib
+from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.models import make_model
 
 SHEET_NAME = "labelling_sheet.csv"
@@ -91,7 +92,7 @@ def _checked_out(path: Path) -> Path:
 def _calibrate(args: argparse.Namespace) -> int:
   venues = calibrate_lib.venues_named(args.scenario)
   endpoint = endpoint_from(args)
-  identity = ModelIdentity.of_endpoint(endpoint)
+  identity = identity_of(endpoint)
   path = _checked_out(store.target_path(identity, args.out))
   cases = calibrate_lib.case_count(venues)
   print(f"calibrate: {identity}, judgement prompts {identity.prompts}: "
@@ -133,7 +134,7 @@ def _write_sheet(run_dir: Path, out: Path | None) -> int:
   path, done, rows = sheet.write(run_dir, out or run_dir / SHEET_NAME)
   print(f"sheet: {path} ({rows} rows of {done.scenario.get('name')})")
   print("fill true_tags with the behaviour ids each action shows (several "
-        f"separated by spaces, or {sheet.NONE}):")
+        f"separated by spaces, or {sheet.NO_TAG}):")
   for i, description in done.behaviours.items():
     print(f"  {i}: {description}")
   print("and breaks_norm of each conflict with yes or no; rows left empty "

@@ -25,21 +25,21 @@ from typing import Any
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import (add_endpoint_flags,
                                             add_policy_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.measure import aggregate
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.models import EndpointConfig
-from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
+from crsec_concordia.rundir import writing
+from crsec_concordia.rundir.format import ARMS, COMPARE_JSON, RUN_JSON
 from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
 from crsec_concordia.sweeps import driver, execute, grid, runjob
 from crsec_concordia.sweeps.ray_backend import RayBackend
 from crsec_concordia.sweeps.spec import Resources, SweepFile, parse_seeds
 
-ARMS = ("normative", "baseline")
 __all__ = ["ARMS", "add_parser", "parse_seeds", "run"]
 
 
@@ -77,7 +77,7 @@ def _load_scenario(name: str) -> Scenario:
 
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-  grid.write_json(out / COMPARE_JSON, manifest)
+  writing.write_json(out / COMPARE_JSON, manifest)
 
 
 def _backend(args: argparse.Namespace, embedded: bool):
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
   seeds = parse_seeds(args.seeds)
   endpoint = endpoint_from(args)
   scenario = _load_scenario(args.scenario)
-  policy = run_policy.resolve(args.referee_policy, ModelIdentity.of_endpoint(
+  policy = run_policy.resolve(args.referee_policy, identity_of(
       endpoint), scenario.name)
   out = _out_dir(args, scenario.name)
   with outputs.writing(out, then="make room there, then the same `crsec "
@@ -122,8 +122,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
   # The sweep of this comparison: one scenario, condition and endpoint.
   spec = SweepFile.model_validate({"scenarios": [name], "seeds": seeds,
                                    "arms": list(ARMS), "steps": args.steps})
-  runs = grid.expand(spec, [name],
-                     layout=lambda r: f"{r.arm}/seed_{r.seed}")
+  runs = grid.expand_grid(spec, [name],
+                          layout=lambda r: f"{r.arm}/seed_{r.seed}")
   jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
       progress=args.jobs == 1 and not (args.ray or args.address),
@@ -195,8 +195,8 @@ def _play(args: argparse.Namespace, out: Path, by_id: dict[str, grid.RunSpec],
     return {}, failed, person_errors
   backend = _backend(args, embedded)
   try:
-    outcomes = execute.schedule(jobs, backend, on_start=on_start,
-                                on_done=on_done, poll=0.5)
+    outcomes = execute.schedule_jobs(jobs, backend, on_start=on_start,
+                                     on_done=on_done, poll=0.5)
   finally:
     backend.close()
   return outcomes, failed, person_errors

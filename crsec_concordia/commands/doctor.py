@@ -11,6 +11,7 @@ import time
 from crsec_concordia.calibration import advice, run_policy, store
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
+from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.models import StructuredOutputError, embedded, make_model
 
 # Each package with the extra that brings it (None: the core).
@@ -33,7 +34,7 @@ def _line(ok: bool, what: str, detail: str) -> None:
 
 def _calibration(config) -> str:
   """The venues this model is calibrated on, or the command that would."""
-  identity = ModelIdentity.of_endpoint(config)
+  identity = identity_of(config)
   venues = {e["scenario"]: e.get("prompts") == identity.prompts
             for e in store.entries()
             if identity.same_model(ModelIdentity.from_dict(e["model"]))}
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
           "or grammar")
     failures += 1
   print(f"[info] calibration: {_calibration(config)}")
-  chosen = run_policy.resolve(run_policy.AUTO, ModelIdentity.of_endpoint(
+  chosen = run_policy.resolve(run_policy.AUTO, identity_of(
       config), "")
   print(f"[info] referee policy of its runs ({run_policy.AUTO}): " + (
       "every structure" if chosen is None else

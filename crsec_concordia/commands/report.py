@@ -19,9 +19,9 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs
-from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.present import publish, report
@@ -69,7 +69,7 @@ def _matcher_factory(args: argparse.Namespace):
     return None
   endpoint = endpoint_from(args)
   judge = LLMJudge(make_model(endpoint, seed=0),
-                   identity=ModelIdentity.of_endpoint(endpoint))
+                   identity=identity_of(endpoint))
   return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
                                  judge=judge)
 

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.commands.flags import (add_endpoint_flags,
                                             add_policy_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
 from crsec_concordia.sweeps import aggregate, driver, grid
@@ -88,7 +88,7 @@ def _policies(spec: spec_lib.SweepFile, endpoints: dict[str, EndpointConfig],
   any run starts (a missing calibration is one line, exit 2)."""
   return {(name, scenario): run_policy.resolve(
       spec.endpoints[name].referee_policy or default,
-      ModelIdentity.of_endpoint(config), scenario)
+      identity_of(config), scenario)
           for name, config in endpoints.items() for scenario in scenarios}
 
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
   by_name = {s.name: s for s in scenarios}
   built = {(s.name, c): spec_lib.apply(s, condition)
            for s in scenarios for c, condition in spec.conditions.items()}
-  runs = grid.expand(spec, list(by_name))
+  runs = grid.expand_grid(spec, list(by_name))
   policies = _policies(spec, endpoints, list(by_name), args.referee_policy)
   out = _out_dir(args, name)
   with outputs.writing(out, then="make room there, then the same `crsec "
@@ -126,12 +126,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed, "
           f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
     if completed and not args.no_aggregate:
-      result = aggregate.aggregate(out)
+      result = aggregate.aggregate_sweep(out)
       aggregate.write(result)
       for line in aggregate.headline(result):
         print(f"  {line}")
-      print(f"sweep: wrote {out / aggregate.SUMMARY_JSON}; `crsec report "
-            f"{out}` draws it")
+      print(f"sweep: wrote {out / aggregate.SWEEP_SUMMARY_JSON}; `crsec "
+            f"report {out}` draws it")
   if not completed:
     raise UserError(f"every run failed; see the errors in "
                     f"{out / grid.SWEEP_JSON} and rerun with -v")

@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import jsonschema
 import openai
@@ -29,7 +29,8 @@ from crsec_concordia.models.scripts import foreign_scripts
 
 _log = logging.getLogger(__name__)
 
-SCHEMA_MODES = ("json_schema", "json_object", "grammar")
+SchemaMode = Literal["json_schema", "json_object", "grammar"]
+SCHEMA_MODES: tuple[str, ...] = get_args(SchemaMode)
 
 _JSON_SYSTEM = ("You answer with exactly one JSON object that follows the "
                 "given schema, and nothing else.")

@@ -9,6 +9,7 @@ docs/design.md, "Run directory", gives each file's and each record's fields.
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
 
 # -- a run directory -----------------------------------------------------------
 
@@ -27,6 +28,13 @@ NORMS = "norms"
 # Written by `crsec report` (crsec_concordia/metrics/present/tables.py).
 METRICS = "metrics"
 REPORT = "report"
+
+# -- a run's arm ---------------------------------------------------------------
+
+# The agents a run is made of: CRSEC's normative entity or the baseline
+# without it (the prefabs normative__Entity and baseline__Entity).
+Arm = Literal["normative", "baseline"]
+ARMS: tuple[str, ...] = get_args(Arm)
 
 # -- directories of runs -------------------------------------------------------
 

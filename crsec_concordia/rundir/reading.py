@@ -321,3 +321,22 @@ def snapshot_at(snapshots: Mapping[int, Any], step: int) -> Any:
     else:
       break
   return None if best is None else snapshots[best]
+
+
+def per_agent_hour(by_tag: dict[str, dict[str, Any]], agents: int,
+                   hours: float) -> dict[str, dict[str, float]]:
+  """Calls and tokens per agent per simulated hour, by tag and in total.
+
+  The figure the field compares across simulators: what one agent costs
+  for an hour of its simulated life (cached replays count as calls made).
+  """
+  scale = 1.0 / (max(agents, 1) * hours) if hours > 0 else 0.0
+  rows: dict[str, dict[str, float]] = {}
+  for tag, counts in sorted(by_tag.items()):
+    calls = int(counts.get("calls", 0)) + int(counts.get("cached_calls", 0))
+    tokens = (int(counts.get("prompt_tokens", 0))
+              + int(counts.get("completion_tokens", 0)))
+    rows[tag] = {"calls": calls * scale, "tokens": tokens * scale}
+  rows["total"] = {k: sum(r[k] for r in rows.values()) for k in
+                   ("calls", "tokens")}
+  return rows

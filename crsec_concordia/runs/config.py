@@ -17,9 +17,9 @@ from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.run_policy import PARAM as POLICY_PARAM
 from crsec_concordia.errors import UserError
 from crsec_concordia.prefabs import PREFABS
+from crsec_concordia.rundir.format import ARMS
 from crsec_concordia.scenarios import Scenario, load_scenario
 
-ARMS = ("normative", "baseline")
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
 GM_PREFAB = "venue__GameMaster"
 GM_NAME = "Game Master"
@@ -58,7 +58,7 @@ def build_config(scenario: Scenario, arm: str, seed: int,
   (with `referee_policy` in its params when one is given; none: every
   structure, game_masters/prefab.py)."""
   check_arm(arm)
-  prefabs = {**agent_prefabs(), **game_masters.PREFABS}
+  prefabs = {**agent_prefabs(), **game_masters.GAME_MASTER_PREFABS}
   if f"{arm}__Entity" not in prefabs:
     raise UserError(f"no prefab {arm}__Entity is registered; is "
                     "crsec_concordia.prefabs complete?")

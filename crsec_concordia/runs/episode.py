@@ -12,14 +12,15 @@ from concordia.prefabs.simulation import generic as simulation_lib
 
 from crsec_concordia import observations, threads
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.calibration.identity import ModelIdentity, prompts_hash
+from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.judgement_prompts import identity_of, prompts_hash
 from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
-from crsec_concordia.metrics.measure.usage import per_agent_hour
 from crsec_concordia.models import EndpointConfig, embedded, make_model
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import ACTION
+from crsec_concordia.rundir.reading import per_agent_hour
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs.session import Session
 from crsec_concordia.runs.simulation import SlotSimulation
@@ -45,7 +46,7 @@ def model_for(endpoint: EndpointConfig, seed: int, cache: bool, model,
   """The run's model (given, or built from the endpoint) and its
   description, with the hash of the judgement prompts it is asked in (the
   calibration that corrects its shares must be of the same:
-  crsec_concordia/calibration/identity.py)."""
+  crsec_concordia/judgement_prompts.py)."""
   prompts = {"judgement_prompts": prompts_hash()}
   if model is not None:
     return as_structured(model), {**_given(model), **prompts}
@@ -64,7 +65,7 @@ def _identity(endpoint: EndpointConfig, model) -> ModelIdentity:
   """The identity whose calibration a `calibrated` policy is read from:
   the endpoint's model, or a given model's class (what model_for records)."""
   if model is None:
-    return ModelIdentity.of_endpoint(endpoint)
+    return identity_of(endpoint)
   return ModelIdentity.of_described(_given(model), prompts_hash())
 
 

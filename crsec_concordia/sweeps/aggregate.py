@@ -41,13 +41,13 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import aggregate as compare_aggregate
 from crsec_concordia.metrics.measure import run_metrics, tipping
+from crsec_concordia.metrics.measure.tipping import CELL
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.rundir import reading as rundir
 from crsec_concordia.sweeps import grid
 
-SUMMARY_JSON = "sweep_summary.json"
+SWEEP_SUMMARY_JSON = "sweep_summary.json"
 TABLES = ("sweep_runs", "sweep_summary", "sweep_effects", "sweep_per_step")
-CELL = ["scenario", "condition", "endpoint"]
 STATS = ["n", "mean", "sd", "ci_low", "ci_high"]
 TREATMENT = "normative - baseline"
 TIPPING = "sweep_tipping"
@@ -124,9 +124,9 @@ def _load(path: Path) -> tuple[dict[str, Any], list[grid.RunSpec]]:
   return data, grid.runs_of(data)
 
 
-def aggregate(path: str | Path,
-              matcher_factory: Callable[[rundir.Run], NormMatcher]
-              | None = None) -> SweepMetrics:
+def aggregate_sweep(path: str | Path,
+                    matcher_factory: Callable[[rundir.Run], NormMatcher]
+                    | None = None) -> SweepMetrics:
   """Metrics of every completed run of the sweep at `path`, aggregated."""
   path = Path(path)
   data, runs = _load(path)
@@ -271,7 +271,7 @@ def write(metrics: SweepMetrics, out_dir: str | Path | None = None) -> Path:
   if not metrics.tipping.empty:
     summary["tipping"] = {"interval": tipping.INTERVAL,
                           "curve": metrics.tipping.to_dict(orient="records")}
-  (out / SUMMARY_JSON).write_text(json.dumps(
+  (out / SWEEP_SUMMARY_JSON).write_text(json.dumps(
       run_metrics.json_safe(summary), indent=2, ensure_ascii=False),
                                   encoding="utf-8")
   return out

@@ -30,8 +30,8 @@ from crsec_concordia.sweeps.spec import (COORDINATES, MAX_RUNS, Condition,
                                          set_path)
 
 
-def cross_check(spec: SweepFile, base: Path) -> tuple[list[Any],
-                                                      list[Scenario]]:
+def cross_check_sweep(spec: SweepFile, base: Path
+                      ) -> tuple[list[Any], list[Scenario]]:
   """What no single key can know: the scenarios named (loaded, each once),
   the reference, the endpoints, the exclude rules, the grid's size and
   every condition built for every scenario. Returns (problems, the
@@ -225,7 +225,7 @@ def _unknown_paths(name: str, condition: Condition,
 
 
 def _grid_size(spec: SweepFile, scenarios: list[str]) -> int:
-  """Runs in the grid after the exclude rules (as grid.expand counts)."""
+  """Runs in the grid after the exclude rules (as grid.expand_grid counts)."""
   axes = [scenarios, list(spec.conditions), list(spec.endpoints),
           spec.seeds, spec.arms]
   if not spec.exclude:

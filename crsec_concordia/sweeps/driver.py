@@ -19,6 +19,7 @@ from typing import Any
 from crsec_concordia.calibration.run_policy import Chosen
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir import writing
 from crsec_concordia.rundir.format import SCENARIO_JSON
 from crsec_concordia.sweeps import execute, grid
 from crsec_concordia.sweeps.progress import Progress
@@ -73,8 +74,8 @@ class StatusBook:
     return self._by_id[run_id]
 
   def save(self) -> None:
-    self.data["updated"] = grid.now()
-    grid.write_json(self.sweep_dir / grid.SWEEP_JSON, self.data)
+    self.data["updated"] = writing.now()
+    writing.write_json(self.sweep_dir / grid.SWEEP_JSON, self.data)
 
 
 def _expected(scenario: Any, steps: int | None) -> Any:
@@ -150,7 +151,7 @@ def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
     book.mark(job.id, status=outcome.status, error=outcome.error,
               action=outcome.action, node=outcome.node,
               wall_seconds=round(outcome.wall_seconds, 1),
-              finished=grid.now())
+              finished=writing.now())
     book.save()
     progress.running -= 1
     progress.read([job.run_dir])
@@ -169,8 +170,9 @@ def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
     changed.clear()
 
   try:
-    return execute.schedule(jobs, backend, limits=limits, on_start=on_start,
-                            on_done=on_done, on_tick=on_tick, poll=poll)
+    return execute.schedule_jobs(jobs, backend, limits=limits,
+                                 on_start=on_start, on_done=on_done,
+                                 on_tick=on_tick, poll=poll)
   except BaseException:
     for run_id in in_flight:
       book.mark(run_id, status="interrupted")
@@ -186,7 +188,7 @@ def finish(book: StatusBook) -> tuple[int, int]:
   failed = sum(r["status"] == "failed" for r in runs)
   book.data["status"] = ("completed" if completed == len(runs)
                          else "partial")
-  book.data["finished"] = grid.now()
+  book.data["finished"] = writing.now()
   book.save()
   return completed, failed
 

@@ -59,12 +59,13 @@ class ThreadBackend:
     self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def schedule(jobs: list[RunJob], backend: Backend, *,
-             limits: Mapping[str, int | None] | None = None,
-             on_start: Callable[[RunJob], None] = lambda job: None,
-             on_done: Callable[[RunJob, Outcome], None] = lambda j, o: None,
-             on_tick: Callable[[list[RunJob]], None] = lambda running: None,
-             poll: float = 1.0) -> dict[str, Outcome]:
+def schedule_jobs(
+    jobs: list[RunJob], backend: Backend, *,
+    limits: Mapping[str, int | None] | None = None,
+    on_start: Callable[[RunJob], None] = lambda job: None,
+    on_done: Callable[[RunJob, Outcome], None] = lambda j, o: None,
+    on_tick: Callable[[list[RunJob]], None] = lambda running: None,
+    poll: float = 1.0) -> dict[str, Outcome]:
   """Runs every job; returns the outcomes by run id.
 
   `limits` caps the runs in flight per endpoint name; `on_tick` sees the

@@ -42,7 +42,7 @@ def _owner(loc: tuple) -> type[pydantic.BaseModel]:
   return SweepFile
 
 
-def explain(error: Mapping[str, Any]) -> Problem:
+def explain_sweep_error(error: Mapping[str, Any]) -> Problem:
   """A pydantic error on the sweep file as a problem with a fix; kinds the
   scenario loader explains the same way (numbers, text, booleans, ids)
   are left to it."""

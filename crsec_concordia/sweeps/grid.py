@@ -15,7 +15,6 @@ file): see docs/design.md, "Sweeps".
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.base import redact_url
 from crsec_concordia.rundir.format import SWEEP_JSON
 from crsec_concordia.rundir.format import SWEEP_RUNS as RUNS
+from crsec_concordia.rundir.writing import now
 from crsec_concordia.sweeps import spec as spec_lib
 
 
@@ -74,9 +74,9 @@ def _excluded(point: Mapping[str, Any],
   return False
 
 
-def expand(spec: spec_lib.SweepFile, scenario_names: list[str],
-           layout: Callable[[RunSpec], str] = default_layout
-           ) -> list[RunSpec]:
+def expand_grid(spec: spec_lib.SweepFile, scenario_names: list[str],
+                layout: Callable[[RunSpec], str] = default_layout
+                ) -> list[RunSpec]:
   """Every run of the grid, in a stable order: scenario, condition,
   endpoint, seed, arm (a seed's arms next to each other, so that paired
   results arrive together)."""
@@ -124,27 +124,11 @@ def endpoint_configs(spec: spec_lib.SweepFile,
 # -- sweep.json ----------------------------------------------------------------
 
 
-def now() -> str:
-  return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def write_json(path: Path, data: Any) -> None:
-  """Atomically: a reader (or a crash) never sees half a file."""
-  tmp = path.with_name(f".{path.name}.tmp")
-  tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False),
-                 encoding="utf-8")
-  os.replace(tmp, path)
-
-
 def read_manifest(sweep_dir: Path) -> dict[str, Any] | None:
   try:
     return json.loads((sweep_dir / SWEEP_JSON).read_text(encoding="utf-8"))
   except (OSError, ValueError):
     return None
-
-
-def is_sweep_dir(path: Path) -> bool:
-  return (Path(path) / SWEEP_JSON).is_file()
 
 
 def manifest(name: str, sweep_file: str | None, spec: spec_lib.SweepFile,

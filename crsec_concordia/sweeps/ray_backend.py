@@ -27,7 +27,7 @@ from typing import Any
 
 from crsec_concordia.errors import UserError, require
 from crsec_concordia.models import embedded
-from crsec_concordia.sweeps.runjob import Outcome, RunJob, one_line, play
+from crsec_concordia.sweeps.runjob import Outcome, RunJob, error_line, play
 from crsec_concordia.sweeps.spec import Resources
 
 NAMESPACE = "crsec-sweep"
@@ -35,18 +35,18 @@ HOST_PREFIX = "crsec-embedded-"
 _HOST_WAIT = 120.0  # Seconds a task waits for its node's host to appear.
 
 
-FEATURE = "crsec sweep (its runs are Ray tasks)"
+SWEEP_FEATURE = "crsec sweep (its runs are Ray tasks)"
 
 
 def _ray() -> Any:
   # Optional and heavy (the `sweep` extra): imported only when a sweep runs.
-  return require("ray", "sweep", FEATURE)
+  return require("ray", "sweep", SWEEP_FEATURE)
 
 
 def _node_affinity() -> Any:
   """Ray's NodeAffinitySchedulingStrategy (imported late, as `_ray`)."""
   return require("ray.util.scheduling_strategies", "sweep",
-                 FEATURE).NodeAffinitySchedulingStrategy
+                 SWEEP_FEATURE).NodeAffinitySchedulingStrategy
 
 
 def start_embedded() -> Any:
@@ -100,7 +100,7 @@ def run_task(job: RunJob) -> Outcome:
     try:
       url = _node_hosts_url(ray, node)
     except Exception as e:  # pylint: disable=broad-except
-      return Outcome(job.id, "failed", "none", error=one_line(e),
+      return Outcome(job.id, "failed", "none", error=error_line(e),
                      error_kind=type(e).__name__, node=node)
     job = dataclasses.replace(
         job, endpoint=dataclasses.replace(job.endpoint,
@@ -159,7 +159,7 @@ class RayBackend:
       ray.init(**options)
     except ConnectionError as e:
       raise UserError(f"cannot join the Ray cluster at {address}: "
-                      f"{one_line(e)}; check --address (ray start --head "
+                      f"{error_line(e)}; check --address (ray start --head "
                       "prints it) and that this machine has the cluster's "
                       "token (~/.ray/auth_token from the head, or "
                       "RAY_AUTH_TOKEN)") from None
@@ -253,7 +253,7 @@ class RayBackend:
       except Exception as e:  # pylint: disable=broad-except
         # The worker died (out of memory, a lost node) after its retries.
         out.append((ref, Outcome("?", "failed", "none",
-                                 error=one_line(e).replace("\n", " "),
+                                 error=error_line(e).replace("\n", " "),
                                  error_kind=type(e).__name__)))
     return out
 

@@ -168,7 +168,8 @@ def _tipping_rows(curve: pd.DataFrame) -> list[list[Cell]]:
     first = part.iloc[0]
     rows.append([*keys, str(first["target"]),
                  f"{100 * first['minority_share']:.0f}%",
-                 *[_stats(_clean(by.get(m)), True) for m in tipping.MEASURES],
+                 *[_stats(_clean(by.get(m)), True)
+                   for m in tipping.TIPPING_MEASURES],
                  ", ".join(f"{v:.2f}" for v in by["adopted"]["values"])])
   return rows
 
@@ -195,7 +196,7 @@ def _tipping(page: Page, m: sweep_aggregate.SweepMetrics
 def sweep_report(sweep_dir: str | Path, out_dir: str | Path | None = None, *,
                  matcher_factory: MatcherFactory | None = None) -> Report:
   """Aggregates the sweep, writes its tables, draws and writes the page."""
-  m = sweep_aggregate.aggregate(sweep_dir, matcher_factory)
+  m = sweep_aggregate.aggregate_sweep(sweep_dir, matcher_factory)
   sweep_aggregate.write(m)
   out = Path(out_dir) if out_dir else m.path / "report"
   out.mkdir(parents=True, exist_ok=True)

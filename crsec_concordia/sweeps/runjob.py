@@ -67,7 +67,9 @@ class Outcome:
   node: str | None = None
 
 
-def read_run(run_dir: Path) -> dict[str, Any] | None:
+def read_run_json(run_dir: Path) -> dict[str, Any] | None:
+  """The run's run.json as it stands, or None when there is none yet (or
+  half of one): a sweep asks what is at a run's place, it loads no run."""
   try:
     return json.loads((run_dir / RUN_JSON).read_text(encoding="utf-8"))
   except (OSError, ValueError):
@@ -80,7 +82,7 @@ def state(run_dir: Path, arm: str, seed: int, steps: int | None) -> str:
   was written), "other" (a different run, or something else)."""
   if not run_dir.exists():
     return ""
-  info = read_run(run_dir)
+  info = read_run_json(run_dir)
   if info is None:
     names = {p.name for p in run_dir.iterdir()}
     return "setup" if names <= _SETUP_FILES else "other"
@@ -90,14 +92,15 @@ def state(run_dir: Path, arm: str, seed: int, steps: int | None) -> str:
   return "completed" if info.get("status") == "completed" else "interrupted"
 
 
-def one_line(error: BaseException) -> str:
+def error_line(error: BaseException) -> str:
+  """An error's first line (or its class's name) for sweep.json."""
   text = str(error).strip()
   return text.splitlines()[0] if text else type(error).__name__
 
 
 def _resumable(run_dir: Path) -> bool:
   """Whether a slot was saved to resume from (else start again)."""
-  info = read_run(run_dir) or {}
+  info = read_run_json(run_dir) or {}
   done = int(info.get("completed_steps") or 0)
   return done > 0 and runner.checkpoint_path(run_dir, done).is_file()
 
@@ -135,13 +138,13 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
         action = "ran"
       _run_fresh(job)
     if action != "reused":
-      info = read_run(job.run_dir) or {}
+      info = read_run_json(job.run_dir) or {}
       if info and info.get("status") not in (None, "completed"):
         raise RuntimeError(f"the run ended with status {info.get('status')}")
     return Outcome(job.id, "completed", action,
                    wall_seconds=time.monotonic() - start, node=node)
   except Exception as e:  # pylint: disable=broad-except
     _LOG.debug("run %s failed", job.id, exc_info=True)
-    return Outcome(job.id, "failed", action, error=one_line(e),
+    return Outcome(job.id, "failed", action, error=error_line(e),
                    error_kind=type(e).__name__,
                    wall_seconds=time.monotonic() - start, node=node)

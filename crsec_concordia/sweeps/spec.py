@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 
 import pydantic
 from pydantic_core import PydanticCustomError
 
 from crsec_concordia.errors import UserError
+from crsec_concordia.models.openai_compatible import SCHEMA_MODES, SchemaMode
+from crsec_concordia.rundir.format import ARMS, Arm
 from crsec_concordia.scenarios.checks import (Ident, Line, Positive,
                                               ScenarioName, whole)
 from crsec_concordia.scenarios.loader import Scenario, ScenarioError
 
-Arm = Literal["normative", "baseline"]
-ARMS: tuple[str, ...] = get_args(Arm)
-SchemaMode = Literal["json_schema", "json_object", "grammar"]
-SCHEMA_MODES: tuple[str, ...] = get_args(SchemaMode)
 COORDINATES = ("scenario", "condition", "endpoint", "arm", "seed")
 MAX_SEEDS = 10_000
 MAX_RUNS = 100_000  # A grid this size is a typo (seeds 1-100000), not a plan.

@@ -26,7 +26,7 @@ from crsec_concordia.scenarios.loader import (MAX_FILE_BYTES, Scenario,
 from crsec_concordia.scenarios.problems import Problem
 from crsec_concordia.scenarios.yaml_reading import YamlLoader, duplicate_keys
 from crsec_concordia.sweeps import checks
-from crsec_concordia.sweeps.explain import explain
+from crsec_concordia.sweeps.explain import explain_sweep_error
 from crsec_concordia.sweeps.spec import SweepError, SweepFile
 
 
@@ -108,14 +108,14 @@ def parse_sweep(text: str, source: str = "<string>",
   try:
     spec = partial = SweepFile.model_validate(data)
   except pydantic.ValidationError as e:
-    problems += [explain(err) for err in e.errors()]
+    problems += [explain_sweep_error(err) for err in e.errors()]
     partial = _without(data, [tuple(err["loc"]) for err in e.errors()])
   problems += list(duplicate_keys(root))
   scenarios: list[Scenario] = []
   if partial is not None:
     # What the other keys say is checked even when some key is wrong, so
     # that one pass over the file reports every problem.
-    more, scenarios = checks.cross_check(partial, base or Path("."))
+    more, scenarios = checks.cross_check_sweep(partial, base or Path("."))
     problems += more
   if problems:
     rendered = dict.fromkeys(_render(problems, source, root))

@@ -17,9 +17,10 @@ from typing import Any
 
 from crsec_concordia import repetition
 from crsec_concordia.operations.base import has_evidence
+# The place field's words where a scenario declares no places.
+from crsec_concordia.scenarios.place_checks import PLACES
 
 TAG = "GM.adjudicate"  # The calls' usage tag and a failure record's `op`.
-PLACES = ("indoors", "outdoors")
 NONE = "none"
 # The contrast choice: an action that only mentions, asks or thinks of a
 # behaviour, or sees someone else do it (see adjudication_prompt).

@@ -19,11 +19,11 @@ from typing import Any
 
 from crsec_concordia.game_masters.referee._shared import (Similarity,
                                                           failure_record)
+from crsec_concordia.game_masters.referee.general_call import NONE
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
 OP = "GM.adjudicate (occasion)"  # A failure record's `op`.
 MIN_SIMILARITY = 0.25
-NONE = "none"
 
 
 def check_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from crsec_concordia.game_masters.referee._shared import (Similarity,
                                                           combined,
                                                           failure_record)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
+from crsec_concordia.scenarios import Behaviour, TargetNorm
 
 ADJUDICATE_TAG = general_call.TAG
 FAILED_EVIDENCE = "adjudication failed: {error}"
@@ -38,19 +39,19 @@ class Referee:
   nothing between actions)."""
 
   def __init__(self, model, *, place: str,
-               behaviours: Sequence[Mapping[str, str]], max_tokens: int = 160,
+               behaviours: Sequence[Behaviour], max_tokens: int = 160,
                similarity: Similarity | None = None,
                default_place: str | None = None, doer: bool = True,
                policy: RefereePolicy | None = None,
-               target_norms: Sequence[Mapping[str, Any]] = (),
+               target_norms: Sequence[TargetNorm] = (),
                places: Sequence[Mapping[str, str]] | None = None,
                where: Callable[[str], str] | None = None,
                listed: Callable[[str, str], Sequence[str]] | None = None):
     """See Adjudication (game_masters/adjudication.py) for the arguments;
     `policy`: which structures apply (by default all of them;
     crsec_concordia/calibration/policy.py), `doer=False` leaving out the
-    doer check whatever it says; `target_norms` (dicts with `complies` and
-    `violates`): the two sides of a deed, for a policy whose nearest rule
+    doer check whatever it says; `behaviours` and `target_norms`: the
+    scenario's (its `complies` and `violates`: the two sides of a deed, for a policy whose nearest rule
     lets the other side through (second_look.other_sides); `places`: the
     scenario's declared places (id, description), the place field's
     choices (None: indoors or outdoors); `where`: the place an actor is
@@ -75,8 +76,8 @@ class Referee:
     self._model = model
     self._place = place
     self._place_words = tag_gate.place_words(place)
-    self._behaviours = [{"id": str(b["id"]),
-                         "description": str(b["description"])}
+    # As the prompts list them.
+    self._behaviours = [{"id": b.id, "description": b.description}
                         for b in behaviours]
     self._ids = [b["id"] for b in self._behaviours]
     self._descriptions = {b["id"]: b["description"] for b in self._behaviours}
@@ -150,7 +151,8 @@ class Referee:
     the action's words is an invalid answer, asked for once more, saying
     why; if that call fails, the first answer stands, its claim apart. The
     first call's failure is raised. Public for the probe runner
-    (crsec_concordia/calibration/probe_run.py), which asks what a run asks."""
+    (crsec_concordia/metrics/classifiers/probe_run.py), which asks what a
+    run asks."""
     prompt = general_call.adjudication_prompt(
         place=self._place, behaviours=self._behaviours, actor=actor,
         action=action, situation=situation, default_place=self._default_place,

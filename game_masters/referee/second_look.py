@@ -25,10 +25,12 @@ from crsec_concordia.game_masters.referee._shared import (Similarity,
                                                           failure_record)
 from crsec_concordia.game_masters.referee.general_call import (none_token,
                                                                quotes_action)
+# The occasion check's floor.
+from crsec_concordia.game_masters.referee.occasion_check import MIN_SIMILARITY
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
+from crsec_concordia.scenarios import TargetNorm
 
 TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
-MIN_SIMILARITY = 0.25  # The occasion check's floor (occasion_check.py).
 CANDIDATES = 3  # The nearest behaviours listed.
 
 
@@ -61,7 +63,7 @@ def look_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
           f"{actor}: \"{action}\"")
 
 
-def other_sides(target_norms: Iterable[Mapping[str, Any]]
+def other_sides(target_norms: Iterable[TargetNorm]
                 ) -> dict[str, frozenset[str]]:
   """Each behaviour's other side: the behaviours a target norm sets
   against it (its `complies` against its `violates`), the two sides of one
@@ -69,8 +71,7 @@ def other_sides(target_norms: Iterable[Mapping[str, Any]]
   smoking inside; a tip and none)."""
   sides: dict[str, set[str]] = {}
   for norm in target_norms:
-    complies, violates = list(norm.get("complies") or ()), list(
-        norm.get("violates") or ())
+    complies, violates = list(norm.complies), list(norm.violates)
     for one, others in ((complies, violates), (violates, complies)):
       for i in one:
         sides.setdefault(i, set()).update(others)

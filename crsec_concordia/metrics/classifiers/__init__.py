@@ -11,7 +11,9 @@ given corrected for it (docs/metrics.md, "Corrected estimates").
   labels           the matcher's labelled norms (data/norm_labels.jsonl)
   measured         the matcher's recorded error (data/matcher_quality.json)
   matcher_quality  measuring the matcher: the rules tried, calibrated, chosen
-  calibration      precision, recall and F1; the first, single-cosine set
+  threshold_search the single cosine's threshold searched on labelled pairs
+  probe_run        a venue's labelled cases through the calls a run makes
+  judgement_error  a model's calibration measured (`crsec calibrate`)
   referee_quality  the referee's error, from the calibration of the run's model
                    (crsec_concordia/calibration/store.py)
   correction       Rogan-Gladen, with an interval that carries the error

@@ -137,9 +137,9 @@ def summary_block(rates: dict[str, dict[str, tuple[Any, str]]],
   return out
 
 
-def pooled(flags: Sequence[Sequence[bool] | None],
-           norms: Sequence[Sequence[int] | None] | None,
-           rates: correction.Rates | None) -> correction.Estimate:
+def pooled_estimate(flags: Sequence[Sequence[bool] | None],
+                    norms: Sequence[Sequence[int] | None] | None,
+                    rates: correction.Rates | None) -> correction.Estimate:
   """One estimate over several runs' agents (rows: runs), runs as clusters.
   Runs without a value (None) are left out; runs must have equal agents."""
   keep = [i for i, f in enumerate(flags) if f is not None

@@ -3,7 +3,7 @@
 With `crsec report --llm-judge`, a model's yes/no decides every (norm,
 target) pair at or above the judge floor, so the matcher's error is then
 that model's: `crsec calibrate` measures it on the test half of the
-labelled norms (calibration/calibrate.py, the calibration's `matcher`).
+labelled norms (judgement_error.py, the calibration's `matcher`).
 Those counts correct belief only for the same model, rule, judge floor and
 target wording; elsewhere belief is not corrected and the note says why
 and what to run.

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia.metrics.classifiers.calibration import Score
+from crsec_concordia.metrics.classifiers.threshold_search import Score
 from crsec_concordia.metrics.classifiers.labels import (SPLITS, VENUES,
                                                         LabelledNorm,
                                                         load_items,
@@ -85,7 +85,7 @@ def _worst_f1(counts: dict[str, Score]) -> float:
   return min(s.f1 for s in counts.values())
 
 
-def calibrate(rule: MatchRule, calibration: Table, *,
+def fit_thresholds(rule: MatchRule, calibration: Table, *,
               per_target: bool = False,
               grid: Iterable[float] = GRID) -> MatchRule:
   """`rule` with the threshold(s) chosen on the calibration table.
@@ -117,8 +117,8 @@ class Tried:
   def fitted(self, calibration: Table) -> MatchRule:
     if self.calibration == "fixed":
       return self.rule
-    return calibrate(self.rule, calibration,
-                     per_target=self.calibration == "per_target")
+    return fit_thresholds(self.rule, calibration,
+                          per_target=self.calibration == "per_target")
 
 
 _READ = dict(aliases=True, clauses=True, contrast=True, permissions=True)
@@ -172,8 +172,8 @@ def figures(counts: dict[str, Score]) -> dict[str, dict[str, Any]]:
               "threshold": s.threshold} for t, s in counts.items()}
 
 
-def measure(rule: MatchRule = CHOSEN_RULE, *, embedder: Any = None
-            ) -> dict[str, Any]:
+def measure_matcher(rule: MatchRule = CHOSEN_RULE, *, embedder: Any = None
+                    ) -> dict[str, Any]:
   """The rule's figures on both halves, with the wordings they hold for."""
   items = load_items()
   targets = {v: venue_targets(v) for v in VENUES}
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
   parser.add_argument("--write", action="store_true",
                       help=f"write {QUALITY_PATH.name}")
   args = parser.parse_args(argv)
-  result = measure()
+  result = measure_matcher()
   text = json.dumps(result, indent=1, ensure_ascii=False) + "\n"
   if args.write:
     QUALITY_PATH.write_text(text, encoding="utf-8")

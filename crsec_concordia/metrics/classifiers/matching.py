@@ -45,14 +45,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from crsec_concordia import embedding
+from crsec_concordia.calibration import thresholds
 from crsec_concordia.metrics.classifiers import measured, norm_clauses
 from crsec_concordia.scenarios import TargetNorm
 
-# The single cosine's threshold (calibration.py): the cut of emergent norms'
-# clusters, where two norms of agents are compared, not a norm and a target.
-MATCH_THRESHOLD = 0.52
-JUDGE_FLOOR = 0.40
-RELATED_THRESHOLD = 0.40
+# The default embedder's measured thresholds (calibration/thresholds.py).
+# MATCH_THRESHOLD, the single cosine's (threshold_search.py), is the cut of
+# emergent norms' clusters, where two norms of agents are compared, not a
+# norm and a target.
+MEASURED = thresholds.load_thresholds()
+MATCH_THRESHOLD = MEASURED.match
+JUDGE_FLOOR = MEASURED.judge_floor
+RELATED_THRESHOLD = MEASURED.related
 
 class Judge(Protocol):
   """MEANS in words for a (norm, target text) pair: True, False, or None
@@ -132,7 +136,7 @@ SINGLE_COSINE = MatchRule("single_cosine")
 # (matcher_quality.select; docs/trials/matcher.md): one threshold for every
 # target, so a venue the labels do not cover is read as the shipped ones are.
 CHOSEN_RULE = MatchRule(
-    "nearest_target_polarity_pool3", threshold=0.525, aliases=True,
+    "nearest_target_polarity_pool3", threshold=MEASURED.rule, aliases=True,
     clauses=True, contrast=True, permissions=True, reasons=True, margin=0.0,
     polarity=0.05, pool=3)
 

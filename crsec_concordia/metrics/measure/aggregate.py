@@ -29,9 +29,9 @@ from scipy import stats as scipy_stats
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import run_metrics
 from crsec_concordia.rundir import reading
+from crsec_concordia.rundir.format import ARMS
 from crsec_concordia.rundir.reading import Run
 
-ARMS = ("normative", "baseline")
 MatcherFactory = Callable[[Run], NormMatcher]
 
 

@@ -104,9 +104,10 @@ def _share(flags: Sequence[bool] | None, members: Sequence[int]
   return sum(bool(flags[i]) for i in members) / len(members)
 
 
-def adoption(run: Run, steps: Sequence[int], belief_flags: Mapping[str, Any],
-             behaviour_flags: Mapping[str, Any],
-             where: Mapping[str, list[str]]) -> pd.DataFrame:
+def adoption_by_place(run: Run, steps: Sequence[int],
+                      belief_flags: Mapping[str, Any],
+                      behaviour_flags: Mapping[str, Any],
+                      where: Mapping[str, list[str]]) -> pd.DataFrame:
   """Per step, place or group and target: agents there, belief and
   behaviour shares (belief None before the first snapshot and in a
   baseline run). `*_flags` are adoption.py's per-agent flags."""

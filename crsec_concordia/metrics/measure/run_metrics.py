@@ -142,8 +142,8 @@ def _places(run: Run, steps: Sequence[int], m: _Measured,
   if not places.is_town(run):
     return pd.DataFrame(columns=places.ADOPTION_COLUMNS)
   where = places.positions(run, steps)
-  frame = places.adoption(run, steps, m.beliefs["flags"],
-                          m.behaviours.get("flags", {}), where)
+  frame = places.adoption_by_place(run, steps, m.beliefs["flags"],
+                                   m.behaviours.get("flags", {}), where)
   times = timeline.step_times(run, steps)
   carried = places.carried(run, steps, m.beliefs["flags"], where)
   for row in carried:
@@ -242,7 +242,7 @@ def _summary(run: Run, matcher: NormMatcher, columns: dict[str, list[Any]],
                   for t in matcher.targets},
       "emergent_norms": emergent.emergent_norms(run, matcher),
       "diffusion": diffusion.edges(run, matcher),
-      "usage": usage.summarize(run.usage),
+      "usage": usage.usage_summary(run.usage),
       "matcher": matcher.describe(),
       "correction": corrected.summary_block(rates, m.beliefs, m.behaviours),
   }

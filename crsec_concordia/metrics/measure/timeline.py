@@ -18,13 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from crsec_concordia.rundir.reading import Run
+from crsec_concordia.scenarios.checks import minutes_of
 from crsec_concordia.scenarios.loader import Clock
-
-
-def minutes_of(text: str) -> int:
-  """Minutes after midnight of "HH:MM"."""
-  hours, minutes = str(text).strip().split(":")[:2]
-  return int(hours) * 60 + int(minutes)
 
 
 def day_length(clock: Clock) -> int:

@@ -39,10 +39,10 @@ from crsec_concordia.metrics.measure.run_metrics import RunMetrics
 
 # The runs aggregated over seeds: a sweep's cell (sweeps/aggregate.py).
 CELL = ["scenario", "condition", "endpoint"]
-MEASURES = ("adopted", "holding", "following")
+TIPPING_MEASURES = ("adopted", "holding", "following")
 INTERVAL = "95% t-interval over seeds"
 RUN_COLUMNS = [*CELL, "seed", "target", "agents", "committed",
-               "minority_share", *MEASURES]
+               "minority_share", *TIPPING_MEASURES]
 CURVE_COLUMNS = [*CELL, "target", "minority_share", "measure", "n", "mean",
                  "sd", "ci_low", "ci_high", "values", "seeds"]
 
@@ -124,7 +124,7 @@ def curve(runs: pd.DataFrame) -> pd.DataFrame:
   rows = []
   for keys, group in runs.groupby([*CELL, "target"], sort=True):
     share = float(group["minority_share"].mean())
-    for measure in MEASURES:
+    for measure in TIPPING_MEASURES:
       kept = group[group[measure].notna()]
       stats = aggregate.mean_ci(kept[measure].tolist(), bounds=(0.0, 1.0))
       rows.append({**dict(zip([*CELL, "target"], keys)),

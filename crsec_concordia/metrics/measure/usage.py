@@ -19,9 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from crsec_concordia.operations.names import module_of_tag
-
-FIELDS = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
-          "completion_tokens", "reused_prompt_tokens")
+# usage.json's counts, as the run's writer keeps them.
+from crsec_concordia.rundir.writing import USAGE_FIELDS as FIELDS
 
 
 def module_of(tag: str) -> str:
@@ -29,7 +28,7 @@ def module_of(tag: str) -> str:
   return module_of_tag(tag)
 
 
-def summarize(usage: dict[str, Any] | None) -> dict[str, Any] | None:
+def usage_summary(usage: dict[str, Any] | None) -> dict[str, Any] | None:
   """{"by_tag", "by_module", "totals"} or None when the run has no usage."""
   if not usage:
     return None
@@ -44,22 +43,3 @@ def summarize(usage: dict[str, Any] | None) -> dict[str, Any] | None:
       f: sum(c[f] for c in by_tag.values()) for f in FIELDS}
   return {"by_tag": by_tag, "by_module": dict(sorted(by_module.items())),
           "totals": {f: int(totals.get(f, 0) or 0) for f in FIELDS}}
-
-
-def per_agent_hour(by_tag: dict[str, dict[str, Any]], agents: int,
-                   hours: float) -> dict[str, dict[str, float]]:
-  """Calls and tokens per agent per simulated hour, by tag and in total.
-
-  The figure the field compares across simulators: what one agent costs
-  for an hour of its simulated life (cached replays count as calls made).
-  """
-  scale = 1.0 / (max(agents, 1) * hours) if hours > 0 else 0.0
-  rows: dict[str, dict[str, float]] = {}
-  for tag, counts in sorted(by_tag.items()):
-    calls = int(counts.get("calls", 0)) + int(counts.get("cached_calls", 0))
-    tokens = (int(counts.get("prompt_tokens", 0))
-              + int(counts.get("completion_tokens", 0)))
-    rows[tag] = {"calls": calls * scale, "tokens": tokens * scale}
-  rows["total"] = {k: sum(r[k] for r in rows.values()) for k in
-                   ("calls", "tokens")}
-  return rows

@@ -58,7 +58,8 @@ def canvas(width: float = 8.0, height: float = 3.6) -> Figure:
 _figure = canvas
 
 
-def render(fig: Figure, fmt: str = "png", dpi: int = PRINT_DPI) -> bytes:
+def render_figure(fig: Figure, fmt: str = "png",
+                  dpi: int = PRINT_DPI) -> bytes:
   """The figure as PNG (at `dpi`), SVG or PDF bytes."""
   buffer = io.BytesIO()
   with matplotlib.rc_context(_VECTOR_TEXT):
@@ -67,7 +68,7 @@ def render(fig: Figure, fmt: str = "png", dpi: int = PRINT_DPI) -> bytes:
 
 
 def png(fig: Figure, dpi: int = PRINT_DPI) -> bytes:
-  return render(fig, "png", dpi)
+  return render_figure(fig, "png", dpi)
 
 
 def save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
@@ -75,7 +76,7 @@ def save(fig: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
   paths = []
   for fmt in formats:
     path = stem.with_name(f"{stem.name}.{fmt}")
-    path.write_bytes(render(fig, fmt))
+    path.write_bytes(render_figure(fig, fmt))
     paths.append(path)
   return paths
 

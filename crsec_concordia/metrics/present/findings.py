@@ -41,7 +41,7 @@ def _pooled(ms: Sequence[run_metrics.RunMetrics], measure: str, tid: str,
   norms = ([m.agent_flags["norms"][index] for m in ms]
            if measure == "belief" else None)
   rates = ms[0].rates.get(tid, {}).get(measure, (None, ""))[0]
-  return corrected.pooled(flags, norms, rates)
+  return corrected.pooled_estimate(flags, norms, rates)
 
 
 def _interval(e: Estimate) -> tuple[float, float, float, str]:
@@ -233,7 +233,7 @@ def _unseeded(runs: Runs) -> dict[str, Any]:
                   "hold in none"}
 
 
-def decide(runs: Runs) -> list[dict[str, Any]]:
+def decide_findings(runs: Runs) -> list[dict[str, Any]]:
   """The paper's six findings for one group of runs (by arm)."""
   out = [f(runs) for f in (_emerge, _injunctive, _conflicts,
                            _descriptive_later, _belief_first, _unseeded)]

@@ -33,7 +33,7 @@ from crsec_concordia.rundir import reading
 
 
 @dataclasses.dataclass
-class Group:
+class RunGroup:
   """Runs that are seeds of one experiment, by arm."""
   key: tuple[str, str, str]  # scenario, condition, endpoint
   runs: dict[str, list[run_metrics.RunMetrics]]
@@ -64,8 +64,8 @@ def _run_dirs(path: Path) -> list[tuple[Path, str, str]]:
                   "`crsec compare` or `crsec sweep`")
 
 
-def collect(paths: Sequence[Path], matcher_factory=None) -> list[Group]:
-  groups: dict[tuple[str, str, str], Group] = {}
+def collect(paths: Sequence[Path], matcher_factory=None) -> list[RunGroup]:
+  groups: dict[tuple[str, str, str], RunGroup] = {}
   seen: set[Path] = set()
   for path in paths:
     for d, condition, endpoint in _run_dirs(Path(path)):
@@ -76,7 +76,7 @@ def collect(paths: Sequence[Path], matcher_factory=None) -> list[Group]:
       m = run_metrics.compute(run, matcher_factory(run) if matcher_factory
                               else None)
       key = (str(run.scenario.get("name")), condition, endpoint)
-      group = groups.setdefault(key, Group(key, {}))
+      group = groups.setdefault(key, RunGroup(key, {}))
       group.runs.setdefault(run.arm, []).append(m)
   if not groups:
     raise UserError("no completed or interrupted run directory found in "
@@ -161,7 +161,7 @@ adds a model's row).
 """
 
 
-def model_paragraph(groups: Sequence[Group]) -> str:
+def model_paragraph(groups: Sequence[RunGroup]) -> str:
   """What the results can show depends on the model: the embedded 1.5B
   model's limits, or the models named."""
   infos = [m.run.run.get("model") or {} for g in groups
@@ -174,7 +174,7 @@ def model_paragraph(groups: Sequence[Group]) -> str:
                                               for n in names))
 
 
-def measurement_error(g: Group) -> list[dict[str, Any]]:
+def measurement_error(g: RunGroup) -> list[dict[str, Any]]:
   """The classifiers' measured error the corrected estimates undo, per
   target and measure: the labelled counts of the first run that has them
   (every run of a group reads the same labelled sets; a baseline run has
@@ -193,7 +193,7 @@ def measurement_error(g: Group) -> list[dict[str, Any]]:
                                                        order.get(k[1], 2)))]
 
 
-def uncorrected(g: Group) -> list[str]:
+def uncorrected(g: RunGroup) -> list[str]:
   """Why a group's behaviour shares are raw, each reason once (no
   calibration of the runs' model and venue: the command that makes one)."""
   notes: dict[str, None] = {}
@@ -233,7 +233,7 @@ def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
   return lines
 
 
-def _group_markdown(g: Group, decided: list[dict[str, Any]],
+def _group_markdown(g: RunGroup, decided: list[dict[str, Any]],
                     pictures: list[tuple[str, str]], rows: list[dict[str, Any]],
                     errors: list[dict[str, Any]] = (),
                     raw: Sequence[str] = ()) -> str:
@@ -287,8 +287,8 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
     rows = [cost(m) for ms in g.runs.values() for m in ms]
     runs_json.extend(dict(r, condition=g.key[1], endpoint=g.key[2])
                      for r in rows)
-    decided = findings.decide(g.runs)
-    pictures = publish_figures.draw(g.runs, out / "figures", g.slug)
+    decided = findings.decide_findings(g.runs)
+    pictures = publish_figures.draw_group(g.runs, out / "figures", g.slug)
     drawn.update(Path(p).name for p, _ in pictures)
     errors = measurement_error(g)
     town, town_pictures, town_json = publish_town.places_section(

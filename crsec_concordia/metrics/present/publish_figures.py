@@ -52,14 +52,14 @@ def _band(ms: Sequence[run_metrics.RunMetrics], measure: str, tid: str,
              if measure == "belief" else None)
     key = repr((flags, norms))
     if key not in cache:
-      cache[key] = corrected.pooled(flags, norms, rates)
+      cache[key] = corrected.pooled_estimate(flags, norms, rates)
     values.append(cache[key])
   return (np.array([e.corrected for e in values], float),
           np.array([e.low for e in values], float),
           np.array([e.high for e in values], float))
 
 
-def adoption(runs: Runs, target, index: int) -> bytes | None:
+def adoption_over_seeds(runs: Runs, target, index: int) -> bytes | None:
   normative, baseline = runs.get("normative", []), runs.get("baseline", [])
   base = normative or baseline
   if not base:
@@ -142,7 +142,7 @@ def _hourly_bars(runs: Runs, columns_of, title: str, ylabel: str
   return figures.png(fig, DPI)
 
 
-def conflicts(runs: Runs) -> bytes | None:
+def conflicts_over_seeds(runs: Runs) -> bytes | None:
   """Conflicts the agents detected: a baseline agent detects none (it has
   no ConflictDetector), so this is the normative arm's own course."""
   return _hourly_bars(runs, lambda m: ["conflicts"], "Social conflicts per hour",
@@ -158,20 +158,20 @@ def violations(runs: Runs) -> bytes | None:
       "violating deeds per hour")
 
 
-def draw(runs: Runs, out: Path, slug: str) -> list[tuple[str, str]]:
+def draw_group(runs: Runs, out: Path, slug: str) -> list[tuple[str, str]]:
   """Writes the group's PNGs; returns (path relative to out's parent,
   caption) pairs."""
   first = next(ms[0] for ms in runs.values() if ms)
   pictures = []
   for i, target in enumerate(first.run.targets):
-    data = adoption(runs, target, i)
+    data = adoption_over_seeds(runs, target, i)
     if data:
       name = f"{slug}__{target.id}.png"
       (out / name).write_bytes(data)
       pictures.append((f"figures/{name}",
                        f"{target.text}: belief and behaviour adoption"))
   for kind, draw_kind, caption in (
-      ("conflicts", conflicts,
+      ("conflicts", conflicts_over_seeds,
        "Conflicts per simulated hour, normative vs baseline (baseline agents "
        "detect none)"),
       ("violations", violations,

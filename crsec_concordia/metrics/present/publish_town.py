@@ -121,7 +121,7 @@ def tipping_section(groups: Mapping[tuple[str, str, str], Any], out: Path
     lines.append(
         f"| {keys[0]} | {keys[1]} | {keys[2]} | "
         f"{100 * by['adopted']['minority_share']:.0f}% | "
-        + " | ".join(_interval(by[m]) for m in tipping.MEASURES)
+        + " | ".join(_interval(by[m]) for m in tipping.TIPPING_MEASURES)
         + f" | {', '.join(str(s) for s in by['adopted']['seeds'])} |")
   return lines + [""], {"interval": tipping.INTERVAL,
                         "curve": curve.to_dict(orient="records"),

@@ -37,7 +37,7 @@ from crsec_concordia.metrics.present.csv_cells import safe_frame
 from crsec_concordia.rundir.format import METRICS
 
 # The events' table in a run's metrics directory.
-EVENTS = "events"
+EVENTS_TABLE = "events"
 
 _LOG = logging.getLogger(__name__)
 
@@ -173,7 +173,8 @@ def write_run(metrics: run_metrics.RunMetrics,
   safe_frame(metrics.per_step).to_csv(out / PER_STEP_CSV, index=False)
   safe_frame(metrics.per_hour).to_csv(out / PER_HOUR_CSV, index=False)
   write_table(long_form(metrics), out, "long")
-  write_parquet(file_cells(events_frame(metrics.run.records)), out, EVENTS)
+  write_parquet(file_cells(events_frame(metrics.run.records)), out,
+                EVENTS_TABLE)
   if not metrics.places.empty:
     write_table(metrics.places, out, BY_PLACE)
   for name, rows in metrics.summary.get("network", {}).items():

@@ -1,16 +1,16 @@
-"""Precision, recall and F1, and the single cosine's calibration.
+"""The single cosine's threshold searched on labelled pairs, and `Score`.
 
 `Score` counts a classifier's (item, target) decisions; matcher_quality.py
 scores every rule with it. `data/matcher_labels.json` holds short
 hand-written paraphrases and near-misses of the café's targets, each
 labelled with the target norms it means (see its "about" and matching.py
 for the standard): the set the single cosine's MATCH_THRESHOLD was
-calibrated on, which still cuts emergent norms' clusters. A pair is
+chosen on, which still cuts emergent norms' clusters. A pair is
 positive when the item lists the target; the threshold is the one with the
 highest F1 on a 0.005 grid (ties go to the higher threshold, i.e. to
 precision).
 
-Run `python -m crsec_concordia.metrics.classifiers.calibration` to print
+Run `python -m crsec_concordia.metrics.classifiers.threshold_search` to print
 the sweep and the errors at the chosen threshold.
 """
 
@@ -25,20 +25,11 @@ from typing import Any
 import numpy as np
 
 from crsec_concordia import embedding
+from crsec_concordia.calibration import scores
 from crsec_concordia.metrics.classifiers import DATA
 from crsec_concordia.metrics.classifiers.matching import MATCH_THRESHOLD
 
-LABELS_PATH = DATA / "matcher_labels.json"
-
-
-def precision(tp: int, fp: int) -> float:
-  """TP / (TP + FP); 1.0 when nothing was claimed (no false claim)."""
-  return tp / (tp + fp) if tp + fp else 1.0
-
-
-def recall(tp: int, fn: int) -> float:
-  """TP / (TP + FN); 1.0 when there was nothing to find."""
-  return tp / (tp + fn) if tp + fn else 1.0
+MATCHER_LABELS_PATH = DATA / "matcher_labels.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,11 +41,11 @@ class Score:
 
   @property
   def precision(self) -> float:
-    return precision(self.tp, self.fp)
+    return scores.precision((self.tp, self.fp, self.fn))
 
   @property
   def recall(self) -> float:
-    return recall(self.tp, self.fn)
+    return scores.recall((self.tp, self.fp, self.fn))
 
   @property
   def f1(self) -> float:
@@ -62,7 +53,7 @@ class Score:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def load_labels(path: Path = LABELS_PATH) -> dict[str, Any]:
+def load_labels(path: Path = MATCHER_LABELS_PATH) -> dict[str, Any]:
   return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
@@ -87,7 +78,7 @@ def score(sims: np.ndarray, positive: np.ndarray, threshold: float) -> Score:
                fn=int((~predicted & positive).sum()))
 
 
-def calibrate(sims: np.ndarray, positive: np.ndarray,
+def best_threshold(sims: np.ndarray, positive: np.ndarray,
               grid: Sequence[float] | None = None) -> Score:
   """The best-F1 threshold on the grid (ties to the higher threshold)."""
   if grid is None:
@@ -110,7 +101,7 @@ def main() -> None:
     s = score(sims, positive, threshold)
     print(f"  {threshold:.3f}  precision {s.precision:.3f}  recall "
           f"{s.recall:.3f}  F1 {s.f1:.3f}")
-  best = calibrate(sims, positive)
+  best = best_threshold(sims, positive)
   print(f"best F1 {best.f1:.3f} at {best.threshold:.3f} (precision "
         f"{best.precision:.3f}, recall {best.recall:.3f})")
   used = score(sims, positive, MATCH_THRESHOLD)

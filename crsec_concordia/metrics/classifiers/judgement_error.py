@@ -3,12 +3,14 @@
 `crsec calibrate` and bench/judgement_probe.py share this: the venues
 named (a shipped scenario by name, or a scenario file with its
 `<name>.probes.yaml` beside it; by default every shipped venue that has
-one) each go through the probe runner (probe_run.py) on the model, and the
-matcher's LLM judge is put to the test half of the labelled norms
-(metrics/data/norm_labels.jsonl) as `crsec report --llm-judge` asks it:
-every (norm, target) pair at or above the judge floor. What the model
-answered is written per venue into its identity's calibration (store.py),
-with the figures under the policy its runs use and what it cost.
+one) each go through the probe runner (metrics/classifiers/probe_run.py) on the
+model, and the matcher's LLM judge is put to the test half of the labelled
+norms (metrics/data/norm_labels.jsonl) as `crsec report --llm-judge` asks
+it: every (norm, target) pair at or above the judge floor. What the model
+answered is written per venue into its identity's calibration
+(calibration/store.py), with the figures under the policy its runs use and
+what it cost. Measuring runs the matcher and its judge, so it sits here,
+above the calibration package it writes to.
 """
 
 from __future__ import annotations
@@ -21,19 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.calibration import policy as policy_lib
-from crsec_concordia.calibration import probe_run, probes, store
+from crsec_concordia.calibration import probes, store
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import Probes
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers import labels as labels_lib
+from crsec_concordia.metrics.classifiers import probe_run
+# The labelled norms' half the matcher's figures are on.
+from crsec_concordia.metrics.classifiers.corrected import SPLIT
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
 from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
                                                           JUDGE_FLOOR,
                                                           NormMatcher)
 from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
 
-SPLIT = "test"  # The labelled norms' half the matcher's figures are on.
 # (what, done, of) as each case or norm is answered.
 Progress = Callable[[str, int, int], None]
 

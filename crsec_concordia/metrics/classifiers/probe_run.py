@@ -1,7 +1,8 @@
 """The probe runner: a model's answers on a venue's labelled cases, recorded whole.
 
-Each labelled case (probes.py) goes through the calls a run makes, built
-by the run's own code (game_masters/referee/, DetectConflict): the general
+Each labelled case (calibration/probes.py) goes through the calls a run
+makes, built by the run's own code (game_masters/referee/, DetectConflict):
+the general
 call with its quote check and retry, the doer check, the second look in
 both orders, the occasion's focused check and DetectConflict against one
 norm. Unlike a run, every call is made whatever the structures around it
@@ -26,7 +27,6 @@ from crsec_concordia.calibration import policy as policy_lib
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import Case, ConflictCase, Probes
 from crsec_concordia.embedding import SentenceEmbedder
-from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.action_text import tells_of_actor
 from crsec_concordia.game_masters.referee import (
     ADJUDICATE_TAG, Referee, doer_check, general_call, occasion_check,
@@ -36,7 +36,7 @@ from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations import detect_conflict_relevance as relevance
 from crsec_concordia.operations.detect_conflict import (Observed,
                                                         detect_conflicts)
-from crsec_concordia.scenarios import Scenario
+from crsec_concordia.scenarios import Occasion, Scenario
 
 JOBS = 4  # Cases asked at once: the embedded server's slots, as in a run.
 CALL_ERRORS = (StructuredOutputError, EndpointError)
@@ -67,10 +67,9 @@ class _Venue:
     self.referee = Referee(
         tagged(ADJUDICATE_TAG) if tagged else model,
         place=scenario.setting, default_place=scenario.default_place,
-        behaviours=[b.model_dump(mode="json") for b in scenario.behaviours],
+        behaviours=scenario.behaviours,
         similarity=self.similarity)
-    self.sides = second_look.other_sides(
-        t.model_dump(mode="json") for t in scenario.target_norms)
+    self.sides = second_look.other_sides(scenario.target_norms)
     self.doer_model = tagged(doer_check.TAG) if tagged else model
     self.look_model = tagged(second_look.TAG) if tagged else model
     self.descriptions = {b.id: b.description for b in scenario.behaviours}
@@ -179,7 +178,7 @@ def _look(venue: _Venue, record: dict[str, Any]) -> dict[str, Any] | None:
   return look
 
 
-def _occasion_case(venue: _Venue, occasion: occasions_lib.Occasion,
+def _occasion_case(venue: _Venue, occasion: Occasion,
                    case: Case) -> dict[str, Any]:
   check, failure = venue.referee.check(occasion, case.actor, case.action)
   record = {"actor": case.actor, "action": case.action,
@@ -277,8 +276,7 @@ def measure_venue(model, embedder: SentenceEmbedder, scenario: Scenario,
                       probes.referee, "referee", progress),
       "occasion": [], "conflicts": []}
   if probes.occasion is not None:
-    occasion = next(o for o in occasions_lib.parse(
-        o.model_dump(mode="json") for o in scenario.occasions)
+    occasion = next(o for o in scenario.occasions
                     if o.id == probes.occasion.id)
     calibration["occasion"] = _map(
         jobs, lambda c: _occasion_case(venue, occasion, c),
