@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from crsec_concordia import embedder_identity
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.metrics.classifiers import correction, measured
 from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
@@ -44,7 +45,8 @@ def measured_rates(run: Run, matcher: NormMatcher
                    ) -> dict[str, dict[str, tuple[correction.Rates | None, str]]]:
   """{target id: {measure: (rates or None, where they come from / why not)}}."""
   out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
-  figures = measured.load_measured()
+  # Only the error measured with the matcher's own embedder corrects it.
+  figures = measured.figures_for(matcher.embedder)
   # The gate the run's referee applied (one for the whole run).
   floor = referee_quality.run_tag_floor(run.records)
   deed = referee_quality.run_tag_deed(run.records)
@@ -59,6 +61,9 @@ def measured_rates(run: Run, matcher: NormMatcher
       belief_note = (belief.source if belief else
                      "matcher error not measured for this rule or wording: "
                      "belief not corrected")
+      if not figures and matcher.embedder is not None:
+        belief_note = measured.not_calibrated_note(
+            embedder_identity.identify(matcher.embedder).name)
     else:  # The judge's model decides: its calibration's counts.
       belief, belief_note = judge_quality.rates(
           t, matcher.rule.name, matcher.judge_floor,

@@ -141,6 +141,7 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "targets": _targets(summary),
       "holders": _holders(summary) if run.has_norms else [],
       "target_norms": targets, "matcher_notes": notes,
+      "embedder": measured.embedder_note(summary["matcher"]),
       "referee_notes": referee_notes(summary, targets),
       "totals": [_fmt(totals["conflicts"], 0),
                  _fmt(totals["conversations"], 0),
@@ -333,6 +334,7 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
       failed="; ".join(f"{f['arm']} seed {f['seed']}: {f['error']}"
                        for f in summary.get("failed") or ()),
       metrics=metrics, target_norms=targets, matcher_notes=notes,
+      embedder=measured.embedder_note(first.summary["matcher"]),
       referee_notes=referee_notes(first.summary, targets),
       figures=figs, has_normative=bool(normative),
       emergent=[dict(e, seed=m.run.seed) for m in normative
