@@ -21,8 +21,8 @@ from crsec_concordia import embedder_identity as ei
 from crsec_concordia import runner, user_embedder
 from crsec_concordia.errors import UserError
 from tests import crsec_script as cs
-from tests.library_case import _filled as filled
-from tests.library_case import plain_embedder
+from crsec_concordia.testing import bag_of_words as plain_embedder
+from crsec_concordia.testing import plainest as filled
 
 GOLDEN_RUN = Path(__file__).with_name("golden") / "mini_cafe" / "expected"
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ MODULE = textwrap.dedent("""\
 
 def test_a_function_is_named_by_its_module_and_name():
   identity = ei.identify(plain_embedder)
-  assert identity.name == "tests.library_case:plain_embedder"
+  assert identity.name == "crsec_concordia.testing:bag_of_words"
   assert len(identity.fingerprint) == 12
   assert ei.identify(ei.named(plain_embedder, "bow")).name == "bow"
   assert not ei.is_measured_default(identity)
@@ -154,5 +154,5 @@ def test_a_run_given_an_embedder_records_it(tmp_path):
       progress=False)
   info = json.loads((run_dir / "run.json").read_text())
   assert info["embedder"] == ei.identify(plain_embedder).describe()
-  assert ei.of_run(info).name == "tests.library_case:plain_embedder"
+  assert ei.of_run(info).name == "crsec_concordia.testing:bag_of_words"
   assert ei.of_run({}) == ei.MINILM
