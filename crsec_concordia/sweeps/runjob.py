@@ -128,9 +128,10 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
       action = "reused"
     elif found == "interrupted" and _resumable(job.run_dir):
       action = "resumed"
+      given = ({} if job.embedder is None
+               else {"embedder": user_embedder.load(job.embedder)})
       runner.resume_episode(job.run_dir, endpoint=job.endpoint,
-                            progress=job.progress,
-                            embedder=user_embedder.load_optional(job.embedder))
+                            progress=job.progress, **given)
     else:
       if found in ("interrupted", "setup"):
         # Nothing was saved to resume from: this run's own directory.

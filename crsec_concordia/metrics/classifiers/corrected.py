@@ -54,6 +54,11 @@ def measured_rates(run: Run, matcher: NormMatcher
   look = referee_quality.run_tag_look(run.records)
   model = run.run.get("model") or None
   policy = run_policy.of_run(run.run)
+  # A run on another embedder than the one the referee's error was
+  # measured with (run.json's `embedder`): that error does not hold.
+  ran_with = embedder_identity.of_run(run.run)
+  ran_with = None if embedder_identity.is_measured_default(ran_with) else (
+      ran_with)
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
@@ -74,8 +79,12 @@ def measured_rates(run: Run, matcher: NormMatcher
         t, run.scenario, floor=floor, deed=deed, doer=doer, look=look,
         model=model, scenario_path=run.run.get("scenario_path"),
         run_dir=run.path, policy=policy)
-    out[t.id] = {"belief": (belief, belief_note),
-                 "behaviour": (referee.rates, referee.note)}
+    behaviour = (referee.rates, referee.note)
+    if ran_with is not None:
+      behaviour = (None, f"the run's referee gated with {ran_with.name}, and "
+                   "its error was measured with all-MiniLM-L6-v2's gates: "
+                   "behaviour not corrected")
+    out[t.id] = {"belief": (belief, belief_note), "behaviour": behaviour}
   return out
 
 
