@@ -136,7 +136,7 @@ def report_notes(matcher: dict[str, Any], targets: Sequence[Any]
   measured = matcher.get("measured_error") or {}
   judged = " (measured without the LLM judge)" if matcher.get("judge") else ""
   embedder = matcher.get("embedder") or {}
-  if embedder.get("calibrated") is False:
-    note = not_calibrated_note(str(embedder.get("name")))
+  if embedder.get("calibrated") is False:  # embedder_note says the rest.
+    note = f"not calibrated for {embedder.get('name')}: belief not corrected"
     return {t.id: note for t in targets}
   return {t.id: error_note(measured.get(t.id)) + judged for t in targets}
