@@ -22,14 +22,17 @@ FLAG = "--embedder"
 FORM = "module:function (a function from text to vector in your module)"
 
 
-def load(spec: str, flag: str = FLAG) -> SentenceEmbedder:
+def load(spec: str, flag: str = FLAG, where: str | None = None
+         ) -> SentenceEmbedder:
   """The function `spec` names, known by that name; `UserError` (one line
-  naming the fix) when it cannot be found or is not callable."""
+  naming the fix) when it cannot be found or is not callable. `where`: the
+  directory searched first (default the current one; a sweep's worker is
+  given the driver's, as its own may be elsewhere)."""
   module_name, sep, attribute = spec.partition(":")
   if not sep or not module_name or not attribute:
     raise UserError(f"{flag} {spec!r}: write it as {FORM}, e.g. "
                     f"{flag} mymodule:embed")
-  cwd = os.getcwd()
+  cwd = where or os.getcwd()
   if cwd not in sys.path:
     sys.path.insert(0, cwd)
   try:

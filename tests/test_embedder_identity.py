@@ -186,7 +186,9 @@ def test_a_run_resumes_only_with_the_embedder_it_began_with(tmp_path):
 
 def test_a_sweep_job_loads_its_embedder_in_the_worker(tmp_path, monkeypatch):
   (tmp_path / "worker_embedder.py").write_text(MODULE)
-  monkeypatch.chdir(tmp_path)
+  elsewhere = tmp_path / "worker_cwd"
+  elsewhere.mkdir()
+  monkeypatch.chdir(elsewhere)  # A worker started elsewhere.
   seen = {}
 
   def run_episode(scenario, **kwargs):
@@ -195,6 +197,7 @@ def test_a_sweep_job_loads_its_embedder_in_the_worker(tmp_path, monkeypatch):
   monkeypatch.setattr(runjob.runner, "run_episode", run_episode)
   job = runjob.RunJob(id="a", run_dir=tmp_path / "runs" / "a", scenario="s",
                       arm="normative", seed=1, steps=1, endpoint=None,
-                      embedder="worker_embedder:embed")
+                      embedder="worker_embedder:embed",
+                      embedder_dir=str(tmp_path))
   runjob._run_fresh(job)  # pylint: disable=protected-access
   assert ei.name_of(seen["embedder"]) == "worker_embedder:embed"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 import time
 from pathlib import Path
@@ -133,7 +134,7 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
       progress=args.jobs == 1 and not (args.ray or args.address),
       policies={(n, name): policy for n in spec.endpoints})
   for job in jobs:
-    job.embedder = getattr(args, "embedder", None)
+    job.embedder, job.embedder_dir = args.embedder, os.getcwd()
   manifest: dict[str, Any] = {
       "scenario": name, "scenario_path": str(args.scenario), "seeds": seeds,
       "steps": args.steps, "jobs": args.jobs,

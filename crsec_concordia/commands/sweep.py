@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
           out, runs, lambda r: built[(r.scenario, r.condition)], endpoints,
           cache=spec.cache and not args.no_cache, policies=policies)
       for job in jobs:
-        job.embedder = args.embedder
+        job.embedder, job.embedder_dir = args.embedder, os.getcwd()
       progress = _start(book, runs, jobs, done, other, out)
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:
         return 130

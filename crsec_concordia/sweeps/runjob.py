@@ -51,8 +51,10 @@ class RunJob:
   # Resolved by the driver, so a worker on another node needs no
   # calibration file of its own.
   referee_policy: Chosen | None = None
-  # --embedder's module:function (user_embedder.py), loaded by the worker.
+  # --embedder's module:function (user_embedder.py), loaded by the worker
+  # from the driver's directory.
   embedder: str | None = None
+  embedder_dir: str | None = None
 
 
 @dataclasses.dataclass
@@ -113,7 +115,8 @@ def _run_fresh(job: RunJob) -> None:
   if job.referee_policy is not None:
     kwargs["referee_policy"] = job.referee_policy
   if job.embedder is not None:
-    kwargs["embedder"] = user_embedder.load(job.embedder)
+    kwargs["embedder"] = user_embedder.load(job.embedder,
+                                            where=job.embedder_dir)
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 
@@ -129,7 +132,8 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
     elif found == "interrupted" and _resumable(job.run_dir):
       action = "resumed"
       given = ({} if job.embedder is None
-               else {"embedder": user_embedder.load(job.embedder)})
+               else {"embedder": user_embedder.load(
+                   job.embedder, where=job.embedder_dir)})
       runner.resume_episode(job.run_dir, endpoint=job.endpoint,
                             progress=job.progress, **given)
     else:
