@@ -21,7 +21,8 @@ paper: setup
 	bash scripts/paper.sh
 
 # The core install without extras, measured in a fresh venv (minutes; not
-# part of `make test`): no torch, Ray or llama.cpp, at most 600 MB, and the
-# README's composition runs on it.
+# part of `make test`; CI runs it first): no torch, Ray or llama.cpp, at
+# most 600 MB, the README's composition runs on it, and `crsec report
+# --embedder` reads a shipped run with a plain embedder.
 check-core:
 	bash scripts/check_core_install.sh

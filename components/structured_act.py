@@ -25,7 +25,7 @@ from concordia.language_model import language_model
 from concordia.typing import entity as entity_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations
+from crsec_concordia import invalid_action, observations
 from crsec_concordia.components import _act_answer as answer_lib
 from crsec_concordia.components import _acting_reasons as reasons_lib
 from crsec_concordia.components import _copies as copies
@@ -64,7 +64,8 @@ class StructuredAct(entity_component.ActingComponent,
                speech_components: Sequence[str] | None = None,
                max_tokens: int = 120, temperature: float = 0.7,
                journal_key: str = JOURNAL_KEY,
-               plan_key: str | None = None):
+               plan_key: str | None = None,
+               on_invalid_action: str = invalid_action.DEFAULT):
     """Creates the act component.
 
     Args:
@@ -77,6 +78,9 @@ class StructuredAct(entity_component.ActingComponent,
         agent has one.
       plan_key: the planner (NormativePlanner) to follow: with one, the
         agent acts from its plan and asks the model only for a reason.
+      on_invalid_action: what is returned when there is no valid action
+        of the agent's own: "mark", "nothing" or "raise"
+        (crsec_concordia/invalid_action.py).
     """
     super().__init__()
     self._model = structured_view(model)
@@ -94,6 +98,7 @@ class StructuredAct(entity_component.ActingComponent,
     self._temperature = temperature
     self._journal_key = journal_key
     self._plan_key = plan_key
+    self._on_invalid = on_invalid_action
     self._follow_lock = threading.Lock()
     self._follow = reasons_lib.FollowState()
 
@@ -202,7 +207,7 @@ class StructuredAct(entity_component.ActingComponent,
     if turn.planner is not None:
       self._settle(output, turn.task, action_spec)
     self._log_act(output, turn)
-    return output
+    return invalid_action.shown(output, name, self._on_invalid)
 
   def _news_or_no_call(self, turn: "_Turn",
                        action_spec: entity_lib.ActionSpec

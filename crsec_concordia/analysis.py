@@ -11,9 +11,12 @@ For analysis in a notebook or a script, without reading any file format:
 Every frame starts with the same columns naming the run (`run`,
 `scenario`, `condition`, `endpoint`, `arm`, `seed`), so the frames of a
 compare or a sweep stack, and frames of several directories concatenate.
-The metrics are computed as `crsec report` computes them (the matcher
-embeds norms: the default embedder needs the `embeddings` extra); with
-`metrics=False` only the files are read.
+The metrics are computed as `crsec report` computes them. The matcher
+embeds norms: the default embedder needs the `embeddings` extra, and
+`embedder=fn` (any function from text to vector) reads with yours on the
+core install; the matcher's recorded error then applies only if it was
+measured with that embedder (docs/calibration.md, "Your own sentence
+embedder"). With `metrics=False` only the files are read.
 """
 
 from __future__ import annotations

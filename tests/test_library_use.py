@@ -25,7 +25,7 @@ def test_a_composed_agent_records_a_conflict(monkeypatch):
   [conflict] = example.conflicts(carlos)
   assert conflict["actor"] == "Tom Gomez"
   assert conflict["norm"] == "No smoking indoors."
-  assert conflict["evidence"] == "lights a cigarette"
+  assert conflict["evidence"] == "Tom lights a cigarette at the next table."
   [request] = carlos.get_component(
       CONFLICT_DETECTOR_KEY).pop_conversation_requests()
   assert request["partner"] == "Tom Gomez"

@@ -22,6 +22,7 @@ calibration of the runs' own model and venue, and name it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -29,8 +30,10 @@ from tqdm import tqdm
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import sheet, store
-from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
-                                            positive)
+from crsec_concordia import embedder_identity
+from crsec_concordia.commands.flags import (add_embedder_flag,
+                                            add_endpoint_flags, embedder_from,
+                                            endpoint_from, positive)
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
@@ -39,6 +42,17 @@ from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.models import make_model
 
 SHEET_NAME = "labelling_sheet.csv"
+
+
+def _record_embedder(path: Path, embedder) -> None:
+  """The calibration file names the embedder it was measured with (none
+  named: MiniLM)."""
+  found = embedder_identity.recorded(embedder)
+  if found:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.update(found)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
 
 
 def add_parser(sub) -> None:
@@ -64,6 +78,7 @@ def add_parser(sub) -> None:
                  help=f"cases asked at once (default {probe_run.JOBS})")
   p.add_argument("--no-norms", action="store_true",
                  help="leave out the matcher's labelled norms")
+  add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -89,7 +104,22 @@ def _checked_out(path: Path) -> Path:
   return path
 
 
+def _embedder(args: argparse.Namespace):
+  """--embedder's function, or the default. A calibration with another
+  embedder is of the pair (model, embedder): it goes to the --out FILE.json
+  named, never to the model's own file, which runs with MiniLM read."""
+  embedder = embedder_from(args)
+  if embedder is None:
+    return shared_embedder()
+  if args.out is None or args.out.suffix != ".json":
+    raise UserError(f"--embedder {args.embedder}: give --out FILE.json too "
+                    "(a calibration with your embedder is kept apart from "
+                    "the model's own)")
+  return embedder
+
+
 def _calibrate(args: argparse.Namespace) -> int:
+  embedder = _embedder(args)
   venues = calibrate_lib.venues_named(args.scenario)
   endpoint = endpoint_from(args)
   identity = identity_of(endpoint)
@@ -114,11 +144,12 @@ def _calibrate(args: argparse.Namespace) -> int:
     done[what] = count
   try:
     result = calibrate_lib.measure(model, identity, venues,
-                                   embedder=shared_embedder(), jobs=args.jobs,
+                                   embedder=embedder, jobs=args.jobs,
                                    norms=not args.no_norms, progress=progress)
   finally:
     bar.close()
   written = calibrate_lib.write(result, path)
+  _record_embedder(written, embedder)
   print("\n".join(calibrate_lib.summary_lines(result)))
   cost = result.cost
   print(f"cost: {cost.get('calls', 0)} calls (+{cost.get('cached_calls', 0)} "

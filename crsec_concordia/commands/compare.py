@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ from typing import Any
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
+                                            matchers_for)
 from crsec_concordia.commands.flags import (add_endpoint_flags,
                                             add_policy_flag, endpoint_from,
                                             positive)
@@ -65,6 +68,7 @@ def add_parser(sub) -> None:
   p.add_argument("--address",
                  help="run as Ray tasks on the Ray cluster at this address")
   add_policy_flag(p, run_policy.DEFAULT)
+  add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -104,6 +108,7 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
 def run(args: argparse.Namespace) -> int:
   seeds = parse_seeds(args.seeds)
   endpoint = endpoint_from(args)
+  embedder_from(args)  # A bad --embedder stops before anything runs.
   scenario = _load_scenario(args.scenario)
   policy = run_policy.resolve(args.referee_policy, identity_of(
       endpoint), scenario.name)
@@ -128,6 +133,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
       progress=args.jobs == 1 and not (args.ray or args.address),
       policies={(n, name): policy for n in spec.endpoints})
+  for job in jobs:
+    job.embedder, job.embedder_dir = args.embedder, os.getcwd()
   manifest: dict[str, Any] = {
       "scenario": name, "scenario_path": str(args.scenario), "seeds": seeds,
       "steps": args.steps, "jobs": args.jobs,
@@ -158,7 +165,7 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
       raise UserError(person_errors[0])
     raise UserError(f"every run failed (first: {failed[0]['error']}); see "
                     f"{out} and rerun with -v")
-  metrics = aggregate.aggregate(out)
+  metrics = aggregate.aggregate(out, matchers_for(embedder_from(args)))
   tables.write_compare(metrics)
   _print_effects(metrics.summary)
   print(f"compare: wrote {out / tables.COMPARE_SUMMARY_JSON}; "

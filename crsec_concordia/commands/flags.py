@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 
+from crsec_concordia import user_embedder
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
 
@@ -52,6 +54,29 @@ def endpoint_from(args: argparse.Namespace) -> EndpointConfig:
   return EndpointConfig.resolve(args.base_url, args.api_key, args.model,
                                 args.schema_mode, args.timeout,
                                 args.max_in_flight)
+
+
+def add_embedder_flag(parser: argparse.ArgumentParser) -> None:
+  """--embedder module:function (crsec_concordia/user_embedder.py)."""
+  parser.add_argument(
+      user_embedder.FLAG, metavar="MODULE:FUNCTION",
+      help="your own sentence embedder, a function from text to vector "
+      "imported from your module (the current directory is searched "
+      "first); default all-MiniLM-L6-v2 (the 'embeddings' extra)")
+
+
+def embedder_from(args: argparse.Namespace):
+  """The embedder --embedder names, or None for the default."""
+  return user_embedder.load_optional(getattr(args, "embedder", None))
+
+
+def matchers_for(embedder):
+  """A matcher factory (metrics/measure/aggregate.py) whose matchers read
+  with `embedder`; None for the default embedder."""
+  if embedder is None:
+    return None
+  return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
+                                 embedder=embedder)
 
 
 def positive(name: str):

@@ -19,7 +19,9 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs
-from crsec_concordia.commands.flags import add_endpoint_flags, endpoint_from
+from crsec_concordia.commands.flags import (add_embedder_flag,
+                                            add_endpoint_flags, embedder_from,
+                                            endpoint_from)
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
@@ -60,18 +62,24 @@ def add_parser(sub) -> None:
   p.add_argument("--llm-judge", action="store_true",
                  help="confirm each semantic norm match with a yes/no from "
                  "the model endpoint (off by default: embeddings only)")
+  add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
 
 def _matcher_factory(args: argparse.Namespace):
-  if not args.llm_judge:
+  """How each run's matcher is built: with --embedder's function and the
+  --llm-judge, where given (None: the default matcher)."""
+  embedder = embedder_from(args)
+  if not args.llm_judge and embedder is None:
     return None
-  endpoint = endpoint_from(args)
-  judge = LLMJudge(make_model(endpoint, seed=0),
-                   identity=identity_of(endpoint))
+  judge = None
+  if args.llm_judge:
+    endpoint = endpoint_from(args)
+    judge = LLMJudge(make_model(endpoint, seed=0),
+                     identity=identity_of(endpoint))
   return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
-                                 judge=judge)
+                                 judge=judge, embedder=embedder)
 
 
 def _writable(path: Path, out: Path | None) -> Path:
@@ -85,6 +93,7 @@ def _writable(path: Path, out: Path | None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+  embedder_from(args)  # A bad --embedder stops before anything is written.
   if args.publish is not None:
     return _publish(args)
   if args.notes is not None:

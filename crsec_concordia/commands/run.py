@@ -7,9 +7,10 @@ from pathlib import Path
 
 from crsec_concordia import outputs, runner
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.commands.flags import (add_endpoint_flags,
-                                            add_policy_flag, endpoint_from,
-                                            positive)
+from crsec_concordia.commands.flags import (add_embedder_flag,
+                                            add_endpoint_flags,
+                                            add_policy_flag, embedder_from,
+                                            endpoint_from, positive)
 from crsec_concordia.runs.episode import default_run_dir
 
 
@@ -35,6 +36,7 @@ def add_parser(sub) -> None:
   p.add_argument("--no-progress", action="store_true",
                  help="no progress bar")
   add_policy_flag(p, run_policy.DEFAULT)
+  add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -106,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
   # is created; the run directory is made and test-written before the
   # model starts, and removed again if the run fails before writing in it.
   scenario = runner.load(args.scenario)
+  embedder = embedder_from(args)
   out = args.out or default_run_dir(scenario, args.agents, args.seed)
   with outputs.new_dir(out, "--out"), outputs.writing(
       out, then=f"make room there, then `crsec resume {out}` continues"):
@@ -113,6 +116,6 @@ def run(args: argparse.Namespace) -> int:
         scenario, arm=args.agents, seed=args.seed, out_dir=out,
         endpoint=endpoint_from(args), steps=args.steps,
         cache=not args.no_cache, progress=not args.no_progress,
-        referee_policy=args.referee_policy)
+        referee_policy=args.referee_policy, embedder=embedder)
   print_summary(run_dir)
   return 0

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
+                                            matchers_for)
 from crsec_concordia.commands.flags import (add_endpoint_flags,
                                             add_policy_flag, endpoint_from,
                                             positive)
@@ -65,6 +67,7 @@ def add_parser(sub) -> None:
                  help="do not aggregate the metrics at the end")
   add_policy_flag(p, None, also=" (for the endpoints whose entry in the "
                   "file names none)")
+  add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 
@@ -93,6 +96,7 @@ def _policies(spec: spec_lib.SweepFile, endpoints: dict[str, EndpointConfig],
 
 
 def run(args: argparse.Namespace) -> int:
+  embedder_from(args)  # A bad --embedder stops before anything runs.
   overrides = {"steps": args.steps} if args.steps else {}
   spec, scenarios = validate.load_sweep(args.sweep_file, overrides)
   endpoints = grid.endpoint_configs(spec, lambda: endpoint_from(args))
@@ -115,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
       jobs, done, other = driver.prepare(
           out, runs, lambda r: built[(r.scenario, r.condition)], endpoints,
           cache=spec.cache and not args.no_cache, policies=policies)
+      for job in jobs:
+        job.embedder, job.embedder_dir = args.embedder, os.getcwd()
       progress = _start(book, runs, jobs, done, other, out)
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:
         return 130
@@ -126,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed, "
           f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
     if completed and not args.no_aggregate:
-      result = aggregate.aggregate_sweep(out)
+      result = aggregate.aggregate_sweep(out, matchers_for(embedder_from(args)))
       aggregate.write(result)
       for line in aggregate.headline(result):
         print(f"  {line}")

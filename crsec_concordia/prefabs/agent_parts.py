@@ -22,6 +22,7 @@ from concordia.components import agent as agent_components
 from concordia.language_model import language_model
 
 from crsec_concordia import components as crsec
+from crsec_concordia import invalid_action
 from crsec_concordia.components.crsec_port import CrsecPort
 from crsec_concordia.components.list_memory_bank import ListMemoryBank
 from crsec_concordia.components.port import PORT_KEY
@@ -143,7 +144,9 @@ def entity(name: str, context: dict[str, Any],
       as_structured(model).tagged("act"), component_order=order,
       speech_components=speech,
       plan_key=(crsec.NORMATIVE_PLANNER_KEY
-                if crsec.NORMATIVE_PLANNER_KEY in context else None))
+                if crsec.NORMATIVE_PLANNER_KEY in context else None),
+      on_invalid_action=params.get("on_invalid_action",
+                                   invalid_action.DEFAULT))
   return AGENT_CLASS(
       agent_name=name, act_component=act, context_components=context,
       measurements=params.get("measurements"))

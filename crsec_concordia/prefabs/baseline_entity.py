@@ -17,7 +17,7 @@ from concordia.language_model import language_model
 from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import components as crsec
-from crsec_concordia.prefabs import agent_parts
+from crsec_concordia.prefabs import agent_parts, params
 from crsec_concordia.prefabs.agent_parts import DEFAULTS, param
 
 
@@ -36,6 +36,7 @@ class BaselineEntity(prefab_lib.Prefab):
   def build(self, model: language_model.LanguageModel,
             memory_bank: agent_parts.MemoryBank
             ) -> entity_agent_with_logging.EntityAgentWithLogging:
+    params.check("baseline__Entity", self.params)
     context = agent_parts.base_components(self.params, memory_bank)
     context[crsec.NORMATIVE_PLANNER_KEY] = agent_parts.planner(
         model, self.params, norm_memory_key=None, use_norms=False)

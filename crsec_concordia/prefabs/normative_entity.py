@@ -21,7 +21,7 @@ from concordia.typing import prefab as prefab_lib
 from crsec_concordia import components as crsec
 from crsec_concordia import embedding
 from crsec_concordia.models.concordia_adapter import as_structured
-from crsec_concordia.prefabs import agent_parts
+from crsec_concordia.prefabs import agent_parts, params
 from crsec_concordia.prefabs.agent_parts import DEFAULTS, MODULES, param
 
 
@@ -38,7 +38,10 @@ class NormativeEntity(prefab_lib.Prefab):
       "committed (the norms it starts with are never revised or dropped), "
       "synthesis_threshold, reflect_every, day_start, day_end, modules, "
       "places (optional: the scenario's declared places, id and "
-      "description each, which the plan and its tasks choose among).")
+      "description each, which the plan and its tasks choose among), "
+      "on_invalid_action (mark | nothing | raise: what act() returns "
+      "when the model gives no valid action; crsec_concordia/"
+      "invalid_action.py).")
   params: Mapping[str, Any] = dataclasses.field(
       default_factory=lambda: dict(DEFAULTS))
 
@@ -46,12 +49,9 @@ class NormativeEntity(prefab_lib.Prefab):
             memory_bank: agent_parts.MemoryBank
             ) -> entity_agent_with_logging.EntityAgentWithLogging:
     p = self.params
+    params.check("normative__Entity", p)
     name = param(p, "name")
     modules = {**DEFAULTS["modules"], **dict(param(p, "modules"))}
-    unknown = set(modules) - set(MODULES)
-    if unknown:
-      raise ValueError(f"unknown CRSEC modules {sorted(unknown)}; "
-                       f"known: {', '.join(MODULES)}")
     structured = as_structured(model)
     embedder = embedding.cached(embedding.embedder_of(memory_bank))
     context = agent_parts.base_components(p, memory_bank)

@@ -10,7 +10,7 @@ from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import observations, threads
+from crsec_concordia import embedder_identity, observations, threads
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.judgement_prompts import identity_of, prompts_hash
@@ -140,6 +140,7 @@ def run_episode(
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
   model, described = model_for(endpoint, seed, cache, model, progress)
+  given_embedder = embedder is not None
   embedder = embedder_for(embedder)
 
   run_dir.mkdir(parents=True, exist_ok=True)
@@ -158,6 +159,8 @@ def run_episode(
   }
   if chosen is not None:
     info["referee_policy"] = chosen.describe()
+  if given_embedder:
+    info.update(embedder_identity.recorded(embedder))
   rundir.write_json(run_dir / rundir.RUN_JSON, info)
   Session(run_dir, scenario, simulation(config, model, embedder), model,
           info, {}, progress).play(premise=scenario.premise)

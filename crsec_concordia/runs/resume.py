@@ -17,6 +17,7 @@ from typing import Any
 
 from concordia.utils import structured_logging
 
+from crsec_concordia import embedder_identity
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
@@ -90,6 +91,19 @@ def committed_usage(run_dir: Path, info: dict[str, Any],
   return dict(committed or {})
 
 
+def _same_embedder(info: dict, embedder) -> None:
+  """A run goes on with the embedder it began with (run.json's
+  `embedder`; none recorded: the default), or stops saying which."""
+  began = embedder_identity.of_run(info)
+  now = (embedder_identity.MINILM if embedder is None
+         else embedder_identity.identify(embedder))
+  if began.fingerprint != now.fingerprint:
+    raise UserError(f"this run began with the sentence embedder {began} "
+                    f"and would go on with {now}: resume it with the same "
+                    f"embedder (--embedder {began.name}"
+                    + (")" if ":" in began.name else ", your function)"))
+
+
 def resume_episode(
     run_dir: Path | str,
     *,
@@ -114,6 +128,7 @@ def resume_episode(
   endpoint = endpoint or EndpointConfig.resolve()
   model, described = episode.model_for(
       endpoint, seed, bool(info.get("cache", True)), model, progress)
+  _same_embedder(info, embedder)
   embedder = episode.embedder_for(embedder)
 
   simulation = episode.simulation(config, model, embedder)

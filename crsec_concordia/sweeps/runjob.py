@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia import runner
+from crsec_concordia import runner, user_embedder
 from crsec_concordia.calibration.run_policy import Chosen
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import (CONFIG_JSON, EVENTS, RUN_JSON,
@@ -51,6 +51,10 @@ class RunJob:
   # Resolved by the driver, so a worker on another node needs no
   # calibration file of its own.
   referee_policy: Chosen | None = None
+  # --embedder's module:function (user_embedder.py), loaded by the worker
+  # from the driver's directory.
+  embedder: str | None = None
+  embedder_dir: str | None = None
 
 
 @dataclasses.dataclass
@@ -113,6 +117,9 @@ def _run_fresh(job: RunJob) -> None:
     kwargs["cache"] = False
   if job.referee_policy is not None:
     kwargs["referee_policy"] = job.referee_policy
+  if job.embedder is not None:
+    kwargs["embedder"] = user_embedder.load(job.embedder,
+                                            where=job.embedder_dir)
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 
@@ -127,8 +134,11 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
       action = "reused"
     elif found == "interrupted" and _resumable(job.run_dir):
       action = "resumed"
+      given = ({} if job.embedder is None
+               else {"embedder": user_embedder.load(
+                   job.embedder, where=job.embedder_dir)})
       runner.resume_episode(job.run_dir, endpoint=job.endpoint,
-                            progress=job.progress)
+                            progress=job.progress, **given)
     else:
       if found in ("interrupted", "setup"):
         # Nothing was saved to resume from: this run's own directory.

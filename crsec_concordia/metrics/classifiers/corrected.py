@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from crsec_concordia import embedder_identity
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.metrics.classifiers import correction, measured
 from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
@@ -44,7 +45,8 @@ def measured_rates(run: Run, matcher: NormMatcher
                    ) -> dict[str, dict[str, tuple[correction.Rates | None, str]]]:
   """{target id: {measure: (rates or None, where they come from / why not)}}."""
   out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
-  figures = measured.load_measured()
+  # Only the error measured with the matcher's own embedder corrects it.
+  figures = measured.figures_for(matcher.embedder)
   # The gate the run's referee applied (one for the whole run).
   floor = referee_quality.run_tag_floor(run.records)
   deed = referee_quality.run_tag_deed(run.records)
@@ -52,6 +54,11 @@ def measured_rates(run: Run, matcher: NormMatcher
   look = referee_quality.run_tag_look(run.records)
   model = run.run.get("model") or None
   policy = run_policy.of_run(run.run)
+  # A run on another embedder than the one the referee's error was
+  # measured with (run.json's `embedder`): that error does not hold.
+  ran_with = embedder_identity.of_run(run.run)
+  ran_with = None if embedder_identity.is_measured_default(ran_with) else (
+      ran_with)
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
@@ -59,6 +66,9 @@ def measured_rates(run: Run, matcher: NormMatcher
       belief_note = (belief.source if belief else
                      "matcher error not measured for this rule or wording: "
                      "belief not corrected")
+      if not figures and matcher.embedder is not None:
+        belief_note = measured.not_calibrated_note(
+            embedder_identity.identify(matcher.embedder).name)
     else:  # The judge's model decides: its calibration's counts.
       belief, belief_note = judge_quality.rates(
           t, matcher.rule.name, matcher.judge_floor,
@@ -69,8 +79,12 @@ def measured_rates(run: Run, matcher: NormMatcher
         t, run.scenario, floor=floor, deed=deed, doer=doer, look=look,
         model=model, scenario_path=run.run.get("scenario_path"),
         run_dir=run.path, policy=policy)
-    out[t.id] = {"belief": (belief, belief_note),
-                 "behaviour": (referee.rates, referee.note)}
+    behaviour = (referee.rates, referee.note)
+    if ran_with is not None:
+      behaviour = (None, f"the run's referee gated with {ran_with.name}, and "
+                   "its error was measured with all-MiniLM-L6-v2's gates: "
+                   "behaviour not corrected")
+    out[t.id] = {"belief": (belief, belief_note), "behaviour": behaviour}
   return out
 
 

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from crsec_concordia import embedding
+from crsec_concordia import embedder_identity, embedding
 from crsec_concordia.calibration import thresholds
 from crsec_concordia.metrics.classifiers import measured, norm_clauses
 from crsec_concordia.scenarios import TargetNorm
@@ -187,8 +187,11 @@ class NormMatcher:
     return self._embedder
 
   def describe(self) -> dict[str, Any]:
-    figures = measured.load_measured()
-    return {"rule": self.rule.name,
+    """The rule, its thresholds and its recorded error where it holds; an
+    embedder other than the default is named (`embedder`), with whether
+    the recorded error holds for it (`calibrated`)."""
+    figures = measured.figures_for(self._embedder)
+    found = {"rule": self.rule.name,
             "threshold": self.rule.threshold,
             "settings": self.rule.describe(),
             "thresholds": {t.id: self.rule.threshold_for(t.text)
@@ -204,6 +207,10 @@ class NormMatcher:
             "measured_error": {
                 t.id: measured.measured_error(t, self.rule.name, figures)
                 for t in self.targets}}
+    identity = embedder_identity.identify(self._embedder)
+    if not embedder_identity.is_measured_default(identity):
+      found["embedder"] = {**identity.describe(), "calibrated": bool(figures)}
+    return found
 
   def similarity(self, texts: Sequence[str]) -> np.ndarray:
     """Cosine of each text with each target's text, (len(texts), targets)."""

@@ -5,7 +5,9 @@ of the labelled norms (labels.py), written by matcher_quality.py. The
 figures hold for a target only under the rule they were measured with and
 for the target's exact wording (text and aliases): figures for other words
 would say nothing, so elsewhere the report says "not measured" and belief
-is not corrected.
+is not corrected. They hold, too, only for the embedder they were measured
+with (all-MiniLM-L6-v2, `MEASURED_WITH`): `figures_for` gives none for
+another, and the report says it is not calibrated for that embedder.
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia import embedder_identity
+from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.metrics.classifiers import DATA
 from crsec_concordia.metrics.classifiers.correction import Rates
 from crsec_concordia.metrics.classifiers.labels import venue_norms
 from crsec_concordia.scenarios import TargetNorm
 
 QUALITY_PATH = DATA / "matcher_quality.json"
+# The embedder data/matcher_quality.json was measured with (a file that
+# names none was measured with it).
+MEASURED_WITH = embedder_identity.MINILM
 
 
 def load_measured(path: Path = QUALITY_PATH) -> dict[str, Any] | None:
@@ -28,6 +35,49 @@ def load_measured(path: Path = QUALITY_PATH) -> dict[str, Any] | None:
     return json.loads(Path(path).read_text(encoding="utf-8"))
   except (OSError, ValueError):
     return None
+
+
+def measured_with(figures: dict[str, Any] | None
+                  ) -> embedder_identity.EmbedderIdentity:
+  """The embedder whose scale `figures` hold on."""
+  named = embedder_identity.EmbedderIdentity.from_dict(
+      (figures or {}).get("embedder"))
+  return named or MEASURED_WITH
+
+
+def figures_for(embedder: SentenceEmbedder | None,
+                path: Path = QUALITY_PATH) -> dict[str, Any]:
+  """The recorded figures if they were measured with `embedder` (None: the
+  default), else {} (nothing measured for it: nothing corrected)."""
+  figures = load_measured(path)
+  if not figures:
+    return {}
+  mine = (embedder_identity.MINILM if embedder is None
+          else embedder_identity.identify(embedder))
+  return figures if (mine.fingerprint
+                     == measured_with(figures).fingerprint) else {}
+
+
+def not_calibrated_note(name: str) -> str:
+  """The line shown where the matcher's error holds for another embedder."""
+  return (f"not calibrated for {name}: run crsec calibrate --embedder "
+          f"{name if ':' in name else 'MODULE:FUNCTION'} (the matcher's "
+          "recorded error holds for all-MiniLM-L6-v2 only; belief not "
+          "corrected)")
+
+
+def embedder_note(matcher: dict[str, Any]) -> str:
+  """The line naming the embedder a summary's matcher read belief with
+  (NormMatcher.describe: no `embedder` block is the default)."""
+  block = matcher.get("embedder")
+  if not block:
+    return (f"Sentence embedder: {MEASURED_WITH}, the one the matcher's "
+            "recorded error was measured with.")
+  name = f"{block.get('name')} (fingerprint {block.get('fingerprint')})"
+  if block.get("calibrated"):
+    return f"Sentence embedder: {name}, calibrated."
+  note = not_calibrated_note(str(block.get("name")))
+  return f"Sentence embedder: {name}. {note[0].upper()}{note[1:]}."
 
 
 def measured_error(target: TargetNorm, rule_name: str,
@@ -85,4 +135,8 @@ def report_notes(matcher: dict[str, Any], targets: Sequence[Any]
   from a summary's `matcher` block (NormMatcher.describe)."""
   measured = matcher.get("measured_error") or {}
   judged = " (measured without the LLM judge)" if matcher.get("judge") else ""
+  embedder = matcher.get("embedder") or {}
+  if embedder.get("calibrated") is False:  # embedder_note says the rest.
+    note = f"not calibrated for {embedder.get('name')}: belief not corrected"
+    return {t.id: note for t in targets}
   return {t.id: error_note(measured.get(t.id)) + judged for t in targets}

@@ -232,6 +232,8 @@ def usage(summary_usage: dict[str, Any] | None,
   tokens = [summary_usage["by_module"][m]["prompt_tokens"]
             + summary_usage["by_module"][m]["completion_tokens"]
             for m in modules]
+  if not any(calls) and not any(tokens):
+    return None  # Every call was cached: empty axes would say nothing.
   fig = canvas(8.0, max(2.2, 0.8 + 0.45 * len(modules)))
   ax1 = fig.add_subplot(1, 2, 1)
   ax1.barh(modules, calls, color="#4c72b0")

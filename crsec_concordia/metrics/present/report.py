@@ -60,6 +60,26 @@ def _when(hit: dict[str, Any] | None) -> str:
   return f"{hit['time']} (step {hit['step']}, +{hit['elapsed_minutes']} min)"
 
 
+def _short_time(time: str) -> str:
+  """"Day 1 09:45" as "D1 09:45": a time-to cell stays narrow."""
+  return str(time).replace("Day ", "D", 1)
+
+
+def time_to_cell(hits: dict[str, dict[str, Any] | None]) -> Lines:
+  """The times to each level in at most two lines: the levels reached
+  ("50% D1 09:45 (+45 min)"), then those never reached ("90%, 100%:
+  never")."""
+  reached = [(k, v) for k, v in hits.items() if v]
+  reached = ([f"{k} {_short_time(v['time'])} (+{v['elapsed_minutes']} min)"
+              for k, v in reached] if len(reached) == 1 else
+             [f"{k} {_short_time(v['time'])}" for k, v in reached])
+  never = [k for k, v in hits.items() if not v]
+  lines = ["; ".join(reached)] if reached else []
+  if never:
+    lines.append(f"{', '.join(never)}: never" if reached else "never")
+  return Lines(lines)
+
+
 def _targets(summary: dict[str, Any]) -> list[dict[str, Any]]:
   """Per target norm: its text, id and type, and the cells of its row."""
   rows = []
@@ -69,8 +89,7 @@ def _targets(summary: dict[str, Any]) -> list[dict[str, Any]]:
         _pct(final["belief"]), _pct(final["behaviour"]),
         _pct(final["behaviour_observed"]),
         _pct(final["behaviour_nonviolating"]), _pct(final["plan"]),
-        Lines([f"{k}: {_when(v)}" for k, v in tt["belief"].items()]),
-        Lines([f"{k}: {_when(v)}" for k, v in tt["behaviour"].items()]),
+        time_to_cell(tt["belief"]), time_to_cell(tt["behaviour"]),
         _fmt(t["behaviour_lag_minutes"].get("50%")),
         str(t["conflicts"]), str(t["violations"])]})
   return rows
@@ -110,11 +129,26 @@ def _per_hour(per_hour: pd.DataFrame, targets: Sequence[Any]
   for t in targets:
     columns += [f"belief.{t.id}", f"behaviour.{t.id}"]
   columns = [c for c in columns if c in per_hour]
-  rows = [[str(r[c]) if c == "hour" else
+  rows = [[_short_time(r[c]) if c == "hour" else
            _pct(r[c]) if c.startswith(("belief.", "behaviour."))
            else _fmt(r[c], 0) for c in columns]
           for _, r in per_hour.iterrows()]
-  return {"header": columns, "rows": rows}
+  return {"header": [_hour_header(c) for c in columns], "rows": rows}
+
+
+# The per-hour table's short headers: the CSV keeps the full column names.
+_HOUR_HEADERS = {"conflicts": "conflicts", "norm_conversations": "norm talks",
+                 "norm_thoughts": "norm thoughts"}
+
+
+def _hour_header(column: str) -> Lines | str:
+  """A per-hour column's header, short: "holds" or "complies" over the
+  target's id, so the table fits the page."""
+  measure, _, target = column.partition(".")
+  if target:
+    return Lines([{"belief": "holds", "behaviour": "complies"}[measure],
+                  target.replace("_", " ")])
+  return _HOUR_HEADERS.get(column, column)
 
 
 def referee_notes(summary: dict[str, Any], targets: Sequence[Any]
@@ -141,6 +175,7 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "targets": _targets(summary),
       "holders": _holders(summary) if run.has_norms else [],
       "target_norms": targets, "matcher_notes": notes,
+      "embedder": measured.embedder_note(summary["matcher"]),
       "referee_notes": referee_notes(summary, targets),
       "totals": [_fmt(totals["conflicts"], 0),
                  _fmt(totals["conversations"], 0),
@@ -179,7 +214,14 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
           "usage": page.figure(
               "usage", figures.usage(summary["usage"], figures.one_run(
                   "LLM calls per module", run.name)),
-              "LLM calls and tokens per CRSEC module (usage.json).")}}
+              "LLM calls and tokens per CRSEC module (usage.json).")},
+      "all_cached": _all_cached(summary["usage"])}
+
+
+def _all_cached(usage: dict[str, Any] | None) -> bool:
+  """Whether every call of the run came from the response cache."""
+  totals = (usage or {}).get("totals") or {}
+  return (not totals.get("calls") and bool(totals.get("cached_calls")))
 
 
 def _referee_policy(info: dict) -> str:
@@ -333,6 +375,7 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
       failed="; ".join(f"{f['arm']} seed {f['seed']}: {f['error']}"
                        for f in summary.get("failed") or ()),
       metrics=metrics, target_norms=targets, matcher_notes=notes,
+      embedder=measured.embedder_note(first.summary["matcher"]),
       referee_notes=referee_notes(first.summary, targets),
       figures=figs, has_normative=bool(normative),
       emergent=[dict(e, seed=m.run.seed) for m in normative
