@@ -175,7 +175,7 @@ def test_the_prefabs_and_the_game_master_tag_as_declared():
                for m in TAGGED[name]), name
   for tag in GAME_MASTER:
     assert all(m.startswith(("crsec_concordia.game_masters",
-                             "crsec_concordia.calibration"))
+                             "crsec_concordia.metrics.classifiers.probe_run"))
                for m in TAGGED[tag]), tag
   assert general_call.TAG == names.GM_ADJUDICATE
   assert doer_check.TAG == names.GM_DOER
@@ -217,6 +217,8 @@ def test_recorded_tags_count_for_the_modules_they_counted_for():
   recorded = set(json.loads(golden.read_text(encoding="utf-8"))["by_tag"])
   tags = (recorded | {op.tag for op in names.ALL_OPERATIONS}
           | set(names.FORMER_TAGS) | {"other", "mystery"})
+  # Operations declared after the substring rules went have no former module.
+  tags -= {names.INTERVIEW}
   assert {t: usage.module_of(t) for t in sorted(tags)} == {
       t: _former_module(t) for t in sorted(tags)}
 

@@ -18,8 +18,9 @@ from crsec_concordia.interviews.questions import Question, Questionnaire
 from crsec_concordia.interviews.restore import Interviewee
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import checked_call
+from crsec_concordia.operations.names import INTERVIEW
 
-OP = "Interview"
+OP = INTERVIEW
 SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "properties": {"answer": {"type": "string", "minLength": 1,

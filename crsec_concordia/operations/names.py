@@ -92,6 +92,7 @@ GM_DOER = "GM.doer"
 GM_LOOK = "GM.look"
 GM_OTHER = "GM.other"
 METRICS_JUDGE = "MetricsJudge"
+INTERVIEW = "Interview"
 
 OTHERS: tuple[Operation, ...] = (
     # NormativePlan's prompt with no norms: a baseline agent's day, or a
@@ -118,6 +119,9 @@ OTHERS: tuple[Operation, ...] = (
               "crsec_concordia.game_masters.prefab"),
     Operation(METRICS_JUDGE, Module.METRICS,
               "crsec_concordia.metrics.classifiers.judge"),
+    # A researcher's question to a restored agent (crsec interview): an
+    # instrument, like the judge, not part of the run it asks about.
+    Operation(INTERVIEW, Module.METRICS, "crsec_concordia.interviews.ask"),
 )
 
 ALL_OPERATIONS: tuple[Operation, ...] = PAPER + OTHERS
