@@ -173,9 +173,11 @@ def test_the_prefabs_and_the_game_master_tag_as_declared():
   for name in PAPER:
     assert any(m.startswith((prefabs, "crsec_concordia.components."))
                for m in TAGGED[name]), name
+  # The game master's calls, and the probe runner that measures them as
+  # the game master asks them (metrics/classifiers/probe_run.py).
   for tag in GAME_MASTER:
     assert all(m.startswith(("crsec_concordia.game_masters",
-                             "crsec_concordia.calibration"))
+                             "crsec_concordia.metrics.classifiers.probe_run"))
                for m in TAGGED[tag]), tag
   assert general_call.TAG == names.GM_ADJUDICATE
   assert doer_check.TAG == names.GM_DOER

@@ -18,8 +18,9 @@ from crsec_concordia.interviews.questions import Question, Questionnaire
 from crsec_concordia.interviews.restore import Interviewee
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import checked_call
+from crsec_concordia.operations.names import INTERVIEW
 
-OP = "Interview"
+OP = INTERVIEW
 SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "properties": {"answer": {"type": "string", "minLength": 1,
@@ -61,8 +62,8 @@ def _blank(found: dict[str, Any]) -> str | None:
   return "the answer is blank" if not found["answer"].strip() else None
 
 
-def ask(model: StructuredModel, agent: Interviewee, question: Question,
-        questionnaire: Questionnaire) -> Answer:
+def ask_question(model: StructuredModel, agent: Interviewee,
+                 question: Question, questionnaire: Questionnaire) -> Answer:
   """`agent`'s answer to `question`, or its failure."""
   failures: list[str] = []
   found = checked_call(
