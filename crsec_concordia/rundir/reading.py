@@ -181,8 +181,10 @@ def is_sweep_dir(path: Path) -> bool:
   return (Path(path) / SWEEP_JSON).is_file()
 
 
-def read_run(path: str | Path) -> Run:
-  """Loads RUN_DIR; raises UserError when it is not a run directory."""
+def read_run(path: str | Path, *, need_targets: bool = True) -> Run:
+  """Loads RUN_DIR; raises UserError when it is not a run directory, or
+  (`need_targets`: for the metrics, which measure them) when its scenario
+  names no target norms."""
   path = Path(path)
   if not path.is_dir():
     raise UserError(f"{path} is not a directory; pass a run directory "
@@ -195,7 +197,8 @@ def read_run(path: str | Path) -> Run:
   fix = "the run directory is incomplete: run the episode again"
   run = _read_json(path / RUN_JSON, fix)
   scenario = _read_json(path / SCENARIO_JSON, fix)
-  if not isinstance(scenario, dict) or not scenario.get("target_norms"):
+  if not isinstance(scenario, dict) or (
+      need_targets and not scenario.get("target_norms")):
     raise UserError(f"{path / SCENARIO_JSON} names no target_norms; the "
                     "metrics measure those: add them to the scenario and run "
                     "again")
