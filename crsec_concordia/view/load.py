@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -38,15 +37,6 @@ class Loaded:
   label: str
 
 
-def _json(path: Path, fix: str) -> Any:
-  try:
-    return json.loads(path.read_text(encoding="utf-8"))
-  except FileNotFoundError:
-    raise UserError(f"{path} is missing; {fix}") from None
-  except (json.JSONDecodeError, UnicodeDecodeError) as e:
-    raise UserError(f"{path} is not valid JSON ({e}); {fix}") from None
-
-
 def _number(text: str) -> float | None:
   try:
     value = float(text)
@@ -60,8 +50,9 @@ def read_reported(path: Path) -> Reported:
   metrics = path / fmt.METRICS
   summary = per_step = None
   if (metrics / SUMMARY_JSON).is_file():
-    summary = _json(metrics / SUMMARY_JSON,
-                    f"run `crsec report {path}` again to rewrite it")
+    summary = reading.read_json_file(
+        metrics / SUMMARY_JSON,
+        f"run `crsec report {path}` again to rewrite it")
   if (metrics / PER_STEP_CSV).is_file():
     with (metrics / PER_STEP_CSV).open(encoding="utf-8", newline="") as f:
       per_step = [{k: (v if k in ("time", "clock") else _number(v))
@@ -83,7 +74,7 @@ def loaded_run(path: Path, label: str | None = None) -> Loaded:
                     "`crsec run`, `crsec compare` or `crsec sweep`")
   run = reading.read_run(path, need_targets=False)
   fix = "the run directory is incomplete: run the episode again"
-  config = (_json(path / fmt.CONFIG_JSON, fix)
+  config = (reading.read_json_file(path / fmt.CONFIG_JSON, fix)
             if (path / fmt.CONFIG_JSON).is_file() else {})
   return Loaded(run=run, config=config, reported=read_reported(path),
                 label=label or run.name)
