@@ -197,12 +197,12 @@ def keyings(asked: dict[str, list]) -> dict[str, int]:
     by_norm: dict[str, set] = {}
     for item in items:
       by_norm.setdefault(item.norm.content, set()).add(
-          shared_lib.question(item))
-      holder_sets.setdefault(shared_lib.question(item), set()).add(name)
+          shared_lib.question_of(item))
+      holder_sets.setdefault(shared_lib.question_of(item), set()).add(name)
     for norm, deeds in by_norm.items():
       per_norm.setdefault(norm, []).append(frozenset(deeds))
   questions = {q for items in asked.values() for q in map(
-      shared_lib.question, items)}
+      shared_lib.question_of, items)}
   return {
       "alone": sum(1 for items in asked.values() if items),
       "(norm, deeds near it)": len({(n, d) for n, sets in per_norm.items()

@@ -107,7 +107,7 @@ def main() -> int:
       began = time.monotonic()
       data = page.page_data(run_dir)
       out = Path(pages) / f"{run_dir.name}.html"
-      out.write_text(page.render(data), encoding="utf-8")
+      out.write_text(page.page_html(data), encoding="utf-8")
       written = time.monotonic() - began
       [run] = data["runs"]
       m = measure(context, out, args.repeat)

@@ -50,6 +50,7 @@ from crsec_concordia.operations.detect_conflict_relevance import (
     DEFAULT_RELEVANCE, questions)
 from crsec_concordia.operations.detect_conflict_sharing import (
     SharedJudgements, Ticket)
+from crsec_concordia.operations.names import DETECT_CONFLICT
 
 CONFLICT_DETECTOR_KEY = "ConflictDetector"
 # Observations in a row with no readable behaviour before the log says so.
@@ -312,7 +313,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     except Exception as e:  # pylint: disable=broad-except
       if ticket is not None:
         shared.withdraw(ticket)  # The other holders must not wait for it.
-      journal.record_failure({"op": "DetectConflict",
+      journal.record_failure({"op": DETECT_CONFLICT,
                               "error": f"{type(e).__name__}: {e}"},
                              stamp=stamp)
       return
@@ -321,7 +322,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       try:
         self._conclude(pairs, stamp, ticket, on_failure)
       except Exception as e:  # pylint: disable=broad-except
-        journal.record_failure({"op": "DetectConflict",
+        journal.record_failure({"op": DETECT_CONFLICT,
                                 "error": f"{type(e).__name__}: {e}"},
                                stamp=stamp)
       finally:

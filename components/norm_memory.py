@@ -25,13 +25,13 @@ from crsec_concordia.components.agent_journal import (JOURNAL_KEY,
                                                       TAUGHT_NEWS,
                                                       AgentJournal)
 from crsec_concordia.models.concordia_adapter import structured_view
-from crsec_concordia.norms import NormDatabase, Origin, RejectionReason
+from crsec_concordia.norms import ROLES, NormDatabase, Origin, RejectionReason
 from crsec_concordia.operations import create_norm
 from crsec_concordia.operations.immediate_evaluation import names_person
 from crsec_concordia.rundir.format import CREATED, TAUGHT
 
 NORM_MEMORY_KEY = "NormMemory"
-ENTREPRENEUR, ORDINARY = "entrepreneur", "ordinary"
+ENTREPRENEUR, ORDINARY = ROLES
 # The state keys an older checkpoint kept here, now the journal's.
 _JOURNAL_STATE = ("last_stamp", "known_names", "records", "news",
                   "identified")

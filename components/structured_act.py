@@ -65,7 +65,7 @@ class StructuredAct(entity_component.ActingComponent,
                max_tokens: int = 120, temperature: float = 0.7,
                journal_key: str = JOURNAL_KEY,
                plan_key: str | None = None,
-               on_invalid_action: str = invalid_action.DEFAULT):
+               on_invalid_action: str = invalid_action.DEFAULT_CHOICE):
     """Creates the act component.
 
     Args:

@@ -30,8 +30,8 @@ import pandas as pd
 
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.errors import UserError
-from crsec_concordia.interviews.table import COLUMNS as INTERVIEW_COLUMNS
-from crsec_concordia.interviews.table import read_interviews
+from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
+                                              read_interviews)
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import places, run_metrics
 from crsec_concordia.metrics.present import tables

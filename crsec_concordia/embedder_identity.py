@@ -158,6 +158,6 @@ def recorded(embedder: embedding.SentenceEmbedder) -> dict[str, Any]:
   return {"embedder": identity.describe()}
 
 
-def of_run(info: dict[str, Any]) -> EmbedderIdentity:
+def identity_of_run(info: dict[str, Any]) -> EmbedderIdentity:
   """The embedder a run's run.json says it ran with (none: MiniLM)."""
   return EmbedderIdentity.from_dict(info.get("embedder")) or MINILM

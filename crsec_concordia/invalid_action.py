@@ -27,14 +27,14 @@ from crsec_concordia import observations
 
 MARK, NOTHING, RAISE = "mark", "nothing", "raise"
 CHOICES = (MARK, NOTHING, RAISE)
-DEFAULT = MARK
+DEFAULT_CHOICE = MARK
 
 
 class NoValidAction(RuntimeError):
   """The agent has no valid action of its own this turn (`raise`)."""
 
 
-def shown(output: str, name: str, choice: str = DEFAULT) -> str:
+def shown(output: str, name: str, choice: str = DEFAULT_CHOICE) -> str:
   """What `act()` returns for `output` under `choice`: `output` itself
   when it is an action of the agent's own."""
   if choice == MARK or not observations.is_no_action(output):

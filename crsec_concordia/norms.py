@@ -26,6 +26,9 @@ from collections.abc import Iterable
 from typing import Any
 
 NORM_TYPES = ("descriptive", "injunctive")
+# An agent's role: a norm entrepreneur starts with norms of its own
+# (CreateNorm); an ordinary agent learns them from others.
+ROLES = ("entrepreneur", "ordinary")
 MIN_UTILITY, MAX_UTILITY = 1, 100
 
 

@@ -46,7 +46,7 @@ _SCHEMA = re.compile(r"JSON schema:\n(\{.*?\})(?:\n\n|$)", re.S)
 # The block DecomposePlan asks about.
 _BLOCK = re.compile(r"about to begin (\d\d):(\d\d)-(\d\d):(\d\d)")
 # DetectConflict's prompt, and how it shows each deed.
-DETECT_CONFLICT = r"holds some rules about how people should behave"
+DETECT_CONFLICT_PROMPT = r"holds some rules about how people should behave"
 _DEED = re.compile(r'^(.+?) \([^)]*\): "(.*)"$', re.M)
 
 Answer = Mapping[str, Any] | str | Callable[[str, Mapping[str, Any]], Any]
@@ -108,7 +108,7 @@ class SchemaModel(language_model.LanguageModel):
   def __init__(self, rules: Sequence[tuple[str, Answer]] = ()):
     self.prompts: list[str] = []
     self._rules = [(re.compile(p, re.S | re.I), a) for p, a in rules]
-    self._rules.append((re.compile(DETECT_CONFLICT), every_deed_breaks))
+    self._rules.append((re.compile(DETECT_CONFLICT_PROMPT), every_deed_breaks))
 
   def answer(self, prompt: str, schema: Mapping[str, Any]) -> Any:
     """The value answered for `prompt`, whose schema is `schema`."""

@@ -22,8 +22,8 @@ FLAG = "--embedder"
 FORM = "module:function (a function from text to vector in your module)"
 
 
-def load(spec: str, flag: str = FLAG, where: str | None = None
-         ) -> SentenceEmbedder:
+def load_embedder(spec: str, flag: str = FLAG, where: str | None = None
+                  ) -> SentenceEmbedder:
   """The function `spec` names, known by that name; `UserError` (one line
   naming the fix) when it cannot be found or is not callable. `where`: the
   directory searched first (default the current one; a sweep's worker is
@@ -61,5 +61,5 @@ def load(spec: str, flag: str = FLAG, where: str | None = None
 
 def load_optional(spec: str | None, flag: str = FLAG
                   ) -> SentenceEmbedder | None:
-  """`load(spec)`, or None (the default embedder) when no spec was given."""
-  return None if spec is None else load(spec, flag)
+  """`load_embedder(spec)`, or None (the default embedder) when no spec was given."""
+  return None if spec is None else load_embedder(spec, flag)

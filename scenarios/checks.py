@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, get_args
 import pydantic
 from pydantic_core import PydanticCustomError
 
-from crsec_concordia.norms import MAX_UTILITY, MIN_UTILITY, NORM_TYPES
+from crsec_concordia.norms import MAX_UTILITY, MIN_UTILITY, NORM_TYPES, ROLES
 from crsec_concordia.scenarios.network_checks import network_problems
 from crsec_concordia.scenarios.place_checks import PLACES, place_problems
 from crsec_concordia.scenarios.problems import Problem, show
@@ -29,7 +29,7 @@ from crsec_concordia.scenarios.schedule_checks import interview_problems
 
 Role = Literal["entrepreneur", "ordinary"]
 NormType = Literal["descriptive", "injunctive"]
-ROLES: tuple[str, ...] = get_args(Role)
+assert get_args(Role) == ROLES
 assert get_args(NormType) == NORM_TYPES
 
 

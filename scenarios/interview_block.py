@@ -20,7 +20,7 @@ import pydantic
 from crsec_concordia.scenarios.base import ScenarioModel
 from crsec_concordia.scenarios.checks import Line, Positive
 from crsec_concordia.scenarios.schedule_checks import (  # noqa: F401
-    KEY, interview_problems)
+    INTERVIEWS_KEY, interview_problems)
 
 
 class ScheduledInterview(ScenarioModel):

@@ -17,11 +17,11 @@ from typing import Any
 
 from crsec_concordia.scenarios.problems import Problem, show
 
-KEY = "network"
+NETWORK_KEY = "network"
 _GUIDE = "docs/design.md, 'Social ties'"
 GENERATORS: tuple[str, ...] = ("ring", "small_world", "scale_free", "random")
 # The literal fields of the block and what each allows (explain.py).
-CHOICES: dict[str, tuple[str, ...]] = {
+NETWORK_CHOICES: dict[str, tuple[str, ...]] = {
     "generator": GENERATORS, "talk": ("place", "tied"),
     "attend": ("all", "tied_first")}
 # Which parameters each generator reads, and their defaults.
@@ -76,12 +76,13 @@ def members(data: Mapping[str, Any], groups: Sequence[str]) -> list[str]:
 def filled(data: Any) -> Any:
   """`data` with a generated network's edges written in (when the block
   is well formed; else as it is, and `network_problems` says why)."""
-  block = data.get(KEY) if isinstance(data, Mapping) else None
+  block = data.get(NETWORK_KEY) if isinstance(data, Mapping) else None
   if (not isinstance(block, Mapping) or block.get("edges") is not None
       or network_problems(data)):
     return data
   edges = _generated(block, members(data, list(block.get("groups") or [])))
-  return data if edges is None else {**data, KEY: {**block, "edges": edges}}
+  return (data if edges is None
+          else {**data, NETWORK_KEY: {**block, "edges": edges}})
 
 
 def _generated(block: Mapping[str, Any],
@@ -127,7 +128,7 @@ def _edge_problems(edges: list, known: list[str]) -> list[Problem]:
   problems: list[Problem] = []
   seen: dict[frozenset[str], int] = {}
   for i, edge in enumerate(edges):
-    loc = (KEY, "edges", i)
+    loc = (NETWORK_KEY, "edges", i)
     if not (isinstance(edge, (list, tuple)) and len(edge) == 2
             and all(isinstance(e, str) for e in edge)):
       problems.append(Problem(loc, f"{show(edge)} is not a pair of names",
@@ -160,22 +161,24 @@ def _generator_problems(block: Mapping[str, Any], generator: str,
   for key in ("k", "p", "m"):
     if block.get(key) is not None and key not in wanted:
       problems.append(Problem(
-          (KEY, key), f"does not apply to the {generator} generator",
+          (NETWORK_KEY, key), f"does not apply to the {generator} generator",
           f"remove it ({generator} reads "
           f"{', '.join(wanted) or 'no parameter'})"))
   k, m = _whole(block.get("k", wanted.get("k"))), _whole(block.get("m", wanted.get("m")))
   if "k" in wanted and k is not None:
     if k % 2:
-      problems.append(Problem((KEY, "k"), f"{k} is odd; each agent is tied "
-                              "to k/2 neighbours on each side",
+      problems.append(Problem((NETWORK_KEY, "k"), f"{k} is odd; each agent "
+                              "is tied to k/2 neighbours on each side",
                               f"use an even number, e.g. {max(2, k - 1)}"))
     elif k >= n >= 3:
       problems.append(Problem(
-          (KEY, "k"), f"{k} is not less than the {n} agents of the network",
+          (NETWORK_KEY, "k"),
+          f"{k} is not less than the {n} agents of the network",
           f"use an even number from 2 to {n - 1 - (n - 1) % 2}"))
   if "m" in wanted and m is not None and m >= n >= 2:
     problems.append(Problem(
-        (KEY, "m"), f"{m} is not less than the {n} agents of the network",
+        (NETWORK_KEY, "m"),
+        f"{m} is not less than the {n} agents of the network",
         f"use a whole number from 1 to {n - 1}"))
   return problems
 
@@ -185,7 +188,7 @@ def network_problems(data: Mapping[str, Any]) -> list[Problem]:
   agents of the network, generator parameters that fit its size, groups
   that exist, and recorded edges that the generator still gives. A value
   of the wrong type is a field error, not reported again here."""
-  block = data.get(KEY)
+  block = data.get(NETWORK_KEY)
   if not isinstance(block, Mapping):
     return []
   groups = block.get("groups") or []
@@ -197,19 +200,21 @@ def network_problems(data: Mapping[str, Any]) -> list[Problem]:
   for i, gid in enumerate(groups):
     if gid not in known_groups:
       problems.append(Problem(
-          (KEY, "groups", i), f"{show(gid)} is not a group of this scenario",
+          (NETWORK_KEY, "groups", i),
+          f"{show(gid)} is not a group of this scenario",
           f"use one of: {', '.join(known_groups)}" if known_groups else
           "remove `groups` (no agent has a group)"))
   names = members(data, [g for g in groups if g in known_groups])
   generator, edges = block.get("generator"), block.get("edges")
   if generator is None and edges is None:
     return problems + [Problem(
-        (KEY,), "gives neither edges nor a generator",
+        (NETWORK_KEY,), "gives neither edges nor a generator",
         "add `generator: ring` (or small_world, scale_free, random), or "
         f"`edges: [[First Agent, Second Agent], ...]` ({_GUIDE})")]
   if len(names) < 2:
     return problems + [Problem(
-        (KEY,), f"has {len(names)} agent(s); a network ties at least two",
+        (NETWORK_KEY,),
+        f"has {len(names)} agent(s); a network ties at least two",
         "add agents, or name more groups under `groups`")]
   if isinstance(edges, list):
     problems += _edge_problems(edges, names)
@@ -229,7 +234,8 @@ def _recorded_problems(block: Mapping[str, Any], generator: str,
     return []  # The parameters' own problems are reported field by field.
   if [[a.strip(), b.strip()] for a, b in edges] != expected:
     return [Problem(
-        (KEY, "edges"), f"are not the {len(expected)} edges the {generator} "
+        (NETWORK_KEY, "edges"),
+        f"are not the {len(expected)} edges the {generator} "
         "generator gives for these agents and seed (the graph library or "
         "the agents changed since they were recorded)",
         "remove `edges` to draw them anew, or remove `generator` and keep "

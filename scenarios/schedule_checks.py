@@ -9,14 +9,14 @@ from typing import Any
 
 from crsec_concordia.scenarios.problems import Problem
 
-KEY = "interviews"
+INTERVIEWS_KEY = "interviews"
 
 
 def interview_problems(data: Mapping[str, Any],
                        total_steps: int | None) -> list[Problem]:
   """Each scheduled slot is one the run plays (`total_steps`: its length,
   None when the clock has a problem of its own)."""
-  block = data.get(KEY)
+  block = data.get(INTERVIEWS_KEY)
   if not isinstance(block, list) or total_steps is None:
     return []
   problems = []
@@ -26,6 +26,7 @@ def interview_problems(data: Mapping[str, Any],
       if (isinstance(slot, int) and not isinstance(slot, bool)
           and slot > total_steps):
         problems.append(Problem(
-            (KEY, i, "at", j), f"slot {slot} is after the run's last "
+            (INTERVIEWS_KEY, i, "at", j),
+            f"slot {slot} is after the run's last "
             f"({total_steps})", f"use a slot from 1 to {total_steps}"))
   return problems

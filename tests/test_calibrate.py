@@ -223,7 +223,7 @@ def fill(path: Path) -> None:
     else:
       row["breaks_norm"] = "yes"
   with open(path, "w", encoding="utf-8", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=sheet.COLUMNS)
+    writer = csv.DictWriter(f, fieldnames=sheet.SHEET_COLUMNS)
     writer.writeheader()
     writer.writerows(rows)
 
@@ -349,7 +349,7 @@ def test_a_malformed_sheet_is_one_line_per_problem(tmp_path, embedder,
   conflict = next(r for r in rows if r["kind"] == "conflict")
   conflict["breaks_norm"] = "perhaps"
   with open(path, "w", encoding="utf-8", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=sheet.COLUMNS)
+    writer = csv.DictWriter(f, fieldnames=sheet.SHEET_COLUMNS)
     writer.writeheader()
     writer.writerows(rows)
   assert cli.main(["calibrate", "--labels", str(path)]) == 2

@@ -78,7 +78,7 @@ def test_minilm_is_the_measured_default(embedder):
 def test_a_spec_loads_from_the_current_directory(tmp_path, monkeypatch):
   (tmp_path / "my_embedding_module.py").write_text(MODULE)
   monkeypatch.chdir(tmp_path)
-  loaded = user_embedder.load("my_embedding_module:embed")
+  loaded = user_embedder.load_embedder("my_embedding_module:embed")
   assert ei.name_of(loaded) == "my_embedding_module:embed"
   assert loaded("No smoking indoors.").shape == (64,)
   for bad, says in (("nocolon", "write it as module:function"),
@@ -86,7 +86,7 @@ def test_a_spec_loads_from_the_current_directory(tmp_path, monkeypatch):
                     ("my_embedding_module:nope", "has no 'nope'"),
                     ("my_embedding_module:re", "is not callable")):
     with pytest.raises(UserError, match=says):
-      user_embedder.load(bad)
+      user_embedder.load_embedder(bad)
 
 
 @pytest.mark.parametrize("command", ["report", "run", "compare", "sweep",
@@ -157,8 +157,8 @@ def test_a_run_given_an_embedder_records_it(tmp_path):
       progress=False)
   info = json.loads((run_dir / "run.json").read_text())
   assert info["embedder"] == ei.identify(plain_embedder).describe()
-  assert ei.of_run(info).name == "crsec_concordia.testing:bag_of_words"
-  assert ei.of_run({}) == ei.MINILM
+  assert ei.identity_of_run(info).name == "crsec_concordia.testing:bag_of_words"
+  assert ei.identity_of_run({}) == ei.MINILM
 
 
 def test_a_run_on_another_embedder_is_not_corrected_by_minilms_errors(

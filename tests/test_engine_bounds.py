@@ -17,7 +17,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from crsec_concordia import runner, threads
@@ -28,6 +27,7 @@ from crsec_concordia.scenarios import Scenario
 from tests import schema_answers
 from tests import test_runner as tr
 from tests.fake_openai import Reply
+from tests.test_slot_speed import hashed_embedder
 
 FIRST = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hal")
 
@@ -63,13 +63,6 @@ def town(size: int, per_place: int = 4, slots: int = 2,
                         "type": "injunctive", "complies": [],
                         "violates": ["loud"]}],
   })
-
-
-def hashed_embedder(text: str) -> np.ndarray:
-  rng = np.random.default_rng(int.from_bytes(
-      hashlib.sha256(text.encode()).digest()[:8], "big"))
-  v = rng.normal(size=16)
-  return (v / np.linalg.norm(v)).astype(np.float32)
 
 
 class Counting:

@@ -12,6 +12,7 @@ import importlib.util
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -90,8 +91,10 @@ def test_every_shipped_venue_has_a_probe_file_beside_it():
 def test_the_probe_files_are_package_data():
   """`crsec calibrate` runs from an installed package, without bench/."""
   text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-  assert '"crsec_concordia.scenarios" = ["*.yaml", "*.probes.yaml"' in text
-  assert '"crsec_concordia.calibration",' in text
+  setup = tomllib.loads(text)["tool"]["setuptools"]
+  assert {"*.yaml", "*.probes.yaml"} <= set(
+      setup["package-data"]["crsec_concordia.scenarios"])
+  assert "crsec_concordia.calibration" in setup["packages"]
 
 
 @pytest.mark.parametrize("paths", [

@@ -53,10 +53,6 @@ def test_components_never_import_the_game_master():
       "crsec_concordia.game_masters", "crsec_concordia.runs")) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "game_masters/prefab.py reads held norms through the entity prefabs; "
-    "the agent port (issue 51, build item 1) removes that import: then "
-    "drop this marker"))
 def test_the_game_master_never_imports_the_agents_prefabs():
   assert _arrows("crsec_concordia.game_masters",
                  ("crsec_concordia.prefabs",)) == []

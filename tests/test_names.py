@@ -43,19 +43,6 @@ INTERFACES = {
     # judge_quality.py, referee_quality.py): what correction.py takes.
     "rates": "a classifier's measured error as correction rates",
 }
-# Duplicates in modules another part of issue 51 rewrites (the agent port,
-# the operations under the paper's names): each must still be a duplicate
-# here, so that the entry is dropped the day it is resolved.
-PENDING = {
-    "CONFLICT_DETECTOR_KEY": "game_masters/conversations.py's copy; the "
-                             "agent port keeps the key in one place",
-    "question": "components/_act_answer.py's prompt and "
-                "shared_judgements.py's key of a shared question",
-    "VERDICT": "rundir/format.py's record kind and DetectConflict's answer "
-               "schema (operations/detect_conflict.py)",
-    "PLACES": "scenarios/place_checks.py's legacy places and ReadEvents' "
-              "answers (operations/read_events.py adds 'not said')",
-}
 
 
 def _aliased(node: ast.expr, name: str) -> bool:
@@ -91,14 +78,8 @@ def _definitions() -> dict[str, list[str]]:
 def test_each_name_is_defined_once():
   twice = [f"{name}: {', '.join(sorted(paths))}"
            for name, paths in sorted(_definitions().items())
-           if len(paths) > 1 and name not in INTERFACES
-           and name not in PENDING]
+           if len(paths) > 1 and name not in INTERFACES]
   assert twice == []
-
-
-def test_the_pending_duplicates_are_still_there():
-  where = _definitions()
-  assert [n for n in PENDING if len(where[n]) < 2] == []
 
 
 def test_the_names_once_scattered_are_defined_once():

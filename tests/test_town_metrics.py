@@ -17,6 +17,7 @@ import pytest
 from crsec_concordia import cli, load_run, runner
 from crsec_concordia.metrics.measure import places, run_metrics
 from crsec_concordia.metrics.present import report, tables
+from crsec_concordia.rundir.format import SUMMARY_JSON
 from crsec_concordia.rundir.reading import read_run
 from crsec_concordia.scenarios import parse_scenario
 from tests import test_places_run as two_rooms
@@ -88,7 +89,7 @@ def test_adoption_per_place_and_group(tmp_path, embedder):
        "arrived": 3, "time": "Day 1 09:20"}]
   # The files and load_run carry the same table.
   out = tables.write_run(m)
-  written = json.loads((out / tables.SUMMARY_JSON).read_text())
+  written = json.loads((out / SUMMARY_JSON).read_text())
   assert written["places"]["carried"][1]["agent"] == ISABELLA
   assert (out / f"{tables.BY_PLACE}.csv").is_file()
   data = load_run(m.run.path)

@@ -116,7 +116,7 @@ def test_no_text_of_a_run_can_close_the_data_element(tmp_path):
   data = {"kind": "run", "title": "t", "runs": [
       {"x": "</script><script>alert(1)</script> & \u2028"}]}
   out = tmp_path / "p.html"
-  out.write_text(page.render(data), encoding="utf-8")
+  out.write_text(page.page_html(data), encoding="utf-8")
   assert embedded(out) == data
   assert out.read_text().count("</script>") == 2
 

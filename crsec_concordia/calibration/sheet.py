@@ -27,8 +27,8 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import ACTION, CONFLICT
 
-COLUMNS = ("kind", "step", "actor", "action", "referee_tags", "true_tags",
-           "norm", "observer", "breaks_norm", "run")
+SHEET_COLUMNS = ("kind", "step", "actor", "action", "referee_tags",
+                 "true_tags", "norm", "observer", "breaks_norm", "run")
 NO_TAG = "none"
 YES, NO = ("yes", "y", "true", "1"), ("no", "n", "false", "0")
 
@@ -59,7 +59,7 @@ def rows_of(run: reading.Run) -> list[dict[str, str]]:
                    "action": str(r.get("behaviour", "")),
                    "norm": str(r.get("norm", "")),
                    "observer": str(r.get("agent", ""))})
-  return [{c: row.get(c, "") for c in COLUMNS} | {"run": str(run.path)}
+  return [{c: row.get(c, "") for c in SHEET_COLUMNS} | {"run": str(run.path)}
           for row in rows]
 
 
@@ -74,7 +74,7 @@ def write(run_dir: Path, out: Path) -> tuple[Path, reading.Run, int]:
   try:
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="") as f:
-      writer = csv.DictWriter(f, fieldnames=COLUMNS)
+      writer = csv.DictWriter(f, fieldnames=SHEET_COLUMNS)
       writer.writeheader()
       writer.writerows(rows)
   except OSError as e:
@@ -87,7 +87,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
   try:
     with open(path, encoding="utf-8-sig", newline="") as f:
       reader = csv.DictReader(f)
-      missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
+      missing = [c for c in SHEET_COLUMNS if c not in (reader.fieldnames or ())]
       if missing:
         raise UserError(f"{path}: not a labelling sheet (no column "
                         f"{', '.join(missing)}); write one with crsec "

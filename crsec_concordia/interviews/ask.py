@@ -62,8 +62,8 @@ def _blank(found: dict[str, Any]) -> str | None:
   return "the answer is blank" if not found["answer"].strip() else None
 
 
-def ask(model: StructuredModel, agent: Interviewee, question: Question,
-        questionnaire: Questionnaire) -> Answer:
+def ask_question(model: StructuredModel, agent: Interviewee,
+                 question: Question, questionnaire: Questionnaire) -> Answer:
   """`agent`'s answer to `question`, or its failure."""
   failures: list[str] = []
   found = checked_call(

@@ -21,16 +21,16 @@ from pathlib import Path
 import pandas as pd
 
 from crsec_concordia import threads
-from crsec_concordia.interviews.ask import OP, Answer, ask
+from crsec_concordia.interviews.ask import OP, Answer, ask_question
 from crsec_concordia.interviews.questions import Questionnaire, load_questions
-from crsec_concordia.interviews.table import (COLUMNS, FOLDER,
+from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
                                               NORM_SEPARATOR)
 from crsec_concordia.interviews.restore import (Interviewee, agents_of,
                                                 checkpoint_for, restore)
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir import writing as rundir
-from crsec_concordia.rundir.format import NORMS
+from crsec_concordia.rundir.format import INTERVIEW_ANSWERS, NORMS
 from crsec_concordia.runs import episode
 
 
@@ -57,7 +57,7 @@ def held_norms(run_dir: Path, step: int,
 
 
 def default_out(run_dir: Path, questionnaire: Questionnaire) -> Path:
-  return run_dir / FOLDER / f"{questionnaire.name}.csv"
+  return run_dir / INTERVIEW_ANSWERS / f"{questionnaire.name}.csv"
 
 
 def rows(step: int, answers: list[Answer], agents: list[Interviewee],
@@ -68,7 +68,7 @@ def rows(step: int, answers: list[Answer], agents: list[Interviewee],
       "question_id": a.question.id, "question": a.question.text,
       "answer": a.answer, "error": a.error,
       "held_norms": NORM_SEPARATOR.join(held.get(a.agent, ()))}
-      for a in answers], columns=COLUMNS)
+      for a in answers], columns=INTERVIEW_COLUMNS)
 
 
 def _write_csv(frame: pd.DataFrame, path: Path) -> None:
@@ -100,7 +100,7 @@ def _ask_at(run_dir: Path, step: int, checkpoint: Path,
   agents = agents_of(simulation, scenario)
   tagged = as_structured(model).tagged(OP)
   def one(agent: Interviewee) -> list[Answer]:
-    return [ask(tagged, agent, q, questionnaire)
+    return [ask_question(tagged, agent, q, questionnaire)
             for q in questionnaire.questions]
   done = threads.run_tasks(
       {a.name: functools.partial(one, a) for a in agents},

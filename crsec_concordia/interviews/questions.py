@@ -61,7 +61,7 @@ def _shipped_dir() -> Path:
   return Path(scenarios.__file__).resolve().parent / "interviews"
 
 
-def resolve(path_or_name: str | Path) -> Path:
+def questions_path(path_or_name: str | Path) -> Path:
   """A questions file: a path, or the name of a shipped one ("rules")."""
   path = Path(path_or_name).expanduser()
   if path.is_file():
@@ -76,7 +76,7 @@ def resolve(path_or_name: str | Path) -> Path:
 
 def load_questions(path_or_name: str | Path) -> Questionnaire:
   """Reads and checks a questions file; UserError lists every problem."""
-  path = resolve(path_or_name)
+  path = questions_path(path_or_name)
   source = str(path_or_name)
   try:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))

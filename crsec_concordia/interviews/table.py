@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-FOLDER = "interviews"
-COLUMNS = ["slot", "agent", "role", "question_id", "question", "answer",
-           "error", "held_norms"]
+from crsec_concordia.rundir.format import INTERVIEW_ANSWERS
+
+INTERVIEW_COLUMNS = ["slot", "agent", "role", "question_id", "question",
+                     "answer", "error", "held_norms"]
 # Held norms in one CSV cell: one per line.
 NORM_SEPARATOR = "\n"
 
@@ -18,11 +19,11 @@ def read_interviews(run_dir: Path) -> pd.DataFrame:
   """The answers of every interview of a run (RUN_DIR/interviews/*.csv),
   each row with its questionnaire's name; empty when it has none."""
   frames = []
-  for path in sorted((Path(run_dir) / FOLDER).glob("*.csv")):
+  for path in sorted((Path(run_dir) / INTERVIEW_ANSWERS).glob("*.csv")):
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     frame["slot"] = pd.to_numeric(frame["slot"])
     frame.insert(0, "questionnaire", path.stem)
     frames.append(frame)
   if not frames:
-    return pd.DataFrame(columns=["questionnaire", *COLUMNS])
+    return pd.DataFrame(columns=["questionnaire", *INTERVIEW_COLUMNS])
   return pd.concat(frames, ignore_index=True)

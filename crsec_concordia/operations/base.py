@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from crsec_concordia.models.base import StructuredModel, StructuredOutputError
+from crsec_concordia.rundir.format import FAILURE
 
 FailureSink = Callable[[Mapping[str, Any]], None]
 
@@ -32,7 +33,7 @@ def structured_call(
                              temperature=temperature)
   except StructuredOutputError as e:
     if on_failure is not None:
-      on_failure({"kind": "failure", "op": op, "error": str(e),
+      on_failure({"kind": FAILURE, "op": op, "error": str(e),
                   "raw": e.raw[:2000]})
     return None
 
@@ -71,7 +72,7 @@ def checked_call(
     if wrong is None or (keep_last and attempt == 1):
       return answer
   if on_failure is not None:
-    on_failure({"kind": "failure", "op": op, "error": wrong,
+    on_failure({"kind": FAILURE, "op": op, "error": wrong,
                 "raw": str(answer)[:2000]})
   return None
 

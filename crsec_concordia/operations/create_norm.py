@@ -45,7 +45,7 @@ def prompt(name: str, persona: str, setting: str, count: int) -> str:
       "disregarded) to 100 (must always be followed).")
 
 
-def named(name: str, norms: list[dict]) -> str | None:
+def naming_problem(name: str, norms: list[dict]) -> str | None:
   """What is wrong with norms that name their person (a persona restated,
   "Abigail Chen always leaves a tip ..."), or None."""
   bad = [i + 1 for i, n in enumerate(norms)
@@ -67,7 +67,7 @@ def create_norm(model: StructuredModel, *, name: str, persona: str,
   the person is rejected by the caller (NormMemory), not rewritten.
   """
   answer = checked_call(model, OP, prompt(name, persona, setting, count),
-                        schema(count), lambda a: named(name, a["norms"]),
+                        schema(count), lambda a: naming_problem(name, a["norms"]),
                         on_failure=on_failure, max_tokens=90 * count,
                         temperature=0.5, keep_last=True)
   if answer is None:

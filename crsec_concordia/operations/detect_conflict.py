@@ -27,7 +27,8 @@ from crsec_concordia.operations.names import DETECT_CONFLICT
 
 OP = DETECT_CONFLICT
 BREAKS, FOLLOWS, UNRELATED = "breaks", "follows", "unrelated"
-VERDICT = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
+# The answer schema of one person's verdict.
+VERDICT_SCHEMA = {"type": "string", "enum": [BREAKS, FOLLOWS, UNRELATED]}
 TOKENS_PER_ITEM = 60
 
 
@@ -63,7 +64,7 @@ def item_keys(items: Sequence[Observed]) -> list[str]:
 
 
 def schema(items: Sequence[Observed]) -> dict:
-  entry = obj({"evidence": text(200), "verdict": VERDICT})
+  entry = obj({"evidence": text(200), "verdict": VERDICT_SCHEMA})
   return obj({key: entry for key in item_keys(items)})
 
 

@@ -57,7 +57,8 @@ Answer = tuple[bool, str] | None
 SHARED_ITEMS = 10
 
 
-def question(item: Observed) -> Question:
+def question_of(item: Observed) -> Question:
+  """The shared question `item` asks: the same for every holder of it."""
   return (item.actor, item.behaviour, item.place, item.focus,
           item.norm.content)
 
@@ -95,7 +96,7 @@ class _Call:
       judgements = detect_conflicts(model, observer=self.observer,
                                     items=self.items,
                                     on_failure=self._failed)
-      self._answers = {question(j.observed): (j.breaks, j.evidence)
+      self._answers = {question_of(j.observed): (j.breaks, j.evidence)
                        for j in judgements or ()}
     except Exception as e:  # pylint: disable=broad-except
       self._failed({"op": OP, "error": f"{type(e).__name__}: {e}"})
@@ -131,7 +132,7 @@ class _Slot:
     first: dict[Question, Observed] = {}
     for name in sorted(self.asked):
       for item in self.asked[name].items:
-        q = question(item)
+        q = question_of(item)
         if name not in holders.setdefault(q, []):
           holders[q].append(name)
         first.setdefault(q, item)
@@ -143,7 +144,7 @@ class _Slot:
       if items:
         call = _Call(name, list(items), (name,), self.asked[name].on_failure)
         for item in items:
-          self.calls[(name, question(item))] = call
+          self.calls[(name, question_of(item))] = call
     # Everything the others ask, each question once, a rule's questions
     # together, in calls of at most SHARED_ITEMS.
     pool = sorted({q for q, names in holders.items()
@@ -241,14 +242,14 @@ class SharedJudgements:
     slot = ticket.slot
     slot.ready.wait()
     calls = list(dict.fromkeys(
-        slot.calls[(ticket.holder, question(i))] for i in items))
+        slot.calls[(ticket.holder, question_of(i))] for i in items))
     answered = threads.run_tasks({
         f"{n:04d}": functools.partial(call.answers, model)
         for n, call in enumerate(calls)})
     found: dict[Question, tuple[bool, str]] = {}
     for answers in answered.values():
       found.update(answers)
-    return [found.get(question(i)) for i in items]
+    return [found.get(question_of(i)) for i in items]
 
   def _check(self, slot: _Slot) -> None:
     """Plans the slot's calls once everything is in."""

@@ -8,7 +8,8 @@ operations keep the paper's names, one module each in this package. The
 operations the paper does not name are named for what they do: the day
 plan without norms, its decomposition into tasks, the act and the talk
 (Concordia's act component asks them), reading a game master's free text,
-the game master's calls and the report's judge. A tag no operation
+the game master's calls, the report's judge and an interview's question
+put to an agent after its run. A tag no operation
 declares is counted under "other"; so are tags of tests and third-party
 components. Runs recorded before the operations had these names counted
 their calls under their components' names (FORMER_TAGS), which still map
@@ -119,9 +120,8 @@ OTHERS: tuple[Operation, ...] = (
               "crsec_concordia.game_masters.prefab"),
     Operation(METRICS_JUDGE, Module.METRICS,
               "crsec_concordia.metrics.classifiers.judge"),
-    # A researcher's question to a restored agent (crsec interview): an
-    # instrument, like the judge, not part of the run it asks about.
-    Operation(INTERVIEW, Module.METRICS, "crsec_concordia.interviews.ask"),
+    # A question put to a restored agent after its run (`crsec interview`).
+    Operation(INTERVIEW, Module.OTHER, "crsec_concordia.interviews.ask"),
 )
 
 ALL_OPERATIONS: tuple[Operation, ...] = PAPER + OTHERS

@@ -23,7 +23,8 @@ from crsec_concordia.operations.base import (FailureSink, obj,
 from crsec_concordia.operations.names import READ_EVENTS
 
 OP = READ_EVENTS
-PLACES = ("indoors", "outdoors", "not said")
+# Where a deed happened, as ReadEvents answers it.
+PLACE_ANSWERS = ("indoors", "outdoors", "not said")
 _CACHE: dict[str, list[dict[str, str]]] = {}
 _CACHE_LOCK = threading.Lock()
 _READING: dict[str, threading.Lock] = {}
@@ -31,7 +32,7 @@ _CACHE_SIZE = 2048
 
 SCHEMA = obj({"events": {"type": "array", "maxItems": 8, "items": obj({
     "actor": text(80), "deed": text(200),
-    "place": {"type": "string", "enum": list(PLACES)}})}})
+    "place": {"type": "string", "enum": list(PLACE_ANSWERS)}})}})
 
 
 def prompt(observation: str, names: Sequence[str]) -> str:

@@ -146,7 +146,7 @@ def entity(name: str, context: dict[str, Any],
       plan_key=(crsec.NORMATIVE_PLANNER_KEY
                 if crsec.NORMATIVE_PLANNER_KEY in context else None),
       on_invalid_action=params.get("on_invalid_action",
-                                   invalid_action.DEFAULT))
+                                   invalid_action.DEFAULT_CHOICE))
   return AGENT_CLASS(
       agent_name=name, act_component=act, context_components=context,
       measurements=params.get("measurements"))

@@ -15,10 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from crsec_concordia import invalid_action
-from crsec_concordia import components as crsec
+from crsec_concordia.norms import ROLES
 from crsec_concordia.prefabs.agent_parts import DEFAULTS, MODULES
 
-ROLES = (crsec.ENTREPRENEUR, crsec.ORDINARY)
 # Whole-number params and the least value each may take.
 COUNTS = {"initial_norm_count": 0, "synthesis_threshold": 1,
           "reflect_every": 1, "observation_history": 1}

@@ -28,6 +28,12 @@ NORMS = "norms"
 # Written by `crsec report` (crsec_concordia/metrics/present/tables.py).
 METRICS = "metrics"
 REPORT = "report"
+# In RUN_DIR/metrics: the run's summary and its values per slot.
+SUMMARY_JSON = "summary.json"
+PER_STEP_CSV = "per_step.csv"
+# Written by `crsec interview` (crsec_concordia/interviews/): one CSV of
+# answers per questionnaire.
+INTERVIEW_ANSWERS = "interviews"
 
 # -- a run's arm ---------------------------------------------------------------
 

@@ -124,7 +124,9 @@ class Run:
     return bool(self.snapshots)
 
 
-def _read_json(path: Path, fix: str) -> Any:
+def read_json_file(path: Path, fix: str) -> Any:
+  """The JSON in `path`; a UserError saying `fix` when it is missing or
+  damaged."""
   try:
     return json.loads(path.read_text(encoding="utf-8"))
   except FileNotFoundError:
@@ -181,8 +183,10 @@ def is_sweep_dir(path: Path) -> bool:
   return (Path(path) / SWEEP_JSON).is_file()
 
 
-def read_run(path: str | Path) -> Run:
-  """Loads RUN_DIR; raises UserError when it is not a run directory."""
+def read_run(path: str | Path, *, need_targets: bool = True) -> Run:
+  """Loads RUN_DIR; raises UserError when it is not a run directory, or
+  (`need_targets`: for the metrics, which measure them) when its scenario
+  names no target norms."""
   path = Path(path)
   if not path.is_dir():
     raise UserError(f"{path} is not a directory; pass a run directory "
@@ -193,9 +197,10 @@ def read_run(path: str | Path) -> Run:
     raise UserError(f"{path} is not a run directory (no {RUN_JSON}){hint}; "
                     "pass a directory written by `crsec run`")
   fix = "the run directory is incomplete: run the episode again"
-  run = _read_json(path / RUN_JSON, fix)
-  scenario = _read_json(path / SCENARIO_JSON, fix)
-  if not isinstance(scenario, dict) or not scenario.get("target_norms"):
+  run = read_json_file(path / RUN_JSON, fix)
+  scenario = read_json_file(path / SCENARIO_JSON, fix)
+  if not isinstance(scenario, dict) or (
+      need_targets and not scenario.get("target_norms")):
     raise UserError(f"{path / SCENARIO_JSON} names no target_norms; the "
                     "metrics measure those: add them to the scenario and run "
                     "again")
@@ -206,10 +211,10 @@ def read_run(path: str | Path) -> Run:
     for file in sorted(norms_dir.iterdir()):
       step = snapshot_step(file.name)
       if step is not None:
-        snapshots[step] = _read_json(file, fix)
+        snapshots[step] = read_json_file(file, fix)
   usage = None
   if (path / USAGE_JSON).is_file():
-    usage = _read_json(path / USAGE_JSON, fix)
+    usage = read_json_file(path / USAGE_JSON, fix)
   return Run(path=path, run=run, scenario=scenario, records=records,
              snapshots=snapshots, usage=usage)
 
@@ -228,7 +233,7 @@ def read_compare(path: str | Path) -> Compare:
     raise UserError(f"{path} is not a compare directory (no "
                     f"{COMPARE_JSON}); pass a directory written by "
                     "`crsec compare`")
-  manifest = _read_json(path / COMPARE_JSON,
+  manifest = read_json_file(path / COMPARE_JSON,
                         "run `crsec compare` again to rewrite it")
   runs: dict[str, list[Path]] = {}
   for arm, dirs in (manifest.get("arms") or {}).items():
@@ -258,7 +263,7 @@ class SweepRun:
 def read_sweep(path: str | Path) -> list[SweepRun]:
   """The runs a sweep directory lists whose run directory exists."""
   path = Path(path)
-  manifest = _read_json(path / SWEEP_JSON,
+  manifest = read_json_file(path / SWEEP_JSON,
                         "run `crsec sweep` again to rewrite it")
   out = []
   for r in (manifest.get("runs") or []) if isinstance(manifest, dict) else []:

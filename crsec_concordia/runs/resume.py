@@ -94,7 +94,7 @@ def committed_usage(run_dir: Path, info: dict[str, Any],
 def _same_embedder(info: dict, embedder) -> None:
   """A run goes on with the embedder it began with (run.json's
   `embedder`; none recorded: the default), or stops saying which."""
-  began = embedder_identity.of_run(info)
+  began = embedder_identity.identity_of_run(info)
   now = (embedder_identity.MINILM if embedder is None
          else embedder_identity.identify(embedder))
   if began.fingerprint != now.fingerprint:

@@ -118,8 +118,8 @@ def _run_fresh(job: RunJob) -> None:
   if job.referee_policy is not None:
     kwargs["referee_policy"] = job.referee_policy
   if job.embedder is not None:
-    kwargs["embedder"] = user_embedder.load(job.embedder,
-                                            where=job.embedder_dir)
+    kwargs["embedder"] = user_embedder.load_embedder(
+        job.embedder, where=job.embedder_dir)
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 
@@ -135,7 +135,7 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
     elif found == "interrupted" and _resumable(job.run_dir):
       action = "resumed"
       given = ({} if job.embedder is None
-               else {"embedder": user_embedder.load(
+               else {"embedder": user_embedder.load_embedder(
                    job.embedder, where=job.embedder_dir)})
       runner.resume_episode(job.run_dir, endpoint=job.endpoint,
                             progress=job.progress, **given)

@@ -84,7 +84,7 @@ def run_data(loaded: Loaded) -> dict[str, Any]:
              for t in run.scenario.get("target_norms") or ()]
   ids = [t["id"] for t in targets]
   means = norms.target_wordings(run.scenario, summary)
-  where = slots.positions(run, names, panels, steps)
+  where = slots.panel_positions(run, names, panels, steps)
   curves = _curves(loaded, ids, steps)
   usage = (run.usage or {}).get("by_tag") or run.run.get("usage_by_tag") or {}
   return {
@@ -104,7 +104,7 @@ def run_data(loaded: Loaded) -> dict[str, Any]:
       "hold": norms.holds(run, steps, names, means, ids),
       "events": slots.events(run, names, panels, steps),
       "norms": norms.timelines(run, names, means, ids),
-      "edges": norms.edges(run, names, where, steps, means, ids),
+      "edges": norms.candidate_edges(run, names, where, steps, means, ids),
       "curves": curves,
       "usage": usage,
   }

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,7 @@ from typing import Any
 from crsec_concordia.errors import UserError
 from crsec_concordia.rundir import format as fmt
 from crsec_concordia.rundir import reading
-
-SUMMARY_JSON = "summary.json"
-PER_STEP_CSV = "per_step.csv"
+from crsec_concordia.rundir.format import PER_STEP_CSV, SUMMARY_JSON
 
 
 @dataclasses.dataclass
@@ -40,15 +37,6 @@ class Loaded:
   label: str
 
 
-def _json(path: Path, fix: str) -> Any:
-  try:
-    return json.loads(path.read_text(encoding="utf-8"))
-  except FileNotFoundError:
-    raise UserError(f"{path} is missing; {fix}") from None
-  except (json.JSONDecodeError, UnicodeDecodeError) as e:
-    raise UserError(f"{path} is not valid JSON ({e}); {fix}") from None
-
-
 def _number(text: str) -> float | None:
   try:
     value = float(text)
@@ -62,8 +50,9 @@ def read_reported(path: Path) -> Reported:
   metrics = path / fmt.METRICS
   summary = per_step = None
   if (metrics / SUMMARY_JSON).is_file():
-    summary = _json(metrics / SUMMARY_JSON,
-                    f"run `crsec report {path}` again to rewrite it")
+    summary = reading.read_json_file(
+        metrics / SUMMARY_JSON,
+        f"run `crsec report {path}` again to rewrite it")
   if (metrics / PER_STEP_CSV).is_file():
     with (metrics / PER_STEP_CSV).open(encoding="utf-8", newline="") as f:
       per_step = [{k: (v if k in ("time", "clock") else _number(v))
@@ -71,8 +60,9 @@ def read_reported(path: Path) -> Reported:
   return Reported(summary=summary, per_step=per_step)
 
 
-def read_run(path: Path, label: str | None = None) -> Loaded:
-  """RUN_DIR loaded; a UserError naming the fix when it is not a run."""
+def loaded_run(path: Path, label: str | None = None) -> Loaded:
+  """RUN_DIR loaded, with or without target norms; a UserError naming the
+  fix when it is not a run."""
   path = Path(path)
   if not path.is_dir():
     raise UserError(f"{path} is not a directory; pass a run, compare or "
@@ -82,22 +72,10 @@ def read_run(path: Path, label: str | None = None) -> Loaded:
                     f"{fmt.RUN_JSON}, {fmt.COMPARE_JSON} or "
                     f"{fmt.SWEEP_JSON}); pass a directory written by "
                     "`crsec run`, `crsec compare` or `crsec sweep`")
+  run = reading.read_run(path, need_targets=False)
   fix = "the run directory is incomplete: run the episode again"
-  info = _json(path / fmt.RUN_JSON, fix)
-  scenario = _json(path / fmt.SCENARIO_JSON, fix)
-  config = (_json(path / fmt.CONFIG_JSON, fix)
+  config = (reading.read_json_file(path / fmt.CONFIG_JSON, fix)
             if (path / fmt.CONFIG_JSON).is_file() else {})
-  records = reading.read_records(path / fmt.EVENTS)
-  snapshots: dict[int, dict[str, Any]] = {}
-  if (path / fmt.NORMS).is_dir():
-    for file in sorted((path / fmt.NORMS).iterdir()):
-      step = fmt.snapshot_step(file.name)
-      if step is not None:
-        snapshots[step] = _json(file, fix)
-  usage = (_json(path / fmt.USAGE_JSON, fix)
-           if (path / fmt.USAGE_JSON).is_file() else None)
-  run = reading.Run(path=path, run=info, scenario=scenario, records=records,
-                    snapshots=snapshots, usage=usage)
   return Loaded(run=run, config=config, reported=read_reported(path),
                 label=label or run.name)
 
@@ -107,13 +85,13 @@ def read_dir(path: Path) -> tuple[str, list[Loaded]]:
   path = Path(path)
   if reading.is_compare_dir(path):
     compare = reading.read_compare(path)
-    return "compare", [read_run(d, f"{arm}: {d.name}")
+    return "compare", [loaded_run(d, f"{arm}: {d.name}")
                        for arm, dirs in compare.runs.items() for d in dirs]
   if reading.is_sweep_dir(path):
     runs = reading.read_sweep(path)
     if not runs:
       raise UserError(f"{path / fmt.SWEEP_JSON} lists no run directory that "
                       "exists yet; run `crsec sweep` (or resume it) first")
-    return "sweep", [read_run(r.path, f"{r.id} ({r.status or 'unknown'})")
+    return "sweep", [loaded_run(r.path, f"{r.id} ({r.status or 'unknown'})")
                      for r in runs]
-  return "run", [read_run(path)]
+  return "run", [loaded_run(path)]

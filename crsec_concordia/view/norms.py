@@ -121,10 +121,10 @@ def timelines(run: reading.Run, agents: Sequence[str],
           for mine in norms]
 
 
-def edges(run: reading.Run, agents: Sequence[str],
-          positions: Sequence[Sequence[int]], steps: Sequence[int],
-          means: Mapping[str, set[str]], targets: Sequence[str]
-          ) -> list[dict[str, Any]]:
+def candidate_edges(run: reading.Run, agents: Sequence[str],
+                    positions: Sequence[Sequence[int]], steps: Sequence[int],
+                    means: Mapping[str, set[str]], targets: Sequence[str]
+                    ) -> list[dict[str, Any]]:
   """Every candidate an agent took from another one (by talk or by watching
   it): source, receiver, how, when, where the receiver was, whether it was
   accepted, and the targets its wording means. The diffusion graph's edges.

@@ -54,7 +54,7 @@ def page_data(path: Path) -> dict[str, Any]:
           "runs": [_clean(extract.run_data(r)) for r in runs]}
 
 
-def render(data: dict[str, Any]) -> str:
+def page_html(data: dict[str, Any]) -> str:
   """The page for `page_data`'s dict."""
   page = _static("page.html")
   # The data last: nothing in it is read as one of the other markers.
@@ -68,7 +68,7 @@ def render(data: dict[str, Any]) -> str:
 
 def write(path: Path, out: Path) -> Path:
   """Writes DIR's page to `out`; returns it."""
-  text = render(page_data(path))
+  text = page_html(page_data(path))
   out.parent.mkdir(parents=True, exist_ok=True)
   out.write_text(text, encoding="utf-8")
   return out

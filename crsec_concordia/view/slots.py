@@ -58,9 +58,9 @@ def steps_of(run: reading.Run) -> list[dict[str, Any]]:
   return [out[s] for s in sorted(out)]
 
 
-def positions(run: reading.Run, agents: Sequence[str],
-              panels: Sequence[Mapping[str, str]], steps: Sequence[int]
-              ) -> list[list[int]]:
+def panel_positions(run: reading.Run, agents: Sequence[str],
+                    panels: Sequence[Mapping[str, str]], steps: Sequence[int]
+                    ) -> list[list[int]]:
   """Per step, per agent: the index of the panel it is in."""
   if len(panels) == 1:
     return [[0] * len(agents) for _ in steps]

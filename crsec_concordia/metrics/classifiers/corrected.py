@@ -56,7 +56,7 @@ def measured_rates(run: Run, matcher: NormMatcher
   policy = run_policy.of_run(run.run)
   # A run on another embedder than the one the referee's error was
   # measured with (run.json's `embedder`): that error does not hold.
-  ran_with = embedder_identity.of_run(run.run)
+  ran_with = embedder_identity.identity_of_run(run.run)
   ran_with = None if embedder_identity.is_measured_default(ran_with) else (
       ran_with)
   for t in matcher.targets:

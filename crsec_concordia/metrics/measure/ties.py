@@ -23,8 +23,9 @@ from crsec_concordia.metrics.measure import diffusion
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.reading import Run
 
-COLUMNS = ["target", "distance", "agents", "ever", "held_end",
-           "mean_first_step"]
+# The rows of by_distance (RUN_DIR/metrics/by_distance.csv).
+BY_DISTANCE_COLUMNS = ["target", "distance", "agents", "ever", "held_end",
+                       "mean_first_step"]
 
 
 def edges_of(scenario: Mapping[str, Any]) -> list[tuple[str, str]]:

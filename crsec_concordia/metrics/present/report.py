@@ -28,7 +28,8 @@ from crsec_concordia.metrics.present import (figures, questionnaire, tables,
 from crsec_concordia.metrics.present.templating import (Cell, Lines, Page,
                                                         Stats, Strong)
 from crsec_concordia.rundir import reading
-from crsec_concordia.rundir.format import LOG_HTML, METRICS, REPORT
+from crsec_concordia.rundir.format import (LOG_HTML, METRICS, PER_STEP_CSV,
+                                           REPORT, SUMMARY_JSON)
 _USAGE_FIELDS = ("calls", "cached_calls", "failed_calls", "prompt_tokens",
                  "completion_tokens")
 
@@ -260,10 +261,9 @@ def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
             _referee_policy(info),
             _fmt(info.get("wall_seconds"), 0) + " s"],
       links=[page.link(run.path / LOG_HTML, "Concordia log"),
-             page.link(metrics_dir / tables.PER_STEP_CSV, "per-step CSV"),
+             page.link(metrics_dir / PER_STEP_CSV, "per-step CSV"),
              page.link(metrics_dir / tables.PER_HOUR_CSV, "per-hour CSV"),
-             page.link(metrics_dir / tables.SUMMARY_JSON,
-                       tables.SUMMARY_JSON),
+             page.link(metrics_dir / SUMMARY_JSON, SUMMARY_JSON),
              page.link(qdir / "index.html", "human evaluation kit")],
       **_run_sections(page, m))
   return Report(index=index, figures=page.figures, questionnaire=qdir)
@@ -358,7 +358,7 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
                    if normative else None}
   runs = [[arm, str(m.run.seed), str(m.run.run.get("status")),
            page.link(m.run.path / LOG_HTML, "Concordia log"),
-           page.link(m.run.path / METRICS / tables.SUMMARY_JSON, "metrics"),
+           page.link(m.run.path / METRICS / SUMMARY_JSON, "metrics"),
            _fmt(m.summary["totals"]["conflicts"], 0)]
           for arm, ms in cm.runs.items() for m in ms]
   qruns = [m.run for m in normative] or [m.run for ms in cm.runs.values()

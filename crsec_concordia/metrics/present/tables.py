@@ -34,7 +34,7 @@ import pandas as pd
 from crsec_concordia.errors import MissingExtra, require
 from crsec_concordia.metrics.measure import aggregate, run_metrics
 from crsec_concordia.metrics.present.csv_cells import safe_frame
-from crsec_concordia.rundir.format import METRICS
+from crsec_concordia.rundir.format import METRICS, PER_STEP_CSV, SUMMARY_JSON
 
 # The events' table in a run's metrics directory.
 EVENTS_TABLE = "events"
@@ -43,13 +43,12 @@ _LOG = logging.getLogger(__name__)
 
 LONG = ["run", "arm", "seed", "step", "time", "target", "metric", "value"]
 PER_SEED = ["run", "arm", "seed", "target", "metric", "value"]
-# A run's metrics directory (RUN_DIR/metrics/).
-PER_STEP_CSV = "per_step.csv"
+# A run's metrics directory (RUN_DIR/metrics/; PER_STEP_CSV and SUMMARY_JSON
+# are the run directory's names, which the viewer reads too).
 PER_HOUR_CSV = "per_hour.csv"
 # A run of several places or of groups: adoption per place and group
 # (measure/places.py), as CSV and Parquet.
 BY_PLACE = "adoption_by_place"
-SUMMARY_JSON = "summary.json"
 # A compare directory's.
 COMPARE_SUMMARY_JSON = "compare_summary.json"
 COMPARE_SUMMARY_CSV = "compare_summary.csv"
