@@ -1,0 +1,155 @@
+"""Models by role: the game master on one model, agents on one or several.
+
+Two scripted cafés (tests/test_runner.py) stand for two endpoints: the
+calls each receives are counted, every record of the run names the model
+that made it, and a run whose model calls finish in other thread orders
+writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crsec_concordia import cli, runner
+from crsec_concordia.errors import UserError
+from crsec_concordia.operations import failure_notice
+from crsec_concordia.runs import model_roles
+from tests import test_runner as tr
+
+GM_ON_ITS_OWN = {"endpoints": {"referee": {}}, "game_master": "referee"}
+MIXED = {"endpoints": {"referee": {}, "second": {}},
+         "game_master": "referee", "agents": {"Carlos Gomez": "second"}}
+
+
+def play(tmp_path: Path, embedder, name: str, spec, models) -> Path:
+  main = models.pop("main")
+  return runner.run_episode(tr.tiny(), arm="normative", seed=1,
+                            out_dir=tmp_path / name, model=main,
+                            embedder=embedder, progress=False, models=spec,
+                            given_models=models)
+
+
+def events(run_dir: Path) -> list[dict]:
+  return tr.records(run_dir)
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, embedder):
+  models = {"main": tr.cafe(), "referee": tr.cafe(), "second": tr.cafe()}
+  run_dir = play(tmp_path_factory.mktemp("mixed"), embedder, "mixed", MIXED,
+                 dict(models))
+  return run_dir, models
+
+
+def test_the_game_masters_calls_go_to_its_model_and_the_agents_to_theirs(
+    mixed):
+  run_dir, models = mixed
+  referee = {c.tag for c in models["referee"].calls}
+  assert referee and all(t.startswith("GM") for t in referee)
+  for agents_model in ("main", "second"):
+    tags = {c.tag for c in models[agents_model].calls}
+    assert tags and not any(t.startswith("GM") for t in tags)
+  # Carlos's acts reach the second model, the others' the main one.
+  assert any("What does Carlos Gomez do next" in c.prompt
+             for c in models["second"].calls)
+  assert not any("What does Carlos Gomez do next" in c.prompt
+                 for c in models["main"].calls)
+  usage = json.loads((run_dir / "usage.json").read_text())
+  for i, m in models.items():
+    assert usage["by_model"][i]["totals"]["calls"] == len(m.calls), i
+  assert usage["totals"]["calls"] == sum(len(m.calls)
+                                         for m in models.values())
+
+
+def test_each_record_names_its_model(mixed):
+  run_dir, _ = mixed
+  records = events(run_dir)
+  kinds = set()
+  for r in records:
+    if r["kind"] == "step":
+      assert "model" not in r  # The session's, not a model's.
+      continue
+    kinds.add(r["kind"])
+    agent = r.get("agent")
+    if r["kind"] in ("action", "conversation", "talk_dropped"):
+      assert r["model"] == "referee", r
+    elif agent is not None:
+      assert r["model"] == ("second" if agent == "Carlos Gomez"
+                            else "main"), r
+    else:
+      assert r["model"] in ("main", "second"), r
+    if r["kind"] == "action":
+      assert r["actor_model"] == ("second" if r["actor"] == "Carlos Gomez"
+                                  else "main")
+  assert {"action", "plan"} <= kinds
+  info = json.loads((run_dir / "run.json").read_text())
+  assert info["models"]["game_master"] == "referee"
+  assert info["models"]["agents"] == {"Abigail Chen": "main",
+                                      "Carlos Gomez": "second",
+                                      "Tom Gomez": "main"}
+  assert set(info["models"]["endpoints"]) == {"main", "referee", "second"}
+
+
+def test_a_thread_delayed_mixed_run_is_the_same_byte_for_byte(
+    mixed, tmp_path, embedder):
+  run_dir, _ = mixed
+  for seed in (1, 2):
+    models = {i: tr.jittery(tr.cafe(), seed * 10 + n)
+              for n, i in enumerate(("main", "referee", "second"))}
+    delayed = play(tmp_path, embedder, f"delayed{seed}", MIXED, models)
+    for name in ("events.jsonl", "usage.json"):
+      assert ((delayed / name).read_bytes()
+              == (run_dir / name).read_bytes()), name
+
+
+def test_a_spec_that_names_only_the_main_model_is_a_one_model_run(
+    tmp_path, embedder):
+  spec = {"game_master": "main", "agents": {"Tom Gomez": "main"}}
+  one = play(tmp_path, embedder, "one", spec, {"main": tr.cafe()})
+  plain = tr.run(tmp_path, embedder, name="plain")
+  assert (one / "events.jsonl").read_bytes() == (
+      plain / "events.jsonl").read_bytes()
+  assert "models" not in json.loads((one / "run.json").read_text())
+  assert "by_model" not in json.loads((one / "usage.json").read_text())
+
+
+def test_a_bad_spec_says_each_problem_in_one_line():
+  spec = {"game_master": "nobody", "groups": {"visitors": "main"},
+          "agents": {"Zed": "main"}, "share": {"main": 1.5},
+          "endpoints": {"big": {"model": "x"}}, "colour": 1}
+  with pytest.raises(UserError) as e:
+    model_roles.build_roles(spec, tr.tiny(), 1, tr.cafe(), {}, None)
+  lines = str(e.value).splitlines()
+  for words in ("unknown key 'colour'", "big: no base_url",
+                "unknown model 'nobody'", "unknown group 'visitors'",
+                "unknown agent 'Zed'", "1.5 is not a fraction"):
+    assert sum(words in line for line in lines) == 1, (words, lines)
+
+
+def test_a_share_draws_the_same_agents_for_the_same_seed():
+  spec = {"endpoints": {"b": {}}, "share": {"b": 2 / 3}}
+  first = model_roles.assign(spec, tr.tiny(), 7)
+  assert first == model_roles.assign(spec, tr.tiny(), 7)
+  assert sorted(first.values()) == ["b", "b", "main"]
+
+
+def test_the_failure_notice_names_the_model_in_a_run_of_several():
+  class Model:
+    role_model_id = "big"
+  text = failure_notice.tell_once(Model(), {"op": "Reflect", "error": "x"})
+  assert text is not None and text.startswith("Reflect (model big):")
+  assert failure_notice.notice({"op": "Reflect", "error": "x"}).startswith(
+      "Reflect:")
+
+
+def test_the_cli_refuses_a_bad_models_file(tmp_path, capsys):
+  bad = tmp_path / "models.yaml"
+  bad.write_text("game_master: nobody\nshare: {main: 2}\n")
+  assert cli.main(["run", "--models", str(bad), "--out",
+                   str(tmp_path / "r"), "--no-progress"]) == 2
+  err = capsys.readouterr().err
+  assert "unknown model 'nobody'" in err and "2 is not a fraction" in err
+  assert not (tmp_path / "r").exists()
