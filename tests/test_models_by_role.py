@@ -17,7 +17,10 @@ from crsec_concordia import cli, runner
 from crsec_concordia.errors import UserError
 from crsec_concordia.operations import failure_notice
 from crsec_concordia.runs import model_roles
+from crsec_concordia.runs import session as session_lib
+from tests import schema_answers
 from tests import test_runner as tr
+from tests.fake_openai import FakeOpenAI
 
 GM_ON_ITS_OWN = {"endpoints": {"referee": {}}, "game_master": "referee"}
 MIXED = {"endpoints": {"referee": {}, "second": {}},
@@ -153,3 +156,65 @@ def test_the_cli_refuses_a_bad_models_file(tmp_path, capsys):
   err = capsys.readouterr().err
   assert "unknown model 'nobody'" in err and "2 is not a fraction" in err
   assert not (tmp_path / "r").exists()
+
+
+def test_a_mixed_run_resumes_to_the_same_end(mixed, tmp_path, embedder,
+                                             monkeypatch):
+  run_dir, _ = mixed
+  real = session_lib.Session._on_step  # pylint: disable=protected-access
+
+  def on_step(self, step_data):
+    real(self, step_data)
+    if step_data.step == 2:
+      raise KeyboardInterrupt
+
+  monkeypatch.setattr(session_lib.Session, "_on_step", on_step)
+  models = {"main": tr.cafe(), "referee": tr.cafe(), "second": tr.cafe()}
+  with pytest.raises(KeyboardInterrupt):
+    play(tmp_path, embedder, "cut", MIXED, models)
+  monkeypatch.undo()
+  cut = tmp_path / "cut"
+  with pytest.raises(UserError, match="given_models"):
+    runner.resume_episode(cut, model=tr.cafe(), embedder=embedder,
+                          progress=False)
+  runner.resume_episode(cut, model=tr.cafe(), embedder=embedder,
+                        progress=False, given_models={"referee": tr.cafe(),
+                                                      "second": tr.cafe()})
+  for name in ("events.jsonl", "usage.json"):
+    assert (cut / name).read_bytes() == (run_dir / name).read_bytes(), name
+
+
+def test_the_game_master_on_its_own_server_from_the_command_line(
+    tmp_path, embedder, capsys):
+  del embedder  # The command loads the same one.
+  main, gm = FakeOpenAI().start(), FakeOpenAI().start()
+  try:
+    for server in (main, gm):
+      server.responder = schema_answers.responder()
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(tr.TINY)
+    out = tmp_path / "served"
+    assert cli.main(["run", str(scenario), "--steps", "2", "--out", str(out),
+                     "--no-progress", "--no-cache",
+                     "--base-url", main.base_url, "--model", "fake-model",
+                     "--gm-base-url", gm.base_url, "--gm-model",
+                     "fake-model"]) == 0
+    capsys.readouterr()
+    usage = json.loads((out / "usage.json").read_text())["by_model"]
+    assert usage["game_master"]["totals"]["calls"] == len(gm.chat_requests())
+    assert usage["main"]["totals"]["calls"] == len(main.chat_requests())
+    assert gm.chat_requests() and main.chat_requests()
+    assert all(t.startswith("GM") for t in usage["game_master"]["by_tag"])
+    assert not any(t.startswith("GM") for t in usage["main"]["by_tag"])
+    info = json.loads((out / "run.json").read_text())
+    assert info["models"]["endpoints"]["game_master"]["endpoint"] == (
+        gm.base_url)
+  finally:
+    main.stop()
+    gm.stop()
+
+
+def test_the_gm_flags_go_together(tmp_path, capsys):
+  assert cli.main(["run", "--gm-base-url", "http://localhost:1/v1",
+                   "--out", str(tmp_path / "r"), "--no-progress"]) == 2
+  assert "give both" in capsys.readouterr().err

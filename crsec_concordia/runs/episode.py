@@ -155,11 +155,16 @@ def run_episode(
     raise UserError(f"{run_dir} already exists and is not empty: choose "
                     "another --out, or resume it with `crsec resume`")
   endpoint = endpoint or EndpointConfig.resolve()
-  chosen = run_policy.resolve(referee_policy, _identity(endpoint, model),
-                              scenario.name)
+  model_roles.check_spec(models, scenario, given_models)
+  # The referee's policy is read for the game master's model.
+  gm_endpoint, gm_model = model_roles.game_master_endpoint(models,
+                                                          given_models)
+  chosen = run_policy.resolve(
+      referee_policy, _identity(gm_endpoint or endpoint,
+                                model if gm_endpoint is None and gm_model is
+                                None else gm_model), scenario.name)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
-  model_roles.check_spec(models, scenario, given_models)
   model, described = model_for(endpoint, seed, cache, model, progress)
   roles = roles_for(models, scenario, seed, cache, progress, model, described,
                     given_models)

@@ -24,7 +24,10 @@ import dataclasses
 import os
 import random
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
@@ -167,6 +170,22 @@ def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
   return problems
 
 
+def read_spec(path: Path) -> dict[str, Any]:
+  """A models file (YAML), or a UserError saying what is wrong with it."""
+  try:
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+  except OSError as e:
+    raise UserError(f"--models {path}: cannot be read ({e.strerror}): give "
+                    "an existing YAML file") from None
+  except yaml.YAMLError as e:
+    raise UserError(f"--models {path}: not YAML ({str(e).splitlines()[0]}): "
+                    "fix the file") from None
+  if not isinstance(data, dict):
+    raise UserError(f"--models {path}: give a mapping with keys "
+                    f"{', '.join(SPEC_KEYS)}")
+  return data
+
+
 def check_spec(spec: Any, scenario: Scenario,
                given: Mapping[str, Any] | None = None) -> None:
   """Raises a UserError, one line per problem, if `spec` has any (before
@@ -214,6 +233,21 @@ def _endpoint(e: Mapping[str, Any]) -> EndpointConfig:
       schema_mode=e.get("schema_mode"),
       timeout=float(e.get("timeout") or 180.0),
       max_in_flight=e.get("max_in_flight"))
+
+
+def game_master_endpoint(spec: Mapping[str, Any] | None,
+                         given: Mapping[str, Any] | None = None
+                         ) -> tuple[EndpointConfig | None, Any]:
+  """The game master's endpoint, or ready model, when the spec puts it on
+  one of its own (its referee policy is that model's calibration's), else
+  (None, None)."""
+  gm = (spec or {}).get("game_master", MAIN_MODEL)
+  endpoint = ((spec or {}).get("endpoints") or {}).get(gm)
+  if gm in (given or {}):
+    return None, (given or {})[gm]
+  if gm == MAIN_MODEL or not isinstance(endpoint, Mapping):
+    return None, None
+  return _endpoint(endpoint), None
 
 
 def build_roles(spec: Mapping[str, Any] | None, scenario: Scenario, seed: int,
