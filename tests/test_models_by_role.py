@@ -218,3 +218,24 @@ def test_the_gm_flags_go_together(tmp_path, capsys):
   assert cli.main(["run", "--gm-base-url", "http://localhost:1/v1",
                    "--out", str(tmp_path / "r"), "--no-progress"]) == 2
   assert "give both" in capsys.readouterr().err
+
+
+def test_the_report_splits_the_metrics_by_model(mixed, capsys):
+  run_dir, _ = mixed
+  assert cli.main(["report", str(run_dir)]) == 0
+  capsys.readouterr()
+  summary = json.loads((run_dir / "metrics" / "summary.json").read_text())
+  rows = {r["model"]: r for r in summary["by_model"]}
+  assert set(rows) == {"main", "referee", "second"}
+  assert rows["referee"]["game_master"] and rows["referee"]["agents"] == 0
+  assert (rows["main"]["agents"], rows["second"]["agents"]) == (2, 1)
+  usage = json.loads((run_dir / "usage.json").read_text())["by_model"]
+  for i, row in rows.items():
+    assert row["calls"] == usage[i]["totals"]["calls"]
+    # A given model is never calibrated: the row says how to.
+    assert row["calibrated"] is False and "crsec calibrate" in (
+        row["calibrate_with"])
+  conflicts = [r for r in tr.records(run_dir) if r["kind"] == "conflict"]
+  assert sum(r["conflicts"] for r in rows.values()) == len(conflicts)
+  assert "held_end.no_smoking_indoors" in rows["main"]
+  assert (run_dir / "metrics" / "by_model.csv").is_file()

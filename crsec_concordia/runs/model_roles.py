@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import prompts_hash
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.base import stable_seed
 from crsec_concordia.models.concordia_adapter import as_structured
@@ -283,7 +284,8 @@ def build_roles(spec: Mapping[str, Any] | None, scenario: Scenario, seed: int,
     if i in given:
       models[i] = as_structured(given[i])
       described[i] = {"endpoint": "given",
-                      "model": type(models[i]).__name__}
+                      "model": type(models[i]).__name__,
+                      "judgement_prompts": prompts_hash()}
     else:
       models[i], described[i] = make(_endpoint(endpoints[i]))
   for i, m in models.items():
