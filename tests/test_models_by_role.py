@@ -223,7 +223,10 @@ def test_the_gm_flags_go_together(tmp_path, capsys):
 def test_the_report_splits_the_metrics_by_model(mixed, capsys):
   run_dir, _ = mixed
   assert cli.main(["report", str(run_dir)]) == 0
-  capsys.readouterr()
+  printed = capsys.readouterr().out
+  assert "model referee (ScriptedModel, the game master): " in printed
+  assert "model second (ScriptedModel, 1 agent): " in printed
+  assert "not calibrated: crsec calibrate" in printed
   summary = json.loads((run_dir / "metrics" / "summary.json").read_text())
   rows = {r["model"]: r for r in summary["by_model"]}
   assert set(rows) == {"main", "referee", "second"}
