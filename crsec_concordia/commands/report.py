@@ -151,8 +151,9 @@ def _say_models(run_dir: Path) -> None:
           if summary.is_file() else None) or []
   for r in rows:
     n = r["agents"]
-    who = ("the game master" if r["game_master"]
-           else f"{n} agent{'' if n == 1 else 's'}")
+    who = " and ".join(
+        (["the game master"] if r["game_master"] else [])
+        + ([f"{n} agent{'' if n == 1 else 's'}"] if n else []))
     print(f"model {r['model']} ({r['name']}, {who}): {r['calls']} calls, "
           f"{r['failures']} failures, {r['conflicts']} conflicts; "
           + ("calibrated" if r["calibrated"] else
