@@ -15,9 +15,11 @@ import pytest
 
 from crsec_concordia import cli, runner
 from crsec_concordia.errors import UserError
+from crsec_concordia.models import EndpointConfig
 from crsec_concordia.operations import failure_notice
 from crsec_concordia.runs import model_roles
 from crsec_concordia.runs import session as session_lib
+from crsec_concordia.sweeps import driver, grid, runjob, validate
 from tests import schema_answers
 from tests import test_runner as tr
 from tests.fake_openai import FakeOpenAI
@@ -242,3 +244,48 @@ def test_the_report_splits_the_metrics_by_model(mixed, capsys):
   assert sum(r["conflicts"] for r in rows.values()) == len(conflicts)
   assert "held_end.no_smoking_indoors" in rows["main"]
   assert (run_dir / "metrics" / "by_model.csv").is_file()
+
+
+MIXED_SWEEP = """\
+scenarios: [hobbs_cafe_mini]
+seeds: 1
+steps: 2
+conditions:
+  one: {}
+  mixed:
+    models:
+      endpoints: {large: {base_url: "http://127.0.0.1:9/v1", model: m}}
+      game_master: large
+      agents: {Tom Gomez: large}
+"""
+
+
+def test_a_sweep_condition_puts_its_runs_on_models_by_role(tmp_path,
+                                                           monkeypatch):
+  spec, scenarios = validate.parse_sweep(MIXED_SWEEP, "sweep.yaml", Path("."))
+  runs = grid.expand_grid(spec, [s.name for s in scenarios])
+  jobs, _, _ = driver.prepare(
+      tmp_path, runs, lambda r: scenarios[0],
+      grid.endpoint_configs(spec, EndpointConfig), models={
+          c: k.models for c, k in spec.conditions.items() if k.models})
+  by_condition = {j.id.split("__")[1]: j for j in jobs}
+  assert by_condition["one"].models is None
+  assert by_condition["mixed"].models["game_master"] == "large"
+  seen = {}
+  monkeypatch.setattr(runjob.runner, "run_episode",
+                      lambda scenario, **kw: seen.update(kw))
+  runjob._run_fresh(by_condition["mixed"])  # pylint: disable=protected-access
+  assert seen["models"]["agents"] == {"Tom Gomez": "large"}
+
+
+def test_a_sweep_condition_with_a_bad_models_block_is_refused(tmp_path,
+                                                              capsys):
+  path = tmp_path / "bad.yaml"
+  path.write_text(MIXED_SWEEP.replace("Tom Gomez", "Nobody").replace(
+      "game_master: large", "game_master: huge"))
+  assert cli.main(["sweep", str(path), "--out", str(tmp_path / "o")]) == 2
+  err = capsys.readouterr().err
+  assert "conditions.mixed.models.game_master: unknown model 'huge'; use" in (
+      err)
+  assert "conditions.mixed.models.agents: unknown agent 'Nobody'; use" in err
+  assert "Traceback" not in err and not (tmp_path / "o").exists()

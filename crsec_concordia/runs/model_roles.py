@@ -32,7 +32,7 @@ import yaml
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import prompts_hash
 from crsec_concordia.models import EndpointConfig
-from crsec_concordia.models.base import stable_seed
+from crsec_concordia.models.base import redact_url, stable_seed
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.scenarios import Scenario
@@ -107,14 +107,14 @@ def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
                  ) -> list[str]:
   """Every problem of a spec, one line each naming the fix."""
   if not isinstance(spec, Mapping):
-    return ["the models spec must be a mapping with keys "
+    return ["models: not a mapping: give the keys "
             f"{', '.join(SPEC_KEYS)}"]
   problems = [f"models: unknown key {k!r}: use one of {', '.join(SPEC_KEYS)}"
               for k in spec if k not in SPEC_KEYS]
   endpoints = spec.get("endpoints") or {}
   if not isinstance(endpoints, Mapping):
-    return problems + ["models.endpoints must map a model id to "
-                       "{base_url, model} (or {embedded: true})"]
+    return problems + ["models.endpoints: not a mapping: map each model id "
+                       "to its base_url and model"]
   for i, e in endpoints.items():
     if i == MAIN_MODEL:
       problems.append(f"models.endpoints: {MAIN_MODEL!r} is the run's own "
@@ -122,8 +122,8 @@ def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
     elif i in given:
       continue
     elif not isinstance(e, Mapping):
-      problems.append(f"models.endpoints.{i}: give {{base_url, model}} or "
-                      "{embedded: true}")
+      problems.append(f"models.endpoints.{i}: not a mapping: give base_url "
+                      "and model, or embedded: true")
     else:
       problems += [f"models.endpoints.{i}: unknown key {k!r}: use one of "
                    f"{', '.join(ENDPOINT_KEYS)}" for k in e
@@ -147,7 +147,8 @@ def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
                      ("agents", scenario.agent_names)):
     block = spec.get(key) or {}
     if not isinstance(block, Mapping):
-      problems.append(f"models.{key} must map a name to a model id")
+      problems.append(f"models.{key}: not a mapping: map each name to a "
+                      "model id")
       continue
     for name, i in block.items():
       if name not in names:
@@ -157,7 +158,8 @@ def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
         problems.append(f"models.{key}.{name}: unknown model {i!r}: {known}")
   share = spec.get("share") or {}
   if not isinstance(share, Mapping):
-    return problems + ["models.share must map a model id to a fraction"]
+    return problems + ["models.share: not a mapping: map each model id to "
+                       "a fraction"]
   for i, f in share.items():
     if i not in ids:
       problems.append(f"models.share: unknown model {i!r}: {known}")
@@ -169,6 +171,16 @@ def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
     problems.append("models.share: the fractions add up to more than 1: "
                     "lower them")
   return problems
+
+
+def spec_problems(spec: Any, scenario: Scenario) -> list[tuple[tuple, str, str]]:
+  """Each problem of a spec as (location under `models`, what, fix), for
+  a file that holds the spec under its own key (a sweep's condition)."""
+  found = []
+  for line in _problems_of(spec, scenario, {}):
+    path, what, fix = (line.split(": ", 2) + ["", ""])[:3]
+    found.append((tuple(path.split(".")), what, fix))
+  return found
 
 
 def read_spec(path: Path) -> dict[str, Any]:
@@ -295,7 +307,10 @@ def build_roles(spec: Mapping[str, Any] | None, scenario: Scenario, seed: int,
     except AttributeError:
       pass
   kept = {k: v for k, v in spec.items() if k != "endpoints"}
-  kept["endpoints"] = {i: (described[i] if i in given else dict(e))
-                       for i, e in endpoints.items()}
+  # As run.json keeps it: credentials out of URLs (a key is named by its
+  # variable, `api_key_env`, never written).
+  kept["endpoints"] = {i: (described[i] if i in given else {
+      **e, **({"base_url": redact_url(e["base_url"])} if e.get("base_url")
+              else {})}) for i, e in endpoints.items()}
   return ModelRoles(models=models, described=described, game_master=gm,
                     agents=agents, spec=kept)
