@@ -289,3 +289,38 @@ def test_a_sweep_condition_with_a_bad_models_block_is_refused(tmp_path,
       err)
   assert "conditions.mixed.models.agents: unknown agent 'Nobody'; use" in err
   assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_calibrate_for_a_run_calibrates_each_of_its_models(
+    tmp_path, embedder, monkeypatch, capsys):
+  from crsec_concordia.commands import calibrate as command  # pylint: disable=import-outside-toplevel
+  from tests import test_calibrate as tc  # pylint: disable=import-outside-toplevel
+  run_dir = tmp_path / "run"
+  run_dir.mkdir()
+  big = "http://127.0.0.1:8/v1"
+  (run_dir / "run.json").write_text(json.dumps({
+      "scenario": "community_garden", "scenario_path": str(tc.GARDEN),
+      "model": tc.ORACLE,
+      "models": {"game_master": "big", "agents": {},
+                 "endpoints": {"main": tc.ORACLE,
+                               "big": {"endpoint": big, "model": "big-7b"}}},
+      "model_spec": {"game_master": "big",
+                     "endpoints": {"big": {"base_url": big,
+                                           "model": "big-7b"}}}}))
+  asked = []
+
+  def make(endpoint, **kwargs):
+    del kwargs
+    asked.append((endpoint.base_url, endpoint.model))
+    return tc.oracle_model(tc.load_scenario(str(tc.GARDEN)))
+
+  monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+  monkeypatch.setattr(command, "make_model", make)
+  monkeypatch.setattr(command, "shared_embedder", lambda: embedder)
+  assert cli.main(["calibrate", "--for-run", str(run_dir), "--base-url",
+                   tc.URL, "--model", "oracle-7b", "--no-norms"]) == 0
+  assert asked == [(tc.URL, "oracle-7b"), (big, "big-7b")]
+  files = sorted(p.name for p in (tmp_path / "data" / "crsec-concordia" /
+                                  "calibrations").glob("*.json"))
+  assert [f.split(".")[0] for f in files] == ["big-7b", "oracle-7b"]
+  assert "calibrate: model big of" in capsys.readouterr().out

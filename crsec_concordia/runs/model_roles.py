@@ -236,6 +236,23 @@ def assign(spec: Mapping[str, Any], scenario: Scenario, seed: int
   return {a.name: agents[a.name] for a in scenario.agents}
 
 
+def run_endpoints(info: Mapping[str, Any], main: EndpointConfig
+                  ) -> dict[str, EndpointConfig | None]:
+  """Each model a run used (run.json), as an endpoint to ask it again:
+  `main` for the run's own (the flags' endpoint), the spec's for the
+  others; None for a model a program handed over."""
+  used = list(((info.get("models") or {}).get("endpoints") or {})
+              or [MAIN_MODEL])
+  spec = ((info.get("model_spec") or {}).get("endpoints") or {})
+  found: dict[str, EndpointConfig | None] = {}
+  for i in used:
+    e = spec.get(i)
+    found[i] = main if i == MAIN_MODEL else (
+        None if not isinstance(e, Mapping) or "endpoint" in e
+        else _endpoint(e))
+  return found
+
+
 def _endpoint(e: Mapping[str, Any]) -> EndpointConfig:
   if e.get("embedded"):
     return EndpointConfig(schema_mode=e.get("schema_mode"))
