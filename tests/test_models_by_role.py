@@ -18,6 +18,7 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.operations import failure_notice
 from crsec_concordia.runs import model_roles
+from crsec_concordia.scenarios import load_scenario
 from crsec_concordia.runs import session as session_lib
 from crsec_concordia.sweeps import driver, grid, runjob, validate
 from tests import schema_answers
@@ -324,3 +325,14 @@ def test_calibrate_for_a_run_calibrates_each_of_its_models(
                                   "calibrations").glob("*.json"))
   assert [f.split(".")[0] for f in files] == ["big-7b", "oracle-7b"]
   assert "calibrate: model big of" in capsys.readouterr().out
+
+
+def test_a_population_group_goes_to_its_model_and_names_win_over_groups():
+  scenario = load_scenario("committed_minority")
+  committed = [a.name for a in scenario.agents if a.group == "committed"]
+  spec = {"endpoints": {"b": {}, "c": {}}, "groups": {"committed": "b"},
+          "agents": {committed[0]: "c"}}
+  got = model_roles.assign(spec, scenario, 1)
+  assert got[committed[0]] == "c"
+  assert {got[n] for n in committed[1:]} == {"b"}
+  assert {i for n, i in got.items() if n not in committed} == {"main"}
