@@ -336,3 +336,16 @@ def test_a_population_group_goes_to_its_model_and_names_win_over_groups():
   assert got[committed[0]] == "c"
   assert {got[n] for n in committed[1:]} == {"b"}
   assert {i for n, i in got.items() if n not in committed} == {"main"}
+
+
+def test_the_progress_bar_follows_every_models_calls():
+  models = {"main": tr.cafe(), "referee": tr.cafe()}
+  roles = model_roles.build_roles(GM_ON_ITS_OWN, tr.tiny(), 1, models["main"],
+                                  {}, None, {"referee": models["referee"]})
+  heard = []
+  stop = roles.listen(heard.append)
+  models["main"].usage.record("act")
+  models["referee"].usage.record("GM.adjudicate")
+  stop()
+  models["main"].usage.record("act")
+  assert heard == ["act", "GM.adjudicate"]

@@ -74,6 +74,15 @@ class ModelRoles:
                                 self.models[i].usage.by_tag())
             for i in self.used()}
 
+  def listen(self, listener) -> Any:
+    """Listens to every used model's usage meter (the progress bar follows
+    all their calls); returns what stops listening."""
+    stops = [self.models[i].usage.listen(listener) for i in self.used()]
+    def stop() -> None:
+      for s in stops:
+        s()
+    return stop
+
   def usage(self) -> dict[str, dict[str, int]]:
     total: dict[str, dict[str, int]] = {}
     for by_tag in self.usage_by_model().values():

@@ -315,7 +315,9 @@ class Session:
     if self.progress:
       self._bar = progress_lib.slot_bar(
           total=total, initial=done, desc=self.scenario.name,
-          meter=self.model.usage, totals=lambda: rundir.totals(self.usage()))
+          meter=(self.roles if self.roles is not None and self.roles.mixed
+                 else self.model.usage),
+          totals=lambda: rundir.totals(self.usage()))
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
