@@ -156,7 +156,7 @@ def read(path: Path) -> tuple[ModelIdentity, dict[str, Any]]:
                     f"{NO_TAG}) or breaks_norm (yes or no), then read it "
                     "again")
   counts = policy_lib.tag_counts((c["truth"], c["tags"]) for c in cases)
-  model = run.run.get("model") or {}
+  model = reading.referee_model(run.run)
   entry = {
       "scenario": str(run.scenario.get("name")), "labels": "sheet",
       "prompts": model.get("judgement_prompts"), "behaviours": dict(known),

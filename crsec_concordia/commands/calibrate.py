@@ -29,7 +29,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from crsec_concordia import outputs
-from crsec_concordia.calibration import sheet, store
+from crsec_concordia.calibration import probes, sheet, store
 from crsec_concordia import embedder_identity
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags, embedder_from,
@@ -40,6 +40,7 @@ from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers import judgement_error as calibrate_lib
 from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.models import make_model
+from crsec_concordia.runs import model_roles
 
 SHEET_NAME = "labelling_sheet.csv"
 
@@ -74,6 +75,10 @@ def add_parser(sub) -> None:
   p.add_argument("--labels", type=Path, metavar="SHEET",
                  help="read a filled labelling sheet into its run's model's "
                  "calibration")
+  p.add_argument("--for-run", type=Path, metavar="RUN_DIR",
+                 help="calibrate each model the run used (its game "
+                 "master's and its agents') on the run's venue; the run's "
+                 "own model is the one the endpoint flags name")
   p.add_argument("--jobs", type=positive("--jobs"), default=probe_run.JOBS,
                  help=f"cases asked at once (default {probe_run.JOBS})")
   p.add_argument("--no-norms", action="store_true",
@@ -94,7 +99,37 @@ def run(args: argparse.Namespace) -> int:
     return _write_sheet(args.sheet, args.out)
   if args.labels:
     return _read_labels(args.labels, args.out)
+  if args.for_run:
+    return _for_run(args)
   return _calibrate(args)
+
+
+def _for_run(args: argparse.Namespace) -> int:
+  """`crsec calibrate --for-run RUN_DIR`: every model of a run, on its venue."""
+  if args.scenario:
+    raise UserError("--for-run takes the venue from the run: give no "
+                    "SCENARIO with it")
+  info_path = args.for_run / "run.json"
+  if not info_path.is_file():
+    raise UserError(f"{args.for_run} is not a run directory (no run.json): "
+                    "give the directory `crsec run` printed")
+  info = json.loads(info_path.read_text(encoding="utf-8"))
+  endpoints = model_roles.run_endpoints(info, endpoint_from(args))
+  if args.out is not None and args.out.suffix == ".json" and len(
+      endpoints) > 1:
+    raise UserError("--out FILE.json holds one model's calibration: give a "
+                    "directory with --for-run")
+  path = info.get("scenario_path")
+  venue = (path if path and probes.probes_path_of(Path(path)).is_file()
+           else str(info.get("scenario")))
+  for i, endpoint in endpoints.items():
+    if endpoint is None:
+      print(f"calibrate: model {i} was handed over by a program: calibrate "
+            "it from Python (calibration.md)")
+      continue
+    print(f"calibrate: model {i} of {args.for_run}")
+    _calibrate(args, endpoint=endpoint, names=[venue])
+  return 0
 
 
 def _checked_out(path: Path) -> Path:
@@ -118,10 +153,11 @@ def _embedder(args: argparse.Namespace):
   return embedder
 
 
-def _calibrate(args: argparse.Namespace) -> int:
+def _calibrate(args: argparse.Namespace, endpoint=None, names=None) -> int:
   embedder = _embedder(args)
-  venues = calibrate_lib.venues_named(args.scenario)
-  endpoint = endpoint_from(args)
+  venues = calibrate_lib.venues_named(args.scenario if names is None
+                                      else names)
+  endpoint = endpoint or endpoint_from(args)
   identity = identity_of(endpoint)
   path = _checked_out(store.target_path(identity, args.out))
   cases = calibrate_lib.case_count(venues)

@@ -7,12 +7,15 @@ reached back into cli.py for them would close an import circle.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from crsec_concordia import user_embedder
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
+from crsec_concordia.runs import model_roles
 
 
 def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
@@ -91,3 +94,39 @@ def positive(name: str):
       raise argparse.ArgumentTypeError(f"{name} must be at least 1")
     return value
   return convert
+
+
+def add_models_flags(parser: argparse.ArgumentParser) -> None:
+  """--models FILE and the game master's own endpoint (runs/model_roles.py)."""
+  group = parser.add_argument_group(
+      "models by role (default: one model for everyone)")
+  group.add_argument(
+      "--models", type=Path, metavar="FILE",
+      help="a YAML file giving the game master, population groups, named "
+      "agents or a share of agents other models (docs/models.md)")
+  group.add_argument("--gm-base-url", help="the game master's own "
+                     "OpenAI-compatible base URL (the agents keep --base-url)")
+  group.add_argument("--gm-model", help="the model name --gm-base-url serves")
+  group.add_argument("--gm-api-key-env", metavar="VAR",
+                     help="the variable holding --gm-base-url's API key")
+
+
+def models_spec_from(args: argparse.Namespace) -> dict | None:
+  """The models spec the flags give, or None: one model."""
+  spec: dict = {}
+  if getattr(args, "models", None) is not None:
+    spec = model_roles.read_spec(args.models)
+  url, name = getattr(args, "gm_base_url", None), getattr(args, "gm_model", None)
+  if url or name:
+    if "game_master" in spec:
+      raise UserError("--gm-base-url and the --models file both give the game "
+                      "master's model: keep one")
+    if not (url and name):
+      raise UserError("--gm-base-url and --gm-model go together: give both")
+    endpoint = {"base_url": url, "model": name}
+    if args.gm_api_key_env:
+      endpoint["api_key_env"] = args.gm_api_key_env
+    spec = {**spec, "game_master": "game_master",
+            "endpoints": {**(spec.get("endpoints") or {}),
+                          "game_master": endpoint}}
+  return spec or None

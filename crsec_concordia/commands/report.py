@@ -16,6 +16,7 @@ reader needs nothing to run for (metrics/present/publish.py).
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from crsec_concordia import outputs
@@ -137,7 +138,26 @@ def _report(args: argparse.Namespace, path: Path) -> int:
                 figure_formats=[args.figure_format])
   print(f"report: {result.index} ({len(result.figures)} figures; "
         f"questionnaire in {result.questionnaire})")
+  if reading.is_run_dir(path):
+    _say_models(path)
   return 0
+
+
+def _say_models(run_dir: Path) -> None:
+  """One line per model of a run with models by role (metrics/by_model.csv
+  has the table): its share of the calls, and how to calibrate it."""
+  summary = run_dir / "metrics" / "summary.json"
+  rows = (json.loads(summary.read_text(encoding="utf-8")).get("by_model")
+          if summary.is_file() else None) or []
+  for r in rows:
+    n = r["agents"]
+    who = " and ".join(
+        (["the game master"] if r["game_master"] else [])
+        + ([f"{n} agent{'' if n == 1 else 's'}"] if n else []))
+    print(f"model {r['model']} ({r['name']}, {who}): {r['calls']} calls, "
+          f"{r['failures']} failures, {r['conflicts']} conflicts; "
+          + ("calibrated" if r["calibrated"] else
+             f"not calibrated: {r['calibrate_with']}"))
 
 
 def _notes(path: Path | None) -> str | None:

@@ -9,8 +9,11 @@ from crsec_concordia import outputs, runner
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags,
+                                            add_models_flags,
                                             add_policy_flag, embedder_from,
-                                            endpoint_from, positive)
+                                            endpoint_from, models_spec_from,
+                                            positive)
+from crsec_concordia.runs import model_roles
 from crsec_concordia.runs.episode import default_run_dir
 
 
@@ -38,6 +41,7 @@ def add_parser(sub) -> None:
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
+  add_models_flags(p)
   p.set_defaults(func=run)
 
 
@@ -108,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
   # is created; the run directory is made and test-written before the
   # model starts, and removed again if the run fails before writing in it.
   scenario = runner.load(args.scenario)
+  models = models_spec_from(args)
+  model_roles.check_spec(models, scenario)
   embedder = embedder_from(args)
   out = args.out or default_run_dir(scenario, args.agents, args.seed)
   with outputs.new_dir(out, "--out"), outputs.writing(
@@ -116,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         scenario, arm=args.agents, seed=args.seed, out_dir=out,
         endpoint=endpoint_from(args), steps=args.steps,
         cache=not args.no_cache, progress=not args.no_progress,
-        referee_policy=args.referee_policy, embedder=embedder)
+        referee_policy=args.referee_policy, embedder=embedder,
+        models=models)
   print_summary(run_dir)
   return 0

@@ -118,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
       book = driver.StatusBook(out, data)
       jobs, done, other = driver.prepare(
           out, runs, lambda r: built[(r.scenario, r.condition)], endpoints,
-          cache=spec.cache and not args.no_cache, policies=policies)
+          cache=spec.cache and not args.no_cache, policies=policies,
+          models={c: k.models for c, k in spec.conditions.items()
+                  if k.models})
       for job in jobs:
         job.embedder, job.embedder_dir = args.embedder, os.getcwd()
       progress = _start(book, runs, jobs, done, other, out)

@@ -8,7 +8,8 @@ can happen hundreds of times in a run, so the Python log gets one WARNING
 per operation per run, the first time; the channel entry of that failure
 carries the same words, so a reader of Concordia's log sees them too.
 A run is told apart by its model (the structured model behind a tagged
-view): one per run, shared by all its agents.
+view): one per run, shared by all its agents, or, in a run with models by
+role (runs/model_roles.py), one per model, whose notice names it.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ _lock = threading.Lock()
 _ERROR_CHARS = 200
 
 
-def notice(failure: Mapping[str, Any]) -> str:
-  """The words that tell a failure of its operation."""
+def notice(failure: Mapping[str, Any], model_id: str | None = None) -> str:
+  """The words that tell a failure of its operation (with `model_id`, of
+  its operation on that model)."""
   op = failure.get("op", "an operation")
+  if model_id:
+    op = f"{op} (model {model_id})"
   error = " ".join(str(failure.get("error", "")).split())[:_ERROR_CHARS]
   return (f"{op}: the model's answer failed ({error}); further failures of "
           "this operation are recorded in the run but not logged again")
@@ -46,6 +50,6 @@ def tell_once(model: Any, failure: Mapping[str, Any]) -> str | None:
     if op in told:
       return None
     told.add(op)
-  text = notice(failure)
+  text = notice(failure, getattr(run, "role_model_id", None))
   _log.warning("%s", text)
   return text

@@ -61,6 +61,17 @@ def scenario_clock(scenario: Mapping[str, Any]) -> Clock:
       minutes_per_step=int(c["minutes_per_step"]), days=int(c["days"]))
 
 
+def referee_model(info: Mapping[str, Any]) -> dict[str, Any]:
+  """What run.json says of the model that played the game master: its
+  `model`, or, in a run with models by role, the game master's entry of
+  `models` (runs/model_roles.py); a calibration corrects that model's."""
+  models = info.get("models") or {}
+  if models:
+    return dict((models.get("endpoints") or {}).get(
+        models.get("game_master"), {}))
+  return dict(info.get("model") or {})
+
+
 @dataclasses.dataclass
 class Run:
   """One run directory, loaded."""

@@ -7,6 +7,7 @@ One concern per module:
   rundir.py       the run directory's files, written atomically as it goes
   session.py      plays slots and keeps the run directory current
   episode.py      `run_episode` and `summarize`
+  model_roles.py  models by role: the game master's, groups', agents'
   resume.py       `resume_episode` from the last completed slot
 `crsec_concordia.runner` re-exports the public API.
 """

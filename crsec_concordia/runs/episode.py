@@ -22,6 +22,7 @@ from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.rundir.reading import per_agent_hour
 from crsec_concordia.runs import config as config_lib
+from crsec_concordia.runs import model_roles
 from crsec_concordia.runs.session import Session
 from crsec_concordia.runs.simulation import SlotSimulation
 from crsec_concordia.runs.slot_engine import SlotEngine
@@ -81,10 +82,24 @@ def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
   return shared
 
 
-def simulation(config, model, embedder) -> simulation_lib.Simulation:
+def simulation(config, model, embedder, roles=None
+               ) -> simulation_lib.Simulation:
   engine = SlotEngine()
   engine.workers = threads.workers_for(as_structured(model))
-  return SlotSimulation(config, model, embedder, engine=engine)
+  if roles is None:
+    return SlotSimulation(config, model, embedder, engine=engine)
+  return SlotSimulation(config, model, embedder, engine=engine,
+                        entity_models=roles.entity_models(),
+                        game_master_model=roles.models[roles.game_master])
+
+
+def roles_for(spec, scenario: Scenario, seed: int, cache: bool, progress: bool,
+              model, described, given=None):
+  """The run's ModelRoles (runs/model_roles.py), or None for one model."""
+  def make(endpoint: EndpointConfig):
+    return model_for(endpoint, seed, cache, None, progress)
+  return model_roles.build_roles(spec, scenario, seed, model, described, make,
+                                 given)
 
 
 def run_episode(
@@ -100,6 +115,8 @@ def run_episode(
     model=None,
     embedder=None,
     referee_policy: str | run_policy.Chosen | None = None,
+    models: dict[str, Any] | None = None,
+    given_models: dict[str, Any] | None = None,
 ) -> Path:
   """Plays one episode into a new run directory and returns its path.
 
@@ -119,6 +136,9 @@ def run_episode(
       (None, the default), "all-on", "trusting", "calibrated" (the model's
       own calibration's choice) or a JSON file of switches, or one already
       resolved (calibration/run_policy.py).
+    models: a models spec: the game master, groups, named agents or a
+      share of agents on other models (runs/model_roles.py).
+    given_models: ready models by id for the spec's endpoints (tests).
 
   Raises:
     UserError: bad arguments (a ScenarioError for a malformed scenario);
@@ -135,11 +155,19 @@ def run_episode(
     raise UserError(f"{run_dir} already exists and is not empty: choose "
                     "another --out, or resume it with `crsec resume`")
   endpoint = endpoint or EndpointConfig.resolve()
-  chosen = run_policy.resolve(referee_policy, _identity(endpoint, model),
-                              scenario.name)
+  model_roles.check_spec(models, scenario, given_models)
+  # The referee's policy is read for the game master's model.
+  gm_endpoint, gm_model = model_roles.game_master_endpoint(models,
+                                                          given_models)
+  chosen = run_policy.resolve(
+      referee_policy, _identity(gm_endpoint or endpoint,
+                                model if gm_endpoint is None and gm_model is
+                                None else gm_model), scenario.name)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
   model, described = model_for(endpoint, seed, cache, model, progress)
+  roles = roles_for(models, scenario, seed, cache, progress, model, described,
+                    given_models)
   given_embedder = embedder is not None
   embedder = embedder_for(embedder)
 
@@ -161,9 +189,11 @@ def run_episode(
     info["referee_policy"] = chosen.describe()
   if given_embedder:
     info.update(embedder_identity.recorded(embedder))
+  if roles is not None:
+    info.update(models=roles.describe(), model_spec=roles.spec)
   rundir.write_json(run_dir / rundir.RUN_JSON, info)
-  Session(run_dir, scenario, simulation(config, model, embedder), model,
-          info, {}, progress).play(premise=scenario.premise)
+  Session(run_dir, scenario, simulation(config, model, embedder, roles), model,
+          info, {}, progress, roles).play(premise=scenario.premise)
   return run_dir
 
 

@@ -104,6 +104,26 @@ def _same_embedder(info: dict, embedder) -> None:
                     + (")" if ":" in began.name else ", your function)"))
 
 
+def _roles(info: dict[str, Any], scenario: Scenario, seed: int, model,
+           described, progress: bool, given: dict[str, Any] | None):
+  """The run's models by role again (runs/model_roles.py), or None."""
+  spec = info.get("model_spec")
+  if not spec:
+    return None
+  given = dict(given or {})
+  endpoints = dict(spec.get("endpoints") or {})
+  for i, e in endpoints.items():
+    if isinstance(e, dict) and e.get("endpoint") == "given" and i not in given:
+      raise UserError(f"this run's model {i!r} was handed over by a "
+                      "program: resume it from Python with resume_episode("
+                      f"..., given_models={{{i!r}: the model}})")
+  roles = episode.roles_for(spec, scenario, seed, bool(info.get("cache", True)),
+                            progress, model, described, given)
+  if roles is not None:
+    roles.base_usage = dict(info.get("usage_by_model") or {})
+  return roles
+
+
 def resume_episode(
     run_dir: Path | str,
     *,
@@ -111,8 +131,13 @@ def resume_episode(
     progress: bool = True,
     model=None,
     embedder=None,
+    given_models: dict[str, Any] | None = None,
 ) -> Path:
   """Continues an interrupted run from its last completed slot.
+
+  A run with models by role goes on with the models its run.json's
+  `model_spec` names (`given_models`: ready ones by id, as the run was
+  given them).
 
   Raises:
     UserError: the directory is not a run, is completed, or has no
@@ -128,12 +153,15 @@ def resume_episode(
   endpoint = endpoint or EndpointConfig.resolve()
   model, described = episode.model_for(
       endpoint, seed, bool(info.get("cache", True)), model, progress)
+  roles = _roles(info, scenario, seed, model, described, progress,
+                 given_models)
   _same_embedder(info, embedder)
   embedder = episode.embedder_for(embedder)
 
-  simulation = episode.simulation(config, model, embedder)
+  simulation = episode.simulation(config, model, embedder, roles)
   simulation.load_from_checkpoint(rundir.read_json(checkpoint))
-  session = Session(run_dir, scenario, simulation, model, info, {}, progress)
+  session = Session(run_dir, scenario, simulation, model, info, {}, progress,
+                    roles)
   # Records still pending in the restored state were flushed with their slot.
   session.drain()
   rundir.truncate_events(run_dir / rundir.EVENTS, done)

@@ -84,6 +84,8 @@ class Session:
   info: dict[str, Any]
   base_usage: dict[str, dict[str, int]]
   progress: bool
+  # The models by role of a run with several (runs/model_roles.py).
+  roles: Any = None
   # Whether a DetectConflict question several agents hold is asked once
   # for all of them (off: each agent asks alone, as a bench compares).
   share_judgements: ClassVar[bool] = True
@@ -124,8 +126,14 @@ class Session:
   def drain(self) -> list[dict[str, Any]]:
     """The records since the last drain, in their fixed order."""
     records = game_masters.drain_records(self._gm)
-    for _, port in self._ports():
-      records.extend(port.drain_records())
+    mixed = self.roles is not None and self.roles.mixed
+    if mixed:
+      self.roles.stamp(records, None)
+    for name, port in self._ports():
+      drained = port.drain_records()
+      if mixed:
+        self.roles.stamp(drained, name)
+      records.extend(drained)
     return records
 
   def norm_snapshot(self) -> dict[str, Any]:
@@ -138,6 +146,8 @@ class Session:
     return snapshot
 
   def usage(self) -> dict[str, dict[str, int]]:
+    if self.roles is not None and self.roles.mixed:
+      return self.roles.usage()
     return rundir.add_usage(self.base_usage, self.model.usage.by_tag())
 
   def wall_seconds(self) -> float:
@@ -245,8 +255,13 @@ class Session:
       self._write(
           rundir.write_json,
           self.run_dir / rundir.NORMS / rundir.norm_snapshot(step), snapshot)
-    self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON,
-                {"completed_steps": step, "by_tag": usage, "totals": totals})
+    written = {"completed_steps": step, "by_tag": usage, "totals": totals}
+    if self.roles is not None and self.roles.mixed:
+      by_model = self.roles.usage_by_model()
+      written["by_model"] = {i: {"by_tag": u, "totals": rundir.totals(u)}
+                             for i, u in by_model.items()}
+      self.info["usage_by_model"] = by_model
+    self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON, written)
     # run.json is written last: it is the slot's commit point, so it
     # carries the usage it commits to (resume starts from it; a kill between
     # usage.json and run.json left a usage.json one slot ahead).
@@ -300,7 +315,9 @@ class Session:
     if self.progress:
       self._bar = progress_lib.slot_bar(
           total=total, initial=done, desc=self.scenario.name,
-          meter=self.model.usage, totals=lambda: rundir.totals(self.usage()))
+          meter=(self.roles if self.roles is not None and self.roles.mixed
+                 else self.model.usage),
+          totals=lambda: rundir.totals(self.usage()))
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:

@@ -18,6 +18,8 @@ background), and nothing else keeps the dictionary.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
@@ -25,7 +27,30 @@ from concordia.typing import entity_component
 
 
 class SlotSimulation(simulation_lib.Simulation):
-  """The generic Simulation, its checkpoint data made in one pass."""
+  """The generic Simulation, its checkpoint data made in one pass.
+
+  `entity_models` gives an agent (by name) a model other than the
+  simulation's (runs/model_roles.py); `game_master_model` the game master's.
+  """
+
+  def __init__(self, config, model, embedder, *, engine,
+               entity_models: Mapping[str, Any] | None = None,
+               game_master_model: Any = None):
+    self._entity_models = dict(entity_models or {})
+    self._swap_lock = threading.Lock()
+    super().__init__(config, model, embedder, engine=engine,
+                     override_game_master_model=game_master_model)
+
+  def add_entity(self, instance_config, state=None):
+    chosen = self._entity_models.get(instance_config.params.get("name"))
+    if chosen is None:
+      return super().add_entity(instance_config, state)
+    with self._swap_lock:  # Concordia builds with `_agent_model`.
+      default, self._agent_model = self._agent_model, chosen
+      try:
+        return super().add_entity(instance_config, state)
+      finally:
+        self._agent_model = default
 
   def _component_info(self, entity, context_states: dict[str, Any]
                       ) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pydantic
 
+from crsec_concordia.runs import model_roles
 from crsec_concordia.scenarios.checks import cross_check as scenario_cross_check
 from crsec_concordia.scenarios.explain import explain
 from crsec_concordia.scenarios.loader import (Scenario, ScenarioError,
@@ -178,6 +179,10 @@ def _check_conditions(spec: SweepFile, scenarios: list[Scenario]
         found.append(Problem(head, p.what, p.fix))
       found += _unknown_agents(name, condition, scenario)
       found += _unknown_paths(name, condition, scenario)
+      if condition.models is not None and not errors:
+        found += [Problem(("conditions", name, *loc), what, fix)
+                  for loc, what, fix in model_roles.spec_problems(
+                      condition.models, Scenario.model_validate(data))]
       for p in found:
         key = f"{path_text(p.loc)}: {p.what}"
         if key not in seen:

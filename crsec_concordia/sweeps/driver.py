@@ -104,11 +104,13 @@ def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
             scenario_for: Callable[[grid.RunSpec], Any],
             endpoints: Mapping[str, EndpointConfig], *, cache: bool = True,
             progress: bool = False,
-            policies: Mapping[tuple[str, str], Chosen | None] | None = None
+            policies: Mapping[tuple[str, str], Chosen | None] | None = None,
+            models: Mapping[str, Any] | None = None
             ) -> tuple[list[RunJob], list[str], dict[str, str]]:
   """(jobs to run, ids of runs already completed here, runs whose
   directory holds a run of another set-up: id -> why). `policies`: the
-  referee's policy per (endpoint, scenario), if any."""
+  referee's policy per (endpoint, scenario), if any; `models`: the models
+  spec per condition, if any."""
   jobs, done, other = [], [], {}
   for run in runs:
     run_dir = (sweep_dir / run.run_dir).resolve()
@@ -126,7 +128,8 @@ def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
         id=run.id, run_dir=run_dir, scenario=scenario_for(run), arm=run.arm,
         seed=run.seed, steps=run.steps, endpoint=endpoints[run.endpoint],
         endpoint_name=run.endpoint, cache=cache, progress=progress,
-        referee_policy=(policies or {}).get((run.endpoint, run.scenario))))
+        referee_policy=(policies or {}).get((run.endpoint, run.scenario)),
+        models=(models or {}).get(run.condition)))
   return jobs, done, other
 
 

@@ -166,6 +166,13 @@ def _shown(spec: spec_lib.SweepFile) -> dict[str, Any]:
   data = spec.model_dump(mode="json")
   for endpoint in data.get("endpoints", {}).values():
     endpoint["base_url"] = redact_url(endpoint.get("base_url"))
+  for condition in data.get("conditions", {}).values():
+    if condition.get("models") is None:  # As before models by role.
+      condition.pop("models", None)
+    for endpoint in ((condition.get("models") or {}).get("endpoints")
+                     or {}).values():
+      if isinstance(endpoint, dict) and endpoint.get("base_url"):
+        endpoint["base_url"] = redact_url(endpoint["base_url"])
   return data
 
 

@@ -55,6 +55,8 @@ class RunJob:
   # from the driver's directory.
   embedder: str | None = None
   embedder_dir: str | None = None
+  # The condition's models by role (runs/model_roles.py), if any.
+  models: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass
@@ -117,6 +119,8 @@ def _run_fresh(job: RunJob) -> None:
     kwargs["cache"] = False
   if job.referee_policy is not None:
     kwargs["referee_policy"] = job.referee_policy
+  if job.models:
+    kwargs["models"] = job.models
   if job.embedder is not None:
     kwargs["embedder"] = user_embedder.load_embedder(
         job.embedder, where=job.embedder_dir)

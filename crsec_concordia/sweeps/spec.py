@@ -133,6 +133,9 @@ class Condition(_Model):
   # with dots is a path to one value (`set_path`), e.g. `agents.0.goal`,
   # `agents.Tom Gomez.goal` or `population.groups.committed.share`.
   scenario: dict[str, Any] = pydantic.Field(default_factory=dict)
+  # Models by role for this condition's runs (runs/model_roles.py: the game
+  # master, groups, named agents or a share on other endpoints).
+  models: dict[str, Any] | None = None
 
 
 class Resources(_Model):

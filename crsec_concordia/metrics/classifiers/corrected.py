@@ -30,6 +30,7 @@ from crsec_concordia.calibration import run_policy
 from crsec_concordia.metrics.classifiers import correction, measured
 from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
+from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.reading import Run
 
 MEASURES = ("belief", "behaviour")
@@ -52,7 +53,7 @@ def measured_rates(run: Run, matcher: NormMatcher
   deed = referee_quality.run_tag_deed(run.records)
   doer = referee_quality.run_tag_doer(run.records)
   look = referee_quality.run_tag_look(run.records)
-  model = run.run.get("model") or None
+  model = reading.referee_model(run.run) or None
   policy = run_policy.of_run(run.run)
   # A run on another embedder than the one the referee's error was
   # measured with (run.json's `embedder`): that error does not hold.

@@ -30,6 +30,7 @@ import pandas as pd
 from crsec_concordia.metrics.classifiers import corrected
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import activity, adoption, diffusion, ties
+from crsec_concordia.metrics.measure import by_model
 from crsec_concordia.metrics.measure import emergent, places, timeline, usage
 from crsec_concordia.rundir.format import ACTION, FAILURE
 from crsec_concordia.rundir.reading import Run
@@ -249,6 +250,9 @@ def _summary(run: Run, matcher: NormMatcher, columns: dict[str, list[Any]],
   if all(math.isnan(v) for v in columns["llm_calls"]):
     for c in ("llm_calls", "prompt_tokens", "completion_tokens"):
       summary["totals"][c] = None
+  if run.run.get("models"):
+    # Only with models by role: a one-model run keeps the summary it had.
+    summary["by_model"] = by_model.model_rows(run, matcher)
   if run.scenario.get("network"):
     # Only with social ties: a run without keeps the summary it had.
     summary["network"] = {"diffusion_tree": diffusion.tree(run, matcher),

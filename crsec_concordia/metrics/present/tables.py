@@ -176,6 +176,8 @@ def write_run(metrics: run_metrics.RunMetrics,
                 EVENTS_TABLE)
   if not metrics.places.empty:
     write_table(metrics.places, out, BY_PLACE)
+  if metrics.summary.get("by_model"):  # A run with models by role.
+    write_table(pd.DataFrame(metrics.summary["by_model"]), out, "by_model")
   for name, rows in metrics.summary.get("network", {}).items():
     write_table(pd.DataFrame(rows), out, name)  # diffusion_tree, by_distance
   (out / SUMMARY_JSON).write_text(

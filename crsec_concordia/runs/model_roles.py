@@ -1,0 +1,342 @@
+"""Models by role: the game master on one model, agents on one or several.
+
+A run has one model unless it is given a models spec (`crsec run --models
+FILE`, `--gm-base-url`/`--gm-model`, or `run_episode(models=...)`):
+
+  endpoints:                       # ids of the models besides `main`
+    big: {base_url: http://host:8000/v1, model: qwen-7b, api_key_env: KEY}
+  game_master: big                 # the referee's model (default: main)
+  groups: {visitors: big}          # a population group's agents
+  agents: {Abigail Chen: big}      # named agents
+  share: {big: 0.3}                # a seeded draw among the agents left
+
+`main` is the run's own model (the endpoint flags, or `model=`). Why a map
+of entity name to model rather than a prefab param: a prefab's params are
+plain JSON (config.json, checkpoints), and a one-model run's config must
+stay as it was, so the simulation (runs/simulation.py) hands each agent its
+model when it builds it. Each record of a run with more than one model
+names the model that made it (`stamp`); usage is counted per model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import prompts_hash
+from crsec_concordia.models import EndpointConfig
+from crsec_concordia.models.base import redact_url, stable_seed
+from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.scenarios import Scenario
+
+MAIN_MODEL = "main"
+SPEC_KEYS = ("endpoints", "game_master", "groups", "agents", "share")
+ENDPOINT_KEYS = ("base_url", "model", "api_key_env", "schema_mode",
+                 "timeout", "max_in_flight", "embedded")
+
+
+@dataclasses.dataclass
+class ModelRoles:
+  """Which model makes which entity's calls, in a run with several."""
+
+  models: dict[str, Any]  # Model id -> structured model.
+  described: dict[str, dict[str, Any]]  # Model id -> what run.json says.
+  game_master: str
+  agents: dict[str, str]  # Agent name -> model id.
+  spec: dict[str, Any]  # The spec as given (endpoints as described).
+  base_usage: dict[str, dict[str, dict[str, int]]] = dataclasses.field(
+      default_factory=dict)  # Model id -> usage before a resume.
+
+  def used(self) -> list[str]:
+    """The model ids some entity uses, the game master's first."""
+    return list(dict.fromkeys([self.game_master, *self.agents.values()]))
+
+  @property
+  def mixed(self) -> bool:
+    return len(self.used()) > 1
+
+  def id_of(self, agent: str) -> str:
+    return self.agents.get(agent, MAIN_MODEL)
+
+  def entity_models(self) -> dict[str, Any]:
+    return {name: self.models[i] for name, i in self.agents.items()}
+
+  def usage_by_model(self) -> dict[str, dict[str, dict[str, int]]]:
+    return {i: rundir.add_usage(self.base_usage.get(i, {}),
+                                self.models[i].usage.by_tag())
+            for i in self.used()}
+
+  def listen(self, listener) -> Any:
+    """Listens to every used model's usage meter (the progress bar follows
+    all their calls); returns what stops listening."""
+    stops = [self.models[i].usage.listen(listener) for i in self.used()]
+    def stop() -> None:
+      for s in stops:
+        s()
+    return stop
+
+  def usage(self) -> dict[str, dict[str, int]]:
+    total: dict[str, dict[str, int]] = {}
+    for by_tag in self.usage_by_model().values():
+      total = rundir.add_usage(total, by_tag)
+    return total
+
+  def describe(self) -> dict[str, Any]:
+    """run.json's `models`: each used model, the game master's, each agent's."""
+    return {"game_master": self.game_master,
+            "agents": dict(sorted(self.agents.items())),
+            "endpoints": {i: self.described[i] for i in self.used()}}
+
+  def stamp(self, records: list[dict[str, Any]], maker: str | None) -> None:
+    """Names the model of each record `maker` made (None: the game master's,
+    whose action records also name the actor's model, and talk records
+    each speaker's)."""
+    if maker is not None:
+      for r in records:
+        r["model"] = self.id_of(maker)
+      return
+    for r in records:
+      r["model"] = self.game_master
+      if "actor" in r:
+        r["actor_model"] = self.id_of(r["actor"])
+      if "initiator" in r and "partner" in r:
+        r["speaker_models"] = {n: self.id_of(n)
+                               for n in (r["initiator"], r["partner"])}
+
+
+def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
+                 ) -> list[str]:
+  """Every problem of a spec, one line each naming the fix."""
+  if not isinstance(spec, Mapping):
+    return ["models: not a mapping: give the keys "
+            f"{', '.join(SPEC_KEYS)}"]
+  problems = [f"models: unknown key {k!r}: use one of {', '.join(SPEC_KEYS)}"
+              for k in spec if k not in SPEC_KEYS]
+  endpoints = spec.get("endpoints") or {}
+  if not isinstance(endpoints, Mapping):
+    return problems + ["models.endpoints: not a mapping: map each model id "
+                       "to its base_url and model"]
+  for i, e in endpoints.items():
+    if i == MAIN_MODEL:
+      problems.append(f"models.endpoints: {MAIN_MODEL!r} is the run's own "
+                      "model (--base-url/--model): name this one otherwise")
+    elif i in given:
+      continue
+    elif not isinstance(e, Mapping):
+      problems.append(f"models.endpoints.{i}: not a mapping: give base_url "
+                      "and model, or embedded: true")
+    else:
+      problems += [f"models.endpoints.{i}: unknown key {k!r}: use one of "
+                   f"{', '.join(ENDPOINT_KEYS)}" for k in e
+                   if k not in ENDPOINT_KEYS]
+      if not e.get("embedded") and not e.get("base_url"):
+        problems.append(f"models.endpoints.{i}: no base_url: add base_url "
+                        "(e.g. http://localhost:8000/v1) or embedded: true")
+      if e.get("base_url") and not e.get("model"):
+        problems.append(f"models.endpoints.{i}: no model: add the name the "
+                        "server serves")
+      key_env = e.get("api_key_env")
+      if key_env and key_env not in os.environ:
+        problems.append(f"models.endpoints.{i}: ${key_env} is not set: "
+                        "export it or drop api_key_env")
+  ids = {MAIN_MODEL, *endpoints}
+  known = f"use {', '.join(sorted(ids))}"
+  gm = spec.get("game_master", MAIN_MODEL)
+  if gm not in ids:
+    problems.append(f"models.game_master: unknown model {gm!r}: {known}")
+  for key, names in (("groups", scenario.groups),
+                     ("agents", scenario.agent_names)):
+    block = spec.get(key) or {}
+    if not isinstance(block, Mapping):
+      problems.append(f"models.{key}: not a mapping: map each name to a "
+                      "model id")
+      continue
+    for name, i in block.items():
+      if name not in names:
+        problems.append(f"models.{key}: unknown {key[:-1]} {name!r}: use "
+                        f"one of {', '.join(names) or '(none declared)'}")
+      if i not in ids:
+        problems.append(f"models.{key}.{name}: unknown model {i!r}: {known}")
+  share = spec.get("share") or {}
+  if not isinstance(share, Mapping):
+    return problems + ["models.share: not a mapping: map each model id to "
+                       "a fraction"]
+  for i, f in share.items():
+    if i not in ids:
+      problems.append(f"models.share: unknown model {i!r}: {known}")
+    if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 <= f <= 1:
+      problems.append(f"models.share.{i}: {f!r} is not a fraction: use a "
+                      "number from 0 to 1")
+  if all(isinstance(f, (int, float)) for f in share.values()) and sum(
+      share.values()) > 1:
+    problems.append("models.share: the fractions add up to more than 1: "
+                    "lower them")
+  return problems
+
+
+def spec_problems(spec: Any, scenario: Scenario) -> list[tuple[tuple, str, str]]:
+  """Each problem of a spec as (location under `models`, what, fix), for
+  a file that holds the spec under its own key (a sweep's condition)."""
+  found = []
+  for line in _problems_of(spec, scenario, {}):
+    path, what, fix = (line.split(": ", 2) + ["", ""])[:3]
+    found.append((tuple(path.split(".")), what, fix))
+  return found
+
+
+def read_spec(path: Path) -> dict[str, Any]:
+  """A models file (YAML), or a UserError saying what is wrong with it."""
+  try:
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+  except OSError as e:
+    raise UserError(f"--models {path}: cannot be read ({e.strerror}): give "
+                    "an existing YAML file") from None
+  except yaml.YAMLError as e:
+    raise UserError(f"--models {path}: not YAML ({str(e).splitlines()[0]}): "
+                    "fix the file") from None
+  if not isinstance(data, dict):
+    raise UserError(f"--models {path}: give a mapping with keys "
+                    f"{', '.join(SPEC_KEYS)}")
+  return data
+
+
+def check_spec(spec: Any, scenario: Scenario,
+               given: Mapping[str, Any] | None = None) -> None:
+  """Raises a UserError, one line per problem, if `spec` has any (before
+  any model is built)."""
+  if spec:
+    problems = _problems_of(spec, scenario, dict(given or {}))
+    if problems:
+      raise UserError("\n".join(problems))
+
+
+def assign(spec: Mapping[str, Any], scenario: Scenario, seed: int
+           ) -> dict[str, str]:
+  """Each agent's model id: by name, else by group, else the share's
+  seeded draw among the rest, else `main`."""
+  agents: dict[str, str] = {}
+  groups = dict(spec.get("groups") or {})
+  named = dict(spec.get("agents") or {})
+  rest = []
+  for a in scenario.agents:
+    if a.name in named:
+      agents[a.name] = named[a.name]
+    elif a.group in groups:
+      agents[a.name] = groups[a.group]
+    else:
+      rest.append(a.name)
+  random.Random(stable_seed("models", seed)).shuffle(rest)
+  start = 0
+  for i, fraction in (spec.get("share") or {}).items():
+    count = round(float(fraction) * len(rest))
+    for name in rest[start:start + count]:
+      agents[name] = i
+    start += count
+  for name in rest[start:]:
+    agents[name] = MAIN_MODEL
+  return {a.name: agents[a.name] for a in scenario.agents}
+
+
+def run_endpoints(info: Mapping[str, Any], main: EndpointConfig
+                  ) -> dict[str, EndpointConfig | None]:
+  """Each model a run used (run.json), as an endpoint to ask it again:
+  `main` for the run's own (the flags' endpoint), the spec's for the
+  others; None for a model a program handed over."""
+  used = list(((info.get("models") or {}).get("endpoints") or {})
+              or [MAIN_MODEL])
+  spec = ((info.get("model_spec") or {}).get("endpoints") or {})
+  found: dict[str, EndpointConfig | None] = {}
+  for i in used:
+    e = spec.get(i)
+    found[i] = main if i == MAIN_MODEL else (
+        None if not isinstance(e, Mapping) or "endpoint" in e
+        else _endpoint(e))
+  return found
+
+
+def _endpoint(e: Mapping[str, Any]) -> EndpointConfig:
+  if e.get("embedded"):
+    return EndpointConfig(schema_mode=e.get("schema_mode"))
+  key_env = e.get("api_key_env")
+  return EndpointConfig(
+      base_url=e["base_url"], model=e["model"],
+      api_key=os.environ.get(key_env) if key_env else None,
+      schema_mode=e.get("schema_mode"),
+      timeout=float(e.get("timeout") or 180.0),
+      max_in_flight=e.get("max_in_flight"))
+
+
+def game_master_endpoint(spec: Mapping[str, Any] | None,
+                         given: Mapping[str, Any] | None = None
+                         ) -> tuple[EndpointConfig | None, Any]:
+  """The game master's endpoint, or ready model, when the spec puts it on
+  one of its own (its referee policy is that model's calibration's), else
+  (None, None)."""
+  gm = (spec or {}).get("game_master", MAIN_MODEL)
+  endpoint = ((spec or {}).get("endpoints") or {}).get(gm)
+  if gm in (given or {}):
+    return None, (given or {})[gm]
+  if gm == MAIN_MODEL or not isinstance(endpoint, Mapping):
+    return None, None
+  return _endpoint(endpoint), None
+
+
+def build_roles(spec: Mapping[str, Any] | None, scenario: Scenario, seed: int,
+                main: Any, main_described: Mapping[str, Any],
+                make: Any, given: Mapping[str, Any] | None = None
+                ) -> ModelRoles | None:
+  """The run's ModelRoles, or None for a one-model run (no spec, or one
+  that gives every role `main`).
+
+  Args:
+    spec: the models spec (module docstring).
+    main: the run's own model; `main_described` what run.json says of it.
+    make: builds a model from an EndpointConfig (episode.model_for's way).
+    given: ready models by id (a program's, or tests'), in place of
+      endpoints.
+
+  Raises:
+    UserError: one line per problem of the spec.
+  """
+  if not spec:
+    return None
+  given = dict(given or {})
+  check_spec(spec, scenario, given)
+  agents = assign(spec, scenario, seed)
+  gm = str(spec.get("game_master", MAIN_MODEL))
+  used = set([gm, *agents.values()])
+  if used == {MAIN_MODEL}:
+    return None
+  models = {MAIN_MODEL: as_structured(main)}
+  described = {MAIN_MODEL: dict(main_described)}
+  endpoints = dict(spec.get("endpoints") or {})
+  for i in sorted(used - {MAIN_MODEL}):
+    if i in given:
+      models[i] = as_structured(given[i])
+      described[i] = {"endpoint": "given",
+                      "model": type(models[i]).__name__,
+                      "judgement_prompts": prompts_hash()}
+    else:
+      models[i], described[i] = make(_endpoint(endpoints[i]))
+  for i, m in models.items():
+    # The failure notices name the model (operations/failure_notice.py).
+    try:
+      m.role_model_id = i
+    except AttributeError:
+      pass
+  kept = {k: v for k, v in spec.items() if k != "endpoints"}
+  # As run.json keeps it: credentials out of URLs (a key is named by its
+  # variable, `api_key_env`, never written).
+  kept["endpoints"] = {i: (described[i] if i in given else {
+      **e, **({"base_url": redact_url(e["base_url"])} if e.get("base_url")
+              else {})}) for i, e in endpoints.items()}
+  return ModelRoles(models=models, described=described, game_master=gm,
+                    agents=agents, spec=kept)
