@@ -15,7 +15,7 @@ import pydantic
 
 from crsec_concordia.norms import NORM_TYPES
 from crsec_concordia.scenarios.checks import PLACES, ROLES
-from crsec_concordia.scenarios.intervention_checks import KINDS as INTERVENTION_KINDS
+from crsec_concordia.scenarios.intervention_checks import INTERVENTION_KINDS
 from crsec_concordia.scenarios.network_checks import CHOICES as NETWORK_CHOICES
 from crsec_concordia.scenarios.problems import DESIGN_DOC, Problem, show
 

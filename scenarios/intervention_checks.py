@@ -12,8 +12,8 @@ from typing import Any
 from crsec_concordia.scenarios.network_checks import probability
 from crsec_concordia.scenarios.problems import Problem, show
 
-KEY = "interventions"
-KINDS = ("announce", "arrive", "leave", "teach", "close", "open")
+INTERVENTIONS_BLOCK = "interventions"
+INTERVENTION_KINDS = ("announce", "arrive", "leave", "teach", "close", "open")
 # What each kind needs, and the fix when it is missing.
 NEEDS = {
     "announce": (("text", "give the text everyone there perceives"),),
@@ -41,7 +41,8 @@ def intervention_problems(data: Mapping[str, Any],
   """One problem per mistake, each with its fix. `slot_of(at, day)`: the
   slot of a time (None: outside the episode); None when the clock has a
   problem of its own (times are then not checked)."""
-  block = data.get(KEY)
+  key = INTERVENTIONS_BLOCK
+  block = data.get(key)
   if not isinstance(block, list):
     return []
   agents = _listed(data, "agents", "name")
@@ -59,40 +60,40 @@ def intervention_problems(data: Mapping[str, Any],
     kind = item.get("kind")
     for field, fix in NEEDS.get(kind, ()):
       if not item.get(field):
-        problems.append(Problem((KEY, i), f"{_a(kind)} needs `{field}`", fix))
+        problems.append(Problem((key, i), f"{_a(kind)} needs `{field}`", fix))
     for j, name in enumerate(item.get("agents") or ()):
       if isinstance(name, str) and name not in agents:
         problems.append(Problem(
-            (KEY, i, "agents", j), f"no agent {show(name)}",
+            (key, i, "agents", j), f"no agent {show(name)}",
             "name an agent of `agents:` (an arriving one is written there "
             "too, and takes no part before its slot)"))
     for j, place in enumerate(item.get("places") or ()):
       if isinstance(place, str) and place not in places:
         problems.append(Problem(
-            (KEY, i, "places", j), f"no place {show(place)}",
+            (key, i, "places", j), f"no place {show(place)}",
             "name a place of `places:`" + (
                 f" ({', '.join(sorted(places))})" if places else
                 " (the file declares none: declare them first)")))
     group = item.get("group")
     if isinstance(group, str) and group not in groups:
       problems.append(Problem(
-          (KEY, i, "group"), f"no group {show(group)}",
+          (key, i, "group"), f"no group {show(group)}",
           "name a group of the population block or of an agent's `group`"))
     if kind in WHO and not item.get("agents") and not item.get("group") and (
         kind != "leave" or item.get("share") is None):
-      problems.append(Problem((KEY, i), f"{_a(kind)} names nobody",
+      problems.append(Problem((key, i), f"{_a(kind)} names nobody",
                               "give `agents`, a `group` (or, to leave, a "
                               "`share` of everyone)"))
     share = item.get("share")
     if share is not None and probability(share) is not None and (
         kind != "leave" or not probability(share)):
       problems.append(Problem(
-          (KEY, i, "share"), f"{show(share)} is not a share of leavers",
+          (key, i, "share"), f"{show(share)} is not a share of leavers",
           "give a share above 0 and at most 1 (e.g. 0.25), on a leave only"))
     if kind == "close" and item.get("places") and (
         data.get("default_place") in item["places"]):
       problems.append(Problem(
-          (KEY, i, "places"), "closes the default place, where those "
+          (key, i, "places"), "closes the default place, where those "
           "turned out of a closed place go", "close another place, or set "
           "default_place to one that stays open"))
     if slot_of is not None and "at" in item:
@@ -102,7 +103,7 @@ def intervention_problems(data: Mapping[str, Any],
         continue  # A field error of its own.
       if slot is None:
         problems.append(Problem(
-            (KEY, i, "at"), f"{show(item.get('at'))} is outside the episode",
+            (key, i, "at"), f"{show(item.get('at'))} is outside the episode",
             "give a slot from 1 to the run's last, or a clock time of a "
             "day the run plays"))
   return problems

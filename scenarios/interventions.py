@@ -33,12 +33,12 @@ from crsec_concordia.observations import Stamp
 from crsec_concordia.scenarios.base import InitialNorm, ScenarioModel
 from crsec_concordia.scenarios.checks import (ClockTime, Ident, Name, Positive,
                                               Text)
-from crsec_concordia.scenarios.intervention_checks import KINDS
+from crsec_concordia.scenarios.intervention_checks import INTERVENTION_KINDS
 from crsec_concordia.scenarios.network import Probability
 
 InterventionKind = Literal["announce", "arrive", "leave", "teach", "close",
                            "open"]
-assert get_args(InterventionKind) == KINDS
+assert get_args(InterventionKind) == INTERVENTION_KINDS
 
 
 class Intervention(ScenarioModel):
@@ -87,7 +87,7 @@ def slot_of(at: int | str, day: int, total_steps: int,
   return None
 
 
-def named(intervention: Intervention, groups: dict[str, str | None],
+def concerned(intervention: Intervention, groups: dict[str, str | None],
           present: Sequence[str], seed: int, index: int) -> list[str]:
   """The agents an arrive, leave or teach concerns, in name order.
 

@@ -16,7 +16,7 @@ line, ScenarioError), checks.py (the field types and the checks across
 fields; place_checks.py those of place ids), explain.py (a pydantic error
 as a problem with a fix), yaml_reading.py (reading the YAML safely),
 base.py (what every model shares), places.py, population.py, network.py,
-interview_block.py and occasions.py (the blocks' models).
+interview_block.py, interventions.py and occasions.py (the blocks' models).
 This module holds the other models and the loading.
 """
 
@@ -137,8 +137,8 @@ class Scenario(ScenarioModel):
   none, the two of `legacy_places()` (then left out of a dump, as the file
   left them out; `declares_places` says which).
   """
-  OPTIONAL_KEYS = frozenset(
-      "places perception population network interviews interventions".split())
+  OPTIONAL_KEYS = frozenset("places perception population network "
+                            "interviews interventions".split())
   name: ScenarioName
   premise: Text
   setting: Line
@@ -160,7 +160,6 @@ class Scenario(ScenarioModel):
   population: Population | None = None
   network: Network | None = None  # Who is tied to whom (network.py).
   interviews: list[ScheduledInterview] = pydantic.Field(default_factory=list)
-  # Changes made to the running society (interventions.py).
   interventions: list[Intervention] = pydantic.Field(default_factory=list)
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
@@ -243,13 +242,9 @@ class Scenario(ScenarioModel):
                  step=step)
 
   def intervention_slot(self, intervention: Intervention) -> int:
-    """The slot `intervention` happens in (validated to be on the clock;
-    one past a shortened run's `max_steps` never happens)."""
-    slot = slot_of(intervention.at, intervention.day,
-                   self.clock.days * self.clock.steps_per_day, self.stamp_for)
-    if slot is None:
-      raise ValueError(f"intervention at {intervention.at!r} is outside the run")
-    return slot
+    """Its slot (one past a run's `max_steps` never happens)."""
+    return slot_of(intervention.at, intervention.day, self.clock.days *
+                   self.clock.steps_per_day, self.stamp_for) or 0
 
   def is_day_start(self, step: int) -> bool:
     """Whether `step` is the first of a day (when agents plan their day)."""
