@@ -91,3 +91,16 @@ def test_the_posted_rule_sweep_compares_its_two_arms(
   effects = pd.read_csv(out / "sweep_effects.csv")
   assert "posted - emergent" in set(effects["comparison"])
   assert list((out / "report" / "figures").glob("*.png"))
+  # Each posted run's metrics set the slots before the notice beside
+  # those from it on; an emergent run's have no such windows.
+  for run in (out / "runs").iterdir():
+    summary = json.loads((run / "metrics" / "summary.json").read_text())
+    if "__posted__" not in run.name:
+      assert "interventions" not in summary
+      continue
+    windows = {w["target"]: w for w in summary["interventions"]}
+    assert set(windows) == {"greet_handshake", "greet_bow"}
+    bow = windows["greet_bow"]
+    assert bow["intervention"] == "announce" and bow["step"] == 3
+    assert bow["slots_before"] == 2 and bow["slots_after"] == 2
+    assert 0 <= bow["belief_before"] <= bow["belief_after"] <= 1
