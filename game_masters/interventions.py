@@ -196,7 +196,8 @@ class InterventionActing(EveryoneActs):
           port_of(self._entities[name]).receive_norm(
               iv.norm.content, iv.norm.type, iv.norm.utility,
               committed=iv.committed, stamp=stamp)
-        record.update(norm=iv.norm.model_dump(mode="json"),
+        record.update(norm={"content": iv.norm.content, "type": iv.norm.type,
+                            "utility": iv.norm.utility},
                       committed=iv.committed)
       return {**record, "agents": list(who)}
     moved = (where.turn_out(iv.places, self._refuge)

@@ -392,7 +392,6 @@ def compare_adoption(per_step: pd.DataFrame, targets: Sequence[Any],
     _error_note(ax, errors, t.id)
     share_axis(ax)
     time_axis(ax, clock)
-    intervention_lines(ax, marks)
     ax.legend(fontsize=7, loc="lower right")
   fig.suptitle("Adoption per target norm: normative vs baseline")
   fig.tight_layout()
