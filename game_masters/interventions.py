@@ -186,13 +186,14 @@ class InterventionActing(EveryoneActs):
         # plan-driven agent acts on it rather than going on.
         if queue is not None:
           queue.add(name, observations.header(stamp) + (iv.text or ""))
-        port_of(self._entities[name]).receive_notice(iv.text or "",
-                                                     stamp=stamp)
+        if name in self._entities:
+          port_of(self._entities[name]).receive_notice(iv.text or "",
+                                                       stamp=stamp)
       return {**record, "text": iv.text, "places": list(iv.places),
               "agents": reached}
     if iv.kind in ("arrive", "leave", "teach"):
       if iv.kind == "teach" and iv.norm is not None:
-        for name in who:
+        for name in (n for n in who if n in self._entities):
           port_of(self._entities[name]).receive_norm(
               iv.norm.content, iv.norm.type, iv.norm.utility,
               committed=iv.committed, stamp=stamp)
@@ -200,7 +201,9 @@ class InterventionActing(EveryoneActs):
                             "utility": iv.norm.utility},
                       committed=iv.committed)
       return {**record, "agents": list(who)}
-    moved = (where.turn_out(iv.places, self._refuge)
+    present = set(self._present_after(stamp.step))
+    moved = (where.turn_out(iv.places, lambda name, closed: (
+        self._refuge(name, closed) if name in present else None))
              if iv.kind == "close" and where is not None else {})
     return {**record, "places": list(iv.places),
             **({"moved": moved} if moved else {})}
@@ -210,10 +213,8 @@ class InterventionActing(EveryoneActs):
     return [n for n in self.names if n not in absent]
 
   def _refuge(self, name: str, closed: frozenset[str]) -> str | None:
-    """Where `name` goes when its place closes (None: it stays, being
-    absent or with nowhere open)."""
-    if name not in self.present():
-      return None
+    """Where `name`, present, goes when its place closes (None: it stays,
+    with nowhere open; an absent agent stays too)."""
     options = [self._scenario.home_of(name), self._scenario.start_place,
                *self._scenario.place_ids]
     return next((p for p in options if p not in closed), None)

@@ -90,3 +90,24 @@ def test_a_taught_norm_is_revisable_by_synthesis_unless_committed():
     database.replace([kept, free], abstract.id)
   database.replace([free], abstract.id)
   assert not database.get(free).qualified and database.get(kept).qualified
+
+
+def test_a_group_drawn_from_the_population_arrives_at_its_slot():
+  """Newcomers drawn from the population block's templates into a group
+  take no part before their slot; a share leaves later, drawn from those
+  present then."""
+  text = builtin_path("committed_minority").read_text().replace(
+      "    committed:\n      share: 0.25", "    newcomers:\n      share: 0.2\n"
+      "    committed:\n      share: 0.25")
+  scenario = parse_scenario(text + """
+interventions:
+  - {kind: arrive, at: 3, group: newcomers}
+  - {kind: leave, at: 5, share: 0.5, group: newcomers}
+""", "m.yaml")
+  newcomers = {a.name for a in scenario.agents if a.group == "newcomers"}
+  assert len(newcomers) == 4
+  assert absent_and_closed(scenario, 7, 2)[0] == newcomers
+  assert absent_and_closed(scenario, 7, 3)[0] == frozenset()
+  gone = absent_and_closed(scenario, 7, 5)[0]
+  assert len(gone) == 2 and gone <= newcomers
+  assert absent_and_closed(scenario, 7, 6)[0] == gone  # For good.
