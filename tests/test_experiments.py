@@ -44,6 +44,9 @@ def test_the_entrepreneur_share_sweep_draws_its_curve(
   assert set(adopted["target"]) == {"greet_bow"}
   assert list(adopted["n"]) == [2, 2, 2]
   assert adopted.loc["share_0", "mean"] == 0
+  # On the scripted club the others take the bow from the entrepreneurs'
+  # talks: the more entrepreneurs, the more of them.
+  assert 0 < adopted.loc["share_20", "mean"] <= adopted.loc["share_40", "mean"]
   runs = pd.read_csv(out / f"{aggregate.TIPPING_RUNS}.csv")
   assert sorted(set(runs["committed"])) == [0, 2, 4]
   assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size
