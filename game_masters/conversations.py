@@ -213,6 +213,10 @@ class NormConversations(entity_component.ContextComponent,
                         entity_component.ComponentWithLogging):
   """Runs the conversations agents ask for, when a slot is resolved."""
 
+  # Agents taking no part (game_masters/interventions.py): a request to
+  # talk with one is dropped unheld.
+  absent: frozenset[str] = frozenset()
+
   def __init__(
       self,
       *,
@@ -399,7 +403,8 @@ class NormConversations(entity_component.ContextComponent,
     # talks are held while the slot's actions are adjudicated.
     if action_spec.output_type != entity_lib.OutputType.RESOLVE:
       return ""
-    requests = group_requests(self.collect_requests(), list(self._by_name()))
+    requests = group_requests(self.collect_requests(),
+                              [n for n in self._by_name() if n not in self.absent])
     if not requests:
       return ""
     stamp = self.get_entity().get_component(

@@ -74,6 +74,13 @@ class ExactObservations(entity_component.ContextComponent,
     self._lock = threading.Lock()
     self._queue: dict[str, list[str]] = {name: [] for name in self._names}
     self._premise_seen = False
+    # Agents taking no part (not arrived yet, or gone): nothing is queued
+    # for them (game_masters/interventions.py says who, each slot).
+    self._absent: frozenset[str] = frozenset()
+
+  def set_absent(self, names: frozenset[str]) -> None:
+    with self._lock:
+      self._absent = frozenset(names)
 
   def add(self, who: str, text: str) -> None:
     """Queues `text` for one agent, or for everyone with who="all".
@@ -87,7 +94,7 @@ class ExactObservations(entity_component.ContextComponent,
     talk = _is_talk(text)
     with self._lock:
       targets = self._names if who == EVERYONE else (who,)
-      for name in targets:
+      for name in (n for n in targets if n not in self._absent):
         queue = self._queue.setdefault(name, [])
         if talk:
           queue.append(text)
@@ -101,6 +108,8 @@ class ExactObservations(entity_component.ContextComponent,
     (what each perceives of a slot: game_masters/perception.py)."""
     with self._lock:
       for name, given in texts.items():
+        if name in self._absent:
+          continue
         events = [t for t in given if not _is_talk(t)]
         talks = [t for t in given if _is_talk(t)]
         queue = self._queue.setdefault(name, [])

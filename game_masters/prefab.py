@@ -38,6 +38,7 @@ from crsec_concordia.game_masters import adjudication as adjudication_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import conversations as conversations_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
+from crsec_concordia.game_masters import interventions as interventions_lib
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import places as places_lib
 from crsec_concordia.game_masters import referee as referee_lib
@@ -79,7 +80,8 @@ def _tagged(model: language_model.LanguageModel, tag: str) -> TaggedModel:
 
 def drain_records(game_master) -> list[dict[str, Any]]:
   """The game master's records since the last drain, in the order they happened."""
-  records = []
+  records = list(interventions_lib.records_of(
+      game_master.get_all_context_components().get(acting_lib.ACTING_KEY)))
   for key in RECORD_KEYS:
     records.extend(game_master.get_component(key).drain_records())
   return records
@@ -133,10 +135,12 @@ def components(
     entities: Sequence[entity_agent_with_logging.EntityAgentWithLogging],
     names: Sequence[str],
     policy: RefereePolicy | None = None,
+    seed: int = 0,
 ) -> dict[str, entity_component.ContextComponent]:
   """The game master's components under their keys (Concordia's reserved
   ones where they answer the engine); `policy`: the referee's structures
-  (None: UNCALIBRATED_POLICY)."""
+  (None: UNCALIBRATED_POLICY); `seed`: the run's (whom an intervention's
+  share draws)."""
   place = short_place(scenario.setting)
   whereabouts, perception = place_components(embedder, scenario, entities,
                                              names)
@@ -144,7 +148,12 @@ def components(
       whereabouts_lib.WHEREABOUTS_KEY: whereabouts,
       clock_lib.CLOCK_KEY: clock_lib.SlotClock(
           total_steps=scenario.total_steps, stamp_for=scenario.stamp_for),
-      acting_lib.ACTING_KEY: acting_lib.EveryoneActs(player_names=names),
+      acting_lib.ACTING_KEY: (
+          interventions_lib.InterventionActing(
+              scenario=scenario, seed=seed, entities=entities,
+              player_names=names)
+          if scenario.interventions else
+          acting_lib.EveryoneActs(player_names=names)),
       action_spec_lib.ACTION_SPEC_KEY: action_spec_lib.FixedActionSpec(
           place=place,
           occasions=scenario.occasions),
@@ -211,7 +220,8 @@ class VenueGameMaster(prefab_lib.Prefab):
     entities = self.entities if self.entities is not None else []
     names = [e.name for e in entities] or scenario.agent_names
     built = components(model, embedding.embedder_of(memory_bank), scenario,
-                       entities, names, referee_policy(self.params))
+                       entities, names, referee_policy(self.params),
+                       seed=int(self.params.get("seed", 0)))
     # SwitchAct only reaches its model when a reserved key has no component
     # (never here); its calls would be counted under GM.other.
     act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from concordia.typing import entity_component
@@ -27,6 +27,7 @@ from crsec_concordia.game_masters.places import PlaceMap
 
 WHEREABOUTS_KEY = "whereabouts"
 CAPACITY = "capacity"  # An action record's `move_refused`: the place was full.
+CLOSED = "closed"  # ... the place was closed (game_masters/interventions.py).
 
 
 class Whereabouts(entity_component.ContextComponent):
@@ -46,6 +47,24 @@ class Whereabouts(entity_component.ContextComponent):
     # The places before the last settled slot, and that slot.
     self._before: dict[str, str] = dict(homes)
     self._settled = 0
+
+  # The places closed now (game_masters/interventions.py): nobody moves in.
+  closed: frozenset[str] = frozenset()
+
+  def turn_out(self, places: Sequence[str],
+               refuge: Callable[[str, frozenset[str]], str | None]
+               ) -> dict[str, str]:
+    """Moves everyone in `places` to `refuge(name, closed)` (staying where
+    it is when that is None); returns where each went, in name order."""
+    closed = frozenset(self.closed) | frozenset(places)
+    moved = {}
+    with self._lock:
+      for name in sorted(self._now):
+        if self._now[name] in places:
+          to = refuge(name, closed)
+          if to is not None:
+            self._now[name] = moved[name] = to
+    return moved
 
   @property
   def places(self) -> PlaceMap:
@@ -107,6 +126,8 @@ class Whereabouts(entity_component.ContextComponent):
       now = dict(before)
       pending = sorted(n for n, p in wanted.items()
                        if p in self._places and before.get(n, p) != p)
+      shut = sorted(n for n in pending if wanted[n] in self.closed)
+      pending = [n for n in pending if n not in shut]
       for name, place in wanted.items():
         now.setdefault(name, place)  # An agent not known yet arrives.
       count = Counter(now.values())
@@ -124,7 +145,10 @@ class Whereabouts(entity_component.ContextComponent):
             moved = True
       changes: dict[str, dict[str, Any]] = {}
       for name in sorted(wanted):
-        if name in pending:
+        if name in shut:
+          changes[name] = {"move_refused": CLOSED,
+                           "refused_place": wanted[name]}
+        elif name in pending:
           changes[name] = {"move_refused": CAPACITY,
                            "refused_place": wanted[name]}
         elif name in before and now[name] != before[name]:

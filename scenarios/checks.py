@@ -25,6 +25,7 @@ from crsec_concordia.scenarios.network_checks import network_problems
 from crsec_concordia.scenarios.place_checks import PLACES, place_problems
 from crsec_concordia.scenarios.problems import Problem, show
 from crsec_concordia.scenarios.schedule_checks import interview_problems
+from crsec_concordia.scenarios.intervention_checks import intervention_problems
 
 
 Role = Literal["entrepreneur", "ordinary"]
@@ -168,7 +169,42 @@ def cross_check(data: Any) -> list[Problem]:
   problems += place_problems(data)
   problems += _committed_problems(data)
   problems += network_problems(data)
+  problems += intervention_problems(data, _slot_finder(data))
   return problems
+
+
+def _slot_finder(data: Mapping[str, Any]):
+  """`slot_of(at, day)` on the file's clock (a slot number, or the first
+  slot of the day at or after a time; None off the clock), or None when
+  the clock has problems of its own."""
+  clock = data.get("clock")
+  if not isinstance(clock, Mapping) or not data.get("interventions"):
+    return None
+  try:
+    start = minutes_of(_time(clock.get("start")))
+    end = minutes_of(_time(clock.get("end")))
+    per_step = as_whole(clock.get("minutes_per_step"), 1, 24 * 60)
+    days = as_whole(clock.get("days", 1), 1, MAX_DAYS)
+  except PydanticCustomError:
+    return None
+  if end <= start:
+    return None
+  # The clock's slots (a `max_steps` that shortens the run, as --steps
+  # does, leaves a later intervention unplayed rather than wrong).
+  per_day = math.ceil((end - start) / per_step)
+  total = days * per_day
+
+  def slot_of(at: Any, day: Any) -> int | None:
+    if isinstance(at, bool):
+      raise TypeError("not a time")
+    if isinstance(at, int):
+      return at if 1 <= at <= total else None
+    at_minutes = minutes_of(_time(at))
+    day = as_whole(day, 1)
+    index = max(0, math.ceil((at_minutes - start) / per_step))
+    slot = (day - 1) * per_day + index + 1
+    return slot if index < per_day and slot <= total else None
+  return slot_of
 
 
 def _committed_problems(data: Mapping[str, Any]) -> list[Problem]:

@@ -15,6 +15,7 @@ import pydantic
 
 from crsec_concordia.norms import NORM_TYPES
 from crsec_concordia.scenarios.checks import PLACES, ROLES
+from crsec_concordia.scenarios.intervention_checks import INTERVENTION_KINDS
 from crsec_concordia.scenarios.network_checks import NETWORK_CHOICES
 from crsec_concordia.scenarios.problems import DESIGN_DOC, Problem, show
 
@@ -157,7 +158,8 @@ def explain(error: Mapping[str, Any],
                     f"remove it or use one of the allowed keys: {', '.join(allowed)}")
   if kind == "literal_error":
     allowed = {"role": ROLES, "default_place": PLACES,
-               **NETWORK_CHOICES}.get(field, NORM_TYPES)
+               **NETWORK_CHOICES, "kind": INTERVENTION_KINDS}.get(field,
+                                                                NORM_TYPES)
     return Problem(loc, f"{show(value)} is not a valid {field}",
                     f"use one of: {', '.join(allowed)}")
   if kind == "out_of_range":

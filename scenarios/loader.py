@@ -16,7 +16,7 @@ line, ScenarioError), checks.py (the field types and the checks across
 fields; place_checks.py those of place ids), explain.py (a pydantic error
 as a problem with a fix), yaml_reading.py (reading the YAML safely),
 base.py (what every model shares), places.py, population.py, network.py,
-interview_block.py and occasions.py (the blocks' models).
+interview_block.py, interventions.py and occasions.py (the blocks' models).
 This module holds the other models and the loading.
 """
 
@@ -39,6 +39,7 @@ from crsec_concordia.scenarios.checks import (
     cross_check, minutes_of)
 from crsec_concordia.scenarios.explain import explain
 from crsec_concordia.scenarios.interview_block import ScheduledInterview
+from crsec_concordia.scenarios.interventions import Intervention, slot_of
 from crsec_concordia.scenarios.network import Network, filled
 from crsec_concordia.scenarios.occasions import Occasion
 from crsec_concordia.scenarios.places import (Perception, Place, legacy_places,
@@ -136,7 +137,8 @@ class Scenario(ScenarioModel):
   none, the two of `legacy_places()` (then left out of a dump, as the file
   left them out; `declares_places` says which).
   """
-  OPTIONAL_KEYS = frozenset("places perception population network interviews".split())
+  OPTIONAL_KEYS = frozenset("places perception population network "
+                            "interviews interventions".split())
   name: ScenarioName
   premise: Text
   setting: Line
@@ -158,6 +160,7 @@ class Scenario(ScenarioModel):
   population: Population | None = None
   network: Network | None = None  # Who is tied to whom (network.py).
   interviews: list[ScheduledInterview] = pydantic.Field(default_factory=list)
+  interventions: list[Intervention] = pydantic.Field(default_factory=list)
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
   _declared: bool = pydantic.PrivateAttr(default=True)
@@ -237,6 +240,11 @@ class Scenario(ScenarioModel):
     minutes = minutes_of(self.clock.start) + index * self.clock.minutes_per_step
     return Stamp(day=day + 1, clock=f"{minutes // 60:02d}:{minutes % 60:02d}",
                  step=step)
+
+  def intervention_slot(self, intervention: Intervention) -> int:
+    """Its slot (one past a run's `max_steps` never happens)."""
+    return slot_of(intervention.at, intervention.day, self.clock.days *
+                   self.clock.steps_per_day, self.stamp_for) or 0
 
   def is_day_start(self, step: int) -> bool:
     """Whether `step` is the first of a day (when agents plan their day)."""

@@ -91,7 +91,9 @@ def _problems(path: Path) -> list[str]:
 
 def test_builtin_names():
   assert builtin_names() == ["committed_minority", "community_garden",
-                             "hobbs_cafe", "hobbs_cafe_mini", "town"]
+                             "entrepreneur_share", "entrepreneur_ties",
+                             "hobbs_cafe", "hobbs_cafe_mini", "posted_rule",
+                             "town"]
   assert builtin_path("hobbs_cafe").name == "hobbs_cafe.yaml"
 
 
@@ -412,8 +414,9 @@ def test_missing_file_names_the_path(tmp_path):
     load_scenario(missing)
   assert info.value.problems == [
       f"{missing}: no such file or built-in scenario; give the path of a .yaml "
-      "file or one of: committed_minority, community_garden, hobbs_cafe, "
-      "hobbs_cafe_mini, town"]
+      "file or one of: committed_minority, community_garden, "
+      "entrepreneur_share, entrepreneur_ties, hobbs_cafe, hobbs_cafe_mini, "
+      "posted_rule, town"]
   with pytest.raises(ScenarioError, match="no such file or built-in scenario"):
     load_scenario("hobbs_cafe_maxi")
   with pytest.raises(ScenarioError, match="no built-in scenario by that name"):

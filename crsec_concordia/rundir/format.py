@@ -64,6 +64,10 @@ CREATED = "created"
 TAUGHT = "taught"
 NOTICE = "notice"
 CONFLICT = "conflict"
+# A change the game master made to the running society as a slot opened
+# (game_masters/interventions.py): announce, arrive, leave, teach, close,
+# open, with its fields.
+INTERVENTION = "intervention"
 TALK_DECISION = "talk_decision"
 THOUGHT = "thought"
 CANDIDATE = "candidate"
@@ -78,7 +82,8 @@ STEP = "step"
 AGENT_KINDS = (CREATED, TAUGHT, NOTICE, CONFLICT, TALK_DECISION, THOUGHT,
                CANDIDATE, VERDICT, SYNTHESIS, PLAN, TASKS, FAILURE)
 # Every kind: the game master's, the agents', and the slot's own `step`.
-KINDS = (ACTION, CONVERSATION, TALK_DROPPED, *AGENT_KINDS, STEP)
+KINDS = (ACTION, CONVERSATION, TALK_DROPPED, INTERVENTION, *AGENT_KINDS,
+         STEP)
 
 # -- per-slot files ------------------------------------------------------------
 

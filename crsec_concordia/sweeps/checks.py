@@ -22,6 +22,7 @@ import pydantic
 
 from crsec_concordia.runs import model_roles
 from crsec_concordia.scenarios.checks import cross_check as scenario_cross_check
+from crsec_concordia.scenarios.population_draw import expand
 from crsec_concordia.scenarios.explain import explain
 from crsec_concordia.scenarios.loader import (Scenario, ScenarioError,
                                               load_scenario)
@@ -173,7 +174,10 @@ def _check_conditions(spec: SweepFile, scenarios: list[Scenario]
           found.append(_rerooted(err, ("conditions", name, "crsec"), 1))
         else:
           found.append(_rerooted(err, ("conditions", name, "scenario"), 0))
-      for p in scenario_cross_check(data):
+      # Checked as drawn: a block that reads the agents (a network over
+      # every agent) has none in a population the condition changes.
+      drawn = expand(data)
+      for p in scenario_cross_check(data if drawn.problems else drawn.data):
         head = ("steps",) if p.loc[:1] == ("max_steps",) else (
             "conditions", name, "scenario") + tuple(p.loc)
         found.append(Problem(head, p.what, p.fix))

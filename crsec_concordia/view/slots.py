@@ -23,7 +23,7 @@ from typing import Any
 from crsec_concordia.rundir import format as fmt
 from crsec_concordia.rundir import reading
 
-INTERVENTION = "intervention"
+INTERVENTION = fmt.INTERVENTION
 # A long utterance or action is cut to this many characters on the page.
 MAX_TEXT = 600
 

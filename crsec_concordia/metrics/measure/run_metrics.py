@@ -30,9 +30,9 @@ import pandas as pd
 from crsec_concordia.metrics.classifiers import corrected
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import activity, adoption, diffusion, ties
-from crsec_concordia.metrics.measure import by_model
+from crsec_concordia.metrics.measure import by_model, interventions
 from crsec_concordia.metrics.measure import emergent, places, timeline, usage
-from crsec_concordia.rundir.format import ACTION, FAILURE
+from crsec_concordia.rundir.format import ACTION, FAILURE, INTERVENTION
 from crsec_concordia.rundir.reading import Run
 from crsec_concordia.scenarios import TargetNorm
 
@@ -253,6 +253,10 @@ def _summary(run: Run, matcher: NormMatcher, columns: dict[str, list[Any]],
   if run.run.get("models"):
     # Only with models by role: a one-model run keeps the summary it had.
     summary["by_model"] = by_model.model_rows(run, matcher)
+  if run.of_kind(INTERVENTION):
+    # Only with interventions: a run without keeps the summary it had.
+    summary["interventions"] = interventions.windows(
+        run, pd.DataFrame(columns), [t.id for t in matcher.targets])
   if run.scenario.get("network"):
     # Only with social ties: a run without keeps the summary it had.
     summary["network"] = {"diffusion_tree": diffusion.tree(run, matcher),

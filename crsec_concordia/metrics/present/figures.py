@@ -141,9 +141,20 @@ def one_run(title: str, run: str) -> str:
   return f"{title}\n({run}: {runs_note(1)})"
 
 
+def intervention_lines(ax: Any, marks: Sequence[tuple[float, str]]) -> None:
+  """A vertical line at each intervention (elapsed minutes), its kind on
+  top (metrics/measure/interventions.py: `marks`)."""
+  for x, kind in marks:
+    ax.axvline(x, color="#8e44ad", lw=1.1, ls=":", zorder=2)
+    ax.text(x, 1.0, f" {kind}", transform=ax.get_xaxis_transform(),
+            fontsize=7, color="#8e44ad", va="top", ha="left", rotation=90)
+
+
 def conflicts(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
-              run: str, title: str = "Social conflicts") -> Figure:
-  """Conflicts per step (bars) and per target norm (lines)."""
+              run: str, title: str = "Social conflicts",
+              marks: Sequence[tuple[float, str]] = ()) -> Figure:
+  """Conflicts per step (bars) and per target norm (lines); `marks`: the
+  interventions' times, as vertical lines."""
   fig = canvas()
   ax = fig.add_subplot()
   x = per_step["elapsed_minutes"].to_numpy()
@@ -159,6 +170,7 @@ def conflicts(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
   ax.yaxis.set_major_locator(MaxNLocator(integer=True))
   ax.set_title(one_run(title, run))
   time_axis(ax, clock)
+  intervention_lines(ax, marks)
   ax.legend(fontsize=8, loc="upper right")
   return fig
 
@@ -192,9 +204,11 @@ def _error_note(ax: Any, notes: Mapping[str, str] | None, target_id: str
 
 def adoption(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
              run: str, title: str = "Adoption: belief and behaviour",
-             errors: Mapping[str, str] | None = None) -> Figure:
+             errors: Mapping[str, str] | None = None,
+             marks: Sequence[tuple[float, str]] = ()) -> Figure:
   """One panel per target norm: belief, behaviour and plan shares, with
-  the matcher's measured error (`errors`, by target id) on each panel."""
+  the matcher's measured error (`errors`, by target id) on each panel and
+  the interventions (`marks`) as vertical lines."""
   n = max(1, len(targets))
   fig = canvas(8.0, 2.6 * n)
   x = per_step["elapsed_minutes"].to_numpy()
@@ -217,6 +231,7 @@ def adoption(per_step: pd.DataFrame, targets: Sequence[Any], clock: Clock,
     _error_note(ax, errors, t.id)
     share_axis(ax)
     time_axis(ax, clock)
+    intervention_lines(ax, marks)
     ax.legend(fontsize=7, loc="lower right")
   fig.suptitle(one_run(title, run))
   fig.tight_layout()

@@ -13,6 +13,8 @@ Drawn with figures.py's canvas and axes (Agg, no pyplot).
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,14 +64,23 @@ def across(frame: pd.DataFrame, per_step: pd.DataFrame,
   return fig
 
 
+def _series(condition: str) -> str:
+  """The line a condition is a point of: its name without the trailing
+  share (ring_20 and ring_40 are points of `ring`; share_20 of `share`)."""
+  return re.sub(r"_?\d+$", "", str(condition)) or str(condition)
+
+
 def tipping(curve: pd.DataFrame, title: str) -> Figure:
-  """The tipping curve: one line per scenario and endpoint, the mean over
-  seeds per minority size with its interval as error bars, each seed's
-  value as a dot."""
+  """The tipping curve: one line per scenario, endpoint and series of
+  conditions (a sweep of two networks draws two), the mean over seeds per
+  minority size with its interval as error bars, each seed's value as a
+  dot."""
   fig = figures.canvas(6.5, 4.2)
   ax = fig.add_subplot()
-  for i, ((scenario, endpoint), part) in enumerate(
-      curve.groupby(["scenario", "endpoint"], sort=True)):
+  curve = curve.assign(series=[_series(c) for c in curve["condition"]])
+  several = curve["series"].nunique() > 1
+  for i, ((scenario, endpoint, series), part) in enumerate(
+      curve.groupby(["scenario", "endpoint", "series"], sort=True)):
     part = part.sort_values("minority_share")
     colour = figures.target_colour(i)
     x = part["minority_share"].to_numpy(dtype=float)
@@ -78,7 +89,8 @@ def tipping(curve: pd.DataFrame, title: str) -> Figure:
     high = (part["ci_high"].fillna(part["mean"]) - mean).to_numpy(
         dtype=float)
     ax.errorbar(x, mean, yerr=[low, high], color=colour, marker="o",
-                capsize=4, lw=2, label=f"{scenario} on {endpoint}")
+                capsize=4, lw=2, label=f"{scenario} on {endpoint}"
+                + (f", {series}" if several else ""))
     for share, values in zip(x, part["values"]):
       ax.scatter([share] * len(values), values, color=colour, s=12,
                  alpha=0.45, zorder=3)

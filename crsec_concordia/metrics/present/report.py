@@ -22,6 +22,7 @@ import pandas as pd
 
 from crsec_concordia.metrics.classifiers import measured
 from crsec_concordia.metrics.measure import aggregate, run_metrics
+from crsec_concordia.metrics.measure import interventions
 from crsec_concordia.metrics.measure.aggregate import MatcherFactory
 from crsec_concordia.metrics.present import (figures, questionnaire, tables,
                                              town_report)
@@ -170,6 +171,7 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
   targets, clock = run.targets, run.clock
   totals = summary["totals"]
   notes = measured.report_notes(summary["matcher"], targets)
+  marks = interventions.marks(run, m.per_step)
   tokens = (None if totals["prompt_tokens"] is None else
             totals["prompt_tokens"] + totals["completion_tokens"])
   return {
@@ -194,12 +196,13 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "figures": {
           "adoption": page.figure(
               "adoption", figures.adoption(m.per_step, targets, clock,
-                                           run.name, errors=notes),
+                                           run.name, errors=notes,
+                                           marks=marks),
               "Belief (holds), behaviour (complies) and plans per target "
               "norm over simulated time; dotted lines at 50% and 90%."),
           "conflicts": page.figure(
               "conflicts", figures.conflicts(m.per_step, targets, clock,
-                                             run.name),
+                                             run.name, marks=marks),
               "Conflicts detected per step, and those about each target "
               "norm."),
           "activity": page.figure(

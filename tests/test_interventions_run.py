@@ -1,0 +1,178 @@
+"""Interventions in a scripted run: each happens as its slot opens.
+
+The two rooms of tests/test_places_run.py (Abigail and Mei in the reading
+room, Carlos and Tom in the games room), with Nora, who arrives at slot 3,
+and five interventions: at slot 2 a sign in the games room and a norm
+taught to Carlos; Nora arrives at 3; Tom leaves at 4; the games room
+closes at 5. Every act prompt is kept, by agent and clock, to see who was
+told what.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from crsec_concordia import runner
+from crsec_concordia.game_masters import adjudication
+from crsec_concordia.scenarios import parse_scenario
+from tests import test_places_run as rooms
+
+ABIGAIL, MEI, CARLOS, TOM = rooms.ABIGAIL, rooms.MEI, rooms.CARLOS, rooms.TOM
+NORA = "Nora Park"
+SIGN = "A sign on the games room door reads: no smoking in the club."
+TAUGHT = "Do not smoke in the club."
+INTERVENTIONS = f"""interventions:
+  - {{kind: announce, at: 2, text: "{SIGN}", places: [games_room]}}
+  - {{kind: teach, at: "09:10", agents: [{CARLOS}],
+      norm: {{content: {TAUGHT}, type: injunctive, utility: 80}}}}
+  - {{kind: arrive, at: 3, agents: [{NORA}]}}
+  - {{kind: leave, at: 4, agents: [{TOM}]}}
+  - {{kind: close, at: 5, places: [games_room]}}
+"""
+_ASKED = re.compile(r"It is Day 1 (\d\d:\d\d) .*What does (.+?) do next\?",
+                    re.S)
+
+
+def scenario_text() -> str:
+  """ROOMS with Nora among the agents, and the interventions."""
+  return rooms.ROOMS.replace(
+      "behaviours:\n",
+      f"  - {{name: {NORA}, role: ordinary, persona: A new member., "
+      "home: reading_room}\nbehaviours:\n") + INTERVENTIONS
+
+
+def model(prompts: dict[tuple[str, str], str]):
+  """The rooms' scripted club (Mei stays); every act prompt kept by
+  (agent, clock)."""
+  def act(prompt: str) -> dict[str, str]:
+    asked = _ASKED.search(prompt)
+    if asked is None:  # A conversation turn.
+      return {"answer": "Please do not smoke in here, it bothers people."}
+    clock, name = asked.groups()
+    prompts[(name, clock)] = prompt
+    if name == MEI:
+      return {"answer": ("Mei lights a cigarette in her armchair."
+                         if clock == "09:00" else "Mei joins in a round of whist.")}
+    return {"answer": {
+        ABIGAIL: "Abigail reads by the window.",
+        CARLOS: "Carlos lights a cigarette at the card table.",
+        NORA: "Nora hangs up her coat.",
+        TOM: "Tom shuffles the deck."}[name]}
+
+  scripted = rooms.cs.cafe_model()
+  scripted.add_rule(rooms.cs.ACT, act, first=True)
+  scripted.add_rule(r"You are the referee", rooms.place_referee, first=True)
+  scripted.add_rule(rooms.cs.LOOK, rooms.cs.look_none, first=True)
+  return scripted
+
+
+def run(out: Path, embedder, prompts=None) -> Path:
+  return runner.run_episode(
+      parse_scenario(scenario_text(), "intervened.yaml"), arm="normative",
+      seed=1, out_dir=out, model=model({} if prompts is None else prompts),
+      embedder=embedder, progress=False)
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory, embedder):
+  prompts: dict[tuple[str, str], str] = {}
+  run_dir = run(tmp_path_factory.mktemp("whole") / "run", embedder, prompts)
+  return run_dir, prompts
+
+
+def test_each_intervention_is_a_record_of_its_slot(whole):
+  run_dir, _ = whole
+  recs = rooms.records(run_dir)
+  done = [(r["step"], r["intervention"]) for r in recs
+          if r["kind"] == "intervention"]
+  assert done == [(2, "announce"), (2, "teach"), (3, "arrive"), (4, "leave"),
+                  (5, "close")]
+  # The game master's records of a slot come first, interventions first.
+  for step in (2, 3, 4, 5):
+    of_slot = [r for r in recs if r["step"] == step]
+    assert of_slot[0]["kind"] == "intervention"
+
+
+def test_an_announcement_reaches_exactly_the_agents_of_its_places(whole):
+  run_dir, prompts = whole
+  [sign] = [r for r in rooms.records(run_dir)
+            if r.get("intervention") == "announce"]
+  assert sign["agents"] == [CARLOS, TOM] and sign["text"] == SIGN
+  for name in (CARLOS, TOM):
+    assert SIGN in prompts[(name, "09:10")], name
+  for name in (ABIGAIL, MEI):
+    assert not any(SIGN in p for (who, _), p in prompts.items()
+                   if who == name), name
+
+
+def test_an_arriving_agent_acts_from_its_slot_and_a_leaving_one_never_again(
+    whole):
+  run_dir, prompts = whole
+  steps = [r for r in rooms.records(run_dir) if r["kind"] == "step"]
+  acting = {r["step"]: set(r["actors"]) for r in steps}
+  assert [NORA in acting[s] for s in range(1, 7)] == [False, False] + [True] * 4
+  assert [TOM in acting[s] for s in range(1, 7)] == [True] * 3 + [False] * 3
+  assert not [k for k in prompts if k[0] == NORA and k[1] < "09:20"]
+  assert not [k for k in prompts if k[0] == TOM and k[1] >= "09:30"]
+  # Nobody perceived Nora before she came, nor Tom after he left.
+  for r in rooms.records(run_dir):
+    if r["kind"] == "action":
+      assert r["actor"] != NORA or r["step"] >= 3
+      assert r["actor"] != TOM or r["step"] < 4
+
+
+def test_a_taught_norm_is_held_from_its_slot_and_acted_with(whole):
+  run_dir, prompts = whole
+  assert not [n for n in rooms.held(run_dir, 1)[CARLOS]
+              if n["content"] == TAUGHT]
+  [norm] = [n for n in rooms.held(run_dir, 2)[CARLOS] if n["content"] == TAUGHT]
+  assert norm["origin"] == "taught" and not norm.get("committed")
+  [taught] = [r for r in rooms.records(run_dir) if r["kind"] == "taught"]
+  assert taught["agent"] == CARLOS and taught["step"] == 2
+  # His act of that very slot sees it among his norms.
+  assert TAUGHT in prompts[(CARLOS, "09:10")]
+  assert TAUGHT not in prompts[(CARLOS, "09:00")]
+
+
+def test_a_closed_place_is_left_and_stays_empty(whole):
+  run_dir, _ = whole
+  recs = rooms.records(run_dir)
+  [closed] = [r for r in recs if r.get("intervention") == "close"]
+  assert closed["moved"] == {CARLOS: "reading_room"}
+  assert all(r["place"] != "games_room" for r in recs
+             if r["kind"] == "action" and r["step"] >= 5)
+
+
+class Crash(Exception):
+  pass
+
+
+def test_a_crash_after_an_intervention_resumes_with_identical_records(
+    tmp_path, embedder, whole, monkeypatch):
+  """The machine goes down in slot 4, after Tom left and before it ended:
+  the resumed run records what the uninterrupted one did."""
+  whole_dir, _ = whole
+  real = adjudication.Adjudication.resolve_action
+
+  def crash_in_slot_4(self, actor, raw_action, stamp):
+    if stamp.step == 4:
+      raise Crash("the machine went down")
+    return real(self, actor, raw_action, stamp)
+
+  with monkeypatch.context() as patch:
+    patch.setattr(adjudication.Adjudication, "resolve_action",
+                  crash_in_slot_4)
+    with pytest.raises(Crash):
+      run(tmp_path / "crashed", embedder)
+  crashed = tmp_path / "crashed"
+  runner.resume_episode(crashed, model=model({}), embedder=embedder,
+                        progress=False)
+  assert rooms.records(crashed) == rooms.records(whole_dir)
+  for step in range(1, 7):
+    assert rooms.held(crashed, step) == rooms.held(whole_dir, step)
+  info = json.loads((crashed / "run.json").read_text())
+  assert info["status"] == "completed"
