@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
 
-from crsec_concordia import game_masters
+from crsec_concordia import game_masters, gate_tally
 from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
@@ -136,6 +136,15 @@ class Session:
       if database is not None:
         snapshot[name] = database
     return snapshot
+
+  def gate_counts(self) -> dict[str, Any]:
+    """What every similarity gate skipped so far (gate_tally.py): the game
+    master's, each agent's that skipped something, and their totals."""
+    agents = {name: counts for name, port in self._ports()
+              if (counts := port.gate_counts())}
+    master = game_masters.gate_counts_of(self._gm)
+    return {"game_master": master, "agents": agents,
+            "totals": gate_tally.summed([master, *agents.values()])}
 
   def usage(self) -> dict[str, dict[str, int]]:
     return rundir.add_usage(self.base_usage, self.model.usage.by_tag())
@@ -247,6 +256,8 @@ class Session:
           self.run_dir / rundir.NORMS / rundir.norm_snapshot(step), snapshot)
     self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON,
                 {"completed_steps": step, "by_tag": usage, "totals": totals})
+    self._write(rundir.write_json, self.run_dir / rundir.GATES_JSON,
+                {"completed_steps": step, **self.gate_counts()})
     # run.json is written last: it is the slot's commit point, so it
     # carries the usage it commits to (resume starts from it; a kill between
     # usage.json and run.json left a usage.json one slot ahead).
