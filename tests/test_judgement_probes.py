@@ -93,7 +93,8 @@ def test_every_shipped_venue_has_a_probe_file_beside_it():
 def test_the_probe_files_are_package_data():
   """`crsec calibrate` runs from an installed package, without bench/."""
   text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-  assert '"crsec_concordia.scenarios" = ["*.yaml", "*.probes.yaml"]' in text
+  assert ('"crsec_concordia.scenarios" = ["*.yaml", "*.probes.yaml"'
+          in text)
   assert '"crsec_concordia.calibration",' in text
 
 
