@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import cli, gate_tally
+from crsec_concordia import cli, gate_tally, runner
 from crsec_concordia.components.conflict_detector import ConflictDetector
 from crsec_concordia.components.port import NO_PORT
 from crsec_concordia.game_masters.referee import Referee
@@ -169,3 +169,21 @@ def test_a_tally_is_a_sum_across_threads():
   tally.add(gate_tally.TAG_FLOOR, 0)  # Nothing skipped: nothing said.
   assert len(seen) == 800
   assert NO_PORT.gate_counts() == {}
+
+
+def test_a_resumed_run_counts_on_from_its_checkpoint(tmp_path, embedder,
+                                                      monkeypatch):
+  """The game master's counts too: a run crashed in slot 4 and resumed
+  writes the gates.json of the run never interrupted."""
+  monkeypatch.setitem(tr.TURNS, "Tom Gomez",
+                      "Tom Gomez waters the plants by the window.")
+  whole = tr.run(tmp_path / "whole", embedder)
+  # Nothing near enough to Tom's deed for a second look, in slot 1 only
+  # (he goes on with it): counted before the crash, kept by the checkpoint.
+  assert gates(whole)["game_master"] == {gate_tally.LOOK_FLOOR: 1}
+  crashed = tr._crashed_in_slot_4(  # pylint: disable=protected-access
+      tmp_path / "crashed", embedder, monkeypatch)
+  assert gates(crashed)["completed_steps"] == 3
+  runner.resume_episode(crashed, model=tr.cafe(), embedder=embedder,
+                        progress=False)
+  assert gates(crashed) == gates(whole)
