@@ -332,8 +332,11 @@ class Adjudication(entity_component.ContextComponent,
           for b in record["behaviours"]:
             self._counts[b] = self._counts.get(b, 0) + 1
     summary = "\n".join(texts.values())
+    # The referee's skips so far ride with the slot's entry, which would
+    # otherwise replace its "skipped" ones in Concordia's log.
     self._logging_channel({"Key": "adjudication", "Summary": summary,
-                           "Value": summary, "Records": records})
+                           "Value": summary, "Records": records,
+                           "Skipped": self._referee.gates.counts()})
     return summary
 
   def _deliver(self, whereabouts: whereabouts_lib.Whereabouts,

@@ -187,3 +187,20 @@ def test_a_resumed_run_counts_on_from_its_checkpoint(tmp_path, embedder,
   runner.resume_episode(crashed, model=tr.cafe(), embedder=embedder,
                         progress=False)
   assert gates(crashed) == gates(whole)
+
+
+
+def test_the_referees_skips_go_to_its_logging_channel():
+  """The referee (the game master's Adjudication passes its channel)
+  shows each skip as it counts it."""
+  seen: list[dict] = []
+  judge = Referee(ScriptedModel([]), place="Tiny Cafe",
+                  behaviours=tr.tiny().behaviours,
+                  similarity=lambda a, b: 0.0, log=seen.append)
+  fields, _ = judge.adjudicate("Tom Gomez", "Tom Gomez files his taxes.")
+  assert fields["referee_asked"] is False  # Far from every behaviour.
+  assert judge.gates.counts() == {gate_tally.SPARED_FAR_ACTION: 1}
+  assert seen == [{"Key": gate_tally.SKIPPED,
+                   "Summary": "skipped: 1 by spared_far_action",
+                   "Value": {"gate": gate_tally.SPARED_FAR_ACTION,
+                             "count": 1, "total": 1}}]
