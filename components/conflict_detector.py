@@ -34,6 +34,7 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 
 from crsec_concordia import embedding, observations, threads
+from crsec_concordia.gate_tally import RELEVANCE_FLOOR, GateTally
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._perception import new_events
@@ -105,6 +106,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._judged: dict[str, list[str]] = {}
     self._unusable, self._warned = 0, False
     self._shared: SharedJudgements | None = None
+    self._gates = GateTally()  # Deeds judged against no norm (gate_tally.py).
 
   def share_judgements(self, shared: SharedJudgements | None) -> None:
     """Asks the questions other agents hold too once for all of them
@@ -141,8 +143,15 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
               ) -> list[tuple[observations.ActionObservation, Observed]]:
     """Each event with its most related norm (and the sentence of it
     nearest that norm); unrelated events left out
-    (operations/detect_conflict_relevance.py)."""
-    return questions(self._embedding(), events, norms, self._relevance)
+    (operations/detect_conflict_relevance.py); those are counted."""
+    found = questions(self._embedding(), events, norms, self._relevance)
+    self._gates.add(RELEVANCE_FLOOR, len(events) - len(found),
+                    self._logging_channel)
+    return found
+
+  def gate_counts(self) -> dict[str, int]:
+    """The deeds its relevance floor kept from any judgement, so far."""
+    return self._gates.counts()
 
   def _decide(self, item: Observed, event: observations.ActionObservation,
               on_failure) -> bool | None:
@@ -403,7 +412,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       return {"requests": [dict(r) for r in self._requests],
               "last_raised": dict(self._last_raised),
               "perceived": dict(self._perceived),
-              "judged": {k: list(v) for k, v in self._judged.items()}}
+              "judged": {k: list(v) for k, v in self._judged.items()},
+              "gates": self._gates.counts()}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
@@ -414,3 +424,4 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                          dict(state.get("perceived", {})).items()}
       self._judged = {str(k): [str(i) for i in v] for k, v in
                       dict(state.get("judged", {})).items()}
+    self._gates.restore(state.get("gates"))

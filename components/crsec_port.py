@@ -20,7 +20,7 @@ from concordia.components.agent import memory as memory_lib
 from concordia.components.agent import observation as observation_lib
 from concordia.typing import entity_component
 
-from crsec_concordia import observations
+from crsec_concordia import gate_tally, observations
 from crsec_concordia.components.agent_journal import (JOURNAL_KEY,
                                                       NOTICE_NEWS,
                                                       TAUGHT_NEWS)
@@ -104,6 +104,11 @@ class CrsecPort(entity_component.ContextComponent):
     return list(getattr(act, "last_reasons", None) or ())
 
   # -- setup and shared questions -------------------------------------------------
+
+  def gate_counts(self) -> dict[str, int]:
+    components = self.get_entity().get_all_context_components()  # type: ignore[attr-defined]
+    return gate_tally.summed(c.gate_counts() for c in components.values()
+                             if c is not self and hasattr(c, "gate_counts"))
 
   def set_up(self, stamp: observations.Stamp | None) -> None:
     memory = self._part("memory")

@@ -17,11 +17,12 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 
 from crsec_concordia import embedding
+from crsec_concordia.gate_tally import DUPLICATE_PRECHECK, GateTally
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.models.concordia_adapter import structured_view
-from crsec_concordia.norms import Origin, PersonalNorm
+from crsec_concordia.norms import Origin, PersonalNorm, RejectionReason
 from crsec_concordia.operations import Verdict, immediate_evaluation
 from crsec_concordia.operations.immediate_evaluation import \
     DEFAULT_DUPLICATE_THRESHOLD
@@ -70,6 +71,8 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
     self._failed: set[str] = set()
+    # Candidates rejected as duplicates with no model call (gate_tally.py).
+    self._gates = GateTally()
 
   def _verdict(self, candidate: PersonalNorm, held: list[PersonalNorm]
                ) -> Verdict | None:
@@ -77,12 +80,20 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     if not self._evaluate:
       return Verdict(True, None, "immediate evaluation ablated",
                      candidate.type, candidate.utility)
-    return immediate_evaluation(
+    verdict = immediate_evaluation(
         self._model, self._embedder, name=memory.agent_name,
         persona=memory.persona, candidate=candidate, held=held,
         known_names=[n for n in self.journal.known_names if n != ""],
         on_failure=self.journal.record_failure,
         duplicate_threshold=self._duplicate_threshold)
+    self._gates.add(DUPLICATE_PRECHECK, int(
+        verdict is not None and verdict.reason == RejectionReason.DUPLICATE
+        and not verdict.llm_calls), self._logging_channel)
+    return verdict
+
+  def gate_counts(self) -> dict[str, int]:
+    """The candidates its duplicate check rejected unasked, so far."""
+    return self._gates.counts()
 
   def _apply(self, candidate: PersonalNorm, verdict: Verdict,
              utility: int | None = None) -> None:
@@ -155,8 +166,9 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:
-      return {"failed": sorted(self._failed)}
+      return {"failed": sorted(self._failed), "gates": self._gates.counts()}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
       self._failed = set(state.get("failed", []))
+    self._gates.restore(state.get("gates"))

@@ -64,6 +64,11 @@ class AgentPort(Protocol):
     """Why it last asked the model for an action ([]: it keeps no reasons;
     the game master's records carry them: components/structured_act.py)."""
 
+  def gate_counts(self) -> dict[str, int]:
+    """What its similarity gates skipped so far, by gate
+    (crsec_concordia/gate_tally.py: deeds judged against no norm, norms
+    rejected unasked); {} if it has no such gate."""
+
   def set_up(self, stamp: observations.Stamp | None) -> None:
     """Makes the norms it starts with (CreateNorm for an entrepreneur),
     before the first slot, at `stamp` (that slot's time). Idempotent."""
@@ -122,6 +127,9 @@ class NoPort:
 
   def act_reasons(self) -> list[str]:
     return []
+
+  def gate_counts(self) -> dict[str, int]:
+    return {}
 
   def set_up(self, stamp: observations.Stamp | None) -> None:
     del stamp

@@ -34,6 +34,7 @@ from crsec_concordia.game_masters.prefab import (
     GAME_MASTER_PREFABS,
     VenueGameMaster,
     drain_records,
+    gate_counts_of,
 )
 from crsec_concordia.game_masters.referee import ADJUDICATE_TAG, Referee
 from crsec_concordia.game_masters.slot_actions import SlotActions
@@ -44,5 +45,5 @@ __all__ = [
     "EveryoneActs", "ExactObservations", "FixedActionSpec",
     "LocalPerception", "NormConversations", "Occasion", "GAME_MASTER_PREFABS",
     "PlaceMap", "Referee", "SlotActions", "Whereabouts", "drain_records",
-    "occasion_at", "stamp_fields",
+    "gate_counts_of", "occasion_at", "stamp_fields",
 ]

@@ -132,7 +132,8 @@ class Adjudication(entity_component.ContextComponent,
         similarity=similarity, default_place=default_place, doer=doer,
         policy=policy, target_norms=target_norms, places=places,
         where=self._here if places is not None else None,
-        listed=self._listed if places is not None else None)
+        listed=self._listed if places is not None else None,
+        log=lambda entry: self._logging_channel(entry))
     self._perception = perception
     self._default_place = default_place
     self._whereabouts_key = whereabouts_key
@@ -331,8 +332,11 @@ class Adjudication(entity_component.ContextComponent,
           for b in record["behaviours"]:
             self._counts[b] = self._counts.get(b, 0) + 1
     summary = "\n".join(texts.values())
+    # The referee's skips so far ride with the slot's entry, which would
+    # otherwise replace its "skipped" ones in Concordia's log.
     self._logging_channel({"Key": "adjudication", "Summary": summary,
-                           "Value": summary, "Records": records})
+                           "Value": summary, "Records": records,
+                           "Skipped": self._referee.gates.counts()})
     return summary
 
   def _deliver(self, whereabouts: whereabouts_lib.Whereabouts,
@@ -373,10 +377,15 @@ class Adjudication(entity_component.ContextComponent,
         record["unseen"] = perceived.unseen[who]
     return texts
 
+  def gate_counts(self) -> dict[str, int]:
+    """What the referee's gates skipped so far (gate_tally.py)."""
+    return self._referee.gates.counts()
+
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:
       return {"events": self._events, "behaviour_counts": dict(self._counts),
-              "going_on": self._going_on.get_state()}
+              "going_on": self._going_on.get_state(),
+              "gates": self._referee.gates.counts()}
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
@@ -385,3 +394,4 @@ class Adjudication(entity_component.ContextComponent,
                       dict(state.get("behaviour_counts", {})).items()}
       self._going_on.set_state(state.get("going_on", {}))
       self._putative = None
+    self._referee.gates.restore(state.get("gates"))

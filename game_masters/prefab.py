@@ -27,7 +27,7 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
-from crsec_concordia import embedding
+from crsec_concordia import embedding, gate_tally
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.port import port_of
@@ -85,6 +85,14 @@ def drain_records(game_master) -> list[dict[str, Any]]:
   for key in RECORD_KEYS:
     records.extend(game_master.get_component(key).drain_records())
   return records
+
+
+def gate_counts_of(game_master) -> dict[str, int]:
+  """What the game master's gates skipped so far (its referee's:
+  crsec_concordia/gate_tally.py), summed over its components."""
+  parts = game_master.get_all_context_components().values()
+  return gate_tally.summed(c.gate_counts() for c in parts
+                           if hasattr(c, "gate_counts"))
 
 
 def _observers_embed(entities: Sequence[Any]) -> bool:

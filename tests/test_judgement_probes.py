@@ -44,14 +44,17 @@ probe = _probe_module()
 
 probe_scores = probe.probe_scores
 SHIPPED = ["community_garden", "hobbs_cafe", "hobbs_cafe_mini"]
-# Scenarios drawn by a population block: their cases (one actor each of
+# Venues that declare places, with a few cases of their own across their
+# places (not one per agent: the town has 41).
+PLACED = ["town"]
+# Scenarios drawn by a population block whose cases (one actor each of
 # 20-41 drawn agents) are still to be written; until then a calibration
 # reads them with a venue's probe file passed by --probes.
 POPULATED = ["committed_minority", "entrepreneur_share", "entrepreneur_ties",
-             "posted_rule", "town"]
+             "posted_rule"]
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", SHIPPED + PLACED)
 def test_every_probe_file_labels_its_scenario(name):
   scenario = load_scenario(name)
   cases = probes.load_probes(probes.probes_path(scenario), scenario)
@@ -79,11 +82,11 @@ def test_the_garden_has_cases_enough_for_each_behaviour_and_place():
 
 
 def test_every_shipped_venue_has_a_probe_file_beside_it():
-  assert probes.probed_venues() == SHIPPED
+  assert probes.probed_venues() == sorted(SHIPPED + PLACED)
   # A venue shipped later needs its probe file (and a place in SHIPPED);
   # the probe files beside the scenarios are no scenarios themselves.
-  assert builtin_names() == sorted(SHIPPED + POPULATED)
-  for name in SHIPPED:
+  assert builtin_names() == sorted(SHIPPED + PLACED + POPULATED)
+  for name in SHIPPED + PLACED:
     path = probes.probes_path(load_scenario(name))
     assert path.name == f"{name}.probes.yaml"
     assert path.parent == load_scenario(name).source_path.parent
@@ -99,7 +102,7 @@ def test_the_probe_files_are_package_data():
 
 
 @pytest.mark.parametrize("paths", [
-    *[(load_scenario(n).source_path, None) for n in SHIPPED],
+    *[(load_scenario(n).source_path, None) for n in SHIPPED + PLACED],
     *probes.venues_in(ROOT / "bench" / "heldout")],
     ids=lambda p: p[0].stem if p else "")
 def test_every_venue_has_intentions_marked_apart(paths):
@@ -141,6 +144,24 @@ def test_each_venue_has_40_referee_cases_half_of_them_none(name):
   assert len({c.action for c in referee}) == len(referee)  # No twins.
   assert len(cases.conflicts) >= 8
   assert {c.breaks for c in cases.conflicts} == {True, False}
+  assert {c.norm for c in cases.conflicts} >= {
+      t.text for t in scenario.target_norms}
+
+
+@pytest.mark.parametrize("name", PLACED)
+def test_a_venue_with_places_has_cases_in_each_place(name):
+  """Each behaviour twice, half the cases none, every place where a deed
+  happens and where an actor is told to be, an actor moving once."""
+  scenario = load_scenario(name)
+  cases = probes.load_probes(probes.probes_path(scenario), scenario)
+  referee, places = cases.referee, {p.id for p in scenario.places}
+  assert 12 <= len(referee) <= 40
+  assert 2 * sum(not c.behaviours for c in referee) >= len(referee) - 4
+  tagged = [b for c in referee for b in c.behaviours]
+  assert all(tagged.count(b) >= 1 for b in scenario.behaviour_ids)
+  assert {c.place for c in referee} == places
+  assert {c.at for c in referee} <= places
+  assert any(c.at and c.place != c.at for c in referee)
   assert {c.norm for c in cases.conflicts} >= {
       t.text for t in scenario.target_norms}
 

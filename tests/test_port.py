@@ -103,6 +103,9 @@ class OwnPort(entity_component.ContextComponent):
   def act_reasons(self) -> list[str]:
     return []
 
+  def gate_counts(self) -> dict[str, int]:
+    return {}  # It embeds nothing: no gate skips anything.
+
   def set_up(self, stamp: obs.Stamp | None) -> None:
     with self._lock:
       if self._db is not None:

@@ -101,6 +101,9 @@ def same_run(a: Path, b: Path) -> None:
     assert norms(a, step) == norms(b, step), step
   assert (json.loads((a / "usage.json").read_text())
           == json.loads((b / "usage.json").read_text()))
+  # What the gates skipped: counted on from the checkpoint on a resume.
+  assert (json.loads((a / "gates.json").read_text())
+          == json.loads((b / "gates.json").read_text()))
 
 
 def info(run_dir: Path) -> dict:

@@ -21,7 +21,6 @@ import yaml
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.scenarios import Scenario, builtin_names, builtin_path
-from crsec_concordia.scenarios.place_checks import PLACES
 
 SECTIONS = ("referee", "occasion", "conflicts")
 SUFFIX = ".probes.yaml"
@@ -33,7 +32,13 @@ class Case(pydantic.BaseModel):
   actor: str
   action: str
   behaviours: list[str]
-  place: str | None = None  # Checked only where the file names it.
+  # Where the action happens, as a fair referee's place field says it:
+  # indoors or outdoors, or one of the places the venue declares. Checked
+  # only where the file names it.
+  place: str | None = None
+  # Where the actor is when acting, told to the referee as a run tells it
+  # (a venue that declares places); by default the actor's home.
+  at: str | None = None
 
 
 class OccasionCases(pydantic.BaseModel):
@@ -126,12 +131,17 @@ def load_probes(path: Path, scenario: Scenario) -> Probes:
 def _problems(probes: Probes, scenario: Scenario) -> list[str]:
   """What in the cases does not fit the scenario, one line each."""
   known = set(scenario.behaviour_ids)
+  # A venue that declares no places has indoors and outdoors.
+  places = [p.id for p in scenario.places]
+  where = " or ".join(places) if len(places) < 3 else (
+      f"a place of {scenario.name} ({', '.join(places)})")
   problems = []
   cases = [*probes.referee, *(probes.occasion.answers if probes.occasion
                                 else [])]
   for case in [*cases, *probes.conflicts]:
-    if case.place not in (None, *PLACES):
-      problems.append(f"place {case.place!r} is not indoors or outdoors")
+    for said in (case.place, getattr(case, "at", None)):
+      if said not in (None, *places):
+        problems.append(f"place {said!r} is not {where}")
     if case.actor not in scenario.agent_names:
       problems.append(f"{case.actor!r} is not an agent of {scenario.name}")
   for case in cases:

@@ -18,6 +18,9 @@ SCENARIO_JSON = "scenario.json"
 CONFIG_JSON = "config.json"
 EVENTS = "events.jsonl"
 USAGE_JSON = "usage.json"
+# What each similarity gate skipped, cumulative, by gate: the game master's
+# and each agent's (crsec_concordia/gate_tally.py), rewritten each slot.
+GATES_JSON = "gates.json"
 LOG_HTML = "log.html"
 # Concordia's `SimulationLog.to_json`: the file `concordia-log overview|actions
 # |context|... RUN_DIR/log.json` reads.

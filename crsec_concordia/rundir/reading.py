@@ -20,7 +20,8 @@ from typing import Any
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.rundir.format import (ACTION, CANDIDATE, COMPARE_JSON,
-                                           CREATED, EVENTS, NORMS, RUN_JSON,
+                                           CREATED, EVENTS, GATES_JSON, NORMS,
+                                           RUN_JSON,
                                            SCENARIO_JSON, SWEEP_JSON,
                                            SYNTHESIS, USAGE_JSON, VERDICT,
                                            snapshot_step)
@@ -82,6 +83,9 @@ class Run:
   # Step -> {agent name: NormDatabase.to_json()}; empty for a baseline run.
   snapshots: dict[int, dict[str, Any]]
   usage: dict[str, Any] | None
+  # gates.json: what each similarity gate skipped (None: a run made before
+  # gates were counted).
+  gates: dict[str, Any] | None = None
 
   @property
   def arm(self) -> str:
@@ -226,8 +230,10 @@ def read_run(path: str | Path, *, need_targets: bool = True) -> Run:
   usage = None
   if (path / USAGE_JSON).is_file():
     usage = read_json_file(path / USAGE_JSON, fix)
+  gates = (read_json_file(path / GATES_JSON, fix)
+           if (path / GATES_JSON).is_file() else None)
   return Run(path=path, run=run, scenario=scenario, records=records,
-             snapshots=snapshots, usage=usage)
+             snapshots=snapshots, usage=usage, gates=gates)
 
 
 @dataclasses.dataclass

@@ -24,13 +24,14 @@ from typing import Any
 from crsec_concordia.rundir.format import (
     CHECKPOINT_FILES, CHECKPOINT_LOG, CHECKPOINTS, CONFIG_JSON, EVENTS,
     LOG_HTML, LOG_JSON, NORM_SNAPSHOTS, NORMS, RUN_JSON, RUN_LOG,
-    SCENARIO_JSON, STEP, USAGE_JSON, checkpoint, checkpoint_step,
+    GATES_JSON, SCENARIO_JSON, STEP, USAGE_JSON, checkpoint, checkpoint_step,
     norm_snapshot, snapshot_step, temporary)
 
 __all__ = [
     # The format's names a writer uses.
     "CHECKPOINTS", "CONFIG_JSON", "EVENTS", "LOG_HTML", "LOG_JSON", "NORMS",
-    "RUN_JSON", "RUN_LOG", "SCENARIO_JSON", "USAGE_JSON", "norm_snapshot",
+    "RUN_JSON", "RUN_LOG", "SCENARIO_JSON", "USAGE_JSON", "GATES_JSON",
+    "norm_snapshot",
     # Writing.
     "KEEP_CHECKPOINTS", "VERSIONED", "USAGE_FIELDS", "add_usage",
     "append_log", "append_records", "checkpoint_path",

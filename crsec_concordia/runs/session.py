@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
 
-from crsec_concordia import game_masters
+from crsec_concordia import game_masters, gate_tally
 from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
@@ -144,6 +144,15 @@ class Session:
       if database is not None:
         snapshot[name] = database
     return snapshot
+
+  def gate_counts(self) -> dict[str, Any]:
+    """What every similarity gate skipped so far (gate_tally.py): the game
+    master's, each agent's that skipped something, and their totals."""
+    agents = {name: counts for name, port in self._ports()
+              if (counts := port.gate_counts())}
+    master = game_masters.gate_counts_of(self._gm)
+    return {"game_master": master, "agents": agents,
+            "totals": gate_tally.summed([master, *agents.values()])}
 
   def usage(self) -> dict[str, dict[str, int]]:
     if self.roles is not None and self.roles.mixed:
@@ -262,6 +271,8 @@ class Session:
                              for i, u in by_model.items()}
       self.info["usage_by_model"] = by_model
     self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON, written)
+    self._write(rundir.write_json, self.run_dir / rundir.GATES_JSON,
+                {"completed_steps": step, **self.gate_counts()})
     # run.json is written last: it is the slot's commit point, so it
     # carries the usage it commits to (resume starts from it; a kill between
     # usage.json and run.json left a usage.json one slot ahead).

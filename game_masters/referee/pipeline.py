@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from crsec_concordia import observations
+from crsec_concordia import gate_tally, observations
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.action_text import tells_of_actor
@@ -46,7 +46,8 @@ class Referee:
                target_norms: Sequence[TargetNorm] = (),
                places: Sequence[Mapping[str, str]] | None = None,
                where: Callable[[str], str] | None = None,
-               listed: Callable[[str, str], Sequence[str]] | None = None):
+               listed: Callable[[str, str], Sequence[str]] | None = None,
+               log: Callable[[Mapping[str, Any]], None] | None = None):
     """See Adjudication (game_masters/adjudication.py) for the arguments;
     `policy`: which structures apply (by default all of them;
     crsec_concordia/calibration/policy.py), `doer=False` leaving out the
@@ -57,7 +58,11 @@ class Referee:
     choices (None: indoors or outdoors); `where`: the place an actor is
     at, told with its action; `listed`: the ids of the places the prompt
     lists for an actor's action (by default all: a town's are the few near
-    the actor and those its action names, game_masters/places.py)."""
+    the actor and those its action names, game_masters/places.py); `log`:
+    where each skip of a gate is shown (gate_tally.py: the adjudication's
+    logging channel), its counts kept in `gates`."""
+    self.gates = gate_tally.GateTally()
+    self._log = log
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
                      for p in places])
@@ -104,6 +109,7 @@ class Referee:
             if self._policy.spare_far_actions else None)
     if near is not None and near[1] < tag_gate.MIN_TAG_SIMILARITY:
       # No tag could pass the gate (tag_gate.py): the referee is not asked.
+      self.gates.add(gate_tally.SPARED_FAR_ACTION, 1, self._log)
       return self._unjudged(action, "none", True, referee_asked=False,
                             nearest_behaviour=list(near)), None
     try:
@@ -186,11 +192,14 @@ class Referee:
     if self._similarity is None:
       return None
     rest = {i: d for i, d in self._descriptions.items() if i not in checked}
+    if not rest:
+      return None
     look, failure = look_lib.second_look(
         self._look_model, self._doer_model, place=self._place, actor=actor,
         action=action, descriptions=rest, similarity=self._similarity,
         words=self._place_words, nearest_rule=self._policy.look_nearest,
         reverse=self._policy.look_reverse, sides=self._sides)
+    self._count_look(look)
     if look is not None:
       fields["second_look"] = look
       if look["accepted"]:
@@ -214,6 +223,7 @@ class Referee:
     far = [i for i in ids if i not in kept]
     if far:
       fields["far_from_action"] = far
+      self.gates.add(gate_tally.TAG_FLOOR, len(far), self._log)
     failure = None
     if kept and self._doer_model is not None:
       doers, failure = doer_check.check_doers(
@@ -289,7 +299,20 @@ class Referee:
       raise RuntimeError(f"occasion {occasion.id!r} names behaviours to check "
                          "but the adjudication has no embedder")
     wanted = [b for b in self._behaviours if b["id"] in occasion.behaviours]
-    return occasion_check.check_occasion(
+    check, failure = occasion_check.check_occasion(
         self._model, place=self._place, situation=occasion.text_for(actor),
         actor=actor, action=action, behaviours=wanted,
         similarity=self._similarity, gate=self._policy.occasion_gate)
+    # A proposal of the occasion's behaviours its floor refused.
+    self.gates.add(gate_tally.OCCASION_FLOOR, int(
+        not check["accepted"] and check["behaviour"] in occasion.behaviours),
+                   self._log)
+    return check, failure
+
+  def _count_look(self, look: Mapping[str, Any] | None) -> None:
+    """A second look not asked (no behaviour near the floor), or its
+    answer refused by the nearest rule, counted (gate_tally.py)."""
+    if look is None:
+      self.gates.add(gate_tally.LOOK_FLOOR, 1, self._log)
+    elif look.get("why") == look_lib.NOT_NEAREST:
+      self.gates.add(gate_tally.LOOK_NEAREST_RULE, 1, self._log)

@@ -34,6 +34,10 @@ TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
 CANDIDATES = 3  # The nearest behaviours listed.
 
 
+# Why a proposal the nearest rule refuses does not count (its record's `why`).
+NOT_NEAREST = "not the behaviour nearest the action"
+
+
 def look_schema(ids: Sequence[str]) -> dict[str, Any]:
   """The id first, then the quote (checked in code), as in the general call."""
   return {
@@ -160,7 +164,7 @@ def _refused(proposed: str, evidence: str, nearest: str | None,
   if proposed not in near:
     return "no behaviour proposed"
   if nearest is not None and proposed != nearest:
-    return "not the behaviour nearest the action"
+    return NOT_NEAREST
   if not quotes_action(evidence, actor, action):
     return "the quote is not words of the action"
   return None

@@ -170,6 +170,9 @@ class NormMatcher:
     self.related_threshold = related_threshold
     self.judge = judge
     self.judge_floor = judge_floor
+    # Pairs kept from the judge by its floor (gate_tally.py): said, not
+    # silent.
+    self.judge_skipped = 0
     self._embedder = embedder
     self._means: dict[str, frozenset[str]] = {}
     self._about: dict[str, frozenset[str]] = {}
@@ -202,6 +205,7 @@ class NormMatcher:
             "judge": self.judge is not None,
             "judge_floor": self.judge_floor if self.judge else None,
             "judge_failures": self.judge.failures if self.judge else 0,
+            **({"judge_skipped": self.judge_skipped} if self.judge else {}),
             # Precision and recall on the labelled test half, without the
             # judge, where this rule and the target's wording were measured.
             "measured_error": {
@@ -295,6 +299,8 @@ class NormMatcher:
           if self.judge is not None and score >= self.judge_floor:
             verdict = self.judge(text, target.text)
             ok = ok if verdict is None else verdict
+          elif self.judge is not None:
+            self.judge_skipped += 1
           if ok:
             ids.add(target.id)
         self._means[text] = frozenset(ids)

@@ -28,6 +28,7 @@ from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import Case, ConflictCase, Probes
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters.action_text import tells_of_actor
+from crsec_concordia.game_masters.places import PlaceMap
 from crsec_concordia.game_masters.referee import (
     ADJUDICATE_TAG, Referee, doer_check, general_call, occasion_check,
     second_look, similarity_of, tag_gate)
@@ -64,16 +65,38 @@ class _Venue:
     self.embedder = embedder
     tagged = getattr(model, "tagged", None)
     self.model = model
-    self.referee = Referee(
-        tagged(ADJUDICATE_TAG) if tagged else model,
-        place=scenario.setting, default_place=scenario.default_place,
-        behaviours=scenario.behaviours,
-        similarity=self.similarity)
+    self.places = PlaceMap.of(scenario)
+    self.referee = self.referee_at(None)
     self.sides = second_look.other_sides(scenario.target_norms)
     self.doer_model = tagged(doer_check.TAG) if tagged else model
     self.look_model = tagged(second_look.TAG) if tagged else model
     self.descriptions = {b.id: b.description for b in scenario.behaviours}
     self.ids = list(self.descriptions)
+
+  def referee_at(self, case: Case | None) -> Referee:
+    """The referee a run builds for the venue (game_masters/prefab.py):
+    on a venue that declares places, its places are the place field's
+    choices, and the case's actor is told to be where the case puts it
+    (`at`; by default its home), with the places a run's prompt lists for
+    someone there."""
+    tagged = getattr(self.model, "tagged", None)
+    model = tagged(ADJUDICATE_TAG) if tagged else self.model
+    scenario, places = self.scenario, self.places
+    if not places.declared:
+      return Referee(model, place=scenario.setting,
+                     default_place=scenario.default_place,
+                     behaviours=scenario.behaviours,
+                     similarity=self.similarity)
+    here = ((case.at if case is not None else None)
+            or (scenario.home_of(case.actor) if case is not None
+                else scenario.start_place))
+    also = [p for p in (scenario.default_place,) if p]
+    return Referee(
+        model, place=scenario.setting, default_place=scenario.default_place,
+        behaviours=scenario.behaviours, similarity=self.similarity,
+        places=places.prompt_places(), where=lambda actor: here,
+        listed=lambda actor, action: places.near(
+            here, [*places.named_in(action, here), *also]))
 
 
 def _map(jobs: int, work: Callable[[Any], T], cases: Sequence[Any],
@@ -107,7 +130,7 @@ def _referee_case(venue: _Venue, case: Case) -> dict[str, Any]:
       "given": [], "scores": {}, "deed_scores": {}, "doers": {},
       "by_actor": {}}
   try:
-    answer, retry = venue.referee.ask_general(actor, action)
+    answer, retry = venue.referee_at(case).ask_general(actor, action)
   except CALL_ERRORS as e:
     record.update(failed=True, error=str(e), look=None)
     return record

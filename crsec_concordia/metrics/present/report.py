@@ -26,6 +26,7 @@ from crsec_concordia.metrics.measure import interventions
 from crsec_concordia.metrics.measure.aggregate import MatcherFactory
 from crsec_concordia.metrics.present import (figures, questionnaire, tables,
                                              town_report)
+from crsec_concordia.metrics.present.gate_lines import gate_lines
 from crsec_concordia.metrics.present.templating import (Cell, Lines, Page,
                                                         Stats, Strong)
 from crsec_concordia.rundir import reading
@@ -268,6 +269,7 @@ def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
              page.link(metrics_dir / tables.PER_HOUR_CSV, "per-hour CSV"),
              page.link(metrics_dir / SUMMARY_JSON, SUMMARY_JSON),
              page.link(qdir / "index.html", "human evaluation kit")],
+      gates=gate_lines(run.gates, m.summary["matcher"]),
       **_run_sections(page, m))
   return Report(index=index, figures=page.figures, questionnaire=qdir)
 
