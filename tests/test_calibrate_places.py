@@ -115,7 +115,7 @@ def test_the_labelling_sheet_works_on_a_town_run(tmp_path, capsys):
     else:
       row["breaks_norm"] = "yes"
   with open(out, "w", encoding="utf-8", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=sheet.COLUMNS)
+    writer = csv.DictWriter(f, fieldnames=sheet.SHEET_COLUMNS)
     writer.writeheader()
     writer.writerows(rows)
   capsys.readouterr()
