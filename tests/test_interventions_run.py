@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import runner
-from crsec_concordia.game_masters import adjudication
 from crsec_concordia.scenarios import parse_scenario
 from tests import test_places_run as rooms
+from tests.machine_down import down_in_slot
 
 ABIGAIL, MEI, CARLOS, TOM = rooms.ABIGAIL, rooms.MEI, rooms.CARLOS, rooms.TOM
 NORA = "Nora Park"
@@ -147,27 +147,13 @@ def test_a_closed_place_is_left_and_stays_empty(whole):
              if r["kind"] == "action" and r["step"] >= 5)
 
 
-class Crash(Exception):
-  pass
-
-
 def test_a_crash_after_an_intervention_resumes_with_identical_records(
     tmp_path, embedder, whole, monkeypatch):
   """The machine goes down in slot 4, after Tom left and before it ended:
   the resumed run records what the uninterrupted one did."""
   whole_dir, _ = whole
-  real = adjudication.Adjudication.resolve_action
-
-  def crash_in_slot_4(self, actor, raw_action, stamp):
-    if stamp.step == 4:
-      raise Crash("the machine went down")
-    return real(self, actor, raw_action, stamp)
-
-  with monkeypatch.context() as patch:
-    patch.setattr(adjudication.Adjudication, "resolve_action",
-                  crash_in_slot_4)
-    with pytest.raises(Crash):
-      run(tmp_path / "crashed", embedder)
+  with down_in_slot(monkeypatch, 4):
+    run(tmp_path / "crashed", embedder)
   crashed = tmp_path / "crashed"
   runner.resume_episode(crashed, model=model({}), embedder=embedder,
                         progress=False)

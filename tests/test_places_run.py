@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import runner
-from crsec_concordia.game_masters import adjudication
 from crsec_concordia.scenarios import parse_scenario
 from tests import crsec_script as cs
+from tests.machine_down import down_in_slot
 from tests.test_places import place_referee
 
 ROOMS = """
@@ -134,27 +134,13 @@ def test_a_norm_reaches_another_place_only_with_an_agent_who_goes_there(
     assert {n["source_agent"] for n in norms[CARLOS] + norms[TOM]} <= {MEI}
 
 
-class Crash(Exception):
-  pass
-
-
 def test_a_run_resumed_after_a_move_has_everyone_where_they_were(
     tmp_path, embedder, monkeypatch):
   """Mei went to the games room in slot 3; the machine goes down in slot 4:
   the resumed run has her there, and ends as the uninterrupted one."""
   whole = run(tmp_path / "whole", embedder, True)
-  real = adjudication.Adjudication.resolve_action
-
-  def crash_in_slot_4(self, actor, raw_action, stamp):
-    if stamp.step == 4:
-      raise Crash("the machine went down")
-    return real(self, actor, raw_action, stamp)
-
-  with monkeypatch.context() as patch:
-    patch.setattr(adjudication.Adjudication, "resolve_action",
-                  crash_in_slot_4)
-    with pytest.raises(Crash):
-      run(tmp_path / "crashed", embedder, True)
+  with down_in_slot(monkeypatch, 4):
+    run(tmp_path / "crashed", embedder, True)
   crashed = tmp_path / "crashed" / "moves_True"
   runner.resume_episode(crashed, model=model(True), embedder=embedder,
                         progress=False)

@@ -21,10 +21,10 @@ import pytest
 from crsec_concordia import cli, runner
 from crsec_concordia.commands import run as run_cmd
 from crsec_concordia.errors import UserError
-from crsec_concordia.game_masters import adjudication
 from crsec_concordia.runs import episode, session
 from crsec_concordia.scenarios import ScenarioError, parse_scenario
 from tests import crsec_script as cs
+from tests.machine_down import down_in_slot
 from tests.metrics_fixtures import RunBuilder
 from tests.test_game_master import referee
 
@@ -178,26 +178,10 @@ def test_entrepreneurs_create_their_norms_before_the_first_slot(
   assert norms(d, 1)["Abigail Chen"]
 
 
-class Crash(Exception):
-  pass
-
-
 def _crashed_in_slot_4(tmp_path, embedder, monkeypatch):
   """A run whose machine went down in slot 4; its run directory."""
-  real = adjudication.Adjudication.resolve_action
-
-  def crash_in_slot_4(self, actor, raw_action, stamp):
-    # Slot 4's first action resolved (adjudicated or carried forward: a
-    # slot in which every agent goes on has no adjudication).
-    if stamp.step == 4:
-      raise Crash("the machine went down")
-    return real(self, actor, raw_action, stamp)
-
-  with monkeypatch.context() as patch:
-    patch.setattr(adjudication.Adjudication, "resolve_action",
-                  crash_in_slot_4)
-    with pytest.raises(Crash):
-      run(tmp_path, embedder)
+  with down_in_slot(monkeypatch, 4):
+    run(tmp_path, embedder)
   return tmp_path / "run"
 
 

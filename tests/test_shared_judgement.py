@@ -24,7 +24,6 @@ from pathlib import Path
 import pytest
 
 from crsec_concordia import runner
-from crsec_concordia.game_masters import adjudication
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.norms import PersonalNorm
@@ -32,6 +31,7 @@ from crsec_concordia.operations.detect_conflict import OP, Observed, prompt
 from crsec_concordia.runs import session as session_lib
 from crsec_concordia.scenarios import parse_scenario
 from tests import crsec_script as cs
+from tests.machine_down import down_in_slot
 
 ROOM = """
 name: one_room_holders
@@ -267,27 +267,14 @@ def test_a_detector_outside_a_slot_asks_alone():
   assert shared.enter("Ann") is None  # Already observed.
 
 
-class Crash(Exception):
-  pass
-
-
 def crash_in_slot_2(tmp_path: Path, embedder, monkeypatch, *,
                     alone: bool = False, **run) -> Path:
   """Plays the room until the machine goes down in slot 2 (the shared
   judgement's); returns the interrupted run's directory."""
-  real = adjudication.Adjudication.resolve_action
-
-  def resolve(self, actor, raw_action, stamp):
-    if stamp.step == 2:
-      raise Crash("the machine went down")
-    return real(self, actor, raw_action, stamp)
-
-  with monkeypatch.context() as patch:
+  with down_in_slot(monkeypatch, 2) as patch:
     if alone:
       patch.setattr(session_lib.Session, "share_judgements", False)
-    patch.setattr(adjudication.Adjudication, "resolve_action", resolve)
-    with pytest.raises(Crash):
-      play(tmp_path, embedder, "crashed", model(), **run)
+    play(tmp_path, embedder, "crashed", model(), **run)
   return tmp_path / "crashed"
 
 
