@@ -510,7 +510,8 @@
         svg("title", {}, name(i) + (R.places.length > 1 ? ` (${placeName(R.pos[slot][i])})` : ""))));
     });
     const key = svg("g", {}, svg("text", {x: 4, y: 12}, "— talk"), svg("text", {x: 4, y: 26}, "- - observation"),
-      svg("text", {x: 4, y: 40}, "faded: after this slot"));
+      svg("text", {x: 4, y: 40}, "faded: after this slot"),
+      svg("text", {x: 4, y: 54}, "thin: the receiver rejected it"));
     s.append(key);
     return s;
   }
