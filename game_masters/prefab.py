@@ -27,7 +27,7 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
-from crsec_concordia import embedding
+from crsec_concordia import embedder_thresholds, embedding
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.port import port_of
@@ -165,6 +165,7 @@ def components(
           # embedder (referee/tag_gate.py), with or without normative
           # observers.
           similarity=referee_lib.similarity_of(embedder),
+          floors=embedder_thresholds.thresholds_of(embedder),
           warm=(functools.partial(warm, embedder)
                 if _observers_embed(entities) else None),
           policy=UNCALIBRATED_POLICY if policy is None else policy,

@@ -16,6 +16,8 @@ from typing import Any
 
 from crsec_concordia import observations
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.calibration.thresholds import SimilarityThresholds
+from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.action_text import tells_of_actor
 from crsec_concordia.game_masters.referee import doer_check
@@ -46,7 +48,8 @@ class Referee:
                target_norms: Sequence[TargetNorm] = (),
                places: Sequence[Mapping[str, str]] | None = None,
                where: Callable[[str], str] | None = None,
-               listed: Callable[[str, str], Sequence[str]] | None = None):
+               listed: Callable[[str, str], Sequence[str]] | None = None,
+               floors: SimilarityThresholds | None = None):
     """See Adjudication (game_masters/adjudication.py) for the arguments;
     `policy`: which structures apply (by default all of them;
     crsec_concordia/calibration/policy.py), `doer=False` leaving out the
@@ -57,7 +60,10 @@ class Referee:
     choices (None: indoors or outdoors); `where`: the place an actor is
     at, told with its action; `listed`: the ids of the places the prompt
     lists for an actor's action (by default all: a town's are the few near
-    the actor and those its action names, game_masters/places.py)."""
+    the actor and those its action names, game_masters/places.py);
+    `floors`: the embedder's record of thresholds (embedder_thresholds.py;
+    None: MiniLM's, the default embedder's)."""
+    self._floors = MINILM_THRESHOLDS if floors is None else floors
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
                      for p in places])
@@ -102,7 +108,7 @@ class Referee:
       return self._unjudged(action, NO_ACTION_EVIDENCE, False), None
     near = (self._nearest(actor, action, situation, checked)
             if self._policy.spare_far_actions else None)
-    if near is not None and near[1] < tag_gate.MIN_TAG_SIMILARITY:
+    if near is not None and near[1] < self._floors.spare_far:
       # No tag could pass the gate (tag_gate.py): the referee is not asked.
       return self._unjudged(action, "none", True, referee_asked=False,
                             nearest_behaviour=list(near)), None
@@ -190,7 +196,8 @@ class Referee:
         self._look_model, self._doer_model, place=self._place, actor=actor,
         action=action, descriptions=rest, similarity=self._similarity,
         words=self._place_words, nearest_rule=self._policy.look_nearest,
-        reverse=self._policy.look_reverse, sides=self._sides)
+        reverse=self._policy.look_reverse, sides=self._sides,
+        floors=self._floors)
     if look is not None:
       fields["second_look"] = look
       if look["accepted"]:
@@ -239,9 +246,12 @@ class Referee:
     if self._policy.deed_floor:
       fields["tag_deed_similarity"] = deed
     if self._policy.tag_floor:
-      fields["tag_floor"] = tag_gate.MIN_TAG_SIMILARITY
+      # None: an unmeasured embedder's open gate (no JSON for infinity).
+      fields["tag_floor"] = (self._floors.tag if self._floors.measured
+                             else None)
     kept, _ = tag_gate.split_tags(
         scores if self._policy.tag_floor else dict.fromkeys(ids, 1.0),
+        floor=self._floors.tag,
         deed_scores=deed if self._policy.deed_floor else None)
     return {"behaviours": kept, **fields}
 
@@ -292,4 +302,5 @@ class Referee:
     return occasion_check.check_occasion(
         self._model, place=self._place, situation=occasion.text_for(actor),
         actor=actor, action=action, behaviours=wanted,
-        similarity=self._similarity, gate=self._policy.occasion_gate)
+        similarity=self._similarity, gate=self._policy.occasion_gate,
+        floor=self._floors.occasion)
