@@ -10,7 +10,8 @@ from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import embedder_identity, observations, threads
+from crsec_concordia import (embedder_identity, embedder_thresholds,
+                             observations, threads)
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.judgement_prompts import identity_of, prompts_hash
@@ -161,6 +162,7 @@ def run_episode(
     info["referee_policy"] = chosen.describe()
   if given_embedder:
     info.update(embedder_identity.recorded(embedder))
+    info.update(embedder_thresholds.recorded(embedder))
   rundir.write_json(run_dir / rundir.RUN_JSON, info)
   Session(run_dir, scenario, simulation(config, model, embedder), model,
           info, {}, progress).play(premise=scenario.premise)
