@@ -86,6 +86,9 @@ def test_an_unmeasured_embedders_run_says_so_once(tmp_path):
   info = json.loads((run_dir / "run.json").read_text())
   assert info["similarity_thresholds"] == {
       "embedder": "bag-of-words-run-check", "measured": False}
+  # No pair (model, embedder) was measured to gain from a structure.
+  assert "no thresholds measured" in info["referee_policy"]["source"]
+  assert info["referee_policy"]["structures"] == []
   log = (run_dir / "run.log").read_text()
   assert log.count("no similarity thresholds measured") == 1
   entries = [p for p in run_dir.rglob("*") if p.is_file()

@@ -136,12 +136,15 @@ def run_episode(
     raise UserError(f"{run_dir} already exists and is not empty: choose "
                     "another --out, or resume it with `crsec resume`")
   endpoint = endpoint or EndpointConfig.resolve()
-  chosen = run_policy.resolve(referee_policy, _identity(endpoint, model),
-                              scenario.name)
+  given_embedder = embedder is not None
+  floors = (embedder_thresholds.thresholds_of(embedder) if given_embedder
+            else None)
+  chosen = run_policy.resolve(
+      referee_policy, _identity(endpoint, model), scenario.name,
+      None if floors is None or floors.measured else floors.embedder)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
   model, described = model_for(endpoint, seed, cache, model, progress)
-  given_embedder = embedder is not None
   embedder = embedder_for(embedder)
 
   run_dir.mkdir(parents=True, exist_ok=True)
