@@ -25,6 +25,12 @@ def _is_unit_float(node: ast.AST) -> bool:
           and 0.0 <= node.value <= 1.0)
 
 
+def _zero_difference(name: str, node: ast.AST) -> bool:
+  """A margin of zero ("the nearest only") is a difference of cosines that
+  no rescaling of them changes."""
+  return "margin" in name.lower() and node.value == 0.0
+
+
 def _names(node: ast.AST) -> str:
   return " ".join(n.id if isinstance(n, ast.Name) else n.attr
                   for n in ast.walk(node)
@@ -42,7 +48,8 @@ def found(tree: ast.AST) -> list[tuple[int, str]]:
                                         for o in others):
           out.append((node.lineno, ast.unparse(node)))
     elif isinstance(node, ast.keyword):
-      if node.arg and NAMED.search(node.arg) and _is_unit_float(node.value):
+      if (node.arg and NAMED.search(node.arg) and _is_unit_float(node.value)
+          and not _zero_difference(node.arg, node.value)):
         out.append((node.value.lineno, f"{node.arg}={node.value.value}"))
     elif isinstance(node, (ast.Assign, ast.AnnAssign)):
       targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -55,7 +62,8 @@ def found(tree: ast.AST) -> list[tuple[int, str]]:
       pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults)
                 if d is not None]
       out += [(d.lineno, f"{a.arg}={d.value}") for a, d in pairs
-              if NAMED.search(a.arg) and _is_unit_float(d)]
+              if NAMED.search(a.arg) and _is_unit_float(d)
+              and not _zero_difference(a.arg, d)]
   return out
 
 

@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import sheet, store
+from crsec_concordia.calibration.thresholds import save_similarity
 from crsec_concordia import embedder_identity
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags, embedder_from,
@@ -43,6 +44,7 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers import judgement_error as calibrate_lib
 from crsec_concordia.metrics.classifiers import probe_run
+from crsec_concordia.metrics.classifiers import similarity_calibration
 from crsec_concordia.models import make_model
 
 SHEET_NAME = "labelling_sheet.csv"
@@ -108,8 +110,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _derive_thresholds(args: argparse.Namespace) -> int:
   """The embedder's record of thresholds, derived and stored."""
-  from crsec_concordia.calibration.thresholds import save_similarity
-  from crsec_concordia.metrics.classifiers import similarity_calibration
   if args.scenario:
     raise UserError("--thresholds derives from every shipped venue's "
                     "labelled cases: give no SCENARIO with it")

@@ -62,8 +62,9 @@ class Referee:
     lists for an actor's action (by default all: a town's are the few near
     the actor and those its action names, game_masters/places.py);
     `floors`: the embedder's record of thresholds (embedder_thresholds.py;
-    None: MiniLM's, the default embedder's)."""
-    self._floors = MINILM_THRESHOLDS if floors is None else floors
+    None: MiniLM's, the default embedder's, with the nearest rule as
+    measured on the labelled venues: no tie)."""
+    self._floors = MINILM_THRESHOLDS.without_tie() if floors is None else floors
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
                      for p in places])

@@ -34,6 +34,8 @@ TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
 CANDIDATES = 3  # The nearest behaviours listed.
 # MiniLM's floor (the occasion check's); a referee reads its embedder's.
 MIN_SIMILARITY = MINILM_THRESHOLDS.look
+# MiniLM's record as the labelled venues measured it (no tie).
+_MEASURED = MINILM_THRESHOLDS.without_tie()
 
 
 def look_schema(ids: Sequence[str]) -> dict[str, Any]:
@@ -82,7 +84,7 @@ def other_sides(target_norms: Iterable[TargetNorm]
 
 def candidates(action: str, descriptions: Mapping[str, str],
                similarity: Similarity, words: frozenset[str],
-               floors: SimilarityThresholds = MINILM_THRESHOLDS
+               floors: SimilarityThresholds = _MEASURED
                ) -> list[tuple[str, float]]:
   """The behaviours to ask about, nearest first (tag_gate.near_scores), or
   none if even the nearest is below the embedder's `look` floor; each at
@@ -112,7 +114,7 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
                 words: frozenset[str], max_tokens: int = 160,
                 nearest_rule: bool = True, reverse: bool = True,
                 sides: Mapping[str, frozenset[str]] | None = None,
-                floors: SimilarityThresholds = MINILM_THRESHOLDS
+                floors: SimilarityThresholds = _MEASURED
                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
   """(the look's record, a failure record), or (None, None) when no
   behaviour is near enough to ask about. `nearest_rule` and `reverse`: the

@@ -122,7 +122,7 @@ class Tried:
 
 
 _READ = dict(aliases=True, clauses=True, contrast=True, permissions=True)
-_SIDED = dict(_READ, reasons=True, margin=0, polarity=POLARITY)
+_SIDED = dict(_READ, reasons=True, margin=0.0, polarity=POLARITY)
 # Every rule tried, in the order tried; bench/matcher_quality.py prints them
 # and `select` picks one of them on the calibration half.
 TRIED = (
@@ -138,7 +138,7 @@ TRIED = (
           MatchRule("behaviour_opposites", opposites=True, **_READ)),
     Tried("+ comma parts", MatchRule("comma_parts", commas=True, **_READ)),
     Tried("+ nearest target only (margin 0)",
-          MatchRule("nearest_target", margin=0, **_READ)),
+          MatchRule("nearest_target", margin=0.0, **_READ)),
     Tried("+ nearest target, reasons, polarity 0.05",
           MatchRule("nearest_target_polarity", **_SIDED)),
     Tried("+ nearest target, reasons, polarity 0.05, mean of best 3",

@@ -141,7 +141,7 @@ SINGLE_COSINE = MatchRule("single_cosine")
 # target, so a venue the labels do not cover is read as the shipped ones are.
 CHOSEN_RULE = MatchRule(
     "nearest_target_polarity_pool3", threshold=MEASURED.rule, aliases=True,
-    clauses=True, contrast=True, permissions=True, reasons=True, margin=0,
+    clauses=True, contrast=True, permissions=True, reasons=True, margin=0.0,
     polarity=POLARITY, pool=3)
 
 
