@@ -63,18 +63,24 @@ def _read(path) -> list[dict[str, Any]]:
 
 def widest_cut(inside: Iterable[float], outside: Iterable[float]) -> float:
   """The cut with the fewest errors (inside at or above, outside below)
-  and, among those, the widest margin: the midpoint of its gap."""
+  and, among those, the widest margin: the midpoint of its gap (a cut
+  past every case has no margin, and lies a step beyond the last)."""
   marks = sorted([(x, True) for x in inside] + [(x, False) for x in outside])
   values = [x for x, _ in marks]
+  step = 10 ** -DECIMALS
   best, best_key = values[0], None
   for k in range(len(marks) + 1):
-    low = values[k - 1] if k else values[0] - 1
-    high = values[k] if k < len(values) else values[-1] + 1
+    if k == 0:
+      cut, width = values[0] - step, 0.0
+    elif k == len(values):
+      cut, width = values[-1] + step, 0.0
+    else:
+      cut, width = (values[k - 1] + values[k]) / 2, values[k] - values[k - 1]
     errors = (sum(1 for _, i in marks[:k] if i)
               + sum(1 for _, i in marks[k:] if not i))
-    key = (-errors, high - low)
+    key = (-errors, width)
     if best_key is None or key > best_key:
-      best, best_key = (low + high) / 2, key
+      best, best_key = cut, key
   return round(best, DECIMALS)
 
 
