@@ -33,7 +33,7 @@ from typing import Any
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia import embedding, observations, threads
+from crsec_concordia import embedder_thresholds, embedding, observations, threads
 from crsec_concordia.gate_tally import RELEVANCE_FLOOR, GateTally
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._free_text import events_in
@@ -47,8 +47,7 @@ from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.rundir.format import CONFLICT, TALK_DECISION
 from crsec_concordia.operations import Observed, decide_to_talk, detect_conflicts
 from crsec_concordia.operations.detect_conflict import Judgement
-from crsec_concordia.operations.detect_conflict_relevance import (
-    DEFAULT_RELEVANCE, questions)
+from crsec_concordia.operations.detect_conflict_relevance import questions
 from crsec_concordia.operations.detect_conflict_sharing import (
     SharedJudgements, Ticket)
 from crsec_concordia.operations.names import DETECT_CONFLICT
@@ -70,7 +69,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
   def __init__(self, model: language_model.LanguageModel, *,
                talk_model: language_model.LanguageModel | None = None,
                embedder: SentenceEmbedder | None = None,
-               relevance: float = DEFAULT_RELEVANCE, cooldown_steps: int = 6,
+               relevance: float | None = None, cooldown_steps: int = 6,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the detector.
 
@@ -82,7 +81,9 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
         from text to vector, such as the simulation's (default: the
         project's MiniLM, the `embeddings` extra).
       relevance: the similarity to the most related norm a behaviour needs
-        to be judged at all (0 sends every behaviour).
+        to be judged at all (None: the embedder's measured floor,
+        embedder_thresholds.py; an embedder nobody measured sends every
+        behaviour).
       cooldown_steps: slots before the agent asks to talk with the same
         person again.
       norm_memory_key: the key of the entity's NormMemory.
@@ -92,7 +93,9 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._talk_model = structured_view(talk_model or model)
     # Norms and behaviours are compared slot after slot: cached vectors.
     self._embedder = None if embedder is None else embedding.cached(embedder)
-    self._relevance = relevance
+    self._thresholds = embedder_thresholds.thresholds_of(embedder)
+    self._relevance = (self._thresholds.relevance if relevance is None
+                       else relevance)
     self._cooldown = cooldown_steps
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
@@ -279,6 +282,11 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
 
   def pre_observe(self, observation: str) -> str:
     me = self.get_entity().name
+    if embedder_thresholds.first_entry(self._thresholds):
+      # Concordia's log says once that nobody measured the embedder.
+      self._logging_channel({"Key": "similarity_thresholds",
+                             "Summary": "unmeasured embedder",
+                             "Value": self._thresholds.describe()})
     try:
       self._start_detection(observation, me)
     finally:

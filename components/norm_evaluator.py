@@ -16,7 +16,7 @@ import threading
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia import embedding
+from crsec_concordia import embedder_thresholds, embedding
 from crsec_concordia.gate_tally import DUPLICATE_PRECHECK, GateTally
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
@@ -24,8 +24,6 @@ from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.models.concordia_adapter import structured_view
 from crsec_concordia.norms import Origin, PersonalNorm, RejectionReason
 from crsec_concordia.operations import Verdict, immediate_evaluation
-from crsec_concordia.operations.immediate_evaluation import \
-    DEFAULT_DUPLICATE_THRESHOLD
 from crsec_concordia.operations.long_term_synthesis import (
     Synthesized, is_due, long_term_synthesis)
 from crsec_concordia.rundir.format import SYNTHESIS, VERDICT
@@ -42,7 +40,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
                synthesis_model: language_model.LanguageModel | None = None,
                synthesis_threshold: int = 350,
                immediate_evaluation: bool = True, synthesis: bool = True,
-               duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
+               duplicate_threshold: float | None = None,
                norm_memory_key: str = NORM_MEMORY_KEY):
     """Creates the evaluator.
 
@@ -56,7 +54,9 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
       immediate_evaluation: the checks (off in its ablation).
       synthesis: long-term synthesis (off in its ablation).
       duplicate_threshold: cosine at or above which a candidate is a
-        duplicate without asking the model.
+        duplicate without asking the model (None: the embedder's measured
+        one, embedder_thresholds.py; an embedder nobody measured asks the
+        model of every candidate).
       norm_memory_key: the key of the entity's NormMemory.
     """
     super().__init__()
@@ -67,7 +67,10 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     self._threshold = synthesis_threshold
     self._evaluate = immediate_evaluation
     self._synthesis = synthesis
-    self._duplicate_threshold = duplicate_threshold
+    floors = embedder_thresholds.thresholds_of(embedder)
+    self._duplicate_threshold = (floors.duplicate if duplicate_threshold
+                                 is None else duplicate_threshold)
+    self._related_threshold = floors.related_norms
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
     self._failed: set[str] = set()
@@ -85,7 +88,8 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
         persona=memory.persona, candidate=candidate, held=held,
         known_names=[n for n in self.journal.known_names if n != ""],
         on_failure=self.journal.record_failure,
-        duplicate_threshold=self._duplicate_threshold)
+        duplicate_threshold=self._duplicate_threshold,
+        related_threshold=self._related_threshold)
     self._gates.add(DUPLICATE_PRECHECK, int(
         verdict is not None and verdict.reason == RejectionReason.DUPLICATE
         and not verdict.llm_calls), self._logging_channel)

@@ -28,6 +28,7 @@ from concordia.typing import entity_component
 
 from crsec_concordia import observations, threads
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.calibration.thresholds import SimilarityThresholds
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
@@ -70,6 +71,7 @@ class Adjudication(entity_component.ContextComponent,
       observations_key: str = queue_lib.EXACT_OBSERVATIONS_KEY,
       action_spec_key: str = action_spec_lib.ACTION_SPEC_KEY,
       similarity: referee_lib.Similarity | None = None,
+      floors: SimilarityThresholds | None = None,
       warm: Callable[[Sequence[str]], None] | None = None,
       default_place: str | None = None,
       doer: bool = True,
@@ -98,6 +100,8 @@ class Adjudication(entity_component.ContextComponent,
         tag (referee/tag_gate.py) and of occasions that name behaviours
         (referee/occasion_check.py). Without it, neither (an occasion that
         names behaviours then raises).
+      floors: the thresholds measured for the embedder behind `similarity`
+        (embedder_thresholds.thresholds_of; None: MiniLM's).
       warm: given a behaviour as observers will read it, has it embedded
         in the background (every normative observer's ConflictDetector
         embeds the slot's behaviours first thing in the next slot): each
@@ -133,7 +137,7 @@ class Adjudication(entity_component.ContextComponent,
         policy=policy, target_norms=target_norms, places=places,
         where=self._here if places is not None else None,
         listed=self._listed if places is not None else None,
-        log=lambda entry: self._logging_channel(entry))
+        log=lambda entry: self._logging_channel(entry), floors=floors)
     self._perception = perception
     self._default_place = default_place
     self._whereabouts_key = whereabouts_key

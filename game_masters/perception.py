@@ -24,10 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from crsec_concordia import embedding
+from crsec_concordia import embedder_thresholds, embedding
 from crsec_concordia.operations import detect_conflict_relevance as relevance
-from crsec_concordia.operations.detect_conflict_relevance import \
-    DEFAULT_RELEVANCE
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters.places import PlaceMap
 
@@ -66,7 +64,7 @@ class LocalPerception:
                max_events: int = DEFAULT_MAX_EVENTS,
                norms_of: NormsOf | None = None,
                embedder: SentenceEmbedder | None = None,
-               floor: float = DEFAULT_RELEVANCE,
+               floor: float | None = None,
                ties: Mapping[str, frozenset[str]] | None = None):
     """Creates it.
 
@@ -76,7 +74,8 @@ class LocalPerception:
       norms_of: the norms an observer holds (none: deeds by name alone).
       embedder: the simulation's sentence embedder (none: by name alone).
       floor: the similarity to a held norm from which a deed counts as
-        near it (the ConflictDetector's relevance floor).
+        near it (None: the ConflictDetector's relevance floor measured
+        for the embedder, embedder_thresholds.py).
       ties: each observer's neighbours, whose deeds it perceives first
         (None: no one's first).
     """
@@ -86,7 +85,8 @@ class LocalPerception:
     self._max = max_events
     self._norms_of = norms_of
     self._embedder = None if embedder is None else embedding.cached(embedder)
-    self._floor = floor
+    self._floor = (embedder_thresholds.thresholds_of(embedder).relevance
+                   if floor is None else floor)
     self._ties = ties
 
   def compose(self, deeds: Sequence[Deed], where: Mapping[str, str],

@@ -27,8 +27,10 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
-from crsec_concordia import embedding, gate_tally
+from crsec_concordia import embedder_thresholds, embedding, gate_tally
+from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.calibration.thresholds import SimilarityThresholds
 from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components.port import port_of
 from crsec_concordia.embedding import SentenceEmbedder
@@ -45,7 +47,7 @@ from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.models.base import TaggedModel
 from crsec_concordia.models.concordia_adapter import as_structured
-from crsec_concordia.scenarios import Scenario
+from crsec_concordia.scenarios import Scenario, ScenarioError
 from crsec_concordia.scenarios.network import attend_ties, talk_ties
 from crsec_concordia.slot_agent import SlotAgent
 
@@ -136,6 +138,19 @@ def place_components(
               ties=attend_ties(scenario.network)))
 
 
+def _floors(embedder: SentenceEmbedder, scenario: Scenario
+            ) -> SimilarityThresholds:
+  """The embedder's thresholds for the referee; on a venue with labelled
+  cases the nearest rule stays as it was measured there (no tie), on one
+  without, it refuses no near tie on the embedder's measured scale."""
+  floors = embedder_thresholds.thresholds_of(embedder)
+  try:
+    labelled = probes_lib.probes_path(scenario).is_file()
+  except ScenarioError:  # Built from a dict under no shipped name.
+    labelled = False
+  return floors.without_tie() if labelled else floors
+
+
 def components(
     model: language_model.LanguageModel,
     embedder: SentenceEmbedder,
@@ -182,6 +197,7 @@ def components(
           # embedder (referee/tag_gate.py), with or without normative
           # observers.
           similarity=referee_lib.similarity_of(embedder),
+          floors=_floors(embedder, scenario),
           warm=(functools.partial(warm, embedder)
                 if _observers_embed(entities) else None),
           policy=UNCALIBRATED_POLICY if policy is None else policy,

@@ -82,9 +82,16 @@ def calibrated(identity: ModelIdentity, venue: str,
                 f"{CALIBRATED} ({entry['path']})")
 
 
-def _auto(identity: ModelIdentity, venue: str) -> Chosen | None:
+def _auto(identity: ModelIdentity, venue: str,
+          embedder: str | None = None) -> Chosen | None:
   """Every structure for the embedded model and a given one; an endpoint's
-  model its calibration's choice, else trusting()."""
+  model its calibration's choice, else trusting(). `embedder`: the name of
+  an embedder nobody measured, with which no pair (model, embedder) was
+  measured to gain from a structure: trusting()."""
+  if embedder is not None:
+    return Chosen(RefereePolicy.trusting(),
+                  f"{AUTO}: {TRUSTING} (no thresholds measured for the "
+                  f"embedder {embedder})")
   if identity.endpoint in (EMBEDDED, GIVEN):
     return None
   try:
@@ -95,8 +102,8 @@ def _auto(identity: ModelIdentity, venue: str) -> Chosen | None:
   return dataclasses.replace(found, source=f"{AUTO}: {found.source}")
 
 
-def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str
-            ) -> Chosen | None:
+def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str,
+            unmeasured_embedder: str | None = None) -> Chosen | None:
   """The named policy (a Chosen one as it is: a sweep's driver resolves
   them; None: `auto`), or None for every structure (the game master's
   default, with nothing added to its params: runs made before the choice
@@ -104,7 +111,7 @@ def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str
   if isinstance(choice, Chosen):
     return choice
   if choice is None or choice == AUTO:
-    return _auto(identity, venue)
+    return _auto(identity, venue, unmeasured_embedder)
   if choice == ALL_ON:
     return None
   if choice == TRUSTING:

@@ -14,6 +14,10 @@ Three forms (crsec_concordia/calibration/):
   crsec calibrate --labels SHEET.csv [--out PATH]
       the filled sheet read back into the run's model's calibration for
       that venue (no model is asked).
+  crsec calibrate --thresholds [--embedder module:function] [--out DIR]
+      every similarity threshold of the embedder derived from labelled
+      cases (no model is asked) and stored under its name, where runs
+      with it find them (docs/calibration.md).
 
 `crsec report`, `compare` and `publish` then correct behaviour with the
 calibration of the runs' own model and venue, and name it.
@@ -30,6 +34,7 @@ from tqdm import tqdm
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import probes, sheet, store
+from crsec_concordia.calibration.thresholds import save_similarity
 from crsec_concordia import embedder_identity
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags, embedder_from,
@@ -39,6 +44,7 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers import judgement_error as calibrate_lib
 from crsec_concordia.metrics.classifiers import probe_run
+from crsec_concordia.metrics.classifiers import similarity_calibration
 from crsec_concordia.models import make_model
 from crsec_concordia.runs import model_roles
 
@@ -81,6 +87,9 @@ def add_parser(sub) -> None:
                  "own model is the one the endpoint flags name")
   p.add_argument("--jobs", type=positive("--jobs"), default=probe_run.JOBS,
                  help=f"cases asked at once (default {probe_run.JOBS})")
+  p.add_argument("--thresholds", action="store_true",
+                 help="derive the embedder's similarity thresholds from "
+                 "labelled cases (no model is asked)")
   p.add_argument("--no-norms", action="store_true",
                  help="leave out the matcher's labelled norms")
   add_embedder_flag(p)
@@ -99,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     return _write_sheet(args.sheet, args.out)
   if args.labels:
     return _read_labels(args.labels, args.out)
+  if args.thresholds:
+    return _derive_thresholds(args)
   if args.for_run:
     return _for_run(args)
   return _calibrate(args)
@@ -129,6 +140,22 @@ def _for_run(args: argparse.Namespace) -> int:
       continue
     print(f"calibrate: model {i} of {args.for_run}")
     _calibrate(args, endpoint=endpoint, names=[venue])
+  return 0
+
+
+def _derive_thresholds(args: argparse.Namespace) -> int:
+  """The embedder's record of thresholds, derived and stored."""
+  if args.scenario:
+    raise UserError("--thresholds derives from every shipped venue's "
+                    "labelled cases: give no SCENARIO with it")
+  embedder = embedder_from(args) or shared_embedder()
+  if args.out is not None:
+    _checked_out(args.out)
+  record = similarity_calibration.derive(embedder)
+  path = save_similarity(record, args.out)
+  for key, value in record.to_dict().items():
+    print(f"  {key}: {value}")
+  print(f"thresholds: {path}")
   return 0
 
 

@@ -22,13 +22,16 @@ import numpy as np
 
 from crsec_concordia import embedding, observations
 from crsec_concordia.norms import PersonalNorm
+from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
 from crsec_concordia.operations.detect_conflict import Observed
 
-# Cosine (all-MiniLM-L6-v2) below which a behaviour is taken to be about
-# none of the agent's norms: low, because behaviour-to-rule similarity is
-# low even for plain breaches; set to lose no labelled breach, the model's
-# judgement does the rest (docs/trials/operations.md, the relevance gate).
-DEFAULT_RELEVANCE = 0.15
+# Cosine below which a behaviour is taken to be about none of the agent's
+# norms: low, because behaviour-to-rule similarity is low even for plain
+# breaches; measured per embedder to lose no labelled breach, the model's
+# judgement does the rest (docs/trials/operations.md, the relevance gate;
+# docs/calibration.md). This is MiniLM's; a component reads its own
+# embedder's (embedder_thresholds.py).
+DEFAULT_RELEVANCE = MINILM_THRESHOLDS.relevance
 Deed = TypeVar("Deed", bound=observations.ActionObservation)
 
 # A sentence ends at . ! or ? (a closing quote may follow) before the next

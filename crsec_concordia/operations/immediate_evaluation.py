@@ -22,6 +22,7 @@ import re
 
 from crsec_concordia import embedding
 from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
@@ -31,7 +32,10 @@ from crsec_concordia.operations.names import IMMEDIATE_EVALUATION
 from crsec_concordia.operations.norm_type import settled_type
 
 OP = IMMEDIATE_EVALUATION
-DEFAULT_DUPLICATE_THRESHOLD = 0.85
+# MiniLM's cosines (a component reads its embedder's: `duplicate` and
+# `related_norms`, embedder_thresholds.py): a duplicate without asking, and
+# a held norm near enough to be compared with the candidate.
+DEFAULT_DUPLICATE_THRESHOLD = MINILM_THRESHOLDS.duplicate
 
 
 @dataclasses.dataclass
@@ -47,7 +51,7 @@ class Verdict:
 SOURCE_SCHEMA = obj({"supported": BOOLEAN, "type": NORM_TYPE,
                     "utility": UTILITY})
 PAIR_SCHEMA = obj({"same_meaning": BOOLEAN, "opposite": BOOLEAN})
-DEFAULT_RELATED_THRESHOLD = 0.45
+DEFAULT_RELATED_THRESHOLD = MINILM_THRESHOLDS.related_norms
 
 
 def source_prompt(name: str, persona: str, candidate: PersonalNorm) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import embedder_identity, observations, threads
+from crsec_concordia import (embedder_identity, embedder_thresholds,
+                             observations, threads)
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.judgement_prompts import identity_of, prompts_hash
@@ -156,19 +157,23 @@ def run_episode(
                     "another --out, or resume it with `crsec resume`")
   endpoint = endpoint or EndpointConfig.resolve()
   model_roles.check_spec(models, scenario, given_models)
-  # The referee's policy is read for the game master's model.
+  given_embedder = embedder is not None
+  floors = (embedder_thresholds.thresholds_of(embedder) if given_embedder
+            else None)
+  # The referee's policy is read for the game master's model, and for the
+  # pair of it and the embedder.
   gm_endpoint, gm_model = model_roles.game_master_endpoint(models,
                                                           given_models)
   chosen = run_policy.resolve(
       referee_policy, _identity(gm_endpoint or endpoint,
                                 model if gm_endpoint is None and gm_model is
-                                None else gm_model), scenario.name)
+                                None else gm_model), scenario.name,
+      None if floors is None or floors.measured else floors.embedder)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
   model, described = model_for(endpoint, seed, cache, model, progress)
   roles = roles_for(models, scenario, seed, cache, progress, model, described,
                     given_models)
-  given_embedder = embedder is not None
   embedder = embedder_for(embedder)
 
   run_dir.mkdir(parents=True, exist_ok=True)
@@ -189,6 +194,7 @@ def run_episode(
     info["referee_policy"] = chosen.describe()
   if given_embedder:
     info.update(embedder_identity.recorded(embedder))
+    info.update(embedder_thresholds.recorded(embedder))
   if roles is not None:
     info.update(models=roles.describe(), model_spec=roles.spec)
   rundir.write_json(run_dir / rundir.RUN_JSON, info)

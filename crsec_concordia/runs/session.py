@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
 
-from crsec_concordia import game_masters, gate_tally
+from crsec_concordia import embedder_thresholds, game_masters, gate_tally
 from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
@@ -310,6 +310,16 @@ class Session:
     if self._bar is not None:
       self._bar.set_postfix_str("", refresh=True)
 
+  def _tell_unmeasured(self) -> None:
+    """run.log says once that the run's embedder was measured by nobody
+    (run.json's `similarity_thresholds`): its gates judge everything."""
+    found = self.info.get("similarity_thresholds") or {}
+    if found.get("measured", True):
+      return
+    _log.warning(embedder_thresholds.UNMEASURED_NOTE.format(
+        name=found.get("embedder"),
+        fingerprint=(self.info.get("embedder") or {}).get("fingerprint")))
+
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; marks the run completed or interrupted."""
     total = self.scenario.total_steps
@@ -333,6 +343,7 @@ class Session:
         max_workers=1, thread_name_prefix="RunDirWriter")
     try:
       with run_log(self.run_dir):
+        self._tell_unmeasured()
         if waits:
           engine.before_resolve = self.flush
         if shares:

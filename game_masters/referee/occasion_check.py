@@ -17,13 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters.referee._shared import (Similarity,
                                                           failure_record)
 from crsec_concordia.game_masters.referee.general_call import NONE
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
 OP = "GM.adjudicate (occasion)"  # A failure record's `op`.
-MIN_SIMILARITY = 0.25
+# MiniLM's; a referee reads its embedder's (`occasion`).
+MIN_SIMILARITY = MINILM_THRESHOLDS.occasion
 
 
 def check_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
@@ -59,14 +61,16 @@ def check_prompt(*, place: str, situation: str, actor: str, action: str,
 def check_occasion(model, *, place: str, situation: str, actor: str,
                    action: str, behaviours: Sequence[Mapping[str, str]],
                    similarity: Similarity, max_tokens: int = 160,
-                   gate: bool = True
+                   gate: bool = True, floor: float | None = None
                    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
   """(the check's record, a failure record if the call failed).
 
   The record: `behaviour` (the model's proposal, or "none"), `evidence`,
   `similarity` of the action to that behaviour's description, `accepted`
-  (without `gate`, any proposal of the occasion's behaviours is).
+  (without `gate`, any proposal of the occasion's behaviours is; `floor`:
+  the embedder's gate, MIN_SIMILARITY when None).
   """
+  floor = MIN_SIMILARITY if floor is None else floor
   ids = [b["id"] for b in behaviours]
   try:
     answer = model.sample_json(
@@ -86,7 +90,7 @@ def check_occasion(model, *, place: str, situation: str, actor: str,
   return ({"behaviour": proposed, "evidence": str(answer["evidence"]).strip(),
            "similarity": score,
            "accepted": proposed in ids and (not gate
-                                            or score >= MIN_SIMILARITY)},
+                                            or score >= floor)},
           None)
 
 

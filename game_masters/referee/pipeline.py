@@ -16,6 +16,8 @@ from typing import Any
 
 from crsec_concordia import gate_tally, observations
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.calibration.thresholds import SimilarityThresholds
+from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.action_text import tells_of_actor
 from crsec_concordia.game_masters.referee import doer_check
@@ -47,7 +49,8 @@ class Referee:
                places: Sequence[Mapping[str, str]] | None = None,
                where: Callable[[str], str] | None = None,
                listed: Callable[[str, str], Sequence[str]] | None = None,
-               log: Callable[[Mapping[str, Any]], None] | None = None):
+               log: Callable[[Mapping[str, Any]], None] | None = None,
+               floors: SimilarityThresholds | None = None):
     """See Adjudication (game_masters/adjudication.py) for the arguments;
     `policy`: which structures apply (by default all of them;
     crsec_concordia/calibration/policy.py), `doer=False` leaving out the
@@ -60,9 +63,13 @@ class Referee:
     lists for an actor's action (by default all: a town's are the few near
     the actor and those its action names, game_masters/places.py); `log`:
     where each skip of a gate is shown (gate_tally.py: the adjudication's
-    logging channel), its counts kept in `gates`."""
+    logging channel), its counts kept in `gates`; `floors`: the embedder's
+    record of thresholds (embedder_thresholds.py; None: MiniLM's, the
+    default embedder's, with the nearest rule as measured on the labelled
+    venues: no tie)."""
     self.gates = gate_tally.GateTally()
     self._log = log
+    self._floors = MINILM_THRESHOLDS.without_tie() if floors is None else floors
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
                      for p in places])
@@ -107,7 +114,7 @@ class Referee:
       return self._unjudged(action, NO_ACTION_EVIDENCE, False), None
     near = (self._nearest(actor, action, situation, checked)
             if self._policy.spare_far_actions else None)
-    if near is not None and near[1] < tag_gate.MIN_TAG_SIMILARITY:
+    if near is not None and near[1] < self._floors.spare_far:
       # No tag could pass the gate (tag_gate.py): the referee is not asked.
       self.gates.add(gate_tally.SPARED_FAR_ACTION, 1, self._log)
       return self._unjudged(action, "none", True, referee_asked=False,
@@ -198,7 +205,8 @@ class Referee:
         self._look_model, self._doer_model, place=self._place, actor=actor,
         action=action, descriptions=rest, similarity=self._similarity,
         words=self._place_words, nearest_rule=self._policy.look_nearest,
-        reverse=self._policy.look_reverse, sides=self._sides)
+        reverse=self._policy.look_reverse, sides=self._sides,
+        floors=self._floors)
     self._count_look(look)
     if look is not None:
       fields["second_look"] = look
@@ -249,9 +257,12 @@ class Referee:
     if self._policy.deed_floor:
       fields["tag_deed_similarity"] = deed
     if self._policy.tag_floor:
-      fields["tag_floor"] = tag_gate.MIN_TAG_SIMILARITY
+      # None: an unmeasured embedder's open gate (no JSON for infinity).
+      fields["tag_floor"] = (self._floors.tag if self._floors.measured
+                             else None)
     kept, _ = tag_gate.split_tags(
         scores if self._policy.tag_floor else dict.fromkeys(ids, 1.0),
+        floor=self._floors.tag,
         deed_scores=deed if self._policy.deed_floor else None)
     return {"behaviours": kept, **fields}
 
@@ -302,7 +313,8 @@ class Referee:
     check, failure = occasion_check.check_occasion(
         self._model, place=self._place, situation=occasion.text_for(actor),
         actor=actor, action=action, behaviours=wanted,
-        similarity=self._similarity, gate=self._policy.occasion_gate)
+        similarity=self._similarity, gate=self._policy.occasion_gate,
+        floor=self._floors.occasion)
     # A proposal of the occasion's behaviours its floor refused.
     self.gates.add(gate_tally.OCCASION_FLOOR, int(
         not check["accepted"] and check["behaviour"] in occasion.behaviours),

@@ -25,13 +25,17 @@ from crsec_concordia.game_masters.referee._shared import (Similarity,
                                                           failure_record)
 from crsec_concordia.game_masters.referee.general_call import (none_token,
                                                                quotes_action)
-# The occasion check's floor.
-from crsec_concordia.game_masters.referee.occasion_check import MIN_SIMILARITY
+from crsec_concordia.calibration.thresholds import SimilarityThresholds
+from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.scenarios import TargetNorm
 
 TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
 CANDIDATES = 3  # The nearest behaviours listed.
+# MiniLM's floor (the occasion check's); a referee reads its embedder's.
+MIN_SIMILARITY = MINILM_THRESHOLDS.look
+# MiniLM's record as the labelled venues measured it (no tie).
+_MEASURED = MINILM_THRESHOLDS.without_tie()
 
 
 # Why a proposal the nearest rule refuses does not count (its record's `why`).
@@ -83,17 +87,18 @@ def other_sides(target_norms: Iterable[TargetNorm]
 
 
 def candidates(action: str, descriptions: Mapping[str, str],
-               similarity: Similarity, words: frozenset[str]
+               similarity: Similarity, words: frozenset[str],
+               floors: SimilarityThresholds = _MEASURED
                ) -> list[tuple[str, float]]:
   """The behaviours to ask about, nearest first (tag_gate.near_scores), or
-  none if even the nearest is below MIN_SIMILARITY."""
+  none if even the nearest is below the embedder's `look` floor; each at
+  least its tag floor."""
   # Nearest first; a tie keeps the scenario's order (sorted is stable).
   near = sorted(tag_gate.near_scores(action, descriptions, similarity,
                                      words).items(), key=lambda kv: -kv[1])
-  if not near or near[0][1] < MIN_SIMILARITY:
+  if not near or near[0][1] < floors.look:
     return []
-  return [(i, s) for i, s in near[:CANDIDATES]
-          if s >= tag_gate.MIN_TAG_SIMILARITY]
+  return [(i, s) for i, s in near[:CANDIDATES] if s >= floors.tag]
 
 
 def ask(model, *, place: str, listed: Sequence[Mapping[str, str]],
@@ -112,19 +117,22 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
                 descriptions: Mapping[str, str], similarity: Similarity,
                 words: frozenset[str], max_tokens: int = 160,
                 nearest_rule: bool = True, reverse: bool = True,
-                sides: Mapping[str, frozenset[str]] | None = None
+                sides: Mapping[str, frozenset[str]] | None = None,
+                floors: SimilarityThresholds = _MEASURED
                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
   """(the look's record, a failure record), or (None, None) when no
   behaviour is near enough to ask about. `nearest_rule` and `reverse`: the
   two checks of a proposal that a policy may leave out
   (crsec_concordia/calibration/policy.py); `sides` (other_sides): the
-  nearest rule lets the other side of the nearest behaviour through.
+  nearest rule lets the other side of the nearest behaviour through;
+  `floors`: the embedder's record (its floors, and its `near_tie`: a
+  proposal whose score is within it of the nearest's is no farther).
 
   The record: `candidates` ({id: score}), the model's `behaviour` and
   `evidence`, its answer in `reversed` order, the doer check's answer
   (`doer`) when asked, and `accepted` with, when not, `why`.
   """
-  near = candidates(action, descriptions, similarity, words)
+  near = candidates(action, descriptions, similarity, words, floors)
   if not near:
     return None, None
   listed = [{"id": i, "description": descriptions[i]} for i, _ in near]
@@ -141,7 +149,7 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
   if nearest is not None and proposed in (sides or {}).get(nearest, ()):
     nearest = None  # The other side of the nearest's deed.
   why = _refused(proposed, evidence, nearest, record["candidates"], actor,
-                 action)
+                 action, floors.near_tie)
   if why is not None:
     record["why"] = why
     return record, None
@@ -157,17 +165,25 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
 
 
 def _refused(proposed: str, evidence: str, nearest: str | None,
-             near: Mapping[str, float], actor: str, action: str
-             ) -> str | None:
+             near: Mapping[str, float], actor: str, action: str,
+             tie: float) -> str | None:
   """Why the first answer's proposal cannot count, or None if it may
-  (`nearest` None: any candidate may)."""
+  (`nearest` None: any candidate may; one within `tie` of the nearest's
+  score is as near, on the embedder's measured scale)."""
   if proposed not in near:
     return "no behaviour proposed"
-  if nearest is not None and proposed != nearest:
+  if nearest is not None and not near_tie(near, nearest, proposed, tie):
     return NOT_NEAREST
   if not quotes_action(evidence, actor, action):
     return "the quote is not words of the action"
   return None
+
+
+def near_tie(near: Mapping[str, float], nearest: str, proposed: str,
+             tie: float) -> bool:
+  """Whether `proposed` is the nearest behaviour or as near, within the
+  embedder's measured tie (the nearest rule refuses no near tie)."""
+  return proposed == nearest or near[nearest] - near[proposed] < tie
 
 
 def _ask_doer(record: dict[str, Any], doer_model, actor: str, action: str,

@@ -20,9 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters.referee._shared import Similarity
 
-MIN_TAG_SIMILARITY = 0.16
+# MiniLM's floor; a referee reads its embedder's (`tag`, `spare_far`:
+# embedder_thresholds.py).
+MIN_TAG_SIMILARITY = MINILM_THRESHOLDS.tag
 # The words of the place field (general_call.PLACES) and their forms.
 PLACE_WORDS = frozenset({"indoors", "outdoors", "indoor", "outdoor",
                          "inside", "outside"})

@@ -29,7 +29,7 @@ from crsec_concordia.metrics.classifiers.labels import (SPLITS, VENUES,
                                                         load_items,
                                                         venue_behaviours,
                                                         venue_targets)
-from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE,
+from crsec_concordia.metrics.classifiers.matching import (CHOSEN_RULE, POLARITY,
                                                           MatchRule,
                                                           NormMatcher)
 from crsec_concordia.metrics.classifiers.measured import QUALITY_PATH
@@ -122,7 +122,7 @@ class Tried:
 
 
 _READ = dict(aliases=True, clauses=True, contrast=True, permissions=True)
-_SIDED = dict(_READ, reasons=True, margin=0.0, polarity=0.05)
+_SIDED = dict(_READ, reasons=True, margin=0.0, polarity=POLARITY)
 # Every rule tried, in the order tried; bench/matcher_quality.py prints them
 # and `select` picks one of them on the calibration half.
 TRIED = (

@@ -45,6 +45,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from crsec_concordia import embedder_identity, embedding
+from crsec_concordia.embedder_thresholds import (MINILM_THRESHOLDS,
+                                                 thresholds_of)
 from crsec_concordia.calibration import thresholds
 from crsec_concordia.metrics.classifiers import measured, norm_clauses
 from crsec_concordia.scenarios import TargetNorm
@@ -57,6 +59,8 @@ MEASURED = thresholds.load_thresholds()
 MATCH_THRESHOLD = MEASURED.match
 JUDGE_FLOOR = MEASURED.judge_floor
 RELATED_THRESHOLD = MEASURED.related
+# The polarity penalty measured with MiniLM (embedder_thresholds.py).
+POLARITY = MINILM_THRESHOLDS.polarity
 
 class Judge(Protocol):
   """MEANS in words for a (norm, target text) pair: True, False, or None
@@ -138,7 +142,7 @@ SINGLE_COSINE = MatchRule("single_cosine")
 CHOSEN_RULE = MatchRule(
     "nearest_target_polarity_pool3", threshold=MEASURED.rule, aliases=True,
     clauses=True, contrast=True, permissions=True, reasons=True, margin=0.0,
-    polarity=0.05, pool=3)
+    polarity=POLARITY, pool=3)
 
 
 class NormMatcher:
@@ -147,16 +151,29 @@ class NormMatcher:
   def __init__(self, targets: Sequence[TargetNorm], *,
                behaviours: Mapping[str, str] | None = None,
                rule: MatchRule = CHOSEN_RULE,
-               related_threshold: float = RELATED_THRESHOLD,
+               related_threshold: float | None = None,
                embedder: embedding.SentenceEmbedder | None = None,
                judge: Judge | None = None,
-               judge_floor: float = JUDGE_FLOOR):
+               judge_floor: float | None = None):
     """`behaviours`: the scenario's behaviour descriptions by id (a run's
     `Run.behaviours`); what a text ABOUT a target may speak of, and what
     tells its compliance from its violation. A behaviour without one is
-    read as its id in words."""
+    read as its id in words. The thresholds not given are the embedder's
+    measured ones (embedder_thresholds.py); with an embedder nobody
+    measured, a judge is asked of every pair."""
+    floors = thresholds_of(embedder)
     if embedder is None:
       embedder = embedding.shared_embedder()
+    if rule is CHOSEN_RULE and floors.measured:
+      rule = dataclasses.replace(rule, threshold=floors.matcher.rule,
+                                 polarity=floors.polarity)
+    self.measured = floors.measured
+    matcher = floors.matcher if floors.measured else MEASURED
+    if related_threshold is None:
+      related_threshold = matcher.related
+    if judge_floor is None:
+      judge_floor = matcher.judge_floor if floors.measured else (
+          floors.matcher.judge_floor)
     self.targets = list(targets)
     described = behaviours or {}
     # Per target: the descriptions of its complying, then its violating
@@ -166,7 +183,7 @@ class NormMatcher:
               for b in (*t.complies, *t.violates)) for t in self.targets]
     self.rule = rule
     # The cosine at which two norms say the same (emergent norms' clusters).
-    self.threshold = MATCH_THRESHOLD
+    self.threshold = matcher.match
     self.related_threshold = related_threshold
     self.judge = judge
     self.judge_floor = judge_floor
@@ -213,7 +230,10 @@ class NormMatcher:
                 for t in self.targets}}
     identity = embedder_identity.identify(self._embedder)
     if not embedder_identity.is_measured_default(identity):
-      found["embedder"] = {**identity.describe(), "calibrated": bool(figures)}
+      found["embedder"] = {**identity.describe(), "calibrated": bool(figures),
+                           "thresholds_measured": self.measured}
+      if not self.measured:
+        found["judge_floor"] = None  # Every pair put to the judge.
     return found
 
   def similarity(self, texts: Sequence[str]) -> np.ndarray:
