@@ -79,7 +79,7 @@ def tell(record: thresholds.SimilarityThresholds) -> bool:
   return first
 
 
-def recorded(embedder: Any) -> dict[str, Any]:
+def thresholds_recorded(embedder: Any) -> dict[str, Any]:
   """What run.json records of the thresholds in use: nothing for MiniLM
   (so its runs record what they always did), else the embedder's name and
   whether it was measured."""

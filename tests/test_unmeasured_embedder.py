@@ -98,4 +98,4 @@ def test_an_unmeasured_embedders_run_says_so_once(tmp_path):
 
 
 def test_minilms_runs_record_no_thresholds():
-  assert embedder_thresholds.recorded(None) == {}
+  assert embedder_thresholds.thresholds_recorded(None) == {}

@@ -52,7 +52,7 @@ class RefereePolicy:
   look_sides: bool = True
   # The look's question asked again in reverse order must agree.
   look_reverse: bool = True
-  # occasion_check.MIN_SIMILARITY on the occasion check's proposal.
+  # occasion_check.MIN_OCCASION_SIMILARITY on the occasion check's proposal.
   occasion_gate: bool = True
 
   @classmethod

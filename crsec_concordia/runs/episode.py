@@ -194,7 +194,7 @@ def run_episode(
     info["referee_policy"] = chosen.describe()
   if given_embedder:
     info.update(embedder_identity.recorded(embedder))
-    info.update(embedder_thresholds.recorded(embedder))
+    info.update(embedder_thresholds.thresholds_recorded(embedder))
   if roles is not None:
     info.update(models=roles.describe(), model_spec=roles.spec)
   rundir.write_json(run_dir / rundir.RUN_JSON, info)

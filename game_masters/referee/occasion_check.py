@@ -6,7 +6,7 @@ gives a small tip to the server"); asked about only the occasion's
 behaviours, the model names them readily, but also for answers that ignore
 the occasion. So the model proposes and the embedder verifies: a proposed
 behaviour counts only if the action's similarity to its description
-reaches MIN_SIMILARITY. The check is recorded whole, accepted or not, and
+reaches MIN_OCCASION_SIMILARITY. The check is recorded whole, accepted or not, and
 an accepted one decides among the occasion's behaviours (`decide`). Its
 figures, and the stricter verification measured against it:
 docs/trials/referee.md ("The occasion check").
@@ -25,7 +25,7 @@ from crsec_concordia.models.base import EndpointError, StructuredOutputError
 
 OP = "GM.adjudicate (occasion)"  # A failure record's `op`.
 # MiniLM's; a referee reads its embedder's (`occasion`).
-MIN_SIMILARITY = MINILM_THRESHOLDS.occasion
+MIN_OCCASION_SIMILARITY = MINILM_THRESHOLDS.occasion
 
 
 def check_schema(behaviour_ids: Sequence[str]) -> dict[str, Any]:
@@ -68,9 +68,9 @@ def check_occasion(model, *, place: str, situation: str, actor: str,
   The record: `behaviour` (the model's proposal, or "none"), `evidence`,
   `similarity` of the action to that behaviour's description, `accepted`
   (without `gate`, any proposal of the occasion's behaviours is; `floor`:
-  the embedder's gate, MIN_SIMILARITY when None).
+  the embedder's gate, MIN_OCCASION_SIMILARITY when None).
   """
-  floor = MIN_SIMILARITY if floor is None else floor
+  floor = MIN_OCCASION_SIMILARITY if floor is None else floor
   ids = [b["id"] for b in behaviours]
   try:
     answer = model.sample_json(

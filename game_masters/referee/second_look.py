@@ -4,9 +4,9 @@ The general call defaults to "none" ("Most actions show none"), and on a
 small model that default takes plain deeds too ("hangs the trowel back on
 its hook inside the tool shed"). So the model proposes and the embedder
 verifies, as in the occasion check: where no tag counts and the action is
-near some behaviour (MIN_SIMILARITY, the occasion check's floor), the
-referee is asked once more about the three nearest behaviours only, listed
-before the action, with no "most actions show none". The proposal counts
+near some behaviour (the embedder's look floor; MIN_LOOK_SIMILARITY for
+MiniLM), the referee is asked once more about the three nearest behaviours
+only, listed before the action, with no "most actions show none". The proposal counts
 only if it is the behaviour the embedder finds nearest (the nearest rule),
 its quote is words of the action, the same question with the choices in
 reverse order gives the same answer (a choice that follows the list's
@@ -33,7 +33,7 @@ from crsec_concordia.scenarios import TargetNorm
 TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
 CANDIDATES = 3  # The nearest behaviours listed.
 # MiniLM's floor (the occasion check's); a referee reads its embedder's.
-MIN_SIMILARITY = MINILM_THRESHOLDS.look
+MIN_LOOK_SIMILARITY = MINILM_THRESHOLDS.look
 # MiniLM's record as the labelled venues measured it (no tie).
 _MEASURED = MINILM_THRESHOLDS.without_tie()
 

@@ -49,8 +49,8 @@ T = TypeVar("T")
 def floors() -> dict[str, float]:
   """The floors the structures apply, kept with the answers they gate."""
   return {"tag": tag_gate.MIN_TAG_SIMILARITY,
-          "look": second_look.MIN_SIMILARITY,
-          "occasion": occasion_check.MIN_SIMILARITY}
+          "look": second_look.MIN_LOOK_SIMILARITY,
+          "occasion": occasion_check.MIN_OCCASION_SIMILARITY}
 
 
 class _Venue:
