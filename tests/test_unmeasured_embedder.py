@@ -23,6 +23,7 @@ from crsec_concordia.components import CONFLICT_DETECTOR_KEY
 from crsec_concordia.prefabs import PREFABS
 from crsec_concordia.testing import SchemaModel, bag_of_words
 from crsec_concordia.testing import plainest as filled
+from crsec_concordia.metrics.classifiers import measured
 from tests import crsec_script as cs
 
 
@@ -99,3 +100,16 @@ def test_an_unmeasured_embedders_run_says_so_once(tmp_path):
 
 def test_minilms_runs_record_no_thresholds():
   assert embedder_thresholds.thresholds_recorded(None) == {}
+
+
+def test_the_report_says_how_an_unmeasured_embedder_s_matcher_decided():
+  """The page names what stood in for the thresholds nobody measured: the
+  judge asked of every pair, or MiniLM's cuts when no judge was given."""
+  block = {"name": "mine:embed", "fingerprint": "abc", "calibrated": False,
+           "thresholds_measured": False}
+  judged = measured.embedder_note({"embedder": block, "judge": True})
+  assert "every pair to its judge" in judged
+  unjudged = measured.embedder_note({"embedder": block, "judge": False})
+  assert "no judge was given" in unjudged and "--llm-judge" in unjudged
+  measured_block = {**block, "thresholds_measured": True}
+  assert "judge" not in measured.embedder_note({"embedder": measured_block})

@@ -74,10 +74,24 @@ def embedder_note(matcher: dict[str, Any]) -> str:
     return (f"Sentence embedder: {MEASURED_WITH}, the one the matcher's "
             "recorded error was measured with.")
   name = f"{block.get('name')} (fingerprint {block.get('fingerprint')})"
+  how = _matching_note(matcher, block)
   if block.get("calibrated"):
-    return f"Sentence embedder: {name}, calibrated."
+    return f"Sentence embedder: {name}, calibrated.{how}"
   note = not_calibrated_note(str(block.get("name")))
-  return f"Sentence embedder: {name}. {note[0].upper()}{note[1:]}."
+  return f"Sentence embedder: {name}. {note[0].upper()}{note[1:]}.{how}"
+
+
+def _matching_note(matcher: dict[str, Any], block: dict[str, Any]) -> str:
+  """How the matcher decided, when no similarity threshold was measured for
+  its embedder: by its judge (the model), or by an unmeasured cosine."""
+  if block.get("thresholds_measured", True):
+    return ""
+  if matcher.get("judge"):
+    return (" No similarity threshold was measured for it: the matcher put "
+            "every pair to its judge (the model), not to a cosine cut.")
+  return (" No similarity threshold was measured for it and no judge was "
+          "given: the matcher's cosine cuts are not its own (run crsec "
+          "report --llm-judge, or crsec calibrate --thresholds --embedder).")
 
 
 def measured_error(target: TargetNorm, rule_name: str,
