@@ -27,8 +27,10 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia.components.crsec_port import CrsecPort
 from crsec_concordia.components.port import PORT_KEY
+from crsec_concordia import embedder_identity, embedder_thresholds
 from crsec_concordia import game_masters
 from crsec_concordia import observations as obs
+from crsec_concordia.calibration import thresholds
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import places as places_lib
 from crsec_concordia.game_masters import prefab as gm_prefab
@@ -560,7 +562,20 @@ def test_a_legacy_scenario_delivers_every_deed_to_everyone_and_talks_anywhere():
                       "next? Describe one action in one sentence.")
 
 
-def test_an_action_the_referee_is_spared_goes_where_its_words_name():
+@pytest.fixture
+def measured_words(monkeypatch):
+  """word_embedder measured, with MiniLM's cuts, as a person's own
+  `crsec calibrate --thresholds --embedder` would leave it: an embedder
+  nobody measured spares no action (embedder_thresholds.py)."""
+  identity = embedder_identity.identify(word_embedder)
+  thresholds.save_similarity(dataclasses.replace(
+      embedder_thresholds.MINILM_THRESHOLDS, embedder=identity.name,
+      fingerprint=identity.fingerprint))
+  monkeypatch.setattr(embedder_thresholds, "_found", {})
+
+
+def test_an_action_the_referee_is_spared_goes_where_its_words_name(
+    measured_words):
   """An action far from every behaviour is not put to the referee
   (referee/tag_gate.py): it happens where the actor is, or in the one
   other place its words name."""

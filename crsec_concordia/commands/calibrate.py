@@ -46,6 +46,7 @@ from crsec_concordia.metrics.classifiers import judgement_error as calibrate_lib
 from crsec_concordia.metrics.classifiers import probe_run
 from crsec_concordia.metrics.classifiers import similarity_calibration
 from crsec_concordia.models import make_model
+from crsec_concordia.rundir.format import RUN_JSON
 from crsec_concordia.runs import model_roles
 
 SHEET_NAME = "labelling_sheet.csv"
@@ -120,7 +121,7 @@ def _for_run(args: argparse.Namespace) -> int:
   if args.scenario:
     raise UserError("--for-run takes the venue from the run: give no "
                     "SCENARIO with it")
-  info_path = args.for_run / "run.json"
+  info_path = args.for_run / RUN_JSON
   if not info_path.is_file():
     raise UserError(f"{args.for_run} is not a run directory (no run.json): "
                     "give the directory `crsec run` printed")
