@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import Any
 
 
+# How long a connection waits for another process's lock on the file.
+BUSY_SECONDS = 120.0
+
+
 def cache_key(**parts: Any) -> str:
   return hashlib.sha256(
       json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
@@ -28,8 +32,11 @@ class ResponseCache:
     self.path = Path(path)
     self.path.parent.mkdir(parents=True, exist_ok=True)
     self._lock = threading.Lock()
+    # Runs on one node share the file: a writer waits for another's lock
+    # (SQLite's default 5 s was exceeded on a busy machine, "database is
+    # locked") rather than failing the run.
     self._conn = sqlite3.connect(self.path, check_same_thread=False,
-                                 isolation_level=None)
+                                 isolation_level=None, timeout=BUSY_SECONDS)
     self._conn.execute("PRAGMA journal_mode=WAL")
     self._conn.execute(
         "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
