@@ -29,8 +29,9 @@ MINILM_THRESHOLDS = thresholds.load_similarity(
 UNMEASURED_NOTE = ("no similarity thresholds measured for the embedder "
                    "{name} (fingerprint {fingerprint}): every gate lets its "
                    "judgement through (more model calls, nothing dropped) "
-                   "and the matcher asks its judge; measure them with "
-                   "`crsec calibrate --embedder module:function`")
+                   "and the matcher asks its judge where one is given; "
+                   "measure them with "
+                   "`crsec calibrate --thresholds --embedder module:function`")
 
 _lock = threading.Lock()
 _found: dict[embedder_identity.EmbedderIdentity,
