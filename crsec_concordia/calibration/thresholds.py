@@ -22,7 +22,6 @@ from typing import Any
 from crsec_concordia.calibration import store
 from crsec_concordia.errors import UserError
 
-DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # crsec_concordia/embedding.py's.
 FOLDER = "embedders"
 SHIPPED_THRESHOLDS = store.SHIPPED / FOLDER
 
@@ -59,36 +58,6 @@ def threshold_dirs() -> list[Path]:
 
 def path_for(embedder: str, folder: Path) -> Path:
   return Path(folder) / f"{embedder}.json"
-
-
-def load_thresholds(embedder: str = DEFAULT_EMBEDDER,
-                    dirs: Sequence[Path] | None = None) -> Thresholds:
-  """The embedder's measured thresholds (the first found); a UserError
-  naming the fix when none were measured for it."""
-  for folder in threshold_dirs() if dirs is None else dirs:
-    path = path_for(embedder, folder)
-    if path.is_file():
-      try:
-        return Thresholds.from_dict(json.loads(path.read_text(
-            encoding="utf-8")))
-      except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UserError(f"{path}: not an embedder's thresholds ({e}); "
-                        "delete it or measure them again") from None
-  raise UserError(f"no thresholds measured for the embedder {embedder}; "
-                  f"measure them and save them as {embedder}.json in "
-                  f"{store.user_dir() / FOLDER}")
-
-
-def save_thresholds(thresholds: Thresholds,
-                    folder: Path | None = None) -> Path:
-  """Writes the thresholds under the embedder's name (the person's own
-  calibrations by default) and returns the file."""
-  folder = store.user_dir() / FOLDER if folder is None else Path(folder)
-  folder.mkdir(parents=True, exist_ok=True)
-  path = path_for(thresholds.embedder, folder)
-  path.write_text(json.dumps(thresholds.to_dict(), indent=1) + "\n",
-                  encoding="utf-8")
-  return path
 
 
 # Every cosine that decides a judgement, by the field that holds it in an

@@ -47,7 +47,6 @@ import numpy as np
 from crsec_concordia import embedder_identity, embedding
 from crsec_concordia.embedder_thresholds import (MINILM_THRESHOLDS,
                                                  thresholds_of)
-from crsec_concordia.calibration import thresholds
 from crsec_concordia.metrics.classifiers import measured, norm_clauses
 from crsec_concordia.scenarios import TargetNorm
 
@@ -55,7 +54,7 @@ from crsec_concordia.scenarios import TargetNorm
 # MATCH_THRESHOLD, the single cosine's (threshold_search.py), is the cut of
 # emergent norms' clusters, where two norms of agents are compared, not a
 # norm and a target.
-MEASURED = thresholds.load_thresholds()
+MEASURED = MINILM_THRESHOLDS.matcher
 MATCH_THRESHOLD = MEASURED.match
 JUDGE_FLOOR = MEASURED.judge_floor
 RELATED_THRESHOLD = MEASURED.related
