@@ -300,7 +300,10 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
     parts.append(_group_markdown(g, decided, pictures, rows, errors,
                                  uncorrected(g))
                  + "\n".join(town) + ("\n" if town else ""))
-  compared, compared_json = publish_conditions.conditions_section(groups)
+  compared, compared_json = publish_conditions.conditions_section(
+      groups, out / "figures")
+  drawn.update(Path(r["figure"]).name for r in compared_json
+               if "figure" in r)
   if compared:
     parts.append("\n".join(compared))
   curve, curve_json = publish_town.tipping_section(

@@ -11,16 +11,22 @@ is a result, not a gap: a short run may end before any share gets there),
 and the conflicts and talks about the target; a condition whose runs held
 interventions also gets the slots before and after each one
 (measure/interventions.py), averaged over its runs. Baseline runs are
-tabled under their own arm.
+tabled under their own arm. A figure draws each condition's normative
+runs over time (mean over seeds; belief solid, behaviour dashed) with the
+interventions marked, so the conditions are read on one axis.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from crsec_concordia.metrics.measure import aggregate, run_metrics
+import pandas as pd
+
+from crsec_concordia.metrics.measure import aggregate, interventions, run_metrics
+from crsec_concordia.metrics.present import figures
 from crsec_concordia.metrics.present.cells import interval, md_escape, pct
 
 LEVEL = "50%"
@@ -89,17 +95,66 @@ def _cells(groups: Sequence[Any]) -> dict[tuple[str, str], list[Any]]:
           if len({g.key[1] for g in gs}) > 1}
 
 
-def conditions_section(groups: Sequence[Any]
+def _over_time(gs: Sequence[Any], title: str) -> Any | None:
+  """Each condition's normative runs over time, one panel per target;
+  None without normative runs."""
+  lines = {g.key[1]: g.runs.get("normative") or [] for g in gs}
+  lines = {c: ms for c, ms in lines.items() if ms}
+  if not lines:
+    return None
+  first = next(iter(lines.values()))[0]
+  targets = first.run.targets
+  fig = figures.canvas(8.0, 2.8 * max(1, len(targets)))
+  for i, t in enumerate(targets):
+    ax = fig.add_subplot(len(targets), 1, i + 1)
+    marks: dict[tuple[float, str], None] = {}
+    for j, (condition, ms) in enumerate(lines.items()):
+      frame = pd.concat([m.per_step for m in ms], ignore_index=True)
+      mean = frame.groupby("elapsed_minutes", sort=True).mean(
+          numeric_only=True)
+      colour = figures.target_colour(j)
+      if f"belief.{t.id}" in mean and mean[f"belief.{t.id}"].notna().any():
+        ax.plot(mean.index, mean[f"belief.{t.id}"], color=colour, lw=2,
+                label=f"{condition}: holds")
+      if f"behaviour.{t.id}" in mean:
+        ax.plot(mean.index, mean[f"behaviour.{t.id}"], color=colour,
+                lw=1.2, ls="--", label=f"{condition}: complies")
+      for m in ms:
+        marks.update(dict.fromkeys(interventions.marks(m.run, m.per_step)))
+    figures.intervention_lines(ax, list(marks))
+    ax.set_title(f"{t.text} ({t.type})", fontsize=10)
+    ax.set_ylabel("share of all agents")
+    figures.share_axis(ax)
+    figures.time_axis(ax, first.run.clock)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+  fig.suptitle(f"{title}: each condition, holds (solid) and complies "
+               "(dashed)\n(normative runs, mean over seeds)")
+  fig.tight_layout()
+  return fig
+
+
+def conditions_section(groups: Sequence[Any], out: Path | None = None
                        ) -> tuple[list[str], list[dict[str, Any]]]:
   """(markdown lines, results.json rows) comparing the conditions of each
   scenario and endpoint (`groups`: anything with `key` = (scenario,
   condition, endpoint) and `runs` = {arm: [RunMetrics]}); empty when no
-  scenario was published with more than one condition."""
+  scenario was published with more than one condition. With `out` (the
+  page's figures folder), each comparison's figure is drawn there; the
+  rows' first gives its path (`figure`)."""
   lines: list[str] = []
   rows: list[dict[str, Any]] = []
   for (scenario, endpoint), gs in sorted(_cells(groups).items()):
     title = f"{scenario} ({endpoint})" if endpoint else scenario
-    lines += [f"## The conditions compared: {md_escape(title)}", "",
+    lines += [f"## The conditions compared: {md_escape(title)}", ""]
+    drawn = _over_time(gs, title) if out is not None else None
+    if drawn is not None:
+      name = "__".join(x for x in (scenario, endpoint, "conditions") if x)
+      path = out / f"{name.replace('/', '_')}.png"
+      path.write_bytes(figures.png(drawn, dpi=100))
+      rows.append({"scenario": scenario, "endpoint": endpoint,
+                   "figure": f"figures/{path.name}"})
+      lines += [f"![The conditions over time](figures/{path.name})", ""]
+    lines += [
               "Final shares of all agents, mean over seeds with the 95% "
               "t-interval; the runs that reached 50% and the median minutes "
               "from the start they took; conflicts and talks about the "
