@@ -229,12 +229,12 @@ def test_the_committed_minority_sweep_draws_its_tipping_curve(
   assert summary["tipping"]["interval"] == tipping.INTERVAL
   assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size
   page = (out / "report" / "index.html").read_text()
-  assert "the tipping curve" in page and "share_40" in page
+  assert "The tipping curve" in page and "share_40" in page
   # Published (docs/results): the curve over the sweep's conditions.
   results = tmp_path / "results"
   assert cli.main(["report", "--publish", str(results), str(out)]) == 0
   readme = (results / "README.md").read_text()
-  assert "## Committed minority: the tipping curve" in readme
+  assert "## The tipping curve: the committed agents' norm" in readme
   assert "| small_club | share_40 | default | 40% |" in readme
   assert (results / "figures" / "tipping_curve.png").stat().st_size
   published = json.loads((results / "results.json").read_text())

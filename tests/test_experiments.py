@@ -50,6 +50,13 @@ def test_the_entrepreneur_share_sweep_draws_its_curve(
   runs = pd.read_csv(out / f"{aggregate.TIPPING_RUNS}.csv")
   assert sorted(set(runs["committed"])) == [0, 2, 4]
   assert (out / "report" / "figures" / "tipping_curve.png").stat().st_size
+  # Published: the curve, and the three shares side by side.
+  results = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(results), str(out)]) == 0
+  readme = (results / "README.md").read_text()
+  assert "## The tipping curve: the committed agents' norm" in readme
+  assert "| entrepreneur_share | share_40 | default | 40% |" in readme
+  assert "## The conditions compared: entrepreneur_share" in readme
 
 
 def test_the_ties_sweep_draws_a_curve_per_network(
@@ -107,3 +114,26 @@ def test_the_posted_rule_sweep_compares_its_two_arms(
     assert bow["intervention"] == "announce" and bow["step"] == 3
     assert bow["slots_before"] == 2 and bow["slots_after"] == 2
     assert 0 <= bow["belief_before"] <= bow["belief_after"] <= 1
+  # Published (docs/results): the two conditions side by side, the minutes
+  # to adoption in each, and the notice's windows in the posted arm alone;
+  # one entrepreneurs' share in both is no curve.
+  results = tmp_path / "results"
+  assert cli.main(["report", "--publish", str(results), str(out)]) == 0
+  readme = (results / "README.md").read_text()
+  assert "## The conditions compared: posted_rule (default)" in readme
+  rows = [line for line in readme.splitlines()
+          if line.startswith("| Greet people with a bow. |")]
+  assert [r.split(" | ")[1] for r in rows] == ["emergent", "posted"]
+  assert all("never (0 of 2)" in r or " of 2, median " in r for r in rows)
+  assert "| posted | normative | announce (#1, step 3) |" in readme
+  assert "| emergent | normative | announce" not in readme
+  assert "tipping curve" not in readme
+  published = json.loads((results / "results.json").read_text())
+  compared = [r for r in published["conditions"] if "target" in r]
+  assert {(r["condition"], r["target"]) for r in compared} == {
+      (c, t) for c in ("emergent", "posted")
+      for t in ("greet_handshake", "greet_bow")}
+  bow = next(r for r in compared
+             if (r["condition"], r["target"]) == ("posted", "greet_bow"))
+  assert bow["runs"] == 2 and bow["reached_belief"]["runs"] == 2
+  assert 0 <= bow["belief_final"]["mean"] <= 1

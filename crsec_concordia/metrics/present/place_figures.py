@@ -1,12 +1,13 @@
 """Figures of a society of places and groups: how a norm spreads across
-them, and the committed-minority tipping curve.
+them, and the tipping curve of committed agents' norm.
 
   across      one panel per target norm, one colour per place (or group):
               the share holding the norm (solid) and complying (dashed)
               over simulated time; the diffusion view across places
   tipping     the share of non-committed agents holding and following the
-              minority's norm at the end, against the committed minority's
-              size, with its interval over seeds
+              committed agents' norm at the end (a committed minority's, or
+              norm entrepreneurs'), against the committed agents' share,
+              with its interval over seeds
 
 Drawn with figures.py's canvas and axes (Agg, no pyplot).
 """
@@ -94,9 +95,9 @@ def tipping(curve: pd.DataFrame, title: str) -> Figure:
     for share, values in zip(x, part["values"]):
       ax.scatter([share] * len(values), values, color=colour, s=12,
                  alpha=0.45, zorder=3)
-  ax.set_xlabel("committed minority (share of all agents)")
+  ax.set_xlabel("committed agents (share of all agents)")
   ax.set_ylabel("non-committed agents holding and\nfollowing the "
-                "minority's norm")
+                "committed agents' norm")
   ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
   figures.share_axis(ax)
   ax.grid(alpha=0.3)

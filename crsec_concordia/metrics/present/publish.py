@@ -13,8 +13,9 @@ A group is the runs of one scenario (and, in a sweep, one condition and
 endpoint); its findings are decided on its normative runs against its
 baseline runs (findings.py). A group of runs with places or groups also
 gets its adoption per place and group and the norms carried between
-places, and runs with a committed minority their tipping curve
-(publish_town.py).
+places, and runs with committed agents at two or more shares their tipping
+curve (publish_town.py). A scenario published with more than one
+condition gets its conditions side by side (publish_conditions.py).
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from typing import Any
 
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure import run_metrics
-from crsec_concordia.metrics.present import (findings, publish_figures,
-                                             publish_town)
+from crsec_concordia.metrics.present import (findings, publish_conditions,
+                                             publish_figures, publish_town)
+from crsec_concordia.metrics.present.cells import md_escape as _md_escape
 from crsec_concordia.rundir import reading
 
 
@@ -126,12 +128,6 @@ def _fmt(value: Any, digits: int = 0) -> str:
   if isinstance(value, int) and not isinstance(value, bool):
     return f"{value:,}"
   return str(value)
-
-
-def _md_escape(text: Any) -> str:
-  """Agent-written or scenario text in a Markdown table cell."""
-  return (str(text).replace("\\", "\\\\").replace("|", "\\|")
-          .replace("<", "&lt;").replace(">", "&gt;").replace("\n", " "))
 
 
 CAN_CANNOT = """\
@@ -304,6 +300,12 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
     parts.append(_group_markdown(g, decided, pictures, rows, errors,
                                  uncorrected(g))
                  + "\n".join(town) + ("\n" if town else ""))
+  compared, compared_json = publish_conditions.conditions_section(
+      groups, out / "figures")
+  drawn.update(Path(r["figure"]).name for r in compared_json
+               if "figure" in r)
+  if compared:
+    parts.append("\n".join(compared))
   curve, curve_json = publish_town.tipping_section(
       {g.key: g for g in groups}, out / "figures")
   if curve_json:
@@ -317,6 +319,7 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
       old.unlink()
   (out / "results.json").write_text(json.dumps(run_metrics.json_safe(
       {"runs": runs_json, "groups": groups_json,
+       **({"conditions": compared_json} if compared_json else {}),
        **({"tipping": curve_json} if curve_json else {})}), indent=1,
       ensure_ascii=False) + "\n", encoding="utf-8")
   header = ["# Results", "",

@@ -5,9 +5,10 @@ each place's and group's share holding and complying with each target norm
 at the end, the mean over the group's normative runs, the figure of
 adoption per place over time (the mean of those runs), and the norms
 carried from one place to another (per run: the place, the first holder
-there, from where it brought the norm and when). For runs with a committed
-minority (measure/tipping.py): the tipping curve over all the groups
-given, as a table and a figure, with its interval over seeds.
+there, from where it brought the norm and when). For runs with committed
+agents (a committed minority, or norm entrepreneurs: measure/tipping.py)
+at two or more shares: the tipping curve over all the groups given, as a
+table and a figure, with its interval over seeds.
 """
 
 from __future__ import annotations
@@ -16,14 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 from crsec_concordia.metrics.measure import places, run_metrics, tipping
 from crsec_concordia.metrics.present import figures, place_figures
-
-
-def _pct(value: Any) -> str:
-  return "–" if value is None or pd.isna(value) else f"{100 * value:.0f}%"
+from crsec_concordia.metrics.present.cells import interval as _interval
+from crsec_concordia.metrics.present.cells import pct as _pct
 
 
 def _town_runs(runs: Mapping[str, list[run_metrics.RunMetrics]]
@@ -90,29 +88,39 @@ def places_section(runs: Mapping[str, list[run_metrics.RunMetrics]],
 def tipping_section(groups: Mapping[tuple[str, str, str], Any], out: Path
                     ) -> tuple[list[str], dict[str, Any] | None]:
   """(markdown lines, results.json block) of the tipping curve over the
-  groups given (`groups`: key -> anything with `runs`); empty without a
-  committed minority."""
+  groups given (`groups`: key -> anything with `runs`); empty without
+  committed agents at two shares of a scenario."""
   curve = tipping.curve(tipping.points(groups))
+  # A curve needs two committed shares of one scenario at least: one share
+  # (the posted-rule sweep's conditions) is a point, which the conditions'
+  # table shows.
+  shares = curve.groupby(["scenario", "endpoint"])["minority_share"].nunique()
+  curve = curve[curve.set_index(["scenario", "endpoint"]).index.isin(
+      shares[shares > 1].index)].reset_index(drop=True)
   if curve.empty:
     return [], None
   adopted = tipping.adopted(curve)
   path = out / "tipping_curve.png"
   path.write_bytes(figures.png(place_figures.tipping(
-      adopted, "The others holding and following the committed minority's "
+      adopted, "The others holding and following the committed agents' "
       f"norm at the end\n(mean over seeds, {tipping.INTERVAL})"), dpi=100))
-  lines = ["## Committed minority: the tipping curve", "",
+  lines = ["## The tipping curve: the committed agents' norm among the "
+           "others", "",
            f"![The tipping curve](figures/{path.name})", "",
            "Shares of the agents that are not committed at the last step: "
-           "holding a qualified norm that means the minority's target norm, "
+           "holding a qualified norm that means the committed agents' target "
+           "norm (a committed minority's convention, or the norm "
+           "entrepreneurs speak up for), "
            "following it (their latest relevant action complies) and both; "
            f"mean over seeds with its {tipping.INTERVAL}. With two seeds "
            "a point's interval is its mean ± 12.7 standard errors: it says "
            "little more than the seeds' spread. A norm reaches the others "
            "only through conflicts the model detects and talks it holds, "
-           "within the slots played: a low point may mean the minority was "
-           "seldom seen or heard, not that it was heard and refused (the "
+           "within the slots played: a low point may mean the committed "
+           "agents were seldom seen or heard, not that their norm was heard "
+           "and refused (the "
            "runs' conflict and diffusion records tell which).", "",
-           "| scenario | condition | endpoint | minority | adopted (holds "
+           "| scenario | condition | endpoint | committed share | adopted (holds "
            "and follows) | holds | follows | seeds |",
            "|---|---|---|---|---|---|---|---|"]
   for keys, part in curve.groupby(["scenario", "condition", "endpoint"],
@@ -126,10 +134,3 @@ def tipping_section(groups: Mapping[tuple[str, str, str], Any], out: Path
   return lines + [""], {"interval": tipping.INTERVAL,
                         "curve": curve.to_dict(orient="records"),
                         "figure": f"figures/{path.name}"}
-
-
-def _interval(row: Mapping[str, Any]) -> str:
-  text = _pct(row["mean"])
-  if row["ci_low"] is not None and not pd.isna(row["ci_low"]):
-    text += f" [{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]"
-  return text
