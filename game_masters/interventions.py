@@ -52,7 +52,8 @@ from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.game_masters.acting import EveryoneActs
 from crsec_concordia.rundir.format import INTERVENTION
 from crsec_concordia.scenarios import Scenario
-from crsec_concordia.scenarios.interventions import Intervention, concerned
+from crsec_concordia.scenarios.interventions import (Intervention, arriving,
+                                                     concerned)
 
 
 def replay(scenario: Scenario, seed: int, step: int
@@ -61,9 +62,7 @@ def replay(scenario: Scenario, seed: int, step: int
   and teach concerned, by its index in the block) once slot `step`'s
   interventions have happened, replayed from the first slot."""
   groups = {a.name: a.group for a in scenario.agents}
-  arriving = {n for i, iv in enumerate(scenario.interventions)
-              if iv.kind == "arrive" for n in concerned(iv, groups, (), seed, i)}
-  absent: set[str] = set(arriving)
+  absent = arriving(scenario.interventions, groups, seed)
   closed: set[str] = set()
   who: dict[int, list[str]] = {}
   for slot in range(1, step + 1):

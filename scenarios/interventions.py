@@ -104,3 +104,12 @@ def concerned(intervention: Intervention, groups: dict[str, str | None],
   pool = sorted(n for n in (chosen or set(groups)) if n in set(present))
   count = round(float(intervention.share) * len(pool))
   return sorted(random.Random(f"{seed}:{index}").sample(pool, count))
+
+
+def arriving(interventions: Sequence[Intervention],
+             groups: dict[str, str | None], seed: int) -> set[str]:
+  """The agents the block's `arrive`s bring: built with the others, they
+  take no part until their arrive happens (and none in a run that ends
+  before it)."""
+  return {n for i, iv in enumerate(interventions) if iv.kind == "arrive"
+          for n in concerned(iv, groups, (), seed, i)}

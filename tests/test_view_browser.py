@@ -11,6 +11,7 @@ says. Chromium missing is a failure naming the fix, not a skip.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,46 @@ def test_interventions_and_failures_are_marked_under_the_scrubber(
   assert "a sign goes up" in tab.inner_text("#slot")
   assert errors == []
   tab.close()
+
+
+def test_agents_not_yet_arrived_or_gone_are_drawn_away(chromium, tmp_path):
+  """The golden run, as if Tom Gomez arrived at slot 3 and Carlos Gomez
+  left at slot 4: each is in the greyed away panel, not in the venue."""
+  out = tmp_path / "run"
+  out.mkdir()
+  for f in ("run.json", "usage.json"):
+    (out / f).write_bytes((GOLDEN / f).read_bytes())
+  scenario = json.loads((GOLDEN / "scenario.json").read_text("utf-8"))
+  scenario["interventions"] = [
+      {"kind": "arrive", "at": 3, "agents": ["Tom Gomez"]},
+      {"kind": "leave", "at": 4, "agents": [CARLOS]}]
+  (out / "scenario.json").write_text(json.dumps(scenario), "utf-8")
+  (out / "events.jsonl").write_text(
+      (GOLDEN / "events.jsonl").read_text(encoding="utf-8")
+      + "".join(json.dumps({"kind": "intervention", "step": step,
+                            "intervention": kind, "agents": [who]}) + "\n"
+                for step, kind, who in ((3, "arrive", "Tom Gomez"),
+                                        (4, "leave", CARLOS))),
+      encoding="utf-8")
+  errors: list[str] = []
+  tab = open_page(chromium, page.write(out, out / "view.html"), errors)
+
+  def away(agent: str) -> str | None:
+    found = tab.query_selector(f'#places .away .mark[data-agent="{agent}"]')
+    return None if found is None else found.get_attribute("data-away")
+
+  def placed(agent: str) -> bool:
+    return tab.query_selector(
+        f'#places .mark[data-agent="{agent}"][data-place]') is not None
+
+  slot_to(tab, 2)
+  assert away("Tom Gomez") == "not yet arrived" and not placed("Tom Gomez")
+  assert placed(CARLOS) and away(CARLOS) is None
+  slot_to(tab, 4)
+  assert away(CARLOS) == "left" and not placed(CARLOS)
+  assert placed("Tom Gomez") and away("Tom Gomez") is None
+  tab.click(f'#places .away .mark[data-agent="{CARLOS}"]')
+  assert "away (left)" in tab.inner_text("#agent")
+  assert errors == []
+  tab.close()
+

@@ -5,6 +5,8 @@
               checkpoints, provenance (crsec_concordia/runs/ uses it)
   reading.py  the reader's side: a run, compare or sweep directory loaded,
               with one `UserError` line when it is none (the metrics use it)
+  presence.py who takes part in each slot (arrive and leave), for the
+              metrics' shares and the viewer
 
 docs/design.md, "Run directory", describes every file and record. This
 package sits below both the runs and the metrics, so neither copies the

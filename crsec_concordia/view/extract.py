@@ -2,7 +2,9 @@
 
 The page (page.py, page.js) reads one dict per run: the slots, the panels
 (places), the agents, where each agent is and which target norms it holds
-per slot, the slot's records, each agent's norms over time, the diffusion
+per slot, who is away per slot (not yet arrived, or left: a scenario's
+`arrive` and `leave`, rundir/presence.py; the page draws them apart from
+the places, where their home would otherwise show them), the slot's records, each agent's norms over time, the diffusion
 edges, the adoption curves of the report and the usage. `notes` says what
 the page cannot show for this run and why (no report, no snapshots, no
 per-agent call counts).
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crsec_concordia.rundir import presence
 from crsec_concordia.view import norms, slots
 from crsec_concordia.view.load import Loaded
 
@@ -34,6 +37,15 @@ def _agents(loaded: Loaded) -> list[dict[str, Any]]:
            "home": listed.get(name, {}).get("home"),
            "persona": listed.get(name, {}).get("persona", "")}
           for name in loaded.run.agents]
+
+
+def _away(loaded: Loaded, names: list[str],
+          steps: list[int]) -> list[list[list[Any]]]:
+  """Per slot: [agent index, why] of each agent away (presence.NOT_YET or
+  presence.LEFT), in the agents' order."""
+  index = {n: i for i, n in enumerate(names)}
+  return [sorted([index[a], why] for a, why in away.items() if a in index)
+          for away in presence.absence(loaded.run, steps)]
 
 
 def _curves(loaded: Loaded, targets: list[str],
@@ -101,6 +113,7 @@ def run_data(loaded: Loaded) -> dict[str, Any]:
       "agents": agents,
       "targets": targets,
       "pos": where,
+      "away": _away(loaded, names, steps),
       "hold": norms.holds(run, steps, names, means, ids),
       "events": slots.events(run, names, panels, steps),
       "norms": norms.timelines(run, names, means, ids),

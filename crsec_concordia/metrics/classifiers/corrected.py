@@ -14,7 +14,9 @@ venue (referee_quality.py, crsec_concordia/calibration/); elsewhere its correcte
 summary says so.
 
 Several runs (a compare arm) are pooled by `pooled`: the runs are the
-bootstrap's clusters.
+bootstrap's clusters. An agent absent at a step (not yet arrived, or gone:
+its flag None, adoption.py) is left out of that step's estimate, as it is
+of the raw share.
 """
 
 from __future__ import annotations
@@ -89,7 +91,16 @@ def measured_rates(run: Run, matcher: NormMatcher
   return out
 
 
-def _series(flags: Sequence[Sequence[bool] | None],
+def _present(f: Sequence[bool | None], k: Sequence[int] | None
+             ) -> tuple[list[bool], list[int] | None]:
+  """The flags (and counts of norms) of the agents present: an absent
+  agent's flag is None."""
+  keep = [i for i, x in enumerate(f) if x is not None]
+  return ([bool(f[i]) for i in keep],
+          None if k is None else [k[i] for i in keep])
+
+
+def _series(flags: Sequence[Sequence[bool | None] | None],
             norms: Sequence[Sequence[int] | None] | None,
             rates: correction.Rates | None) -> list[correction.Estimate]:
   """One estimate per step; steps whose agents' state did not change reuse
@@ -104,8 +115,10 @@ def _series(flags: Sequence[Sequence[bool] | None],
       continue
     key = (tuple(f), tuple(k) if k is not None else None)
     if key != last_key:
-      last = correction.estimate(np.asarray([f]), rates,
-                                 None if k is None else np.asarray([k]))
+      here, counts = _present(f, k)
+      last = correction.estimate(
+          np.asarray([here]), rates,
+          None if counts is None else np.asarray([counts]))
       last_key = key
     out.append(last)
   return out
@@ -152,20 +165,23 @@ def summary_block(rates: dict[str, dict[str, tuple[Any, str]]],
   return out
 
 
-def pooled_estimate(flags: Sequence[Sequence[bool] | None],
+def pooled_estimate(flags: Sequence[Sequence[bool | None] | None],
                     norms: Sequence[Sequence[int] | None] | None,
                     rates: correction.Rates | None) -> correction.Estimate:
   """One estimate over several runs' agents (rows: runs), runs as clusters.
-  Runs without a value (None) are left out; runs must have equal agents."""
+  Runs without a value (None) are left out; runs must have equal agents
+  present."""
   keep = [i for i, f in enumerate(flags) if f is not None
           and (norms is None or norms[i] is not None)]
   if not keep:
     return correction.NAN_ESTIMATE
-  sizes = {len(flags[i]) for i in keep}
+  rows = [_present(flags[i], None if norms is None else norms[i])
+          for i in keep]
+  sizes = {len(f) for f, _ in rows}
   if len(sizes) != 1:
     return correction.NAN_ESTIMATE
-  f = np.asarray([flags[i] for i in keep], dtype=bool)
-  k = None if norms is None else np.asarray([norms[i] for i in keep])
+  f = np.asarray([f for f, _ in rows], dtype=bool)
+  k = None if norms is None else np.asarray([k for _, k in rows])
   return correction.estimate(f, rates, k)
 
 

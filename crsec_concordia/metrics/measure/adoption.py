@@ -1,5 +1,11 @@
 """Adoption of each target norm: belief (held) and behaviour (complied).
 
+Every share is over the agents present at step t (rundir/presence.py): an
+agent not yet arrived, or gone (a scenario's `arrive` and `leave`), is
+neither counted nor flagged, its per-agent flag None, so that the
+correction (correction.py) leaves it out too. In a run without arrive or
+leave every agent is present: "all agents" below.
+
 BELIEF at step t: the share of the scenario's agents whose latest norms
 snapshot at or before t holds a qualified norm that MEANS the target
 (matching.py). Agents missing from the snapshot hold nothing. Steps before
@@ -37,7 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.rundir import reading
+from crsec_concordia.rundir import presence, reading
 from crsec_concordia.rundir.format import ACTION, PLAN
 from crsec_concordia.rundir.reading import Run
 
@@ -49,11 +55,13 @@ def belief(run: Run, steps: Sequence[int],
   """{target id: [share per step]} and who held what at the end.
 
   Returns {"share": {id: [...]}, "holders": {id: {agent: [contents]}},
-  "flags": {id: [per step: [bool per agent] or None before a snapshot]},
-  "norms": [per step: [qualified norms per agent] or None]}; flags and
-  norms feed the misclassification correction (correction.py).
+  "flags": {id: [per step: [bool per agent, None when absent] or None
+  before a snapshot]}, "norms": [per step: [qualified norms per agent (0
+  when absent)] or None]}; flags and norms feed the misclassification
+  correction (correction.py).
   """
   agents = run.agents
+  present = presence.present_at(run, steps)
   ids = [t.id for t in matcher.targets]
   contents = sorted({n["content"] for snap in run.snapshots.values()
                      for db in snap.values() for n in reading.qualified(db)})
@@ -62,7 +70,7 @@ def belief(run: Run, steps: Sequence[int],
   holders: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
   flags: dict[str, list[list[bool] | None]] = {i: [] for i in ids}
   norms: list[list[int] | None] = []
-  for step in steps:
+  for step, here in zip(steps, present):
     snapshot = reading.snapshot_at(run.snapshots, step)
     if snapshot is None:
       for i in ids:
@@ -72,15 +80,16 @@ def belief(run: Run, steps: Sequence[int],
       continue
     held: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
     counts = []
+    there = set(here)
     for agent in agents:
-      mine = reading.qualified(snapshot.get(agent))
+      mine = reading.qualified(snapshot.get(agent)) if agent in there else []
       counts.append(len(mine))
       for norm in mine:
         for i in means.get(norm["content"], ()):
           held[i].setdefault(agent, []).append(norm["content"])
     for i in ids:
-      share[i].append(len(held[i]) / len(agents) if agents else NAN)
-      flags[i].append([a in held[i] for a in agents])
+      share[i].append(len(held[i]) / len(here) if here else NAN)
+      flags[i].append([a in held[i] if a in there else None for a in agents])
     norms.append(counts)
     holders = held
   return {"share": share, "holders": holders, "flags": flags, "norms": norms}
@@ -94,10 +103,11 @@ def behaviour(run: Run, steps: Sequence[int],
   Measures: behaviour, behaviour_observed, behaviour_nonviolating, observed
   (count of observed agents), violations and compliances (action counts at
   that step). With `flags`, also "flags": {id: [per step: [complies? per
-  agent, in run.agents order]]} for the correction (correction.py).
+  agent, in run.agents order, None when absent]]} for the correction
+  (correction.py).
   """
   agents = set(run.agents)
-  n = len(agents)
+  present = presence.present_at(run, steps)
   targets = matcher.targets
   by_step: dict[int, list[dict[str, Any]]] = {}
   for record in run.of_kind(ACTION):
@@ -110,7 +120,8 @@ def behaviour(run: Run, steps: Sequence[int],
     # Present even with no step yet (a run that has just started, read by
     # `crsec report` while a sweep runs it).
     out["flags"] = {t.id: [] for t in targets}
-  for step in steps:
+  for step, here in zip(steps, present):
+    n, there = len(here), set(here)
     counts = {t.id: [0, 0] for t in targets}
     for record in by_step.get(step, ()):
       actor = record.get("actor")
@@ -125,7 +136,7 @@ def behaviour(run: Run, steps: Sequence[int],
           state[t.id][actor] = "complies"
           counts[t.id][1] += 1
     for t in targets:
-      values = list(state[t.id].values())
+      values = [state[t.id][a] for a in here if a in state[t.id]]
       complying = values.count("complies")
       violating = values.count("violates")
       out["behaviour"][t.id].append(complying / n if n else NAN)
@@ -138,7 +149,8 @@ def behaviour(run: Run, steps: Sequence[int],
       out["compliances"][t.id].append(float(counts[t.id][1]))
       if flags:
         out["flags"][t.id].append(
-            [state[t.id].get(a) == "complies" for a in run.agents])
+            [state[t.id].get(a) == "complies" if a in there else None
+             for a in run.agents])
   return out
 
 
@@ -155,12 +167,12 @@ def plans(run: Run, steps: Sequence[int],
     return out
   index = reading.norm_index(run)
   agents = set(run.agents)
-  n = len(agents)
+  present = presence.present_at(run, steps)
   by_step: dict[int, list[dict[str, Any]]] = {}
   for record in records:
     by_step.setdefault(int(record["step"]), []).append(record)
   latest: dict[str, frozenset[str]] = {}
-  for step in steps:
+  for step, here in zip(steps, present):
     for record in by_step.get(step, ()):
       agent = record.get("agent")
       if agent not in agents:
@@ -172,9 +184,10 @@ def plans(run: Run, steps: Sequence[int],
       for ids_meant in matcher.means_many(texts):
         observed.update(ids_meant)
       latest[agent] = frozenset(observed)
+    planned = [latest[a] for a in here if a in latest]
     for i in ids:
-      complying = sum(i in s for s in latest.values())
-      out["plan"][i].append(complying / n if n else NAN)
+      complying = sum(i in s for s in planned)
+      out["plan"][i].append(complying / len(here) if here else NAN)
       out["plan_observed"][i].append(
-          complying / len(latest) if latest else NAN)
+          complying / len(planned) if planned else NAN)
   return out

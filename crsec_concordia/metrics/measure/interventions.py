@@ -11,6 +11,9 @@ whose latest relevant action complies) at each window's last slot, and
 the conflicts about the target within each window. A window cut by the
 run's start or end holds the slots there are (`slots_before`,
 `slots_after`); an intervention at the first slot has no window before.
+The shares are adoption.py's, over the agents present at each slot: the
+window after an arrive counts the newcomers, the one after a leave no
+longer counts the leavers.
 A run without interventions has none of these (its summary is as it was).
 """
 

@@ -14,7 +14,8 @@ entry's `group` and `committed` (absent: none, not committed).
                 target: agents there, the share holding a qualified norm
                 that MEANS the target (belief) and the share whose latest
                 relevant action complies (behaviour), from adoption.py's
-                per-agent flags
+                per-agent flags; an agent not yet arrived or gone
+                (rundir/presence.py) is in no place and no group
   carried       per place and target, the first step at which an agent
                 there held it, each such holder, and whether it brought
                 the norm: it held it while in another place before (the
@@ -35,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from crsec_concordia.rundir import presence
 from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.rundir.reading import Run
 
@@ -116,10 +118,13 @@ def adoption_by_place(run: Run, steps: Sequence[int],
   with_groups = any(g is not None for g in group_of.values())
   # A run of one room (the legacy indoors and outdoors) has groups only.
   with_places = len(declared_places(run.scenario)) > 1
+  absent = presence.absence(run, steps)
   rows = []
   for index, step in enumerate(steps):
     sets: dict[tuple[str, str], list[int]] = {}
     for i, agent in enumerate(agents):
+      if agent in absent[index]:
+        continue
       if with_places:
         sets.setdefault((PLACE, where[agent][index]), []).append(i)
       if with_groups:

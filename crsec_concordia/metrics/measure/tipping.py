@@ -11,6 +11,9 @@ agents who are not committed:
               complies with it (behaviour, adoption.py)
   adopted     the share doing both: the tipping curve's value
 
+Agents absent at the end (gone, or never arrived: their flags None,
+adoption.py) are left out of these shares.
+
 The minority's norm is the target most committed agents hold at the first
 measured step (their own initial norms; a tie goes to the scenario's first
 target). A run without committed agents (the 0% point of the curve) has
@@ -73,9 +76,13 @@ def minority_target(m: RunMetrics) -> str | None:
 
 def _share(flags: Sequence[Any] | None, members: Sequence[int]
            ) -> float | None:
-  if flags is None or not members:
+  """The share of `members` flagged, among those present (not None)."""
+  if flags is None:
     return None
-  return sum(bool(flags[i]) for i in members) / len(members)
+  here = [i for i in members if flags[i] is not None]
+  if not here:
+    return None
+  return sum(bool(flags[i]) for i in here) / len(here)
 
 
 def outcome(m: RunMetrics, target: str) -> dict[str, Any]:
@@ -90,7 +97,8 @@ def outcome(m: RunMetrics, target: str) -> dict[str, Any]:
   held = belief[-1] if belief else None
   done = behaviour[-1] if behaviour else None
   both = None if held is None or done is None else [
-      bool(h and d) for h, d in zip(held, done)]
+      None if h is None or d is None else bool(h and d)
+      for h, d in zip(held, done)]
   return {"target": target, "agents": len(agents),
           "committed": len(committed),
           "minority_share": len(committed) / len(agents) if agents else None,

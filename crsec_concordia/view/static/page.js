@@ -121,6 +121,8 @@
       "holds no target norm"));
     items.push(el("span", {}, el("span", {class: "swatch", style: "background:#fff;border:2px solid #111"}),
       "moved this slot"));
+    if ((R.away || []).some((a) => a.length)) items.push(el("span", {},
+      el("span", {class: "swatch", style: "background:#fff;border:2px dashed var(--none)"}), "away: not yet arrived, or left"));
     items.push(el("span", {}, el("span", {class: "swatch", style: "background:var(--bad)"}), "failure"));
     items.push(el("span", {}, el("span", {class: "swatch", style: "background:var(--int)"}), "intervention"));
     items.push(el("span", {}, el("span", {class: "swatch", style: "background:var(--talk)"}), "talk"));
@@ -172,11 +174,21 @@
   }
 
   // ---- places -----------------------------------------------------------
+  // Agent index -> why it is away at slot k (not yet arrived, or left).
+  function awayAt(k) { return new Map((R.away && R.away[k]) || []); }
+  function agentMark(i, cls, attrs, title) {
+    const a = R.agents[i], hold = R.hold[slot] || [];
+    return el("span", {class: "mark " + a.r + (cls ? " " + cls : ""), "data-agent": a.n,
+      "data-hold": hold[i] || 0, ...attrs, title, onclick: () => showAgent(i)},
+      el("span", {class: "dot", style: `background:${colour(hold[i] || 0)}`}),
+      el("span", {class: "nm"}, a.n));
+  }
   function drawPlaces() {
     const pos = R.pos[slot] || [], prev = slot > 0 ? R.pos[slot - 1] : pos;
+    const away = awayAt(slot), wasAway = slot > 0 ? awayAt(slot - 1) : away;
     const hold = R.hold[slot] || [];
     const members = R.places.map(() => []);
-    pos.forEach((p, i) => members[p].push(i));
+    pos.forEach((p, i) => { if (!away.has(i)) members[p].push(i); });
     const many = R.agents.length > MANY;
     const panels = R.places.map((pl, p) => {
       const here = members[p];
@@ -184,8 +196,8 @@
         el("span", {class: "count"}, `${here.length} here`));
       const body = [head];
       if (pl.id) body.push(el("div", {class: "desc"}, pl.desc));
-      const came = here.filter((i) => prev[i] !== p).length;
-      const left = prev.filter((q, i) => q === p && pos[i] !== p).length;
+      const came = here.filter((i) => prev[i] !== p || wasAway.has(i)).length;
+      const left = prev.filter((q, i) => q === p && !wasAway.has(i) && (pos[i] !== p || away.has(i))).length;
       if (slot > 0 && (came || left)) body.push(el("div", {class: "flow"}, `${came} came, ${left} left this slot`));
       if (R.targets.length) {
         const bars = el("div", {class: "bars"});
@@ -200,13 +212,9 @@
       if (!many || expanded.has(p)) {
         const marks = el("div", {class: "marks"});
         here.forEach((i) => {
-          const a = R.agents[i];
-          marks.append(el("span", {class: "mark " + a.r + (prev[i] !== pos[i] ? " moved" : ""),
-            "data-agent": a.n, "data-place": pl.id, "data-hold": hold[i] || 0,
-            title: `${a.n} (${a.r})` + (prev[i] !== pos[i] ? ` came from ${placeName(prev[i])}` : ""),
-            onclick: () => showAgent(i)},
-            el("span", {class: "dot", style: `background:${colour(hold[i] || 0)}`}),
-            el("span", {class: "nm"}, a.n)));
+          const moved = prev[i] !== pos[i] && !wasAway.has(i);
+          marks.append(agentMark(i, moved ? "moved" : "", {"data-place": pl.id},
+            `${R.agents[i].n} (${R.agents[i].r})` + (moved ? ` came from ${placeName(prev[i])}` : "")));
         });
         body.push(marks);
         if (many) body.push(el("button", {class: "more", onclick: () => { expanded.delete(p); drawPlaces(); }}, "hide agents"));
@@ -216,7 +224,23 @@
       }
       return el("div", {class: "place", "data-place": pl.id}, body);
     });
+    if (away.size) panels.push(drawAway(away, many));
     $("places").replaceChildren(...panels);
+  }
+  // The agents taking no part in this slot, greyed: in no place.
+  function drawAway(away, many) {
+    const body = [el("h2", {}, el("span", {}, "away"),
+      el("span", {class: "count"}, `${away.size} not here`)),
+      el("div", {class: "desc"}, "not yet arrived, or left: in no place, counted in no share")];
+    if (!many || expanded.has("away")) {
+      body.push(el("div", {class: "marks"}, [...away].map(([i, why]) =>
+        agentMark(i, "away", {"data-away": why}, `${R.agents[i].n}: ${why}`))));
+      if (many) body.push(el("button", {class: "more", onclick: () => { expanded.delete("away"); drawPlaces(); }}, "hide agents"));
+    } else {
+      body.push(el("button", {class: "more", onclick: () => { expanded.add("away"); drawPlaces(); }},
+        `show the ${away.size} agents`));
+    }
+    return el("div", {class: "place away", "data-away": "1"}, body);
   }
 
   // ---- the slot's records -----------------------------------------------
@@ -321,7 +345,8 @@
     const a = R.agents[i], s = R.steps[slot].s, mine = agentIndex()[i];
     const plan = mine.filter(([k, e]) => e.k === "plan" && k <= slot).pop();
     const body = [el("h2", {}, a.n), el("div", {class: "muted"},
-      `${a.r}` + (a.g ? ` · group ${a.g}` : "") + ` · at ${placeName(R.pos[slot][i]) || "the venue"} at ${stepLabel(slot)}`),
+      `${a.r}` + (a.g ? ` · group ${a.g}` : "") + (awayAt(slot).has(i) ? ` · away (${awayAt(slot).get(i)})`
+        : ` · at ${placeName(R.pos[slot][i]) || "the venue"}`) + ` at ${stepLabel(slot)}`),
       el("p", {}, a.persona || "")];
     body.push(el("h3", {}, "Day plan"));
     body.push(plan ? el("ul", {}, plan[1].items.map((it) => el("li", {}, `${it[0]}–${it[1]} ${it[2]}`)),
