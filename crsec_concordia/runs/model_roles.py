@@ -207,6 +207,37 @@ def run_endpoints(info: Mapping[str, Any], main: EndpointConfig
   return found
 
 
+def agent_models(info: Mapping[str, Any], endpoint: EndpointConfig,
+                 make: Any, given: Mapping[str, Any] | None = None,
+                 again: str = "") -> dict[str, Any]:
+  """The models besides the run's own (`main`: the flags' `endpoint`)
+  that a run's agents played with, by id, built again to ask them (an
+  interview): from the spec's endpoints (`make` builds one from an
+  EndpointConfig), or `given` ready by id. The game master's is not built
+  unless an agent played with it too: nobody asks it.
+
+  Raises:
+    UserError: before any is built, a model a program handed over and not
+      given again (`again` says how to give it), or an endpoint whose key
+      variable is unset.
+  """
+  given = dict(given or {})
+  ids = set(((info.get("models") or {}).get("agents") or {}).values())
+  endpoints = run_endpoints(info, endpoint)
+  spec = (info.get("model_spec") or {}).get("endpoints") or {}
+  built = sorted(ids - {MAIN_MODEL} - set(given))
+  for i in built:
+    if endpoints.get(i) is None:
+      raise UserError(f"this run's model {i!r} was handed over by a "
+                      f"program: {again or 'give it again from Python'}")
+    key_env = spec[i].get("api_key_env")
+    if key_env and key_env not in os.environ:
+      raise UserError(f"models.endpoints.{i}: ${key_env} is not set: export "
+                      f"it (the run's model {i!r} reads its key from it)")
+  return {i: given[i] if i in given else make(endpoints[i])
+          for i in sorted(ids - {MAIN_MODEL})}
+
+
 def _endpoint(e: Mapping[str, Any]) -> EndpointConfig:
   if e.get("embedded"):
     return EndpointConfig(schema_mode=e.get("schema_mode"))
