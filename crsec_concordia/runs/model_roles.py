@@ -42,7 +42,6 @@ from crsec_concordia.scenarios.models_block import (MAIN_MODEL, SPEC_KEYS,
 from crsec_concordia.scenarios.problems import Problem, path_text
 
 
-
 @dataclasses.dataclass
 class ModelRoles:
   """Which model makes which entity's calls, in a run with several."""
