@@ -67,7 +67,8 @@ class RunData:
            only for runs of several places or of groups (docs/metrics.md,
            "Places and groups"); empty with `metrics=False`
   interviews one row per answer of `crsec interview` (RUN_DIR/interviews/),
-           the norms the agent held beside it; empty without interviews
+           the norms the agent held beside it (and, in a run of several
+           models, the `model` that answered); empty without interviews
 
   `run` names a run uniquely within what was loaded: "normative seed 3"
   in a run or compare directory, the sweep's run id in a sweep;

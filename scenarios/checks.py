@@ -26,6 +26,7 @@ from crsec_concordia.scenarios.place_checks import PLACES, place_problems
 from crsec_concordia.scenarios.problems import Problem, show
 from crsec_concordia.scenarios.schedule_checks import interview_problems
 from crsec_concordia.scenarios.intervention_checks import intervention_problems
+from crsec_concordia.scenarios.models_block import models_block_problems
 
 
 Role = Literal["entrepreneur", "ordinary"]
@@ -170,6 +171,7 @@ def cross_check(data: Any) -> list[Problem]:
   problems += _committed_problems(data)
   problems += network_problems(data)
   problems += intervention_problems(data, _slot_finder(data))
+  problems += models_block_problems(data)
   return problems
 
 

@@ -16,8 +16,8 @@ line, ScenarioError), checks.py (the field types and the checks across
 fields; place_checks.py those of place ids), explain.py (a pydantic error
 as a problem with a fix), yaml_reading.py (reading the YAML safely),
 base.py (what every model shares), places.py, population.py, network.py,
-interview_block.py, interventions.py and occasions.py (the blocks' models).
-This module holds the other models and the loading.
+interview_block.py, interventions.py, occasions.py and models_block.py (the
+blocks' models). This module holds the other models and the loading.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ from crsec_concordia.scenarios.problems import (DESIGN_DOC, Problem,
 from crsec_concordia.scenarios.yaml_reading import duplicate_keys, read_yaml
 
 HERE = Path(__file__).resolve().parent
-
 
 # -- the models ----------------------------------------------------------------
 
@@ -138,7 +137,7 @@ class Scenario(ScenarioModel):
   left them out; `declares_places` says which).
   """
   OPTIONAL_KEYS = frozenset("places perception population network "
-                            "interviews interventions".split())
+                            "interviews interventions models".split())
   name: ScenarioName
   premise: Text
   setting: Line
@@ -161,6 +160,7 @@ class Scenario(ScenarioModel):
   network: Network | None = None  # Who is tied to whom (network.py).
   interviews: list[ScheduledInterview] = pydantic.Field(default_factory=list)
   interventions: list[Intervention] = pydantic.Field(default_factory=list)
+  models: Any = None  # Models by role (models_block.py checks them).
 
   _source_path: Path | None = pydantic.PrivateAttr(default=None)
   _declared: bool = pydantic.PrivateAttr(default=True)

@@ -86,7 +86,7 @@ def fake(monkeypatch):
   monkeypatch.setattr(runner, "resume_episode", resume_episode)
   monkeypatch.setattr(compare, "load_scenario",
                       lambda name: types.SimpleNamespace(
-                          name="hobbs_cafe_test", source=name))
+                          name="hobbs_cafe_test", source=name, models=None))
   return types.SimpleNamespace(calls=calls, failing=failing)
 
 

@@ -1,7 +1,9 @@
 """`crsec compare`: the normative and baseline arms on the same seeds.
 
 The two-arm case of a sweep (crsec_concordia/sweeps/): one scenario, one
-condition, one endpoint, both arms over the seeds. The grid, the
+condition, one endpoint, both arms over the seeds; `--models FILE` (or
+`--gm-base-url`) puts both arms' runs on the same models by role
+(runs/model_roles.py), as `crsec run` takes them. The grid, the
 skip-or-resume logic and the scheduler are the sweep's; the runs go to
 OUT/normative/seed_N and OUT/baseline/seed_N, up to --jobs at a time in
 threads (or as Ray tasks with --ray or --address); OUT/compare.json is
@@ -29,8 +31,9 @@ from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
                                             matchers_for)
 from crsec_concordia.commands.flags import (add_endpoint_flags,
+                                            add_models_flags,
                                             add_policy_flag, endpoint_from,
-                                            positive)
+                                            models_spec_from, positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.measure import aggregate
@@ -38,6 +41,7 @@ from crsec_concordia.metrics.present import tables
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir import writing
 from crsec_concordia.rundir.format import ARMS, COMPARE_JSON, RUN_JSON
+from crsec_concordia.runs import model_roles
 from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
 from crsec_concordia.sweeps import driver, execute, grid, runjob
 from crsec_concordia.sweeps.ray_backend import RayBackend
@@ -70,6 +74,7 @@ def add_parser(sub) -> None:
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
+  add_models_flags(p)
   p.set_defaults(func=run)
 
 
@@ -109,20 +114,29 @@ def run(args: argparse.Namespace) -> int:
   seeds = parse_seeds(args.seeds)
   endpoint = endpoint_from(args)
   embedder_from(args)  # A bad --embedder stops before anything runs.
+  models = models_spec_from(args)
   scenario = _load_scenario(args.scenario)
+  # Both arms' runs play the same models by role: the flags' spec, else
+  # the scenario's block (checked here, before anything runs).
+  spec = model_roles.spec_of(models, scenario)
+  model_roles.check_spec(spec, scenario)
+  # The referee's policy is the game master's model's (as `crsec run`).
+  gm_endpoint, _ = model_roles.game_master_endpoint(spec)
   policy = run_policy.resolve(args.referee_policy, identity_of(
-      endpoint), scenario.name)
+      gm_endpoint or endpoint), scenario.name)
   out = _out_dir(args, scenario.name)
   with outputs.writing(out, then="make room there, then the same `crsec "
                        "compare` continues"):
-    return _compare(args, out, scenario, seeds, endpoint, policy)
+    return _compare(args, out, scenario, seeds, endpoint, policy, models)
 
 
 def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
              seeds: list[int], endpoint: EndpointConfig,
-             policy: run_policy.Chosen | None = None) -> int:
+             policy: run_policy.Chosen | None = None,
+             models: dict[str, Any] | None = None) -> int:
   """Runs what is not done yet, records it in compare.json, aggregates
-  (`policy`: the referee's, for every run)."""
+  (`policy`: the referee's, `models`: the models spec the flags give, for
+  every run)."""
   name = scenario.name
   # The sweep of this comparison: one scenario, condition and endpoint.
   spec = SweepFile.model_validate({"scenarios": [name], "seeds": seeds,
@@ -132,7 +146,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
   jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
       progress=args.jobs == 1 and not (args.ray or args.address),
-      policies={(n, name): policy for n in spec.endpoints})
+      policies={(n, name): policy for n in spec.endpoints},
+      models={c: models for c in spec.conditions} if models else None)
   for job in jobs:
     job.embedder, job.embedder_dir = args.embedder, os.getcwd()
   manifest: dict[str, Any] = {

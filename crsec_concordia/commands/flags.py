@@ -99,11 +99,13 @@ def positive(name: str):
 def add_models_flags(parser: argparse.ArgumentParser) -> None:
   """--models FILE and the game master's own endpoint (runs/model_roles.py)."""
   group = parser.add_argument_group(
-      "models by role (default: one model for everyone)")
+      "models by role (default: the scenario's models: block, else one "
+      "model for everyone; these flags replace the block)")
   group.add_argument(
       "--models", type=Path, metavar="FILE",
       help="a YAML file giving the game master, population groups, named "
-      "agents or a share of agents other models (docs/models.md)")
+      "agents or a share of agents other models; it wins over the "
+      "scenario's models: block (docs/models.md)")
   group.add_argument("--gm-base-url", help="the game master's own "
                      "OpenAI-compatible base URL (the agents keep --base-url)")
   group.add_argument("--gm-model", help="the model name --gm-base-url serves")

@@ -23,7 +23,10 @@ def add_parser(sub) -> None:
       description="Ask every agent of a run, restored from its checkpoint "
       "after a slot, the questions of a file; the answers, beside the norms "
       "each agent held, go to a CSV. The agents' memories and the run's "
-      "files stay as they were.")
+      "files stay as they were. In a run with several models, each agent "
+      "is asked with the one it played with (the endpoint flags give the "
+      "run's own; the others are read from its run.json, each key from "
+      "its api_key_env), and each answer names it.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
   p.add_argument("--questions", metavar="FILE",

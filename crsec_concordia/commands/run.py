@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
   # model starts, and removed again if the run fails before writing in it.
   scenario = runner.load(args.scenario)
   models = models_spec_from(args)
-  model_roles.check_spec(models, scenario)
+  model_roles.check_spec(model_roles.spec_of(models, scenario), scenario)
   embedder = embedder_from(args)
   out = args.out or default_run_dir(scenario, args.agents, args.seed)
   with outputs.new_dir(out, "--out"), outputs.writing(

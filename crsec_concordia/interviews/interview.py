@@ -3,6 +3,9 @@ questions file; the answers as a table beside the norms each holds.
 
 The agents are restored into a fresh simulation (restore.py) and asked
 with the model (ask.py), one agent per thread, its questions in order;
+in a run with several models, each agent with the one it played with
+(run.json's `models`; runs/model_roles.py builds them again), and each
+row names it;
 nothing is written to the run directory but the answers' CSV
 (RUN_DIR/interviews/<name>.csv unless `out` says elsewhere). Each row
 sets an answer beside the norms the agent held at that slot, read from
@@ -17,6 +20,7 @@ import functools
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -31,7 +35,8 @@ from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import INTERVIEW_ANSWERS, NORMS
-from crsec_concordia.runs import episode
+from crsec_concordia.runs import episode, model_roles
+from crsec_concordia.runs.model_roles import MAIN_MODEL
 
 
 
@@ -61,14 +66,21 @@ def default_out(run_dir: Path, questionnaire: Questionnaire) -> Path:
 
 
 def rows(step: int, answers: list[Answer], agents: list[Interviewee],
-         held: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+         held: dict[str, tuple[str, ...]],
+         model_of: dict[str, str] | None = None) -> pd.DataFrame:
+  """One row per answer; a `model` column after `role` when the run had
+  several models (`model_of`: each agent's model id)."""
   role = {a.name: a.role for a in agents}
+  columns = list(INTERVIEW_COLUMNS)
+  if model_of is not None:
+    columns.insert(columns.index("role") + 1, "model")
   return pd.DataFrame([{
       "slot": step, "agent": a.agent, "role": role.get(a.agent, ""),
+      "model": (model_of or {}).get(a.agent, MAIN_MODEL),
       "question_id": a.question.id, "question": a.question.text,
       "answer": a.answer, "error": a.error,
       "held_norms": NORM_SEPARATOR.join(held.get(a.agent, ()))}
-      for a in answers], columns=INTERVIEW_COLUMNS)
+      for a in answers], columns=columns)
 
 
 def _write_csv(frame: pd.DataFrame, path: Path) -> None:
@@ -84,38 +96,65 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
     raise
 
 
-def _model(run_dir: Path, endpoint: EndpointConfig | None, model,
-           progress: bool):
+@dataclasses.dataclass(frozen=True)
+class _Models:
+  """The models the agents are asked with, by id, and each agent's model
+  id in a run of several (None: a one-model run)."""
+  by_id: dict[str, Any]
+  model_of: dict[str, str] | None
+
+
+def _models(run_dir: Path, endpoint: EndpointConfig | None, model,
+            progress: bool, given: dict[str, Any] | None) -> _Models:
+  """The run's own model from the flags' `endpoint` (or `model`), and in
+  a run of several the agents' others from its run.json (`given`: ready
+  ones by id, as the run was given them)."""
   info = rundir.read_json(run_dir / rundir.RUN_JSON)
-  built, _ = episode.model_for(endpoint or EndpointConfig.resolve(),
-                               int(info.get("seed", 0)), False, model,
-                               progress)
-  return built
+  seed = int(info.get("seed", 0))
+  endpoint = endpoint or EndpointConfig.resolve()
+  def make(other: EndpointConfig, ready=None):
+    return episode.model_for(other, seed, False, ready, progress)[0]
+  if not info.get("models"):
+    return _Models({MAIN_MODEL: make(endpoint, model)}, None)
+  others = model_roles.agent_models(
+      info, endpoint, make, given, again="interview it from Python with "
+      "interview(..., given_models={id: the model})")
+  return _Models({MAIN_MODEL: make(endpoint, model), **others},
+                 dict(info["models"].get("agents") or {}))
 
 
 def _ask_at(run_dir: Path, step: int, checkpoint: Path,
-            questionnaire: Questionnaire, model, embedder) -> pd.DataFrame:
+            questionnaire: Questionnaire, models: _Models,
+            embedder) -> pd.DataFrame:
   """Every agent's answers after `step`, from a fresh restored copy."""
-  scenario, simulation = restore(run_dir, checkpoint, model, embedder)
+  scenario, simulation = restore(run_dir, checkpoint,
+                                 models.by_id[MAIN_MODEL], embedder)
   agents = agents_of(simulation, scenario)
-  tagged = as_structured(model).tagged(OP)
+  tagged = {i: as_structured(m).tagged(OP) for i, m in models.by_id.items()}
   def one(agent: Interviewee) -> list[Answer]:
-    return [ask_question(tagged, agent, q, questionnaire)
+    model = tagged[(models.model_of or {}).get(agent.name, MAIN_MODEL)]
+    return [ask_question(model, agent, q, questionnaire)
             for q in questionnaire.questions]
   done = threads.run_tasks(
       {a.name: functools.partial(one, a) for a in agents},
-      workers=threads.workers_for(tagged))
+      workers=sum(threads.workers_for(t) for t in tagged.values()))
   answers = [answer for a in agents for answer in done[a.name]]
-  return rows(step, answers, agents, held_norms(run_dir, step, agents))
+  return rows(step, answers, agents, held_norms(run_dir, step, agents),
+              models.model_of)
 
 
 def interview(run_dir: Path | str, questions: Path | str, *,
               at: int | None = None, out: Path | None = None,
               endpoint: EndpointConfig | None = None, model=None,
-              embedder=None, progress: bool = False) -> Interviews:
+              embedder=None, progress: bool = False,
+              given_models: dict[str, Any] | None = None) -> Interviews:
   """Asks every agent of `run_dir`, as it was after slot `at` (default:
   the latest checkpointed), the questions of `questions` (a path, or a
   shipped name such as "rules"); writes and returns the answers.
+
+  `endpoint` (or `model`) is the run's own model; in a run with several,
+  each agent is asked with its own: the endpoints of run.json's
+  `model_spec`, or `given_models` by id (those a program handed the run).
 
   Raises:
     UserError: no run directory, no checkpoint at `at`, or a malformed
@@ -125,8 +164,8 @@ def interview(run_dir: Path | str, questions: Path | str, *,
   step, checkpoint = checkpoint_for(run_dir, at)
   questionnaire = load_questions(questions)
   out = Path(out) if out is not None else default_out(run_dir, questionnaire)
-  model = _model(run_dir, endpoint, model, progress)
-  frame = _ask_at(run_dir, step, checkpoint, questionnaire, model,
+  models = _models(run_dir, endpoint, model, progress, given_models)
+  frame = _ask_at(run_dir, step, checkpoint, questionnaire, models,
                   episode.embedder_for(embedder))
   _write_csv(frame, out)
   return Interviews(out, frame)
@@ -151,7 +190,8 @@ def scheduled(run_dir: Path | str) -> list[tuple[list[int], Questionnaire]]:
 
 def interview_scheduled(run_dir: Path | str, *,
                         endpoint: EndpointConfig | None = None, model=None,
-                        embedder=None, progress: bool = False
+                        embedder=None, progress: bool = False,
+                        given_models: dict[str, Any] | None = None
                         ) -> list[Interviews]:
   """Holds the interviews the run's scenario schedules: one CSV per
   questions file (RUN_DIR/interviews/<name>.csv), a row per slot, agent
@@ -160,13 +200,13 @@ def interview_scheduled(run_dir: Path | str, *,
   plan = scheduled(run_dir)
   if not plan:
     return []
-  model = _model(run_dir, endpoint, model, progress)
+  models = _models(run_dir, endpoint, model, progress, given_models)
   embedder = episode.embedder_for(embedder)
   results = []
   for slots, questionnaire in plan:
     frame = pd.concat([
         _ask_at(run_dir, slot, checkpoint_for(run_dir, slot)[1],
-                questionnaire, model, embedder) for slot in slots],
+                questionnaire, models, embedder) for slot in slots],
         ignore_index=True)
     out = default_out(run_dir, questionnaire)
     _write_csv(frame, out)

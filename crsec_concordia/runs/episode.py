@@ -138,7 +138,8 @@ def run_episode(
       own calibration's choice) or a JSON file of switches, or one already
       resolved (calibration/run_policy.py).
     models: a models spec: the game master, groups, named agents or a
-      share of agents on other models (runs/model_roles.py).
+      share of agents on other models (runs/model_roles.py); it replaces
+      the scenario's `models:` block, played when none is given.
     given_models: ready models by id for the spec's endpoints (tests).
 
   Raises:
@@ -156,6 +157,7 @@ def run_episode(
     raise UserError(f"{run_dir} already exists and is not empty: choose "
                     "another --out, or resume it with `crsec resume`")
   endpoint = endpoint or EndpointConfig.resolve()
+  models = model_roles.spec_of(models, scenario)
   model_roles.check_spec(models, scenario, given_models)
   given_embedder = embedder is not None
   floors = (embedder_thresholds.thresholds_of(embedder) if given_embedder

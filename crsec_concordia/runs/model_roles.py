@@ -1,7 +1,8 @@
 """Models by role: the game master on one model, agents on one or several.
 
 A run has one model unless it is given a models spec (`crsec run --models
-FILE`, `--gm-base-url`/`--gm-model`, or `run_episode(models=...)`):
+FILE`, `--gm-base-url`/`--gm-model`, `run_episode(models=...)`, or the
+scenario's `models:` block, which a spec given replaces):
 
   endpoints:                       # ids of the models besides `main`
     big: {base_url: http://host:8000/v1, model: qwen-7b, api_key_env: KEY}
@@ -36,11 +37,9 @@ from crsec_concordia.models.base import redact_url, stable_seed
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.scenarios import Scenario
-
-MAIN_MODEL = "main"
-SPEC_KEYS = ("endpoints", "game_master", "groups", "agents", "share")
-ENDPOINT_KEYS = ("base_url", "model", "api_key_env", "schema_mode",
-                 "timeout", "max_in_flight", "embedded")
+from crsec_concordia.scenarios.models_block import (MAIN_MODEL, SPEC_KEYS,
+                                                     models_problems)
+from crsec_concordia.scenarios.problems import Problem, path_text
 
 
 @dataclasses.dataclass
@@ -113,83 +112,17 @@ class ModelRoles:
 
 
 def _problems_of(spec: Any, scenario: Scenario, given: Mapping[str, Any]
-                 ) -> list[str]:
-  """Every problem of a spec, one line each naming the fix."""
-  if not isinstance(spec, Mapping):
-    return ["models: not a mapping: give the keys "
-            f"{', '.join(SPEC_KEYS)}"]
-  problems = [f"models: unknown key {k!r}: use one of {', '.join(SPEC_KEYS)}"
-              for k in spec if k not in SPEC_KEYS]
-  endpoints = spec.get("endpoints") or {}
-  if not isinstance(endpoints, Mapping):
-    return problems + ["models.endpoints: not a mapping: map each model id "
-                       "to its base_url and model"]
-  for i, e in endpoints.items():
-    if i == MAIN_MODEL:
-      problems.append(f"models.endpoints: {MAIN_MODEL!r} is the run's own "
-                      "model (--base-url/--model): name this one otherwise")
-    elif i in given:
-      continue
-    elif not isinstance(e, Mapping):
-      problems.append(f"models.endpoints.{i}: not a mapping: give base_url "
-                      "and model, or embedded: true")
-    else:
-      problems += [f"models.endpoints.{i}: unknown key {k!r}: use one of "
-                   f"{', '.join(ENDPOINT_KEYS)}" for k in e
-                   if k not in ENDPOINT_KEYS]
-      if not e.get("embedded") and not e.get("base_url"):
-        problems.append(f"models.endpoints.{i}: no base_url: add base_url "
-                        "(e.g. http://localhost:8000/v1) or embedded: true")
-      if e.get("base_url") and not e.get("model"):
-        problems.append(f"models.endpoints.{i}: no model: add the name the "
-                        "server serves")
-      key_env = e.get("api_key_env")
-      if key_env and key_env not in os.environ:
-        problems.append(f"models.endpoints.{i}: ${key_env} is not set: "
-                        "export it or drop api_key_env")
-  ids = {MAIN_MODEL, *endpoints}
-  known = f"use {', '.join(sorted(ids))}"
-  gm = spec.get("game_master", MAIN_MODEL)
-  if gm not in ids:
-    problems.append(f"models.game_master: unknown model {gm!r}: {known}")
-  for key, names in (("groups", scenario.groups),
-                     ("agents", scenario.agent_names)):
-    block = spec.get(key) or {}
-    if not isinstance(block, Mapping):
-      problems.append(f"models.{key}: not a mapping: map each name to a "
-                      "model id")
-      continue
-    for name, i in block.items():
-      if name not in names:
-        problems.append(f"models.{key}: unknown {key[:-1]} {name!r}: use "
-                        f"one of {', '.join(names) or '(none declared)'}")
-      if i not in ids:
-        problems.append(f"models.{key}.{name}: unknown model {i!r}: {known}")
-  share = spec.get("share") or {}
-  if not isinstance(share, Mapping):
-    return problems + ["models.share: not a mapping: map each model id to "
-                       "a fraction"]
-  for i, f in share.items():
-    if i not in ids:
-      problems.append(f"models.share: unknown model {i!r}: {known}")
-    if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 <= f <= 1:
-      problems.append(f"models.share.{i}: {f!r} is not a fraction: use a "
-                      "number from 0 to 1")
-  if all(isinstance(f, (int, float)) for f in share.values()) and sum(
-      share.values()) > 1:
-    problems.append("models.share: the fractions add up to more than 1: "
-                    "lower them")
-  return problems
+                 ) -> list[Problem]:
+  """Every problem of a spec (scenarios/models_block.py), the variables
+  its endpoints name checked in this environment."""
+  return models_problems(spec, scenario.agent_names, scenario.groups, given,
+                         os.environ)
 
 
 def spec_problems(spec: Any, scenario: Scenario) -> list[tuple[tuple, str, str]]:
   """Each problem of a spec as (location under `models`, what, fix), for
   a file that holds the spec under its own key (a sweep's condition)."""
-  found = []
-  for line in _problems_of(spec, scenario, {}):
-    path, what, fix = (line.split(": ", 2) + ["", ""])[:3]
-    found.append((tuple(path.split(".")), what, fix))
-  return found
+  return [(p.loc, p.what, p.fix) for p in _problems_of(spec, scenario, {})]
 
 
 def read_spec(path: Path) -> dict[str, Any]:
@@ -208,6 +141,16 @@ def read_spec(path: Path) -> dict[str, Any]:
   return data
 
 
+def spec_of(given: Mapping[str, Any] | None, scenario: Scenario
+            ) -> dict[str, Any] | None:
+  """The run's models spec: the one given (`--models`, `--gm-base-url`, a
+  sweep condition's, a program's) replaces the scenario's `models:` block
+  whole (half of each would be a mix nobody wrote); None: one model."""
+  if given:
+    return dict(given)
+  return dict(scenario.models) if scenario.models else None
+
+
 def check_spec(spec: Any, scenario: Scenario,
                given: Mapping[str, Any] | None = None) -> None:
   """Raises a UserError, one line per problem, if `spec` has any (before
@@ -215,7 +158,8 @@ def check_spec(spec: Any, scenario: Scenario,
   if spec:
     problems = _problems_of(spec, scenario, dict(given or {}))
     if problems:
-      raise UserError("\n".join(problems))
+      raise UserError("\n".join(f"{path_text(p.loc)}: {p.what}: {p.fix}"
+                                 for p in problems))
 
 
 def assign(spec: Mapping[str, Any], scenario: Scenario, seed: int
@@ -260,6 +204,37 @@ def run_endpoints(info: Mapping[str, Any], main: EndpointConfig
         None if not isinstance(e, Mapping) or "endpoint" in e
         else _endpoint(e))
   return found
+
+
+def agent_models(info: Mapping[str, Any], endpoint: EndpointConfig,
+                 make: Any, given: Mapping[str, Any] | None = None,
+                 again: str = "") -> dict[str, Any]:
+  """The models besides the run's own (`main`: the flags' `endpoint`)
+  that a run's agents played with, by id, built again to ask them (an
+  interview): from the spec's endpoints (`make` builds one from an
+  EndpointConfig), or `given` ready by id. The game master's is not built
+  unless an agent played with it too: nobody asks it.
+
+  Raises:
+    UserError: before any is built, a model a program handed over and not
+      given again (`again` says how to give it), or an endpoint whose key
+      variable is unset.
+  """
+  given = dict(given or {})
+  ids = set(((info.get("models") or {}).get("agents") or {}).values())
+  endpoints = run_endpoints(info, endpoint)
+  spec = (info.get("model_spec") or {}).get("endpoints") or {}
+  built = sorted(ids - {MAIN_MODEL} - set(given))
+  for i in built:
+    if endpoints.get(i) is None:
+      raise UserError(f"this run's model {i!r} was handed over by a "
+                      f"program: {again or 'give it again from Python'}")
+    key_env = spec[i].get("api_key_env")
+    if key_env and key_env not in os.environ:
+      raise UserError(f"models.endpoints.{i}: ${key_env} is not set: export "
+                      f"it (the run's model {i!r} reads its key from it)")
+  return {i: given[i] if i in given else make(endpoints[i])
+          for i in sorted(ids - {MAIN_MODEL})}
 
 
 def _endpoint(e: Mapping[str, Any]) -> EndpointConfig:
