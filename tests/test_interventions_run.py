@@ -11,7 +11,6 @@ told what.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -33,8 +32,6 @@ INTERVENTIONS = f"""interventions:
   - {{kind: leave, at: 4, agents: [{TOM}]}}
   - {{kind: close, at: 5, places: [games_room]}}
 """
-_ASKED = re.compile(r"It is Day 1 (\d\d:\d\d) .*What does (.+?) do next\?",
-                    re.S)
 
 
 def scenario_text() -> str:
@@ -48,26 +45,17 @@ def scenario_text() -> str:
 def model(prompts: dict[tuple[str, str], str]):
   """The rooms' scripted club (Mei stays); every act prompt kept by
   (agent, clock)."""
-  def act(prompt: str) -> dict[str, str]:
-    asked = _ASKED.search(prompt)
-    if asked is None:  # A conversation turn.
-      return {"answer": "Please do not smoke in here, it bothers people."}
-    clock, name = asked.groups()
+  def deed(name: str, clock: str, prompt: str) -> str:
     prompts[(name, clock)] = prompt
     if name == MEI:
-      return {"answer": ("Mei lights a cigarette in her armchair."
-                         if clock == "09:00" else "Mei joins in a round of whist.")}
-    return {"answer": {
-        ABIGAIL: "Abigail reads by the window.",
-        CARLOS: "Carlos lights a cigarette at the card table.",
-        NORA: "Nora hangs up her coat.",
-        TOM: "Tom shuffles the deck."}[name]}
+      return ("Mei lights a cigarette in her armchair."
+              if clock == "09:00" else "Mei joins in a round of whist.")
+    return {ABIGAIL: "Abigail reads by the window.",
+            CARLOS: "Carlos lights a cigarette at the card table.",
+            NORA: "Nora hangs up her coat.",
+            TOM: "Tom shuffles the deck."}[name]
 
-  scripted = rooms.cs.cafe_model()
-  scripted.add_rule(rooms.cs.ACT, act, first=True)
-  scripted.add_rule(r"You are the referee", rooms.place_referee, first=True)
-  scripted.add_rule(rooms.cs.LOOK, rooms.cs.look_none, first=True)
-  return scripted
+  return rooms.acting_model(deed)
 
 
 def run(out: Path, embedder, prompts=None) -> Path:

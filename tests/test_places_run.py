@@ -56,29 +56,38 @@ _ASKED = re.compile(r"It is Day 1 (\d\d:\d\d) .*What does (.+?) do next\?",
                     re.S)
 
 
-def model(mei_moves: bool):
-  """The scripted café, each agent's deeds by the time it is asked."""
+def acting_model(deed):
+  """The rooms' scripted club: `deed(name, clock, prompt)` is what each
+  agent does when it is asked at that clock; a conversation turn asks
+  the smoker to stop; the referee reads the rooms."""
   def act(prompt: str) -> dict[str, str]:
     asked = _ASKED.search(prompt)
     if asked is None:  # A conversation turn.
       return {"answer": "Please do not smoke in here, it bothers people."}
     clock, name = asked.groups()
-    if name == MEI:
-      if clock == "09:00":
-        return {"answer": "Mei lights a cigarette in her armchair."}
-      if clock == "09:20" and mei_moves:
-        return {"answer": "Mei walks over to the games room."}
-      return {"answer": "Mei joins in a round of whist."}
-    return {"answer": {
-        ABIGAIL: "Abigail reads by the window.",
-        CARLOS: "Carlos lights a cigarette at the card table.",
-        TOM: "Tom shuffles the deck."}[name]}
+    return {"answer": deed(name, clock, prompt)}
 
   scripted = cs.cafe_model()
   scripted.add_rule(cs.ACT, act, first=True)
   scripted.add_rule(r"You are the referee", place_referee, first=True)
   scripted.add_rule(cs.LOOK, cs.look_none, first=True)
   return scripted
+
+
+def model(mei_moves: bool):
+  """The scripted café, each agent's deeds by the time it is asked."""
+  def deed(name: str, clock: str, _prompt: str) -> str:
+    if name == MEI:
+      if clock == "09:00":
+        return "Mei lights a cigarette in her armchair."
+      if clock == "09:20" and mei_moves:
+        return "Mei walks over to the games room."
+      return "Mei joins in a round of whist."
+    return {ABIGAIL: "Abigail reads by the window.",
+            CARLOS: "Carlos lights a cigarette at the card table.",
+            TOM: "Tom shuffles the deck."}[name]
+
+  return acting_model(deed)
 
 
 def run(tmp_path: Path, embedder, mei_moves: bool) -> Path:

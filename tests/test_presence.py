@@ -13,7 +13,6 @@ an arrival, a group arriving, a run with neither.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +31,6 @@ from tests import test_places_run as rooms
 ABIGAIL, MEI, CARLOS, TOM = rooms.ABIGAIL, rooms.MEI, rooms.CARLOS, rooms.TOM
 NORA = "Nora Park"
 STEPS = [1, 2, 3, 4, 5, 6]
-_ASKED = re.compile(r"It is Day 1 (\d\d:\d\d) .*What does (.+?) do next\?",
-                    re.S)
 
 
 def scenario_text() -> str:
@@ -55,25 +52,16 @@ interventions:
 
 
 def model():
-  def act(prompt: str) -> dict[str, str]:
-    asked = _ASKED.search(prompt)
-    if asked is None:  # A conversation turn.
-      return {"answer": "Please do not smoke in here, it bothers people."}
-    clock, name = asked.groups()
+  def deed(name: str, clock: str, _prompt: str) -> str:
     if name == MEI:
-      return {"answer": ("Mei lights a cigarette and shouts for an ashtray."
-                         if clock == "09:00" else "Mei joins in a round of whist.")}
-    return {"answer": {
-        ABIGAIL: "Abigail reads by the window.",
-        CARLOS: "Carlos shouts at the dartboard.",
-        NORA: "Nora hangs up her coat.",
-        TOM: "Tom shuffles the deck."}[name]}
+      return ("Mei lights a cigarette and shouts for an ashtray."
+              if clock == "09:00" else "Mei joins in a round of whist.")
+    return {ABIGAIL: "Abigail reads by the window.",
+            CARLOS: "Carlos shouts at the dartboard.",
+            NORA: "Nora hangs up her coat.",
+            TOM: "Tom shuffles the deck."}[name]
 
-  scripted = rooms.cs.cafe_model()
-  scripted.add_rule(rooms.cs.ACT, act, first=True)
-  scripted.add_rule(r"You are the referee", rooms.place_referee, first=True)
-  scripted.add_rule(rooms.cs.LOOK, rooms.cs.look_none, first=True)
-  return scripted
+  return rooms.acting_model(deed)
 
 
 @pytest.fixture(scope="module")
