@@ -25,6 +25,7 @@ from crsec_concordia.components.agent_journal import (JOURNAL_KEY,
                                                       NOTICE_NEWS,
                                                       TAUGHT_NEWS)
 from crsec_concordia.components.conflict_detector import CONFLICT_DETECTOR_KEY
+from crsec_concordia.components.norm_identifier import NORM_IDENTIFIER_KEY
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.components.normative_planner import NORMATIVE_PLANNER_KEY
 from crsec_concordia.components.port import record_order
@@ -43,11 +44,12 @@ class CrsecPort(entity_component.ContextComponent):
                journal_key: str = JOURNAL_KEY,
                conflict_detector_key: str = CONFLICT_DETECTOR_KEY,
                planner_key: str = NORMATIVE_PLANNER_KEY,
-               memory_key: str = memory_lib.DEFAULT_MEMORY_COMPONENT_KEY):
+               memory_key: str = memory_lib.DEFAULT_MEMORY_COMPONENT_KEY,
+               identifier_key: str = NORM_IDENTIFIER_KEY):
     super().__init__()
     self._keys = {"memory": norm_memory_key, "journal": journal_key,
                   "detector": conflict_detector_key, "planner": planner_key,
-                  "bank": memory_key}
+                  "bank": memory_key, "identifier": identifier_key}
 
   def _part(self, role: str) -> Any:
     """The agent's component in `role`, or None if it has none."""
@@ -147,10 +149,14 @@ class CrsecPort(entity_component.ContextComponent):
                      stamp: observations.Stamp | None = None) -> None:
     """Among the agent's observations (its memory, which the act's recent
     events read; Concordia's memory takes it at the end of the agent's next
-    hook, as it takes an observation), recorded as NOTICE."""
+    hook, as it takes an observation), recorded as NOTICE, and handed to
+    its NormIdentifier, which reads it with the slot's observation."""
     self._remember(text.strip())
     self._record(NOTICE, stamp, text=text.strip())
     self._news(NOTICE_NEWS)
+    identifier = self._part("identifier")
+    if identifier is not None:
+      identifier.receive_notice(text)
 
   def _remember(self, text: str) -> None:
     bank = self._part("bank")

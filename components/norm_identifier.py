@@ -1,7 +1,10 @@
 """NormIdentifier: the receiver side and the observation path of spreading.
 
 After a conversation the agent took part in, IdentifyNorm reads the
-transcript; once `reflect_every` behaviours of others have been observed,
+transcript; a notice put up for everyone (an `announce`, handed over by
+the agent's port before the slot's observation) is read the same way, as
+a message addressed to the agent among others, so a posted rule can be
+believed as well as obeyed (communication off, neither is read); once `reflect_every` behaviours of others have been observed,
 Reflect forms thoughts about them and IdentifyNorm reads those. What it
 finds enters NormMemory as a candidate (deactivated, invalid) with its
 provenance, for the NormEvaluator to judge.
@@ -63,6 +66,8 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
     self._norm_memory_key = norm_memory_key
     self._lock = threading.Lock()
     self._buffer: list[str] = []
+    # Notices handed over since the last observation, in order.
+    self._notices: list[str] = []
     # Each person's last perceived action: going on, it is not new.
     self._perceived: dict[str, str] = {}
 
@@ -89,6 +94,19 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
                           on_failure=self.journal.record_failure)
     return [(found, Origin.CONVERSATION, event.transcript, other)] if found \
         else []
+
+  def receive_notice(self, text: str) -> None:
+    """A notice the agent perceives (its port's `receive_notice`), read
+    with the next observation."""
+    if self._communication and text.strip():
+      with self._lock:
+        self._notices.append(text.strip())
+
+  def _from_notice(self, text: str) -> list[tuple]:
+    found = identify_norm(self._model, name=self.norm_memory.agent_name,
+                          source_kind="notice", source_text=text,
+                          on_failure=self.journal.record_failure)
+    return [(found, Origin.NOTICE, text, None)] if found else []
 
   def _from_observations(self, observed: list[str]) -> list[tuple]:
     memory = self.norm_memory
@@ -118,6 +136,10 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
         if self._communication and me in event.participants:
           tasks[f"c{i:04d}"] = functools.partial(self._from_conversation,
                                                  event)
+    with self._lock:
+      notices, self._notices = self._notices, []
+    for i, text in enumerate(notices):
+      tasks[f"n{i:04d}"] = functools.partial(self._from_notice, text)
     if self._observation:
       with self._lock:
         # Only what is new is reflected on (an action going on is not).
@@ -130,18 +152,22 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
         tasks["r"] = functools.partial(self._from_observations, observed)
     # One task (most often) runs in this thread: no pool per agent.
     results = threads.run_tasks(tasks)
-    for key in sorted(results):  # "c0000" ... before "r".
+    for key in sorted(results):  # "c0000" ..., "n0000" ..., then "r".
       for found in results[key]:
         self._add_candidate(*found)
     return ""
 
   def get_state(self) -> entity_component.ComponentState:
     with self._lock:
-      return {"buffer": list(self._buffer),
-              "perceived": dict(self._perceived)}
+      state = {"buffer": list(self._buffer),
+               "perceived": dict(self._perceived)}
+      if self._notices:
+        state["notices"] = list(self._notices)
+      return state
 
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._lock:
       self._buffer = [str(s) for s in state.get("buffer", [])]
       self._perceived = {str(k): str(v) for k, v in
                          dict(state.get("perceived", {})).items()}
+      self._notices = [str(s) for s in state.get("notices", [])]

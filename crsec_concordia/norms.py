@@ -36,6 +36,7 @@ class Origin(enum.StrEnum):
   CREATED = "created"            # CreateNorm, entrepreneurs at the start
   CONVERSATION = "conversation"  # IdentifyNorm on a conversation
   OBSERVATION = "observation"    # Reflect + IdentifyNorm on observations
+  NOTICE = "notice"              # IdentifyNorm on a notice (an announce)
   SYNTHESIS = "synthesis"        # LongTermSynthesis
   TAUGHT = "taught"              # Given from outside (an intervention)
 

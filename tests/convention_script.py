@@ -6,8 +6,8 @@ norms seriously would: an agent plans (and so greets) by the greeting norm
 it holds with the highest importance (the latest on a tie); a member who
 sees a greeting against its norm judges it a conflict and says its own
 norm in the talk that follows; IdentifyNorm draws from a talk the norm
-the other speaker said; a norm so taken is held at `taken_utility`. With
-the majority's handshake at 80, the minority's bow at 90 and a taken norm
+the other speaker said, and from a notice the greeting it posts; a norm
+so taken is held at `taken_utility`. With the majority's handshake at 80, the minority's bow at 90 and a taken norm
 at 85, a member told about the bow greets with a bow; at 78 it holds the
 bow but goes on shaking hands.
 """
@@ -111,6 +111,9 @@ def identify(taken_utility: int):
         prompt) else ""
     told = [greeting(text) for who, text in _SAID.findall(talk)
             if receiver and who != receiver.group(1) and greeting(text)]
+    if "Notice:" in prompt:  # A notice is read as it is written.
+      posted = greeting(prompt.split("Notice:", 1)[1])
+      told += [posted] if posted else []
     if not told:
       return {"rule": "none", "is_rule": False, "type": "descriptive",
               "utility": 1}

@@ -113,7 +113,17 @@ def test_the_posted_rule_sweep_compares_its_two_arms(
     bow = windows["greet_bow"]
     assert bow["intervention"] == "announce" and bow["step"] == 3
     assert bow["slots_before"] == 2 and bow["slots_after"] == 2
-    assert 0 <= bow["belief_before"] <= bow["belief_after"] <= 1
+    assert 0 <= bow["belief_before"] < bow["belief_after"] <= 1
+  # The notice is read as a message to everyone: in the posted arm alone,
+  # candidates drawn from it, and more agents hold the bow at the end.
+  for run in (out / "runs").iterdir():
+    with open(run / "events.jsonl", encoding="utf-8") as f:
+      origins = {json.loads(line).get("origin") for line in f}
+    assert ("notice" in origins) == ("__posted__" in run.name), run.name
+  final = pd.read_csv(out / "sweep_summary.csv").set_index(
+      ["condition", "metric"])["mean"]
+  assert (final["posted", "belief_final.greet_bow"]
+          > final["emergent", "belief_final.greet_bow"])
   # Published (docs/results): the two conditions side by side, the minutes
   # to adoption in each, and the notice's windows in the posted arm alone;
   # one entrepreneurs' share in both is no curve.

@@ -97,6 +97,18 @@ def test_an_announcement_reaches_exactly_the_agents_of_its_places(whole):
                    if who == name), name
 
 
+def test_a_notice_is_read_for_a_norm_by_those_it_reached_in_its_slot(whole):
+  run_dir, _ = whole
+  read = [r for r in rooms.records(run_dir)
+          if r["kind"] == "candidate" and r.get("origin") == "notice"]
+  # The scripted IdentifyNorm finds its rule in any text; only Carlos and
+  # Tom saw the sign, each reads it once, as the sign's slot is observed.
+  assert sorted(r["agent"] for r in read) == [CARLOS, TOM]
+  assert {r["step"] for r in read} == {2}
+  assert {r["source_text"] for r in read} == {SIGN}
+  assert all(r["source_agent"] is None for r in read)
+
+
 def test_an_arriving_agent_acts_from_its_slot_and_a_leaving_one_never_again(
     whole):
   run_dir, prompts = whole

@@ -1,7 +1,9 @@
-"""IdentifyNorm: the normative information in a conversation or in thoughts.
+"""IdentifyNorm: the normative information in a conversation, a notice or
+thoughts.
 
-The receiver side of spreading (from a conversation) and the last step of
-the observation path (from thoughts). A norm is a standard of behaviour that
+The receiver side of spreading (from a conversation, or from a notice put
+up for everyone: an `announce`) and the last step of the observation path
+(from thoughts). A norm is a standard of behaviour that
 keeps people out of conflict, not a taste or a habit; if there is none the
 operation says so and no candidate is made. How the prompt is worded for
 a small model: docs/trials/operations.md#identifynorm.
@@ -23,6 +25,8 @@ SCHEMA = obj({"rule": text(120), "is_rule": BOOLEAN, "type": NORM_TYPE,
 _SOURCES = {
     "conversation": ("Conversation", "that one speaker asks the other to "
                      "follow or says people should follow"),
+    "notice": ("Notice", "that this notice or public message asks people "
+               "to follow or says people follow"),
     "thoughts": ("Thoughts", "that these thoughts express"),
 }
 
