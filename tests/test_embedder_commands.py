@@ -52,7 +52,7 @@ def test_compare_plays_and_reads_with_the_embedder_named(
   monkeypatch.setattr(embedding, "shared_embedder", no_default)
   monkeypatch.setattr(compare, "load_scenario",
                       lambda name: types.SimpleNamespace(
-                          name="hobbs_cafe_test", source=name))
+                          name="hobbs_cafe_test", source=name, models=None))
   out = tmp_path / "cmp"
   code = cli.main(["compare", "hobbs_cafe_test", "--seeds", "1", "--steps",
                    "3", "--out", str(out), "--jobs", "1", "--embedder",
