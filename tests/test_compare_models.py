@@ -15,10 +15,9 @@ import pytest
 
 from crsec_concordia import cli, runner
 from crsec_concordia.commands import compare
-from tests import schema_answers
 from tests import test_runner as tr
-from tests.fake_openai import FakeOpenAI
 from tests.test_compare import write_known_run
+from tests.test_models_by_role import two_servers
 
 MODELS = """\
 endpoints:
@@ -111,12 +110,7 @@ def test_both_arms_put_the_game_master_on_its_own_server(
     tmp_path, embedder, capsys, monkeypatch):
   del embedder  # The command loads the same one.
   monkeypatch.setenv("CRSEC_CACHE_DIR", str(tmp_path / "cache"))
-  main, gm = FakeOpenAI().start(), FakeOpenAI().start()
-  try:
-    for server in (main, gm):
-      server.responder = schema_answers.responder()
-    scenario = tmp_path / "tiny.yaml"
-    scenario.write_text(tr.TINY)
+  with two_servers(tmp_path) as (main, gm, scenario):
     out = tmp_path / "cmp"
     assert cli.main(["compare", str(scenario), "--seeds", "1", "--steps",
                      "2", "--out", str(out), "--jobs", "2",
@@ -139,6 +133,3 @@ def test_both_arms_put_the_game_master_on_its_own_server(
         calls[i] += usage[i]["totals"]["calls"]
     assert calls["game_master"] == len(gm.chat_requests()) > 0
     assert calls["main"] == len(main.chat_requests()) > 0
-  finally:
-    main.stop()
-    gm.stop()

@@ -8,6 +8,7 @@ writes the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -187,15 +188,26 @@ def test_a_mixed_run_resumes_to_the_same_end(mixed, tmp_path, embedder,
     assert (cut / name).read_bytes() == (run_dir / name).read_bytes(), name
 
 
-def test_the_game_master_on_its_own_server_from_the_command_line(
-    tmp_path, embedder, capsys):
-  del embedder  # The command loads the same one.
+@contextlib.contextmanager
+def two_servers(tmp_path: Path):
+  """(main server, game master's server, the tiny scenario's file): two
+  fake endpoints answering every schema, stopped on leaving."""
   main, gm = FakeOpenAI().start(), FakeOpenAI().start()
   try:
     for server in (main, gm):
       server.responder = schema_answers.responder()
     scenario = tmp_path / "tiny.yaml"
     scenario.write_text(tr.TINY)
+    yield main, gm, scenario
+  finally:
+    main.stop()
+    gm.stop()
+
+
+def test_the_game_master_on_its_own_server_from_the_command_line(
+    tmp_path, embedder, capsys):
+  del embedder  # The command loads the same one.
+  with two_servers(tmp_path) as (main, gm, scenario):
     out = tmp_path / "served"
     assert cli.main(["run", str(scenario), "--steps", "2", "--out", str(out),
                      "--no-progress", "--no-cache",
@@ -212,9 +224,6 @@ def test_the_game_master_on_its_own_server_from_the_command_line(
     info = json.loads((out / "run.json").read_text())
     assert info["models"]["endpoints"]["game_master"]["endpoint"] == (
         gm.base_url)
-  finally:
-    main.stop()
-    gm.stop()
 
 
 def test_the_gm_flags_go_together(tmp_path, capsys):
