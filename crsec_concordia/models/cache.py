@@ -12,12 +12,35 @@ import json
 import os
 import sqlite3
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 
 # How long a connection waits for another process's lock on the file.
 BUSY_SECONDS = 120.0
+_T = TypeVar("_T")
+
+
+def _patiently(work: Callable[[], _T]) -> _T:
+  """`work`, tried again while another connection holds the file.
+
+  SQLite's busy timeout does not cover every lock: switching a new file to
+  WAL, or a WAL being recovered, answers "database is locked" at once
+  when two processes (a compare's arms, a sweep's runs) open the same
+  cache together. Such a wait is retried up to BUSY_SECONDS.
+  """
+  deadline = time.monotonic() + BUSY_SECONDS
+  pause = 0.02
+  while True:
+    try:
+      return work()
+    except sqlite3.OperationalError as e:
+      if "locked" not in str(e) or time.monotonic() > deadline:
+        raise
+      time.sleep(pause)
+      pause = min(pause * 2, 0.5)
 
 
 def cache_key(**parts: Any) -> str:
@@ -37,24 +60,24 @@ class ResponseCache:
     # locked") rather than failing the run.
     self._conn = sqlite3.connect(self.path, check_same_thread=False,
                                  isolation_level=None, timeout=BUSY_SECONDS)
-    self._conn.execute("PRAGMA journal_mode=WAL")
-    self._conn.execute(
+    _patiently(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
+    _patiently(lambda: self._conn.execute(
         "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
-        "text TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER)")
+        "text TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER)"))
 
   def get(self, key: str) -> tuple[str, int, int] | None:
     with self._lock:
-      row = self._conn.execute(
+      row = _patiently(lambda: self._conn.execute(
           "SELECT text, prompt_tokens, completion_tokens FROM responses "
-          "WHERE key = ?", (key,)).fetchone()
+          "WHERE key = ?", (key,)).fetchone())
     return None if row is None else (row[0], row[1] or 0, row[2] or 0)
 
   def put(self, key: str, text: str, prompt_tokens: int,
           completion_tokens: int) -> None:
     with self._lock:
-      self._conn.execute(
+      _patiently(lambda: self._conn.execute(
           "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
-          (key, text, prompt_tokens, completion_tokens))
+          (key, text, prompt_tokens, completion_tokens)))
 
   def __len__(self) -> int:
     with self._lock:
