@@ -1,9 +1,8 @@
 """The response cache waits out a lock SQLite's busy timeout does not
 cover (two processes switching a new file to WAL at once answer "database
 is locked" at once), and fails on any other error at once. The race is
-rare (two of ~1,480 tests met it in one suite): the first test drives the
-retry directly; the second opens one new file from four processes at
-once, the case where it was met."""
+rare: the first test drives the retry directly; the second opens one new
+file from four processes at once, the case where it was met."""
 
 from __future__ import annotations
 

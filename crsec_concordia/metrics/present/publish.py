@@ -325,7 +325,8 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
   header = ["# Results", "",
             "Written by `crsec report --publish` from "
             + ", ".join(f"`{_md_escape(Path(p).name)}`" for p in paths)
-            + ". Shares are of all agents; *corrected* estimates undo the "
+            + ". Shares are of the agents present (all of them where nobody "
+            "arrives or leaves); *corrected* estimates undo the "
             "matcher's (belief) and the referee's (behaviour) measured error "
             "(Rogan-Gladen, 95% interval carrying that error and the runs; "
             "docs/metrics.md). Each finding is decided by the rule beside "
