@@ -12,6 +12,8 @@ is meant to alter what the model is asked.
 from __future__ import annotations
 
 import json
+import math
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +114,29 @@ def write_expected(files: dict[str, str], into: Path) -> None:
     path = into / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+# A float in the metrics: its last digits follow the numeric libraries'
+# builds (BLAS kernels, the embedder's matrix products), not the run.
+_NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
+METRIC_REL_TOL = 1e-9
+
+
+def same_metrics(expected: str, replayed: str) -> bool:
+  """Whether two metrics files agree: the same text around their floats,
+  and each float equal to a relative 1e-9.
+
+  The run's records are compared byte for byte; the metrics are computed
+  from them by numpy, scipy and the embedder, whose last binary digits
+  differ between library builds and machines, so a byte comparison of
+  them would fail on a fresh install that changed nothing of the run.
+  """
+  if _NUMBER.split(expected) != _NUMBER.split(replayed):
+    return False
+  return all(math.isclose(float(a), float(b), rel_tol=METRIC_REL_TOL,
+                          abs_tol=1e-12)
+             for a, b in zip(_NUMBER.findall(expected),
+                             _NUMBER.findall(replayed)))
 
 
 def read_expected(into: Path) -> dict[str, str]:
