@@ -27,6 +27,7 @@ uncertainty. The numbers show the pooled estimate with its 95% interval.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -36,13 +37,13 @@ import numpy as np
 from crsec_concordia.metrics.classifiers import corrected, correction
 from crsec_concordia.metrics.classifiers.correction import Estimate
 from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.present import finding_rules as rules
 from crsec_concordia.metrics.present import sequential
 from crsec_concordia.metrics.present.sequential import Design, Part
 
 MIN_SEEDS = sequential.FIRST
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "cannot tell"
 Runs = dict[str, list[run_metrics.RunMetrics]]
-FALLEN, RISEN = 0.25, 0.75  # last hour's conflicts, as a share of the peak
 
 
 def _pooled(ms: Sequence[run_metrics.RunMetrics], measure: str, tid: str,
@@ -103,21 +104,25 @@ def _end(ms: Sequence[run_metrics.RunMetrics]) -> str:
 
 def _share_part(ms: Sequence[run_metrics.RunMetrics], measure: str,
                 tid: str, line: float, design: Design) -> Part:
-  """The seeds' final shares against `line` (spread floored at the
-  binomial one of the fewest agents at the line), and the pooled corrected
-  interval at the look's level on the same side."""
+  """The seeds' final shares against `line` (rules.shares), and the
+  pooled corrected interval at the look's level on the same side."""
   seeds = [_pooled([m], measure, tid) for m in ms]
-  values = [_interval(e)[0] for e in seeds]
-  agents = min((e.agents for e in seeds if e.agents), default=0)
-  floor = math.sqrt(line * (1 - line) / max(agents, 1))
-  part = sequential.mean_part(values, line, floor, design, len(ms))
+  values = np.array([_interval(e)[0] for e in seeds], dtype=float)
+  values = values[np.isfinite(values)]
+  if not values.size:
+    return Part(False, False, False, None)
+  agents = min(e.agents for e in seeds if e.agents)
   level = design.level(len(ms))
-  if not (part.above or part.below) or level <= 0:
+  above, below = rules.shares(values[None], line, agents, level)
+  part = Part(bool(above), bool(below), float(values.mean()) < line,
+              sequential.mean_needed(values, line, rules.share_floor(
+                  line, agents), design))
+  if not (part.above or part.below):
     return part
   _, low, high, _ = _interval(_pooled(ms, measure, tid,
                                       confidence=1 - 2 * level))
-  return Part(part.above and low >= line, part.below and high < line,
-              part.leans_below, part.needed)
+  return dataclasses.replace(part, above=part.above and low >= line,
+                             below=part.below and high < line)
 
 
 def _decided(parts: list[Part]) -> tuple[str, int | None]:
@@ -125,10 +130,18 @@ def _decided(parts: list[Part]) -> tuple[str, int | None]:
   return _verdict(holds, fails), needed
 
 
+def _part(values: Any, floor: float, design: Design) -> Part:
+  """A difference of minutes against 0, for its seeds needed."""
+  v = np.asarray(values, dtype=float)
+  return Part(False, False, float(v.mean()) < 0,
+              sequential.mean_needed(v, 0.0, floor, design))
+
+
 def _emerge(runs: Runs, design: Design) -> dict[str, Any]:
   n = runs.get("normative", [])
   targets = _targets(runs)
-  verdict, needed = _decided([_share_part(n, "belief", t.id, 0.5, design)
+  verdict, needed = _decided([_share_part(n, "belief", t.id, rules.EMERGE,
+                                           design)
                               for t in targets])
   return {"finding": "Target norms emerge (each held by >= 50% at the end)",
           "verdict": verdict, "seeds_needed": needed,
@@ -147,8 +160,8 @@ def _injunctive(runs: Runs, design: Design) -> dict[str, Any]:
   parts, numbers = [], []
   for t in targets:
     b, a = _pooled(n, "belief", t.id), _pooled(n, "behaviour", t.id)
-    parts += [_share_part(n, "belief", t.id, 0.9, design),
-              _share_part(n, "behaviour", t.id, 0.9, design)]
+    parts += [_share_part(n, measure, t.id, rules.INJUNCTIVE, design)
+              for measure in ("belief", "behaviour")]
     numbers.append(f"{t.id}: holds {_show(b)}, complies {_show(a)}")
   verdict, needed = _decided(parts)
   venue = (None if day >= 2 else f"the runs end on day {day}" if n
@@ -178,9 +191,9 @@ def _per_hour_mean(ms: Sequence[run_metrics.RunMetrics], column: str
 
 
 def _falls(ms: Sequence[run_metrics.RunMetrics]
-           ) -> tuple[list[float], float]:
+           ) -> tuple[list[float], list[float]]:
   """Per seed, its last hour's conflicts as a share of its peak hour's (1
-  with no conflict: nothing fell), and the mean peak."""
+  with no conflict: nothing fell), and its peak hour's conflicts."""
   ratios, peaks = [], []
   for m in ms:
     hours = np.nan_to_num(m.per_hour["conflicts"].to_numpy(float)
@@ -188,7 +201,7 @@ def _falls(ms: Sequence[run_metrics.RunMetrics]
     peak = float(hours.max()) if hours.size else 0.0
     ratios.append(float(hours[-1]) / peak if peak > 0 else 1.0)
     peaks.append(peak)
-  return ratios, float(np.mean(peaks)) if peaks else 0.0
+  return ratios, peaks
 
 
 def _conflicts(runs: Runs, design: Design) -> dict[str, Any]:
@@ -205,20 +218,16 @@ def _conflicts(runs: Runs, design: Design) -> dict[str, Any]:
     if n:
       out["venue"] = f"the runs last {len(hours)} hour(s), fewer than 3"
     return out
-  ratios, peak = _falls(n)
-  level = design.level(len(n))
-  floor_fallen = math.sqrt(FALLEN / max(peak, 1.0))
-  floor_risen = math.sqrt(RISEN / max(peak, 1.0))
-  _, fell = sequential.mean_rule(ratios, FALLEN, floor_fallen, level)
-  rose, _ = sequential.mean_rule(ratios, RISEN, floor_risen, level)
+  ratios, peaks = _falls(n)
+  fell, rose = rules.falls(np.array(ratios), np.array(peaks),
+                           design.level(len(n)))
   out["verdict"] = _verdict(bool(fell), bool(rose))
-  mean = float(np.mean(ratios))
+  mean, peak = float(np.mean(ratios)), float(np.mean(peaks))
   if out["verdict"] == UNSURE:
-    out["seeds_needed"] = (
-        sequential.mean_needed(ratios, FALLEN, floor_fallen, design)
-        if mean < FALLEN else
-        sequential.mean_needed(ratios, RISEN, floor_risen, design)
-        if mean > RISEN else None)
+    line = (rules.FALLEN if mean < rules.FALLEN else rules.RISEN
+            if mean > rules.RISEN else None)
+    out["seeds_needed"] = line and sequential.mean_needed(
+        ratios, line, float(rules.fall_floor(line, peak)), design)
   out["numbers"] = (f"mean per hour {', '.join(f'{h:.1f}' for h in hours)}; "
                     f"last hour / peak per seed "
                     f"{', '.join(f'{r:.0%}' for r in ratios)} (mean "
@@ -238,9 +247,8 @@ def _minutes(m: run_metrics.RunMetrics, tid: str, measure: str) -> float:
 
 
 def _clock_floor(ms: Sequence[run_metrics.RunMetrics]) -> float:
-  """The spread of a difference of two times known to a slot each."""
-  step = max((m.run.clock.minutes_per_step for m in ms), default=1)
-  return step / math.sqrt(6)
+  return rules.clock_floor(max((m.run.clock.minutes_per_step for m in ms),
+                               default=1))
 
 
 def _descriptive_later(runs: Runs, design: Design) -> dict[str, Any]:
@@ -264,16 +272,16 @@ def _descriptive_later(runs: Runs, design: Design) -> dict[str, Any]:
   latest = np.max([times[i.id] for i in inj], axis=0)
   earliest = np.min([times[i.id] for i in inj], axis=0)
   floor = _clock_floor(n)
-  later = [sequential.mean_part(np.subtract(times[d.id], latest), 0.0,
-                                floor, design, len(n)) for d in desc]
-  earlier = [sequential.mean_part(np.subtract(times[d.id], earliest), 0.0,
-                                  floor, design, len(n)) for d in desc]
-  holds = all(p.above for p in later)
-  fails = any(p.below for p in earlier)
-  out["verdict"] = _verdict(holds, fails)
+  after_latest = np.array([times[d.id] for d in desc]) - latest
+  after_earliest = np.array([times[d.id] for d in desc]) - earliest
+  holds, fails = rules.later(after_latest, after_earliest, floor,
+                             design.level(len(n)))
+  out["verdict"] = _verdict(bool(holds), bool(fails))
   if out["verdict"] == UNSURE:
-    _, _, out["seeds_needed"] = sequential.combine(
-        [p if not p.leans_below else e for p, e in zip(later, earlier)])
+    # Each target toward the side its numbers lean.
+    _, _, out["seeds_needed"] = sequential.combine([
+        _part(a if a.mean() > 0 else e, floor, design)
+        for a, e in zip(after_latest, after_earliest)])
   out["numbers"] = "; ".join(f"{k}: mean {np.mean(v):.0f} min"
                              for k, v in times.items())
   return out
@@ -281,22 +289,25 @@ def _descriptive_later(runs: Runs, design: Design) -> dict[str, Any]:
 
 def _belief_first(runs: Runs, design: Design) -> dict[str, Any]:
   n = runs.get("normative", [])
-  parts, numbers = [], []
+  targets = [t for t in _targets(runs) if t.type == "injunctive"]
+  lags = np.array([[_minutes(m, t.id, "behaviour")
+                    - _minutes(m, t.id, "belief") for m in n]
+                   for t in targets]).reshape(len(targets), len(n))
   floor = _clock_floor(n)
-  for t in (t for t in _targets(runs) if t.type == "injunctive"):
-    lags = [_minutes(m, t.id, "behaviour") - _minutes(m, t.id, "belief")
-            for m in n]
-    parts.append(sequential.mean_part(lags, 0.0, floor, design, len(n)))
-    numbers.append(f"{t.id}: mean lag {np.mean(lags):.0f} min" if lags
-                   else f"{t.id}: no run")
   out = {"finding": "Belief before behaviour (held before complied with)",
-         "numbers": "; ".join(numbers) or "no injunctive target",
+         "numbers": "; ".join(f"{t.id}: mean lag {np.mean(v):.0f} min"
+                              for t, v in zip(targets, lags) if v.size)
+                    or "no injunctive target or run",
          "rule": "per injunctive target and seed, minutes to 50% behaviour "
                  "minus minutes to 50% belief (never: a slot after the end):"
                  " holds when every target's mean is shown > 0, does not "
                  "hold when one's is shown < 0"}
-  out["verdict"], out["seeds_needed"] = _decided(parts)
-  if not parts and n:
+  holds, fails = (rules.lags(lags, floor, design.level(len(n)))
+                  if lags.size else (False, False))
+  out["verdict"] = _verdict(bool(holds), bool(fails))
+  out["seeds_needed"] = sequential.combine(
+      [_part(v, floor, design) for v in lags])[2] if lags.size else None
+  if not targets and n:
     out["venue"] = "the venue has no injunctive target"
   return out
 
@@ -305,8 +316,11 @@ def _unseeded(runs: Runs, design: Design) -> dict[str, Any]:
   n = runs.get("normative", [])
   found = [any(not e.get("seeded") for e in m.summary["emergent_norms"])
            for m in n]
-  verdict, needed = _decided([sequential.rate_part(found, 0.5, design)]
-                             if found else [])
+  holds, fails = (rules.seen(found, design.level(len(found))) if found
+                  else (False, False))
+  verdict = _verdict(bool(holds), bool(fails))
+  needed = (sequential.rate_needed(sum(found), len(found), rules.HALF, design)
+            if found else None)
   examples = [e["representative"] for m in n for e in m.summary[
       "emergent_norms"] if not e.get("seeded")][:3]
   return {"finding": "Norms nobody seeded emerge", "verdict": verdict,

@@ -174,25 +174,3 @@ def combine(parts: list[Part], holds_above: bool = True
     return False, False, min(needs) if needs else None
   needs = [p.needed for p in open_]
   return False, False, (None if None in needs else max(needs))  # type: ignore[type-var]
-
-
-def mean_part(values: Any, line: float, floor: float, design: Design,
-              seeds: int) -> Part:
-  """A mean rule's part at the look at `seeds` seeds (seeds without a
-  number left out)."""
-  v = np.asarray(values, dtype=float)
-  v = v[np.isfinite(v)]
-  if not v.size:
-    return Part(False, False, False, None)
-  above, below = mean_rule(v, line, floor, design.level(seeds))
-  return Part(bool(above), bool(below), float(v.mean()) < line,
-              mean_needed(v, line, floor, design))
-
-
-def rate_part(flags: list[bool], line: float, design: Design) -> Part:
-  n, x = len(flags), int(sum(flags))
-  if not n:
-    return Part(False, False, False, None)
-  above, below = rate_rule(x, n, line, design.level(n))
-  return Part(bool(above), bool(below), x / n < line,
-              rate_needed(x, n, line, design))
