@@ -74,6 +74,11 @@ class Design:
     first = seeds if self.first == self.most else self.first
     return dataclasses.replace(self, first=first, most=seeds)
 
+  @classmethod
+  def from_dict(cls, d: dict[str, Any]) -> Design:
+    return cls(first=int(d["first"]), most=int(d["most"]),
+               alpha=float(d["alpha"]))
+
   def as_dict(self) -> dict[str, Any]:
     return {"first": self.first, "most": self.most, "alpha": self.alpha,
             "spending": "Lan-DeMets Pocock type, split over the looks"}
