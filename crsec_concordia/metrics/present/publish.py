@@ -343,9 +343,10 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
             "matcher's (belief) and the referee's (behaviour) measured error "
             "(Rogan-Gladen, 95% interval carrying that error and the runs; "
             "docs/metrics.md). Each finding is decided by the rule beside "
-            "it; **cannot tell** when runs are incomplete, too few, or the "
-            "interval straddles the line. `results.json` holds every "
-            "number.", "", model_paragraph(groups)]
+            "it, a sequential test on one number per seed (docs/metrics.md);"
+            " **cannot tell** when runs are incomplete, too few, or the "
+            "seeds do not clear the line at the look's level, with about "
+            "how many seeds would. `results.json` holds every number.", "", model_paragraph(groups)]
   if notes:
     header += ["## The researcher's reading", "", notes, ""]
   readme = out / "README.md"
