@@ -155,47 +155,39 @@ def test_conflict_rule_stops_at_once_on_a_large_effect():
   assert held > 0.95 and median <= 3
 
 
+def gaps(seed: int, after: float, before: float, spread: float
+         ) -> np.ndarray:
+  """Minutes from one time to 50% to another, per part (2) and seed, each
+  time known to a slot."""
+  rng = np.random.default_rng(seed)
+  shape = (SIMS, 2, DESIGN.most)
+  return (slot_times(rng, after, spread, shape)
+          - slot_times(rng, before, spread, shape))
+
+
+# Descriptive norms later (each descriptive target after the latest and
+# the earliest injunctive one: one injunctive target here) and belief
+# before behaviour, on the same gaps.
+TIME_RULES = {
+    "later": lambda g, level: rules.later(g, g, rules.clock_floor(STEP),
+                                          level),
+    "lags": lambda g, level: rules.lags(g, rules.clock_floor(STEP), level)}
+
+
+@pytest.mark.parametrize("rule", sorted(TIME_RULES))
 @pytest.mark.parametrize("spread", [5.0, 30.0, 80.0])
-def test_later_rule_keeps_its_error_with_no_true_effect(spread):
-  rng = np.random.default_rng(5)
-  shape = (SIMS, 1, DESIGN.most)
-  injunctive = slot_times(rng, 120.0, spread, shape)
-  descriptive = slot_times(rng, 120.0, spread, shape)
-  held, _, _ = looks(lambda n, level: rules.later(
-      (descriptive - injunctive)[..., :n], (descriptive - injunctive)[..., :n],
-      rules.clock_floor(STEP), level))
+def test_time_rules_keep_their_error_with_no_true_effect(rule, spread):
+  gap = gaps(5, 100.0, 100.0, spread)
+  gap[:, 1] += 120.0  # The other part: well after.
+  held, _, _ = looks(lambda n, level: TIME_RULES[rule](gap[..., :n], level))
   assert at_most_five_percent(held)
 
 
-def test_later_rule_stops_at_once_on_a_large_effect():
-  rng = np.random.default_rng(6)
-  shape = (SIMS, 1, DESIGN.most)
-  gap = slot_times(rng, 180.0, 20.0, shape) - slot_times(rng, 60.0, 20.0,
-                                                         shape)
-  held, _, median = looks(lambda n, level: rules.later(
-      gap[..., :n], gap[..., :n], rules.clock_floor(STEP), level))
-  assert held > 0.95 and median <= 3
-
-
-@pytest.mark.parametrize("spread", [5.0, 30.0, 80.0])
-def test_lag_rule_keeps_its_error_with_no_true_effect(spread):
-  rng = np.random.default_rng(7)
-  shape = (SIMS, 2, DESIGN.most)
-  lag = slot_times(rng, 100.0, spread, shape) - slot_times(rng, 100.0,
-                                                           spread, shape)
-  lag[:, 1] += 120.0  # The other target: well after.
-  held, _, _ = looks(lambda n, level: rules.lags(
-      lag[..., :n], rules.clock_floor(STEP), level))
-  assert at_most_five_percent(held)
-
-
-def test_lag_rule_stops_at_once_on_a_large_effect():
-  rng = np.random.default_rng(8)
-  shape = (SIMS, 2, DESIGN.most)
-  lag = slot_times(rng, 150.0, 20.0, shape) - slot_times(rng, 60.0, 20.0,
-                                                         shape)
-  held, _, median = looks(lambda n, level: rules.lags(
-      lag[..., :n], rules.clock_floor(STEP), level))
+@pytest.mark.parametrize("rule", sorted(TIME_RULES))
+def test_time_rules_stop_at_once_on_a_large_effect(rule):
+  gap = gaps(6, 180.0, 60.0, 20.0)  # Two hours after, give or take 20 min.
+  held, _, median = looks(lambda n, level: TIME_RULES[rule](gap[..., :n],
+                                                            level))
   assert held > 0.95 and median <= 3
 
 
