@@ -13,6 +13,7 @@ docs/metrics.md gives the families simulated and the rates.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -206,14 +207,33 @@ def test_count_rule_keeps_its_error_and_stops_where_it_first_can():
   assert first > 3
 
 
-def test_seeds_needed_follows_the_spread():
+def test_seeds_needed_is_where_the_same_mean_and_spread_would_decide():
   design = Design.fixed(3)
-  near = sequential.mean_needed([0.55, 0.6, 0.5], 0.5, 0.05, design)
-  far = sequential.mean_needed([0.75, 0.8, 0.7], 0.5, 0.05, design)
-  assert near is not None and far is not None and far < near
-  # The projected compare, run with that many seeds, would decide it.
-  values = np.array([0.55, 0.6, 0.5] * 100)[:near]
-  above, _ = sequential.mean_rule(values, 0.5, 0.05, Design.fixed(near)
-                                  .level(near))
-  assert sequential.mean_needed([0.5, 0.5, 0.5], 0.5, 0.05, design) is None
+  values = [0.55, 0.6, 0.5]  # mean 0.55, sd 0.05
+
+  def clears(n: int) -> bool:
+    level = Design.fixed(n).level(n)
+    return stats.t.ppf(1 - level, n - 1) * 0.05 / math.sqrt(n) < 0.05
+
+  near = sequential.mean_needed(values, 0.5, 0.01, design)
+  assert near is not None and clears(near) and not clears(near - 1)
+  far = sequential.mean_needed([0.75, 0.8, 0.7], 0.5, 0.01, design)
+  assert far is not None and far < near
+  # The floor counts when the seeds agree too well.
+  assert sequential.mean_needed([0.55] * 3, 0.5, 0.05, design) == near
+  assert sequential.mean_needed([0.5] * 3, 0.5, 0.05, design) is None
+  # Five seeds of five: 1/32 <= 5%; four of four (1/16) is not enough.
   assert sequential.rate_needed(3, 3, 0.5, design) == 5
+
+
+def test_a_finding_of_parts_needs_what_its_open_parts_need():
+  held = sequential.Part(True, False, False, None)
+  rising = sequential.Part(False, False, False, 7)
+  falling = sequential.Part(False, False, True, 9)
+  assert sequential.combine([held, rising]) == (False, False, 7)
+  # One part leaning below settles the finding once it is shown below.
+  assert sequential.combine([falling, rising]) == (False, False, 9)
+  assert sequential.combine([held, dataclasses.replace(
+      falling, below=True)]) == (False, True, None)
+  assert sequential.combine([held, held]) == (True, False, None)
+  assert sequential.combine([]) == (False, False, None)

@@ -161,21 +161,17 @@ class Part:
   needed: int | None
 
 
-def combine(parts: list[Part], holds_above: bool = True
-            ) -> tuple[bool, bool, int | None]:
+def combine(parts: list[Part]) -> tuple[bool, bool, int | None]:
   """(holds, does not hold, seeds needed) of a finding that holds when every
-  part is shown on its side and does not when one is shown on the other;
-  `holds_above` False: the holding side is below the line."""
+  part is shown above its line and does not when one is shown below."""
   if not parts:
     return False, False, None
-  good = [p.above if holds_above else p.below for p in parts]
-  bad = [p.below if holds_above else p.above for p in parts]
-  if all(good) or any(bad):
-    return all(good), any(bad), None
-  open_ = [p for p, g in zip(parts, good) if not g]
-  against = [p for p in open_ if p.leans_below == holds_above]
-  if against:  # One part decided against would settle the finding.
-    needs = [p.needed for p in against if p.needed is not None]
-    return False, False, min(needs) if needs else None
-  needs = [p.needed for p in open_]
-  return False, False, (None if None in needs else max(needs))  # type: ignore[type-var]
+  if all(p.above for p in parts) or any(p.below for p in parts):
+    return all(p.above for p in parts), any(p.below for p in parts), None
+  open_ = [p for p in parts if not p.above]
+  against = [p.needed for p in open_ if p.leans_below]
+  if against:  # One part decided below would settle the finding.
+    known = [n for n in against if n is not None]
+    return False, False, min(known) if known else None
+  needs = [p.needed for p in open_ if p.needed is not None]
+  return False, False, max(needs) if len(needs) == len(open_) else None
