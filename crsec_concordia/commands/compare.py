@@ -13,7 +13,9 @@ compare_summary.json and CSVs.
 
 A run already in place for the same arm, seed and steps is reused when it
 completed and resumed (`runner.resume_episode`) when it was interrupted, so
-an interrupted compare continues where it stopped.
+an interrupted compare continues where it stopped. With `--until-decided`
+the compare adds one seed pair at a time until the paper's findings are
+decided (compare_looks.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.commands import compare_looks
 from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
                                             matchers_for)
 from crsec_concordia.commands.flags import (add_endpoint_flags,
@@ -37,7 +40,7 @@ from crsec_concordia.commands.flags import (add_endpoint_flags,
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.measure import aggregate
-from crsec_concordia.metrics.present import tables
+from crsec_concordia.metrics.present import sequential, tables
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir import writing
 from crsec_concordia.rundir.format import ARMS, COMPARE_JSON, RUN_JSON
@@ -71,6 +74,14 @@ def add_parser(sub) -> None:
                  "sweep`), not in threads")
   p.add_argument("--address",
                  help="run as Ray tasks on the Ray cluster at this address")
+  # Sequential compare (compare_looks.py): seed pairs until decided.
+  p.add_argument("--until-decided", action="store_true",
+                 help="after the --seeds (at least 3), add one seed pair at "
+                 "a time until every finding the venue allows is decided "
+                 "(a group-sequential rule; docs/metrics.md)")
+  p.add_argument("--max-seeds", type=positive("--max-seeds"),
+                 help="with --until-decided: the most seeds (default "
+                 f"{sequential.MOST})")
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
@@ -112,6 +123,11 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
   seeds = parse_seeds(args.seeds)
+  if args.until_decided:
+    compare_looks.design_from(args, len(seeds))
+  elif args.max_seeds:
+    raise UserError("--max-seeds is for --until-decided; pass both, or "
+                    "--seeds alone")
   endpoint = endpoint_from(args)
   embedder_from(args)  # A bad --embedder stops before anything runs.
   models = models_spec_from(args)
@@ -127,16 +143,21 @@ def run(args: argparse.Namespace) -> int:
   out = _out_dir(args, scenario.name)
   with outputs.writing(out, then="make room there, then the same `crsec "
                        "compare` continues"):
+    if args.until_decided:
+      return compare_looks.until_decided(
+          args, out, seeds, lambda s, looks: _compare(
+              args, out, scenario, s, endpoint, policy, models, looks))
     return _compare(args, out, scenario, seeds, endpoint, policy, models)
 
 
 def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
              seeds: list[int], endpoint: EndpointConfig,
              policy: run_policy.Chosen | None = None,
-             models: dict[str, Any] | None = None) -> int:
+             models: dict[str, Any] | None = None,
+             looks: compare_looks.Looks | None = None) -> int:
   """Runs what is not done yet, records it in compare.json, aggregates
   (`policy`: the referee's, `models`: the models spec the flags give, for
-  every run)."""
+  every run; `looks`: --until-decided's, deciding the findings)."""
   name = scenario.name
   # The sweep of this comparison: one scenario, condition and endpoint.
   spec = SweepFile.model_validate({"scenarios": [name], "seeds": seeds,
@@ -155,7 +176,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
       "steps": args.steps, "jobs": args.jobs,
       "model": endpoint.describe(), "status": "running",
       "started": datetime.datetime.now().isoformat(timespec="seconds"),
-      "arms": {arm: [] for arm in ARMS}, "failed": []}
+      "arms": {arm: [] for arm in ARMS}, "failed": [],
+      **({compare_looks.BLOCK: looks.block} if looks else {})}
   _write_manifest(out, manifest)
   by_id = {r.id: r for r in runs}
   for run_id in reused:
@@ -182,6 +204,9 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
                     f"{out} and rerun with -v")
   metrics = aggregate.aggregate(out, matchers_for(embedder_from(args)))
   tables.write_compare(metrics)
+  if looks is not None and not failed:
+    looks.decide(metrics)
+    _write_manifest(out, manifest)
   _print_effects(metrics.summary)
   print(f"compare: wrote {out / tables.COMPARE_SUMMARY_JSON}; "
         f"`crsec report {out}` draws it")

@@ -167,7 +167,9 @@ def summary_block(rates: dict[str, dict[str, tuple[Any, str]]],
 
 def pooled_estimate(flags: Sequence[Sequence[bool | None] | None],
                     norms: Sequence[Sequence[int] | None] | None,
-                    rates: correction.Rates | None) -> correction.Estimate:
+                    rates: correction.Rates | None,
+                    confidence: float = correction.CONFIDENCE
+                    ) -> correction.Estimate:
   """One estimate over several runs' agents (rows: runs), runs as clusters.
   Runs without a value (None) are left out; runs must have equal agents
   present."""
@@ -182,7 +184,7 @@ def pooled_estimate(flags: Sequence[Sequence[bool | None] | None],
     return correction.NAN_ESTIMATE
   f = np.asarray([f for f, _ in rows], dtype=bool)
   k = None if norms is None else np.asarray([k for _, k in rows])
-  return correction.estimate(f, rates, k)
+  return correction.estimate(f, rates, k, confidence=confidence)
 
 
 def finite(value: float) -> float | None:

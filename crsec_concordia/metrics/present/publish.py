@@ -29,7 +29,8 @@ from typing import Any
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure import run_metrics
 from crsec_concordia.metrics.present import (findings, publish_conditions,
-                                             publish_figures, publish_town)
+                                             publish_figures, publish_town,
+                                             sequential)
 from crsec_concordia.metrics.present.cells import md_escape as _md_escape
 from crsec_concordia.rundir import reading
 
@@ -39,6 +40,9 @@ class RunGroup:
   """Runs that are seeds of one experiment, by arm."""
   key: tuple[str, str, str]  # scenario, condition, endpoint
   runs: dict[str, list[run_metrics.RunMetrics]]
+  # The looks its findings are decided at: a compare's --until-decided
+  # design, else one look at its seeds.
+  design: sequential.Design | None = None
 
   @property
   def label(self) -> str:
@@ -66,10 +70,19 @@ def _run_dirs(path: Path) -> list[tuple[Path, str, str]]:
                   "`crsec compare` or `crsec sweep`")
 
 
+def _design(path: Path) -> sequential.Design | None:
+  """The design of a compare made with --until-decided."""
+  if not reading.is_compare_dir(path):
+    return None
+  block = reading.read_compare(path).manifest.get("until_decided")
+  return sequential.Design.from_dict(block["design"]) if block else None
+
+
 def collect(paths: Sequence[Path], matcher_factory=None) -> list[RunGroup]:
   groups: dict[tuple[str, str, str], RunGroup] = {}
   seen: set[Path] = set()
   for path in paths:
+    design = _design(Path(path))
     for d, condition, endpoint in _run_dirs(Path(path)):
       if d.resolve() in seen:
         continue
@@ -78,7 +91,7 @@ def collect(paths: Sequence[Path], matcher_factory=None) -> list[RunGroup]:
       m = run_metrics.compute(run, matcher_factory(run) if matcher_factory
                               else None)
       key = (str(run.scenario.get("name")), condition, endpoint)
-      group = groups.setdefault(key, RunGroup(key, {}))
+      group = groups.setdefault(key, RunGroup(key, {}, design))
       group.runs.setdefault(run.arm, []).append(m)
   if not groups:
     raise UserError("no completed or interrupted run directory found in "
@@ -283,7 +296,7 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
     rows = [cost(m) for ms in g.runs.values() for m in ms]
     runs_json.extend(dict(r, condition=g.key[1], endpoint=g.key[2])
                      for r in rows)
-    decided = findings.decide_findings(g.runs)
+    decided = findings.decide_findings(g.runs, g.design)
     pictures = publish_figures.draw_group(g.runs, out / "figures", g.slug)
     drawn.update(Path(p).name for p, _ in pictures)
     errors = measurement_error(g)
@@ -330,9 +343,10 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
             "matcher's (belief) and the referee's (behaviour) measured error "
             "(Rogan-Gladen, 95% interval carrying that error and the runs; "
             "docs/metrics.md). Each finding is decided by the rule beside "
-            "it; **cannot tell** when runs are incomplete, too few, or the "
-            "interval straddles the line. `results.json` holds every "
-            "number.", "", model_paragraph(groups)]
+            "it, a sequential test on one number per seed (docs/metrics.md);"
+            " **cannot tell** when runs are incomplete, too few, or the "
+            "seeds do not clear the line at the look's level, with about "
+            "how many seeds would. `results.json` holds every number.", "", model_paragraph(groups)]
   if notes:
     header += ["## The researcher's reading", "", notes, ""]
   readme = out / "README.md"
