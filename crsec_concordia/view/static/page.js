@@ -2,10 +2,13 @@
 // in #crsec-data (crsec_concordia/view/extract.py) and draws a run: places
 // as panels, agents as marks, one scrubber over the slots, the slot's
 // records, agents' details on click, per target norm its adoption curves
-// and its diffusion graph (inline SVG).
+// and its diffusion graph (inline SVG). Served by `crsec view --serve`, it
+// polls live.json (crsec_concordia/view/live.py) and follows the run.
 "use strict";
 (function () {
-  const PAGE = JSON.parse(document.getElementById("crsec-data").textContent);
+  let PAGE = JSON.parse(document.getElementById("crsec-data").textContent);
+  // How often a served page asks whether the run has moved on (ms).
+  const POLL = 1000;
   const COLOURS = ["#16a34a", "#e11d48", "#0891b2", "#ca8a04", "#7c3aed",
                    "#ea580c", "#0d9488", "#db2777"];
   // Above this many agents, panels show aggregates; marks on demand.
@@ -94,23 +97,67 @@
 
   function pick(i) {
     pause();
-    R = PAGE.runs[i];
-    R.byAgent = null;
     expanded = new Set();
     graphFilter = {};
+    $("agent").hidden = true;
+    openAgent = null;
+    show(i);
+    go(0);
+  }
+  // Run i's header, legend, ticks and target cards (the slot is drawn by go).
+  function show(i) {
+    R = PAGE.runs[i];
+    R.byAgent = null;
     const m = R.meta;
     $("meta").textContent = [m.scenario, m.arm, m.seed !== null ? `seed ${m.seed}` : null,
-      m.status, m.model ? `model ${m.model}` : null, `${R.agents.length} agents`,
+      m.model ? `model ${m.model}` : null, `${R.agents.length} agents`,
       `${R.steps.length} slots`, R.places.length > 1 ? `${R.places.length} places` : null,
       m.path].filter(Boolean).join(" · ");
+    progress();
     $("notes").replaceChildren(...R.notes.map((n) => el("li", {}, n)));
     $("scrub").max = Math.max(0, R.steps.length - 1);
+    document.body.dataset.slots = R.steps.length;
     legend();
     drawMarks();
     drawTargets();
-    $("agent").hidden = true;
-    openAgent = null;
-    go(0);
+  }
+  // How far the run is: run.json's status as it says it, slots, calls, tokens.
+  function progress() {
+    const p = R.progress || {};
+    const box = $("progress");
+    box.dataset.status = p.status || "";
+    box.dataset.completed = p.completed || 0;
+    box.replaceChildren(el("b", {}, p.status || "status unknown"),
+      ` · slot ${p.completed || 0}` + (p.max ? ` of ${p.max}` : "") +
+      ` · ${(p.calls || 0).toLocaleString("en")} calls · ${(p.tokens || 0).toLocaleString("en")} tokens` +
+      (PAGE.live !== undefined ? " · following the run" : ""));
+  }
+
+  // ---- following a run (a page served by `crsec view --serve`) -----------
+  // New data replaces the old; the slot shown stays, or moves on with the
+  // run when the last slot was shown; the open agent stays open.
+  function update(fresh) {
+    const i = PAGE.runs.length === fresh.runs.length ? +($("picker").value || 0) : 0;
+    const last = !R.steps.length || slot === R.steps.length - 1;
+    PAGE = fresh;
+    if (PAGE.runs.length > 1 && $("picker").options.length !== PAGE.runs.length) {
+      $("picker-box").hidden = false;
+      $("picker").replaceChildren(...PAGE.runs.map((r, k) => el("option", {value: k}, r.label)));
+      $("picker").value = i;
+    }
+    show(i);
+    go(last ? R.steps.length - 1 : slot);
+  }
+  function follow() {
+    if (PAGE.live === undefined || !location.protocol.startsWith("http")) return;
+    const poll = () => fetch(`live.json?v=${encodeURIComponent(PAGE.live)}`, {cache: "no-store"})
+      .then((r) => r.ok ? r.json() : null)
+      .then((got) => {
+        if (got && got.page) { got.page.live = got.v; update(got.page); }
+      })
+      .catch(() => {})  // The server stopped: the page stays as it was.
+      .finally(() => setTimeout(poll, POLL));
+    setTimeout(poll, POLL);
   }
 
   function legend() {
@@ -270,7 +317,8 @@
   }
   function normLine(e) {
     const li = el("li", {}, who(e.a), " ");
-    if (e.k === "created") li.append(tag("created", "ok"), ` ${e.n}`);
+    if (e.k === "created") li.append(e.ok === false ? tag("rejected at creation", "bad") : tag("created", "ok"),
+      ` ${e.n}`, e.ok === false && e.why ? el("span", {class: "muted"}, ` (${e.why})`) : "");
     if (e.k === "candidate") li.append(tag(e.o === "conversation" ? "heard" : e.o === "observation" ? "watched" : e.o,
       e.o === "conversation" ? "talk" : "obs"), ` ${e.n}`, e.w !== null && e.w !== undefined ? el("span", {class: "muted"}, " from ", who(e.w)) : "");
     if (e.k === "verdict") li.append(tag(e.ok ? "qualified" : "rejected", e.ok ? "ok" : "bad"),
@@ -411,10 +459,11 @@
       if (k >= 0) row.append(el("div", {class: "chart-box"}));
       const gbox = el("div", {class: "graph-box"});
       if (k >= 0) {
-        graphFilter[k] = "target";
+        graphFilter[k] = graphFilter[k] || "target";
         const sel = el("select", {class: "graph-filter"},
           el("option", {value: "target"}, "norms meaning this target"),
           el("option", {value: "all"}, "every norm passed"));
+        sel.value = graphFilter[k];
         sel.addEventListener("change", () => { graphFilter[k] = sel.value; updateTargets(); });
         gbox.append(el("div", {class: "muted"}, "Diffusion: ", sel));
       }
@@ -542,4 +591,5 @@
   }
 
   init();
+  follow();
 })();
