@@ -160,6 +160,10 @@ class Beliefs:
       found: Any = run_embedder(info, self._given)
     except UserError as e:
       found = str(e)
+    except Exception as e:  # pylint: disable=broad-except
+      # A user's embedder that fails on the fingerprint's sentences: the
+      # page says so rather than waiting for it.
+      found = f"the run's embedder failed ({type(e).__name__}: {e})"
     with self._lock:
       self._embedders[key] = found
     if self._changed is not None and not self._wait:

@@ -103,9 +103,10 @@ def _notes(loaded: Loaded, curves: Any, matcher_note: str | None) -> list[str]:
 
 def _progress(loaded: Loaded, usage: dict[str, Any]) -> dict[str, Any]:
   """How far the run is: run.json's status as it is, its slots done and
-  planned, and the calls (cached ones too) and tokens so far."""
+  planned, and the calls (cached ones too) and tokens so far, as run.json
+  committed them with its last slot (usage.json may be a slot ahead)."""
   info = loaded.run.run
-  summed = totals(usage)
+  summed = totals(info.get("usage_by_tag") or usage)
   return {"status": info.get("status"),
           "completed": info.get("completed_steps"),
           "max": info.get("max_steps"),

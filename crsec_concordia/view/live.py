@@ -75,15 +75,16 @@ class Watch:
   def data(self) -> tuple[int, dict[str, Any]]:
     """(version, the page's data), made again if anything changed.
 
-    Raises UserError when the directory cannot be read and nothing was
-    read before."""
+    Raises UserError (or the OSError, ValueError of a file caught
+    mid-write) when the directory cannot be read and nothing was read
+    before."""
     with self._lock:
       stamp = self._stamp_now()
       if self._data is not None and stamp == self._stamp:
         return self.version, self._data
       try:
         fresh = page.page_data(self.path, self.beliefs)
-      except UserError:
+      except (UserError, OSError, ValueError):
         if self._data is None:
           raise
         return self.version, self._data  # Mid-write: the next poll reads it.

@@ -531,7 +531,7 @@
   function graph(k) {
     const mode = k < 0 ? "all" : graphFilter[k];
     const edges = R.edges.filter((e) => mode === "all" || e.t.includes(k));
-    if (!edges.length) return el("div", {class: "muted graph-empty"}, k >= 0 && mode === "target" && !R.meta.reported
+    if (!edges.length) return el("div", {class: "muted graph-empty"}, k >= 0 && mode === "target" && !R.meta.reported && !R.meta.matcher
       ? "No norm meaning this target passed between agents by its exact wording (the run is not reported)."
       : "No norm passed from one agent to another.");
     const ids = [...new Set(edges.flatMap((e) => [e.s, e.r]))];
