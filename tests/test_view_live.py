@@ -111,9 +111,12 @@ def test_a_slot_is_read_once(tmp_path, matcher):
   kept = reader.slots(run, [1, 2, 3], names, {})
   assert kept[2].snapshot == 3
   assert kept[0] is first[0] and kept[1] is first[1]
-  # A run cut back (a resume) forgets the slots it lost.
+  # A run cut back (a resume) forgets the slots it lost, and a resume
+  # (run.json's `resumed`) what it read of the slots it replays.
   run = reading.read_run(growing(run_dir, 2))
   assert len(reader.slots(run, [1, 2], names, {})) == 2
+  run.run["resumed"] = [{"from_step": 1}]
+  assert reader.slots(run, [1, 2], names, {})[0] is not first[0]
 
 
 def test_belief_slots_match_a_full_reading(tmp_path, matcher):

@@ -73,6 +73,7 @@ class RunBelief:
     self._slots: dict[int, _Slot] = {}
     self._also: dict[str, set[str]] = {}
     self._agents: list[str] = []
+    self._resumes = 0
     self._lock = threading.Lock()
 
   def readings(self, contents: Sequence[str]) -> dict[str, frozenset[str]]:
@@ -114,15 +115,20 @@ class RunBelief:
     snapshot is read again once the snapshot is there). `also`: wordings
     (folded) known to mean targets besides the matcher's reading (each
     target's own, the report's); the kept readings are made again when
-    they change (a report written meanwhile)."""
+    they change (a report written meanwhile), and after a resume."""
     present = presence.present_at(run, steps)
     snaps = sorted(run.snapshots)
+    # A resume replays slots after its checkpoint, whose snapshots may
+    # differ (another model's answers): it forgets what was read.
+    resumes = len(run.run.get("resumed") or ())
     out = []
     with self._lock:
-      if also != self._also or list(agents) != self._agents:
+      if (also != self._also or list(agents) != self._agents
+          or resumes != self._resumes):
         self._slots.clear()
         self._also = {k: set(v) for k, v in also.items()}
         self._agents = list(agents)
+        self._resumes = resumes
       for step, here in zip(steps, present):
         snap = max((s for s in snaps if s <= step), default=None)
         kept = self._slots.get(step)
