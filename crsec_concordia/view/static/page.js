@@ -76,8 +76,8 @@
     if (PAGE.runs.length > 1) {
       $("picker-box").hidden = false;
       PAGE.runs.forEach((r, i) => $("picker").append(el("option", {value: i}, r.label)));
-      $("picker").addEventListener("change", (e) => pick(+e.target.value));
     }
+    $("picker").addEventListener("change", (e) => pick(+e.target.value));
     $("first").onclick = () => go(0);
     $("back").onclick = () => go(slot - 1);
     $("next").onclick = () => go(slot + 1);
@@ -137,10 +137,11 @@
   // New data replaces the old; the slot shown stays, or moves on with the
   // run when the last slot was shown; the open agent stays open.
   function update(fresh) {
-    const i = PAGE.runs.length === fresh.runs.length ? +($("picker").value || 0) : 0;
+    const i = Math.max(0, fresh.runs.findIndex((r) => r.meta.path === R.meta.path));
     const last = !R.steps.length || slot === R.steps.length - 1;
     PAGE = fresh;
-    if (PAGE.runs.length > 1 && $("picker").options.length !== PAGE.runs.length) {
+    $("title").textContent = PAGE.title;
+    if (PAGE.runs.length > 1) {  // A sweep's runs, as they start; their labels say their state.
       $("picker-box").hidden = false;
       $("picker").replaceChildren(...PAGE.runs.map((r, k) => el("option", {value: k}, r.label)));
       $("picker").value = i;
