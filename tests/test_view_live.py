@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ class Counting:
 @pytest.fixture(scope="module")
 def matcher(embedder):
   run = reading.read_run(GOLDEN)
-  return belief.Beliefs(embedder).for_run(run)[0].matcher
+  return belief.Beliefs(embedder).for_run(run).reader.matcher
 
 
 def report_belief() -> dict[str, list[float]]:
@@ -170,3 +171,25 @@ def test_the_watch_follows_a_growing_run(tmp_path):
   assert [s["s"] for s in run["steps"]] == [1, 2, 3]
   assert run["progress"]["completed"] == 3
   assert all(row[names.index(ABIGAIL)] & 1 for row in run["hold"])
+
+
+def test_a_served_page_shows_the_run_while_its_embedder_loads(embedder):
+  """The embedder loads on a thread of its own: meanwhile the page says
+  belief is not read yet (not that nobody holds a target), then reads it
+  and says the data changed."""
+  let_go = threading.Event()
+
+  def slow(text):
+    let_go.wait(60)
+    return embedder(text)
+
+  changed = threading.Event()
+  beliefs = belief.Beliefs(slow, wait=False, changed=changed.set)
+  run = reading.read_run(GOLDEN)
+  found = beliefs.for_run(run)
+  assert found.reader is None and found.loading
+  assert found.note.startswith("Loading the run's sentence embedder")
+  let_go.set()
+  assert changed.wait(120)
+  found = beliefs.for_run(run)
+  assert found.reader is not None and not found.loading

@@ -140,6 +140,15 @@ class RunBelief:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Found:
+  """A run's belief reader (None: none), the page's note on it, and
+  whether the run's embedder is still loading."""
+  reader: RunBelief | None
+  note: str
+  loading: bool = False
+
+
 class Beliefs:
   """The runs' matchers for a page: each run's embedder loaded once per
   identity, now (`wait`) or on a thread of its own (a page being served
@@ -195,17 +204,18 @@ class Beliefs:
       return None, found
     return found, None
 
-  def for_run(self, run: reading.Run) -> tuple[RunBelief | None, str]:
+  def for_run(self, run: reading.Run) -> Found:
     """The run's belief reader, or None and a note saying why."""
     if not run.targets:
-      return None, "The scenario names no target norms: nobody is coloured."
+      return Found(None, "The scenario names no target norms: nobody is "
+                   "coloured.")
     found, why = self.embedder(run.run)
     if found is None:
-      return None, (
+      return Found(None, (
           "Loading the run's sentence embedder: target colours go by each "
           "target's exact wording until it is ready." if why is None else
           f"No norm matcher ({why}): target colours go by each target's "
-          "exact wording only.")
+          "exact wording only."), loading=why is None)
     key = str(run.path)
     with self._lock:
       kept = self._runs.get(key)
@@ -214,8 +224,9 @@ class Beliefs:
             NormMatcher(run.targets, behaviours=run.behaviours,
                         embedder=found),
             embedder_identity.name_of(found))
-    return kept, (f"Target colours and belief: the norm matcher's reading of "
-                  f"each agent's qualified norms with the run's sentence "
-                  f"embedder ({kept.embedder_name}), as `crsec report` "
-                  "reads them (without its --llm-judge).")
+    return Found(kept, (
+        "Target colours and belief: the norm matcher's reading of each "
+        "agent's qualified norms with the run's sentence embedder "
+        f"({kept.embedder_name}), as `crsec report` reads them (without "
+        "its --llm-judge)."))
 

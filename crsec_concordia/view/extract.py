@@ -139,8 +139,9 @@ def run_data(loaded: Loaded,
              for t in run.scenario.get("target_norms") or ()]
   ids = [t["id"] for t in targets]
   means = norms.target_wordings(run.scenario, summary)
-  reader, matcher_note = (beliefs.for_run(run) if beliefs is not None
-                          else (None, None))
+  found = (beliefs.for_run(run) if beliefs is not None
+           else belief.Found(None, ""))
+  reader = found.reader
   curves = _curves(loaded, ids, steps)
   if reader is None:
     hold = norms.holds(run, steps, names, means, ids)
@@ -161,9 +162,9 @@ def run_data(loaded: Loaded,
                "completed": run.run.get("completed_steps"),
                "model": _model(run.run), "path": str(run.path),
                "reported": summary is not None,
-               "matcher": reader is not None},
+               "matcher": reader is not None, "loading": found.loading},
       "progress": _progress(loaded, usage),
-      "notes": _notes(loaded, curves, matcher_note),
+      "notes": _notes(loaded, curves, found.note),
       "steps": slot_list,
       "places": panels,
       "agents": agents,

@@ -165,8 +165,8 @@
     const items = R.targets.map((t, k) => el("span", {},
       el("span", {class: "swatch", style: `background:${COLOURS[k % COLOURS.length]}`}),
       `holds "${t.text}"`));
-    items.push(el("span", {}, el("span", {class: "swatch", style: "background:var(--none)"}),
-      "holds no target norm"));
+    items.push(el("span", {class: "none-label"}, el("span", {class: "swatch", style: "background:var(--none)"}),
+      R.meta.loading ? "not read yet: the run's sentence embedder is loading" : "holds no target norm"));
     items.push(el("span", {}, el("span", {class: "swatch", style: "background:#fff;border:2px solid #111"}),
       "moved this slot"));
     if ((R.away || []).some((a) => a.length)) items.push(el("span", {},
