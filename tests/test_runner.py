@@ -318,6 +318,9 @@ def test_the_run_and_resume_commands(tmp_path, embedder, monkeypatch, capsys):
   assert f"run directory: {out}" in printed
   assert "completed: 2/2 steps" in printed
   assert "events by behaviour:" in printed and "conversations:" in printed
+  # The page can be watched while a run goes (`crsec view --serve`).
+  assert (f"watch it: crsec view {out} --serve (also while a run goes"
+          in printed)
   # 3 agents, 2 slots of 10 minutes: a third of an agent-hour each.
   summary = runner.summarize(out)
   costs = summary["per_agent_hour"]

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
+import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from crsec_concordia import cli
-from crsec_concordia.view import page, serve
+from crsec_concordia.view import live, page, serve
 from tests.test_compare import fake  # noqa: F401  pylint: disable=unused-import
 from tests.test_sweep_file import known_sweep  # noqa: F401  pylint: disable=unused-import
 
@@ -24,6 +27,17 @@ _DATA = re.compile(r'<script id="crsec-data" type="application/json">(.*?)'
 
 def embedded(html_file: Path) -> dict:
   return json.loads(_DATA.search(html_file.read_text(encoding="utf-8"))[1])
+
+
+def matched(watch: live.Watch, timeout: float = 180) -> tuple[int, dict]:
+  """The watch's data once every run's embedder is loaded (on its thread)."""
+  deadline = time.monotonic() + timeout
+  while True:
+    version, data = watch.data()
+    if all(r["meta"]["matcher"] for r in data["runs"]):
+      return version, data
+    assert time.monotonic() < deadline, "the run's embedder never loaded"
+    time.sleep(0.2)
 
 
 def view(capsys, *args: str) -> tuple[int, str]:
@@ -64,7 +78,11 @@ def test_a_run_never_reported_says_so(tmp_path, capsys):
   code, err = view(capsys, run_dir)
   assert code == 0, err
   [run] = embedded(run_dir / "view.html")["runs"]
-  assert run["curves"] is None and not run["meta"]["reported"]
+  assert not run["meta"]["reported"] and run["meta"]["matcher"]
+  # No snapshots: no belief measured; behaviour from the referee's tags.
+  curves = run["curves"]["tip_after_meals"]
+  assert curves["belief"] == [None] * 5
+  assert curves["behaviour"] == [0.0, 0.0, 0.25, 0.25, 0.25]
   assert any("crsec report" in n for n in run["notes"])
   assert any("No norm snapshots" in n for n in run["notes"])
 
@@ -122,7 +140,8 @@ def test_no_text_of_a_run_can_close_the_data_element(tmp_path):
 
 
 def test_serve_answers_on_localhost(tmp_path):
-  out = page.write(GOLDEN, tmp_path / "g.html")
+  run_dir = tmp_path / "run"
+  shutil.copytree(GOLDEN, run_dir)
   urls: list[str] = []
   ready = threading.Event()
 
@@ -130,12 +149,23 @@ def test_serve_answers_on_localhost(tmp_path):
     urls.append(url)
     ready.set()
 
-  threading.Thread(target=serve.serve, args=(out, 0, started),
+  watch = live.Watch(run_dir)
+  matched(watch)
+  threading.Thread(target=serve.serve, args=(watch, "view.html", 0, started),
                    daemon=True).start()
   assert ready.wait(10)
   assert urls[0].startswith("http://127.0.0.1:")
-  with urllib.request.urlopen(urls[0], timeout=10) as response:
-    assert response.read() == out.read_bytes()
+  with urllib.request.urlopen(urls[0], timeout=60) as response:
+    served = response.read().decode("utf-8")
+  version, data = watch.data()
+  assert json.loads(_DATA.search(served)[1]) == {**data, "live": version}
+  base = urls[0].rsplit("/", 1)[0]
+  with urllib.request.urlopen(f"{base}/live.json?v={version}",
+                              timeout=60) as response:
+    assert json.loads(response.read()) == {"v": version}
+  # Nothing else of the directory is served (its transcripts stay home).
+  with pytest.raises(urllib.error.HTTPError):
+    urllib.request.urlopen(f"{base}/events.jsonl", timeout=10)
 
 
 def test_interventions_and_failures_are_on_the_timeline(tmp_path, capsys):

@@ -6,22 +6,32 @@ indoors." passes by talk from Abigail to Mei and, after Mei walks to the
 games room, from Mei to Carlos (tests/view_runs.py): the page loads with
 no console error, the scrubber moves the agents, clicking an agent shows
 its norms, and the diffusion graph has exactly the edges events.jsonl
-says. Chromium missing is a failure naming the fix, not a skip.
+says. On the golden replay while it plays, `crsec view --serve` follows
+it: slots appear without a reload, and the entrepreneur holds its target
+from the slot it created it in. Chromium missing is a failure naming the
+fix, not a skip.
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from crsec_concordia.view import page
-from tests import view_runs
+from tests import golden_replay, view_runs
 from tests.view_browser import browser, open_page
 
 GOLDEN = Path(__file__).parent / "golden" / "mini_cafe" / "expected"
 MEI, CARLOS = "Mei Lin", "Carlos Gomez"
+ABIGAIL = "Abigail Chen"
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +183,88 @@ def test_agents_not_yet_arrived_or_gone_are_drawn_away(chromium, tmp_path):
   assert errors == []
   tab.close()
 
+
+
+def _url_of(server: subprocess.Popen, timeout: float) -> str:
+  """The URL `crsec view --serve` prints once it serves."""
+  lines: queue.Queue = queue.Queue()
+  threading.Thread(target=lambda: lines.put(server.stdout.readline()),
+                   daemon=True).start()
+  try:
+    line = lines.get(timeout=timeout)
+  except queue.Empty:
+    raise AssertionError("crsec view --serve printed no URL") from None
+  assert line.startswith("http://127.0.0.1:"), line
+  return line.split()[0]
+
+
+def test_the_served_page_follows_a_run_in_progress(chromium, tmp_path):
+  """The golden replay held after slot 1: the page shows what landed, the
+  entrepreneur holding "People should not smoke indoors." from slot 1
+  (the matcher's reading: no report exists); let go, the other slots
+  appear one by one in the same page, and at the end she holds it at
+  every slot."""
+  shutil.copyfile(golden_replay.GOLDEN / golden_replay.CACHE,
+                  tmp_path / golden_replay.CACHE)
+  cache = golden_replay.ResponseCache(tmp_path / golden_replay.CACHE)
+  run_dir = tmp_path / "run"
+  model = view_runs.Paced(cache, run_dir)
+  played = threading.Thread(
+      target=golden_replay.replay, args=(run_dir, model), daemon=True)
+  played.start()
+  deadline = time.monotonic() + 300
+  while not (run_dir / "run.json").is_file():
+    assert time.monotonic() < deadline and played.is_alive()
+    time.sleep(0.1)
+  with open(tmp_path / "view.err", "w", encoding="utf-8") as err:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "crsec_concordia.cli", "view", str(run_dir),
+         "--serve", "--port", "0"], stdout=subprocess.PIPE, stderr=err,
+        text=True, cwd=Path(__file__).parent.parent)
+  try:
+    errors: list[str] = []
+    tab = chromium.new_page()
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.goto(_url_of(server, 300))
+    tab.evaluate("() => { window.loadedOnce = true; }")
+    abigail = f'#places .mark[data-agent="{ABIGAIL}"]'
+    # Held after slot 1 (a call of slot 2 may be under way already): the
+    # page shows what landed, and she holds the target once the view has
+    # loaded the run's embedder.
+    tab.wait_for_function(
+        "sel => +document.body.dataset.slots >= 1 && "
+        "+document.body.dataset.slots < 5 && document.querySelector(sel) && "
+        "(+document.querySelector(sel).dataset.hold & 1)",
+        arg=abigail, timeout=300_000)
+    assert tab.get_attribute("#progress", "data-status") == "running"
+    held = int(tab.evaluate("() => document.body.dataset.slots"))
+    assert f"slot {held} of 5" in tab.inner_text("#progress")
+    slot_to(tab, 1)
+    assert int(tab.get_attribute(abigail, "data-hold")) & 1
+    slot_to(tab, held)  # At the last slot again: the page moves on with it.
+    model.go_on.set()
+    seen = []
+    while tab.get_attribute("#progress", "data-status") != "completed":
+      assert time.monotonic() < deadline + 300, f"stuck at {seen}"
+      count = int(tab.evaluate("() => document.body.dataset.slots"))
+      if not seen or seen[-1] != count:
+        seen.append(count)
+      time.sleep(0.2)
+    played.join(60)
+    assert seen[0] == held and len(seen) >= 3 and seen == sorted(seen), seen
+    tab.wait_for_function("() => document.body.dataset.slots === '5'")
+    assert tab.evaluate("() => window.loadedOnce") is True  # Never reloaded.
+    for step in range(1, 6):
+      slot_to(tab, step)
+      assert int(tab.get_attribute(abigail, "data-hold")) & 1, step
+    # Her duplicate at creation is marked rejected in slot 1's records.
+    slot_to(tab, 1)
+    assert "rejected at creation" in tab.inner_text("#slot")
+    assert errors == []
+    tab.close()
+  finally:
+    server.terminate()
+    server.wait(30)
+    model.go_on.set()
+    played.join(120)
+    cache.close()

@@ -104,7 +104,8 @@ def print_summary(run_dir: Path) -> None:
       print(f"  new actions that repeat the agent's previous one word for "
             f"word: {s['repeated']} of {written} "
             f"({s['repeated'] / written:.0%})")
-  print(f"  watch it: crsec view {s['run_dir']} --serve")
+  print(f"  watch it: crsec view {s['run_dir']} --serve (also while a run "
+        "goes, from another terminal: the page follows it slot by slot)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from crsec_concordia.metrics.measure import adoption
+from crsec_concordia.rundir import format as fmt
 from crsec_concordia.rundir import presence
-from crsec_concordia.view import norms, slots
+from crsec_concordia.rundir.writing import totals
+from crsec_concordia.view import belief, norms, slots
 from crsec_concordia.view.load import Loaded
 
 # Curves of the report's per_step.csv the page draws, per target.
@@ -59,23 +62,38 @@ def _curves(loaded: Loaded, targets: list[str],
               for c in CURVES} for t in targets}
 
 
-def _notes(loaded: Loaded, curves: Any) -> list[str]:
+def _own_curves(loaded: Loaded, reader: belief.RunBelief,
+                read: list[Any], steps: list[int]
+                ) -> dict[str, dict[str, list]]:
+  """The view's own curves of a run not reported: belief from the slots'
+  readings, behaviour from the referee's tags (adoption.behaviour)."""
+  shown = adoption.behaviour(loaded.run, steps, reader.matcher)["behaviour"]
+  return {t.id: {"belief": [r.shares[k] for r in read],
+                 "behaviour": shown[t.id]}
+          for k, t in enumerate(reader.matcher.targets)}
+
+
+def _notes(loaded: Loaded, curves: Any, matcher_note: str | None) -> list[str]:
   run = loaded.run
-  notes = []
+  notes = [matcher_note] if matcher_note else []
   if loaded.reported.summary is None:
     notes.append(
-        "Not reported: the target colours go by each target's exact wording "
-        "only, and there are no adoption curves; run `crsec report "
+        "Not reported: the curves are the view's own (belief by the matcher, "
+        "behaviour from the referee's tags), without the report's "
+        "correction for the matcher's measured error; run `crsec report "
+        f"{run.path}` for the report's figures."
+        if curves else
+        "Not reported: there are no adoption curves; run `crsec report "
         f"{run.path}` and view it again for the report's classification.")
   else:
     notes.append(
-        "Target colours: the norm wordings the report classified (holders at "
-        "the end, diffusion examples) and each target's exact wording; a "
-        "wording the report did not list is not coloured.")
+        "Target colours also take the norm wordings the report classified "
+        "(holders at the end, diffusion examples) and each target's exact "
+        "wording.")
   if curves is None and loaded.reported.summary is not None:
     notes.append("metrics/per_step.csv is missing: no adoption curves.")
   if not run.snapshots:
-    notes.append("No norm snapshots (a baseline run, or none written): "
+    notes.append("No norm snapshots (a baseline run, or none written yet): "
                   "nobody holds a norm on this page.")
   notes.append(
       "Model calls are recorded per slot and per operation (usage.json), "
@@ -83,8 +101,33 @@ def _notes(loaded: Loaded, curves: Any) -> list[str]:
   return notes
 
 
-def run_data(loaded: Loaded) -> dict[str, Any]:
-  """The page's data for one run."""
+def _progress(loaded: Loaded, usage: dict[str, Any]) -> dict[str, Any]:
+  """How far the run is: run.json's status as it is, its slots done and
+  planned, and the calls (cached ones too) and tokens so far, as run.json
+  committed them with its last slot (usage.json may be a slot ahead)."""
+  info = loaded.run.run
+  summed = totals(info.get("usage_by_tag") or usage)
+  return {"status": info.get("status"),
+          "completed": info.get("completed_steps"),
+          "max": info.get("max_steps"),
+          "calls": summed["calls"] + summed["cached_calls"],
+          "tokens": summed["prompt_tokens"] + summed["completion_tokens"]}
+
+
+def _contents(run: Any) -> list[str]:
+  """Every norm wording the run holds or passes, in snapshots and records."""
+  found = [n.get("content") for snap in run.snapshots.values()
+           for db in snap.values() for n in (db or {}).get("norms", [])]
+  found += [r.get("content") for r in run.of_kind(
+      fmt.CREATED, fmt.CANDIDATE, fmt.VERDICT, fmt.SYNTHESIS)]
+  return [str(c) for c in found if c]
+
+
+def run_data(loaded: Loaded,
+             beliefs: belief.Beliefs | None = None) -> dict[str, Any]:
+  """The page's data for one run; `beliefs`: the matchers that read who
+  holds which target (None: the report's classification and exact
+  wordings only)."""
   run = loaded.run
   summary = loaded.reported.summary
   slot_list = slots.steps_of(run)
@@ -96,8 +139,20 @@ def run_data(loaded: Loaded) -> dict[str, Any]:
              for t in run.scenario.get("target_norms") or ()]
   ids = [t["id"] for t in targets]
   means = norms.target_wordings(run.scenario, summary)
-  where = slots.panel_positions(run, names, panels, steps)
+  found = (beliefs.for_run(run) if beliefs is not None
+           else belief.Found(None, ""))
+  reader = found.reader
   curves = _curves(loaded, ids, steps)
+  if reader is None:
+    hold = norms.holds(run, steps, names, means, ids)
+  else:
+    read = reader.slots(run, steps, names, means)
+    hold = [r.masks for r in read]
+    for content, meant in reader.readings(_contents(run)).items():
+      means.setdefault(norms.fold(content), set()).update(meant)
+    if curves is None and summary is None:
+      curves = _own_curves(loaded, reader, read, steps)
+  where = slots.panel_positions(run, names, panels, steps)
   usage = (run.usage or {}).get("by_tag") or run.run.get("usage_by_tag") or {}
   return {
       "label": loaded.label,
@@ -106,15 +161,17 @@ def run_data(loaded: Loaded) -> dict[str, Any]:
                "status": run.run.get("status"),
                "completed": run.run.get("completed_steps"),
                "model": _model(run.run), "path": str(run.path),
-               "reported": summary is not None},
-      "notes": _notes(loaded, curves),
+               "reported": summary is not None,
+               "matcher": reader is not None, "loading": found.loading},
+      "progress": _progress(loaded, usage),
+      "notes": _notes(loaded, curves, found.note),
       "steps": slot_list,
       "places": panels,
       "agents": agents,
       "targets": targets,
       "pos": where,
       "away": _away(loaded, names, steps),
-      "hold": norms.holds(run, steps, names, means, ids),
+      "hold": hold,
       "events": slots.events(run, names, panels, steps),
       "norms": norms.timelines(run, names, means, ids),
       "edges": norms.candidate_edges(run, names, where, steps, means, ids),

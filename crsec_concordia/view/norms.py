@@ -18,7 +18,8 @@ from crsec_concordia.rundir import format as fmt
 from crsec_concordia.rundir import reading
 
 
-def _key(text: Any) -> str:
+def fold(text: Any) -> str:
+  """A wording as it is compared: case and spacing aside."""
   return " ".join(str(text or "").split()).casefold()
 
 
@@ -29,23 +30,23 @@ def target_wordings(scenario: Mapping[str, Any],
   for target in scenario.get("target_norms") or ():
     for text in [target.get("text"), *(target.get("aliases") or ())]:
       if text:
-        means.setdefault(_key(text), set()).add(str(target["id"]))
+        means.setdefault(fold(text), set()).add(str(target["id"]))
   for tid, data in ((summary or {}).get("targets") or {}).items():
     for contents in (data.get("holders") or {}).values():
       for content in contents or ():
-        means.setdefault(_key(content), set()).add(str(tid))
+        means.setdefault(fold(content), set()).add(str(tid))
   for edge in (summary or {}).get("diffusion") or ():
     target = edge.get("target")
     if target and target != "other":
       for content in edge.get("examples") or ():
-        means.setdefault(_key(content), set()).add(str(target))
+        means.setdefault(fold(content), set()).add(str(target))
   return means
 
 
 def meaning(content: Any, means: Mapping[str, set[str]],
             targets: Sequence[str]) -> list[int]:
   """The indices (in `targets`) of the targets a wording means."""
-  ids = means.get(_key(content), set())
+  ids = means.get(fold(content), set())
   return [i for i, t in enumerate(targets) if t in ids]
 
 
@@ -68,14 +69,28 @@ def holds(run: reading.Run, steps: Sequence[int], agents: Sequence[str],
   return out
 
 
+def _recorded_status(record: Mapping[str, Any]) -> str | None:
+  """The status a record gives its norm: rejected at creation (a duplicate
+  at CreateNorm: `accepted` false) or on evaluation, qualified by a
+  verdict; None where it says nothing of it."""
+  kind, accepted = record.get("kind"), record.get("accepted")
+  if kind == fmt.VERDICT:
+    return "qualified" if accepted else "rejected"
+  if kind == fmt.CREATED and accepted is False:
+    return "rejected"
+  return None
+
+
 def timelines(run: reading.Run, agents: Sequence[str],
               means: Mapping[str, set[str]], targets: Sequence[str]
               ) -> list[list[dict[str, Any]]]:
   """Per agent: its norms, each with its origin and its status by step.
 
   From the snapshots (a status change is kept only when it changes); a
-  norm a snapshot never saw (a run without snapshots) comes from the
-  records (created, candidate, verdict).
+  norm a snapshot never saw (a run without snapshots, or a slot whose
+  snapshot has not landed yet) comes from the records (created,
+  candidate, verdict), rejected where its creation or its evaluation
+  rejected it.
   """
   index = {a: i for i, a in enumerate(agents)}
   norms: list[dict[str, dict[str, Any]]] = [{} for _ in agents]
@@ -107,6 +122,7 @@ def timelines(run: reading.Run, agents: Sequence[str],
           e["why"] = norm["rejection_reason"]
         if norm.get("replaced_by"):
           e["by"] = norm["replaced_by"]
+  seen = {id(e) for mine in norms for e in mine.values() if e["status"]}
   for record in run.of_kind(fmt.CREATED, fmt.CANDIDATE, fmt.VERDICT):
     agent, norm_id = record.get("agent"), record.get("norm_id")
     if agent in index and norm_id:
@@ -115,8 +131,12 @@ def timelines(run: reading.Run, agents: Sequence[str],
         data["origin"] = "created"
       e = entry(agent, str(norm_id), data)
       e.setdefault("first", int(record["step"]))
-      if record.get("kind") == fmt.VERDICT and not record.get("accepted"):
+      status = _recorded_status(record)
+      if status == "rejected":
         e.setdefault("why", record.get("reason"))
+      if status and id(e) not in seen:
+        # No snapshot saw it (yet): its status is the records'.
+        e["status"].append([int(record["step"]), status])
   return [sorted(mine.values(), key=lambda n: (n.get("first") or 0, n["id"]))
           for mine in norms]
 

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia.view import extract, load
+from crsec_concordia.view import belief, extract, load
 
 _STATIC = "static"
 
@@ -24,7 +24,8 @@ def _static(name: str) -> str:
       encoding="utf-8")
 
 
-def _json(data: Any) -> str:
+def as_json(data: Any) -> str:
+  """`data` as JSON that no text in it can end a script element with."""
   text = json.dumps(data, ensure_ascii=False, separators=(",", ":"),
                     allow_nan=False, default=str)
   return (text.replace("<", "\\u003c").replace(">", "\\u003e")
@@ -44,14 +45,18 @@ def _clean(value: Any) -> Any:
   return value
 
 
-def page_data(path: Path) -> dict[str, Any]:
-  """What the page embeds for DIR: a run, or a compare or sweep's runs."""
+def page_data(path: Path,
+              beliefs: belief.Beliefs | None = None) -> dict[str, Any]:
+  """What the page embeds for DIR: a run, or a compare or sweep's runs;
+  who holds which target read by `beliefs` (default: each run's embedder,
+  loaded now)."""
   kind, runs = load.read_dir(path)
+  beliefs = belief.Beliefs() if beliefs is None else beliefs
   title = (f"{runs[0].run.scenario.get('name') or path.name}: "
            f"{runs[0].label}" if kind == "run"
            else f"{kind} {Path(path).name}: {len(runs)} runs")
   return {"kind": kind, "title": title,
-          "runs": [_clean(extract.run_data(r)) for r in runs]}
+          "runs": [_clean(extract.run_data(r, beliefs)) for r in runs]}
 
 
 def page_html(data: dict[str, Any]) -> str:
@@ -61,14 +66,15 @@ def page_html(data: dict[str, Any]) -> str:
   for marker, text in (("__TITLE__", html.escape(data["title"])),
                        ("__CSS__", _static("page.css")),
                        ("__JS__", _static("page.js")),
-                       ("__DATA__", _json(data))):
+                       ("__DATA__", as_json(data))):
     page = page.replace(marker, text, 1)
   return page
 
 
-def write(path: Path, out: Path) -> Path:
+def write(path: Path, out: Path,
+          beliefs: belief.Beliefs | None = None) -> Path:
   """Writes DIR's page to `out`; returns it."""
-  text = page_html(page_data(path))
+  text = page_html(page_data(path, beliefs))
   out.parent.mkdir(parents=True, exist_ok=True)
   out.write_text(text, encoding="utf-8")
   return out

@@ -127,6 +127,9 @@ def compact(record: Mapping[str, Any], index: Mapping[str, int],
   if kind in (fmt.CREATED, fmt.CANDIDATE, fmt.VERDICT):
     out = {"k": kind, "a": who("agent"), "id": record.get("norm_id"),
            "n": record.get("content")}
+    if kind == fmt.CREATED and record.get("accepted") is False:
+      # Rejected at creation (a duplicate of a norm it holds).
+      out.update(ok=False, why=record.get("reason"))
     if kind == fmt.CANDIDATE:
       out.update(o=record.get("origin"), w=who("source_agent"))
     if kind == fmt.VERDICT:

@@ -2,10 +2,13 @@
 // in #crsec-data (crsec_concordia/view/extract.py) and draws a run: places
 // as panels, agents as marks, one scrubber over the slots, the slot's
 // records, agents' details on click, per target norm its adoption curves
-// and its diffusion graph (inline SVG).
+// and its diffusion graph (inline SVG). Served by `crsec view --serve`, it
+// polls live.json (crsec_concordia/view/live.py) and follows the run.
 "use strict";
 (function () {
-  const PAGE = JSON.parse(document.getElementById("crsec-data").textContent);
+  let PAGE = JSON.parse(document.getElementById("crsec-data").textContent);
+  // How often a served page asks whether the run has moved on (ms).
+  const POLL = 1000;
   const COLOURS = ["#16a34a", "#e11d48", "#0891b2", "#ca8a04", "#7c3aed",
                    "#ea580c", "#0d9488", "#db2777"];
   // Above this many agents, panels show aggregates; marks on demand.
@@ -73,8 +76,8 @@
     if (PAGE.runs.length > 1) {
       $("picker-box").hidden = false;
       PAGE.runs.forEach((r, i) => $("picker").append(el("option", {value: i}, r.label)));
-      $("picker").addEventListener("change", (e) => pick(+e.target.value));
     }
+    $("picker").addEventListener("change", (e) => pick(+e.target.value));
     $("first").onclick = () => go(0);
     $("back").onclick = () => go(slot - 1);
     $("next").onclick = () => go(slot + 1);
@@ -94,31 +97,76 @@
 
   function pick(i) {
     pause();
-    R = PAGE.runs[i];
-    R.byAgent = null;
     expanded = new Set();
     graphFilter = {};
+    $("agent").hidden = true;
+    openAgent = null;
+    show(i);
+    go(0);
+  }
+  // Run i's header, legend, ticks and target cards (the slot is drawn by go).
+  function show(i) {
+    R = PAGE.runs[i];
+    R.byAgent = null;
     const m = R.meta;
     $("meta").textContent = [m.scenario, m.arm, m.seed !== null ? `seed ${m.seed}` : null,
-      m.status, m.model ? `model ${m.model}` : null, `${R.agents.length} agents`,
+      m.model ? `model ${m.model}` : null, `${R.agents.length} agents`,
       `${R.steps.length} slots`, R.places.length > 1 ? `${R.places.length} places` : null,
       m.path].filter(Boolean).join(" · ");
+    progress();
     $("notes").replaceChildren(...R.notes.map((n) => el("li", {}, n)));
     $("scrub").max = Math.max(0, R.steps.length - 1);
+    document.body.dataset.slots = R.steps.length;
     legend();
     drawMarks();
     drawTargets();
-    $("agent").hidden = true;
-    openAgent = null;
-    go(0);
+  }
+  // How far the run is: run.json's status as it says it, slots, calls, tokens.
+  function progress() {
+    const p = R.progress || {};
+    const box = $("progress");
+    box.dataset.status = p.status || "";
+    box.dataset.completed = p.completed || 0;
+    box.replaceChildren(el("b", {}, p.status || "status unknown"),
+      ` · slot ${p.completed || 0}` + (p.max ? ` of ${p.max}` : "") +
+      ` · ${(p.calls || 0).toLocaleString("en")} calls · ${(p.tokens || 0).toLocaleString("en")} tokens` +
+      (PAGE.live !== undefined ? " · following the run" : ""));
+  }
+
+  // ---- following a run (a page served by `crsec view --serve`) -----------
+  // New data replaces the old; the slot shown stays, or moves on with the
+  // run when the last slot was shown; the open agent stays open.
+  function update(fresh) {
+    const i = Math.max(0, fresh.runs.findIndex((r) => r.meta.path === R.meta.path));
+    const last = !R.steps.length || slot === R.steps.length - 1;
+    PAGE = fresh;
+    $("title").textContent = PAGE.title;
+    if (PAGE.runs.length > 1) {  // A sweep's runs, as they start; their labels say their state.
+      $("picker-box").hidden = false;
+      $("picker").replaceChildren(...PAGE.runs.map((r, k) => el("option", {value: k}, r.label)));
+      $("picker").value = i;
+    }
+    show(i);
+    go(last ? R.steps.length - 1 : slot);
+  }
+  function follow() {
+    if (PAGE.live === undefined || !location.protocol.startsWith("http")) return;
+    const poll = () => fetch(`live.json?v=${encodeURIComponent(PAGE.live)}`, {cache: "no-store"})
+      .then((r) => r.ok ? r.json() : null)
+      .then((got) => {
+        if (got && got.page) { got.page.live = got.v; update(got.page); }
+      })
+      .catch(() => {})  // The server stopped: the page stays as it was.
+      .finally(() => setTimeout(poll, POLL));
+    setTimeout(poll, POLL);
   }
 
   function legend() {
     const items = R.targets.map((t, k) => el("span", {},
       el("span", {class: "swatch", style: `background:${COLOURS[k % COLOURS.length]}`}),
       `holds "${t.text}"`));
-    items.push(el("span", {}, el("span", {class: "swatch", style: "background:var(--none)"}),
-      "holds no target norm"));
+    items.push(el("span", {class: "none-label"}, el("span", {class: "swatch", style: "background:var(--none)"}),
+      R.meta.loading ? "not read yet: the run's sentence embedder is loading" : "holds no target norm"));
     items.push(el("span", {}, el("span", {class: "swatch", style: "background:#fff;border:2px solid #111"}),
       "moved this slot"));
     if ((R.away || []).some((a) => a.length)) items.push(el("span", {},
@@ -270,7 +318,8 @@
   }
   function normLine(e) {
     const li = el("li", {}, who(e.a), " ");
-    if (e.k === "created") li.append(tag("created", "ok"), ` ${e.n}`);
+    if (e.k === "created") li.append(e.ok === false ? tag("rejected at creation", "bad") : tag("created", "ok"),
+      ` ${e.n}`, e.ok === false && e.why ? el("span", {class: "muted"}, ` (${e.why})`) : "");
     if (e.k === "candidate") li.append(tag(e.o === "conversation" ? "heard" : e.o === "observation" ? "watched" : e.o,
       e.o === "conversation" ? "talk" : "obs"), ` ${e.n}`, e.w !== null && e.w !== undefined ? el("span", {class: "muted"}, " from ", who(e.w)) : "");
     if (e.k === "verdict") li.append(tag(e.ok ? "qualified" : "rejected", e.ok ? "ok" : "bad"),
@@ -411,10 +460,11 @@
       if (k >= 0) row.append(el("div", {class: "chart-box"}));
       const gbox = el("div", {class: "graph-box"});
       if (k >= 0) {
-        graphFilter[k] = "target";
+        graphFilter[k] = graphFilter[k] || "target";
         const sel = el("select", {class: "graph-filter"},
           el("option", {value: "target"}, "norms meaning this target"),
           el("option", {value: "all"}, "every norm passed"));
+        sel.value = graphFilter[k];
         sel.addEventListener("change", () => { graphFilter[k] = sel.value; updateTargets(); });
         gbox.append(el("div", {class: "muted"}, "Diffusion: ", sel));
       }
@@ -482,7 +532,7 @@
   function graph(k) {
     const mode = k < 0 ? "all" : graphFilter[k];
     const edges = R.edges.filter((e) => mode === "all" || e.t.includes(k));
-    if (!edges.length) return el("div", {class: "muted graph-empty"}, k >= 0 && mode === "target" && !R.meta.reported
+    if (!edges.length) return el("div", {class: "muted graph-empty"}, k >= 0 && mode === "target" && !R.meta.reported && !R.meta.matcher
       ? "No norm meaning this target passed between agents by its exact wording (the run is not reported)."
       : "No norm passed from one agent to another.");
     const ids = [...new Set(edges.flatMap((e) => [e.s, e.r]))];
@@ -542,4 +592,5 @@
   }
 
   init();
+  follow();
 })();
