@@ -34,20 +34,21 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
 
-from crsec_concordia import embedder_thresholds, game_masters, gate_tally
-from crsec_concordia import threads
+from crsec_concordia import embedder_thresholds, endings, game_masters
+from crsec_concordia import gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
+from crsec_concordia.runs import outage as outage_lib
 from crsec_concordia.runs import progress as progress_lib
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.interview_block import scheduled_slots
@@ -86,6 +87,13 @@ class Session:
   progress: bool
   # The models by role of a run with several (runs/model_roles.py).
   roles: Any = None
+  # A new simulation as the run's config builds it: a slot thrown away for
+  # an outage is played again in one, from the last checkpoint.
+  rebuild: Callable[[], simulation_lib.Simulation] | None = None
+  # Caps on the run's calls and tokens (runs/budget.py), if any.
+  budget: Any = None
+  outage_policy: outage_lib.OutagePolicy = dataclasses.field(
+      default_factory=outage_lib.OutagePolicy)
   # Whether a DetectConflict question several agents hold is asked once
   # for all of them (off: each agent asks alone, as a bench compares).
   share_judgements: ClassVar[bool] = True
@@ -200,7 +208,9 @@ class Session:
       self._raise_failed_writes(done_only=False)
 
   def _save_checkpoint(self, data: dict[str, Any]) -> None:
-    """Simulation's state callback: the state after each completed slot.
+    """Simulation's state callback: the state after each completed slot
+    (a slot that met an endpoint outage is thrown away here, before
+    anything of it is written).
 
     The states in `data` are copies made for it. The raw log is the
     simulation's own list: its new entries (the slot's) are appended to
@@ -208,6 +218,8 @@ class Session:
     holds every slot's logs of every agent (resume and the end of the run
     read the file).
     """
+    if self._outage_seen():
+      raise outage_lib.SlotAbandoned()
     step = self._clock.completed_steps
     if "raw_log" in data:
       raw_log = data["raw_log"]
@@ -286,6 +298,7 @@ class Session:
           f"{totals['prompt_tokens'] + totals['completion_tokens']} tokens"
           + (f" ({reused} prompt reused)" if reused else ""), refresh=False)
       self._bar.update(1)
+    self._stop_at_budget(step, totals)
 
   def _commit(self, info: dict[str, Any]) -> None:
     """On the writer thread: run.json, the slot's commit point."""
@@ -320,8 +333,91 @@ class Session:
         name=found.get("embedder"),
         fingerprint=(self.info.get("embedder") or {}).get("fingerprint")))
 
+  def watched_models(self) -> list[Any]:
+    """The run's models that watch their endpoint for outages."""
+    models = [self.model]
+    if self.roles is not None:
+      models.extend(self.roles.models.values())
+    return outage_lib.watched(models)
+
+  def _outage_seen(self) -> bool:
+    return outage_lib.first_outage(self.watched_models()) is not None
+
   def play(self, *, premise: str) -> None:
-    """Plays the remaining slots; marks the run completed or interrupted."""
+    """Plays the remaining slots; records how the run ended (endings.py).
+
+    A slot that met an endpoint outage is thrown away, the endpoint waited
+    for, and the slot played again from the last checkpoint
+    (runs/outage.py); a slot that reaches the budget ends the run after it.
+    """
+    first_down: tuple[int, float] | None = None  # (slot, when)
+    try:
+      while True:
+        try:
+          self._play_once(premise)
+          break
+        except outage_lib.SlotAbandoned:
+          slot = int(self._committed["completed_steps"]) + 1
+          if first_down is None or first_down[0] != slot:
+            first_down = (slot, time.monotonic())
+          outage_lib.wait_out(self.watched_models(), self.outage_policy,
+                              first_down[1], slot)
+          premise = self._restart(premise)
+    except BaseException as e:
+      ending = endings.ending_of(e)
+      if self._write_failed or isinstance(e, endings.EndpointUnreachable):
+        # A slot whose files failed to be written is not committed, nor one
+        # thrown away for an outage: run.json stays at the last slot that
+        # was, and resume plays the rest.
+        self.info = copy.deepcopy(self._committed)
+      self.info.update(status=ending.status, wall_seconds=self.wall_seconds())
+      rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+      raise
+    self.info.update(status=endings.COMPLETED, finished=rundir.now(),
+                     wall_seconds=self.wall_seconds())
+    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+
+  def _restart(self, premise: str) -> str:
+    """The simulation again as the last committed slot left it (a new one
+    before the first), its files cut back to that slot; the premise the
+    next `_play_once` is given."""
+    done = int(self._committed["completed_steps"])
+    if self.rebuild is None:
+      raise endings.EndpointUnreachable(
+          "the endpoint came back, but this session cannot rebuild its "
+          "simulation")
+    self.info = copy.deepcopy(self._committed)
+    simulation = self.rebuild()
+    if done:
+      simulation.load_from_checkpoint(rundir.read_json(
+          rundir.checkpoint_path(self.run_dir, done)))
+    self.simulation = simulation
+    self._gm = simulation.get_game_masters()[0]
+    self._clock = self._gm.get_component(game_masters.clock.CLOCK_KEY)
+    self.drain()  # Records restored with the checkpoint were written.
+    rundir.truncate_events(self.run_dir / rundir.EVENTS, done)
+    rundir.drop_norm_snapshots_after(self.run_dir, done)
+    return premise if done == 0 else ""
+
+  def _before_resolve(self) -> None:
+    """The engine's hook before a slot's resolution: a slot that met an
+    outage goes no further; else the previous slot's files are waited
+    for."""
+    if self._outage_seen():
+      raise outage_lib.SlotAbandoned()
+    self.flush()
+
+  def _stop_at_budget(self, step: int, totals: dict[str, int]) -> None:
+    """Ends the run after slot `step` if it reached its budget (the slot
+    in flight when the cap was crossed is finished and committed first)."""
+    if self.budget is None or step >= self.scenario.total_steps:
+      return
+    reached = self.budget.reached(totals, self.run_dir)
+    if reached:
+      raise endings.BudgetReached(reached)
+
+  def _play_once(self, premise: str) -> None:
+    """Plays the remaining slots, or raises SlotAbandoned for an outage."""
     total = self.scenario.total_steps
     done = int(self.info["completed_steps"])
     engine = getattr(self.simulation, "_engine", None)
@@ -330,7 +426,7 @@ class Session:
     shares = (self.share_judgements and hasattr(engine, "shared_judgements")
               and self.info.get("judgements") != "alone")
     self.info["judgements"] = "shared" if shares else "alone"
-    self.info.update(status="running", finished=None)
+    self.info.update(status=endings.RUNNING, finished=None)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     self._committed = copy.deepcopy(self.info)
     if self.progress:
@@ -345,7 +441,7 @@ class Session:
       with run_log(self.run_dir):
         self._tell_unmeasured()
         if waits:
-          engine.before_resolve = self.flush
+          engine.before_resolve = self._before_resolve
         if shares:
           engine.shared_judgements = self._shared_judgements()
         try:
@@ -355,6 +451,12 @@ class Session:
               premise=premise, max_steps=total - done,
               get_state_callback=self._save_checkpoint,
               step_callback=self._on_step)
+        except Exception as e:
+          # A failure the outage caused (one no component caught) is the
+          # outage's, not the run's.
+          if self._outage_seen():
+            raise outage_lib.SlotAbandoned() from e
+          raise
         finally:
           if waits:
             engine.before_resolve = None
@@ -373,17 +475,7 @@ class Session:
                            f"({self.info['arm']}, seed {self.info['seed']})")
         (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
         rundir.write_log_json(self.run_dir, log)
-    except BaseException:
-      if self._write_failed:
-        # A slot whose files failed to be written is not committed: run.json
-        # stays at the last slot that was, and resume plays the rest.
-        self.info = copy.deepcopy(self._committed)
-      self.info.update(status="interrupted", wall_seconds=self.wall_seconds())
-      rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
-      raise
     finally:
       if self._bar is not None:
         self._bar.close()
-    self.info.update(status="completed", finished=rundir.now(),
-                     wall_seconds=self.wall_seconds())
-    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+        self._bar = None
