@@ -61,6 +61,8 @@ class RunEnded(Exception):
   """Ends a run with `ending`; the message says why, in one line."""
 
   ending: ClassVar[Ending] = ERROR
+  # The run's directory, when one was written (for the line on going on).
+  run_dir: object = None
 
 
 class EndpointUnreachable(RunEnded):

@@ -140,7 +140,9 @@ def _budget(info: dict[str, Any], given: Budget | None, run_dir: Path,
     reached = budget.reached(rundir.totals(committed_usage(run_dir, info,
                                                             done)), run_dir)
     if reached:
-      raise BudgetReached(f"{reached}, and the run would go on with it")
+      stop = BudgetReached(f"{reached}, and the run would go on with it")
+      stop.run_dir = run_dir
+      raise stop
   return budget
 
 

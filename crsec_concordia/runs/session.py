@@ -372,6 +372,8 @@ class Session:
         self.info = copy.deepcopy(self._committed)
       self.info.update(status=ending.status, wall_seconds=self.wall_seconds())
       rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+      if isinstance(e, endings.RunEnded):
+        e.run_dir = self.run_dir  # For the line on how to go on.
       raise
     self.info.update(status=endings.COMPLETED, finished=rundir.now(),
                      wall_seconds=self.wall_seconds())
