@@ -181,7 +181,6 @@ def add_budget_flags(parser: argparse.ArgumentParser,
                        help="tokens of all the runs together, at most")
   group.add_argument(
       "--outage-wait", type=_seconds, metavar="SECONDS",
-      default=outage.DEFAULT_WAIT,
       help="how long an endpoint that stopped answering (unreachable, 5xx, "
       "429 after retries) is waited for before the run stops `interrupted: "
       f"endpoint unreachable` (default {outage.DEFAULT_WAIT:g})")

@@ -27,7 +27,6 @@ whatever thread finished first.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import copy
 import dataclasses
@@ -49,6 +48,7 @@ from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
 from crsec_concordia.runs import outage as outage_lib
+from crsec_concordia.runs.ordered_writer import OrderedWriter
 from crsec_concordia.runs import progress as progress_lib
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.interview_block import scheduled_slots
@@ -104,9 +104,7 @@ class Session:
     self._started = time.monotonic()
     self._base_wall = float(self.info.get("wall_seconds") or 0.0)
     self._bar = None
-    self._writer: concurrent.futures.ThreadPoolExecutor | None = None
-    self._writes: list[concurrent.futures.Future] = []
-    self._write_failed = False
+    self._writer = OrderedWriter()
     # run.json as last written by a completed slot (the commit point).
     self._committed: dict[str, Any] = copy.deepcopy(self.info)
     if "version" not in self.info:
@@ -171,41 +169,13 @@ class Session:
     return round(self._base_wall + time.monotonic() - self._started, 1)
 
   def _write(self, fn, *args) -> None:
-    """Runs `fn(*args)` on the writer thread, after the writes before it.
-
-    Without a writer (outside `play`) it runs here and now. A failed write
-    is raised by the next `_write` or `flush`.
-    """
-    if self._writer is None:
-      fn(*args)
-      return
-    self._raise_failed_writes(done_only=True)
-    self._writes.append(self._writer.submit(self._in_order, fn, *args))
-
-  def _in_order(self, fn, *args) -> None:
-    """On the writer thread: nothing is written after a failed write (a
-    run.json after records that failed to append would commit them)."""
-    if self._write_failed:
-      raise RuntimeError("not written: an earlier write of this run failed")
-    try:
-      fn(*args)
-    except BaseException:
-      self._write_failed = True
-      raise
-
-  def _raise_failed_writes(self, done_only: bool) -> None:
-    """Forgets the finished writes; raises the first that failed."""
-    writes, self._writes = self._writes, []
-    for i, future in enumerate(writes):
-      if done_only and not future.done():
-        self._writes = writes[i:]
-        return
-      future.result()  # Raises the write's error, if any.
+    """Runs `fn(*args)` on the writer thread, after the writes before it
+    (here and now outside `play`)."""
+    self._writer.submit(fn, *args)
 
   def flush(self) -> None:
     """Waits until everything taken so far is on disk."""
-    if self._writes:
-      self._raise_failed_writes(done_only=False)
+    self._writer.flush()
 
   def _save_checkpoint(self, data: dict[str, Any]) -> None:
     """Simulation's state callback: the state after each completed slot
@@ -365,7 +335,7 @@ class Session:
           premise = self._restart(premise)
     except BaseException as e:
       ending = endings.ending_of(e)
-      if self._write_failed or isinstance(e, endings.EndpointUnreachable):
+      if self._writer.failed or isinstance(e, endings.EndpointUnreachable):
         # A slot whose files failed to be written is not committed, nor one
         # thrown away for an outage: run.json stays at the last slot that
         # was, and resume plays the rest.
@@ -437,8 +407,7 @@ class Session:
           meter=(self.roles if self.roles is not None and self.roles.mixed
                  else self.model.usage),
           totals=lambda: rundir.totals(self.usage()))
-    self._writer = concurrent.futures.ThreadPoolExecutor(
-        max_workers=1, thread_name_prefix="RunDirWriter")
+    self._writer.start()
     try:
       with run_log(self.run_dir):
         self._tell_unmeasured()
@@ -467,8 +436,7 @@ class Session:
           try:
             self.flush()
           finally:
-            self._writer.shutdown(wait=True)
-            self._writer = None
+            self._writer.stop()
         leftover = self.drain()
         if leftover:  # Anything recorded after the last slot's flush.
           self.write_records(leftover)
