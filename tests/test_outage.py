@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import endings, runner
+from crsec_concordia import cli, endings, runner
 from crsec_concordia.rundir.writing import USAGE_FIELDS
+from crsec_concordia.runs import episode
 from crsec_concordia.runs.outage import OutagePolicy
 from tests import scripted_endpoint as se
 from tests import test_runner as tr
@@ -94,4 +95,39 @@ def test_an_outage_longer_than_the_wait_stops_the_run_and_resume_ends_it(
     fake.stop()
   assert tr.info(d)["status"] == "completed"
   same_records(d, uninterrupted)
+  assert "Traceback" not in capfd.readouterr().err
+
+
+def test_the_commands_say_how_the_run_ended_and_resume_it(
+    tmp_path, embedder, uninterrupted, monkeypatch, capfd):
+  """`crsec run` with the endpoint down past --outage-wait: one line with
+  the status, why and how to go on, exit 4; `crsec resume` ends it."""
+  fake = se.serve(tr.cafe(), se.Outage(after=AFTER, seconds=None))
+  monkeypatch.setattr(episode, "make_model",
+                      lambda *a, **k: se.client(fake))
+  monkeypatch.setattr(episode, "embedder_for", lambda e: embedder)
+  scenario_file = tmp_path / "tiny.yaml"
+  scenario_file.write_text(tr.TINY)
+  out = tmp_path / "out"
+  try:
+    assert cli.main(["run", str(scenario_file), "--seed", "1", "--out",
+                     str(out), "--no-progress", "--outage-wait", "0.5"]) == 4
+  finally:
+    fake.stop()
+  err = capfd.readouterr().err
+  assert "Traceback" not in err
+  last = err.strip().splitlines()[-1]
+  assert last.startswith("crsec: interrupted: endpoint unreachable: the "
+                         "endpoint did not come back within --outage-wait")
+  assert last.endswith(f"`crsec resume {out}` plays the unfinished slot "
+                       "again")
+  fake = se.serve(tr.cafe())
+  monkeypatch.setattr(episode, "make_model",
+                      lambda *a, **k: se.client(fake))
+  try:
+    assert cli.main(["resume", str(out), "--no-progress"]) == 0
+  finally:
+    fake.stop()
+  assert tr.info(out)["status"] == "completed"
+  same_records(out, uninterrupted)
   assert "Traceback" not in capfd.readouterr().err

@@ -334,7 +334,11 @@ class Session:
                               first_down[1], slot)
           premise = self._restart(premise)
     except BaseException as e:
-      ending = endings.ending_of(e)
+      # A run directory that could not be written (a full disk) lost what
+      # the run depends on; resume goes on once it can be.
+      ending = (endings.LOST_DEPENDENCY if self._writer.failed
+                and not isinstance(e, KeyboardInterrupt)
+                else endings.ending_of(e))
       if self._writer.failed or isinstance(e, endings.EndpointUnreachable):
         # A slot whose files failed to be written is not committed, nor one
         # thrown away for an outage: run.json stays at the last slot that
