@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia.endings import BudgetReached
 from crsec_concordia.rundir import writing as rundir
 
 
@@ -98,6 +99,11 @@ class Budget:
     if why is None and self.total:
       why = self.total.over(*self.total_spent(own, run_dir), "the runs")
     return why
+
+  def stop_if_reached(self, totals: Mapping[str, int], run_dir: Path) -> None:
+    """Raises BudgetReached if the run at `run_dir` reached a cap."""
+    if (why := self.reached(totals, run_dir)) is not None:
+      raise BudgetReached(why)
 
   def exhausted(self) -> str | None:
     """Why no further run of the compare or sweep may start, or None."""

@@ -110,3 +110,28 @@ def wait_out(models: list[Any], policy: OutagePolicy, since: float,
   _log.warning("the endpoint answers again after %s; slot %d is played "
                "again from its checkpoint",
                _minutes(time.monotonic() - since), slot)
+
+
+class Guard:
+  """A run's watch over its models' endpoints, slot after slot."""
+
+  def __init__(self, models: Iterable[Any], policy: OutagePolicy):
+    self.models = watched(models)
+    self.policy = policy
+    self._first_down: tuple[int, float] | None = None  # (slot, when)
+
+  def seen(self) -> bool:
+    """Whether the slot in flight met an outage."""
+    return first_outage(self.models) is not None
+
+  def check(self) -> None:
+    """Raises SlotAbandoned if the slot in flight met an outage."""
+    if self.seen():
+      raise SlotAbandoned()
+
+  def wait(self, slot: int) -> None:
+    """Waits the outage of `slot` out (see `wait_out`); the wait counts
+    from the first outage of that slot, however often it is replayed."""
+    if self._first_down is None or self._first_down[0] != slot:
+      self._first_down = (slot, time.monotonic())
+    wait_out(self.models, self.policy, self._first_down[1], slot)

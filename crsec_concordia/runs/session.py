@@ -105,6 +105,9 @@ class Session:
     self._base_wall = float(self.info.get("wall_seconds") or 0.0)
     self._bar = None
     self._writer = OrderedWriter()
+    self._guard = outage_lib.Guard(
+        [self.model, *(self.roles.models.values() if self.roles else ())],
+        self.outage_policy)
     # run.json as last written by a completed slot (the commit point).
     self._committed: dict[str, Any] = copy.deepcopy(self.info)
     if "version" not in self.info:
@@ -188,8 +191,7 @@ class Session:
     holds every slot's logs of every agent (resume and the end of the run
     read the file).
     """
-    if self._outage_seen():
-      raise outage_lib.SlotAbandoned()
+    self._guard.check()
     step = self._clock.completed_steps
     if "raw_log" in data:
       raw_log = data["raw_log"]
@@ -268,7 +270,9 @@ class Session:
           f"{totals['prompt_tokens'] + totals['completion_tokens']} tokens"
           + (f" ({reused} prompt reused)" if reused else ""), refresh=False)
       self._bar.update(1)
-    self._stop_at_budget(step, totals)
+    if self.budget is not None and step < self.scenario.total_steps:
+      # The slot is committed: the run ends after it at its budget.
+      self.budget.stop_if_reached(totals, self.run_dir)
 
   def _commit(self, info: dict[str, Any]) -> None:
     """On the writer thread: run.json, the slot's commit point."""
@@ -303,16 +307,6 @@ class Session:
         name=found.get("embedder"),
         fingerprint=(self.info.get("embedder") or {}).get("fingerprint")))
 
-  def watched_models(self) -> list[Any]:
-    """The run's models that watch their endpoint for outages."""
-    models = [self.model]
-    if self.roles is not None:
-      models.extend(self.roles.models.values())
-    return outage_lib.watched(models)
-
-  def _outage_seen(self) -> bool:
-    return outage_lib.first_outage(self.watched_models()) is not None
-
   def play(self, *, premise: str) -> None:
     """Plays the remaining slots; records how the run ended (endings.py).
 
@@ -320,18 +314,13 @@ class Session:
     for, and the slot played again from the last checkpoint
     (runs/outage.py); a slot that reaches the budget ends the run after it.
     """
-    first_down: tuple[int, float] | None = None  # (slot, when)
     try:
       while True:
         try:
           self._play_once(premise)
           break
         except outage_lib.SlotAbandoned:
-          slot = int(self._committed["completed_steps"]) + 1
-          if first_down is None or first_down[0] != slot:
-            first_down = (slot, time.monotonic())
-          outage_lib.wait_out(self.watched_models(), self.outage_policy,
-                              first_down[1], slot)
+          self._guard.wait(int(self._committed["completed_steps"]) + 1)
           premise = self._restart(premise)
     except BaseException as e:
       # A run directory that could not be written (a full disk) lost what
@@ -379,18 +368,8 @@ class Session:
     """The engine's hook before a slot's resolution: a slot that met an
     outage goes no further; else the previous slot's files are waited
     for."""
-    if self._outage_seen():
-      raise outage_lib.SlotAbandoned()
+    self._guard.check()
     self.flush()
-
-  def _stop_at_budget(self, step: int, totals: dict[str, int]) -> None:
-    """Ends the run after slot `step` if it reached its budget (the slot
-    in flight when the cap was crossed is finished and committed first)."""
-    if self.budget is None or step >= self.scenario.total_steps:
-      return
-    reached = self.budget.reached(totals, self.run_dir)
-    if reached:
-      raise endings.BudgetReached(reached)
 
   def _play_once(self, premise: str) -> None:
     """Plays the remaining slots, or raises SlotAbandoned for an outage."""
@@ -429,7 +408,7 @@ class Session:
         except Exception as e:
           # A failure the outage caused (one no component caught) is the
           # outage's, not the run's.
-          if self._outage_seen():
+          if self._guard.seen():
             raise outage_lib.SlotAbandoned() from e
           raise
         finally:
