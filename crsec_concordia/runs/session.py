@@ -315,13 +315,15 @@ class Session:
     (runs/outage.py); a slot that reaches the budget ends the run after it.
     """
     try:
-      while True:
-        try:
-          self._play_once(premise)
-          break
-        except outage_lib.SlotAbandoned:
-          self._guard.wait(int(self._committed["completed_steps"]) + 1)
-          premise = self._restart(premise)
+      with run_log(self.run_dir):
+        self._tell_unmeasured()
+        while True:
+          try:
+            self._play_once(premise)
+            break
+          except outage_lib.SlotAbandoned:
+            self._guard.wait(int(self._committed["completed_steps"]) + 1)
+            premise = self._restart(premise)
     except BaseException as e:
       # A run directory that could not be written (a full disk) lost what
       # the run depends on; resume goes on once it can be.
@@ -392,42 +394,40 @@ class Session:
           totals=lambda: rundir.totals(self.usage()))
     self._writer.start()
     try:
-      with run_log(self.run_dir):
-        self._tell_unmeasured()
+      if waits:
+        engine.before_resolve = self._before_resolve
+      if shares:
+        engine.shared_judgements = self._shared_judgements()
+      try:
+        if done == 0:
+          self.create_initial_norms()
+        log = self.simulation.play(
+            premise=premise, max_steps=total - done,
+            get_state_callback=self._save_checkpoint,
+            step_callback=self._on_step)
+      except Exception as e:
+        # A failure the outage caused (one no component caught) is the
+        # outage's, not the run's.
+        if self._guard.seen():
+          raise outage_lib.SlotAbandoned() from e
+        raise
+      finally:
         if waits:
-          engine.before_resolve = self._before_resolve
+          engine.before_resolve = None
         if shares:
-          engine.shared_judgements = self._shared_judgements()
+          engine.shared_judgements = None
         try:
-          if done == 0:
-            self.create_initial_norms()
-          log = self.simulation.play(
-              premise=premise, max_steps=total - done,
-              get_state_callback=self._save_checkpoint,
-              step_callback=self._on_step)
-        except Exception as e:
-          # A failure the outage caused (one no component caught) is the
-          # outage's, not the run's.
-          if self._guard.seen():
-            raise outage_lib.SlotAbandoned() from e
-          raise
+          self.flush()
         finally:
-          if waits:
-            engine.before_resolve = None
-          if shares:
-            engine.shared_judgements = None
-          try:
-            self.flush()
-          finally:
-            self._writer.stop()
-        leftover = self.drain()
-        if leftover:  # Anything recorded after the last slot's flush.
-          self.write_records(leftover)
-        log = self._whole_log(log)
-        html = log.to_html(title=f"{self.scenario.name} "
-                           f"({self.info['arm']}, seed {self.info['seed']})")
-        (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
-        rundir.write_log_json(self.run_dir, log)
+          self._writer.stop()
+      leftover = self.drain()
+      if leftover:  # Anything recorded after the last slot's flush.
+        self.write_records(leftover)
+      log = self._whole_log(log)
+      html = log.to_html(title=f"{self.scenario.name} "
+                         f"({self.info['arm']}, seed {self.info['seed']})")
+      (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
+      rundir.write_log_json(self.run_dir, log)
     finally:
       if self._bar is not None:
         self._bar.close()
