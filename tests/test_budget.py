@@ -132,3 +132,20 @@ def test_the_estimate_runs_nothing(tmp_path, capsys, monkeypatch):
   assert printed.startswith("estimate: hobbs_cafe, normative: 140 "
                             "agent-hours, ")
   assert "cost " in printed and not list(tmp_path.iterdir())
+
+
+def test_compare_and_sweep_estimate_their_runs_and_run_nothing(
+    tmp_path, capsys, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  assert cli.main(["compare", "hobbs_cafe", "--seeds", "1-3",
+                   "--estimate"]) == 0
+  lines = capsys.readouterr().out.splitlines()
+  one = estimate_lib.estimate(load_scenario("hobbs_cafe"), "normative").calls
+  assert lines[0].startswith("estimate: hobbs_cafe, normative, 3 seed(s): "
+                             f"420 agent-hours, {3 * one:,.0f} calls")
+  assert lines[-1].startswith("estimate: hobbs_cafe, both arms: 840 ")
+  sweep = Path(tr.__file__).parents[1] / "examples" / "sweeps" / (
+      "mini_seeds.yaml")
+  assert cli.main(["sweep", str(sweep), "--estimate"]) == 0
+  assert capsys.readouterr().out.startswith("estimate: ")
+  assert not list(tmp_path.iterdir())
