@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
   args = parser.parse_args(argv)
   logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                       format="%(levelname)s %(name)s: %(message)s")
-  if threading.current_thread() is threading.main_thread():
-    signal.signal(signal.SIGTERM, _terminated)
+  main_thread = threading.current_thread() is threading.main_thread()
+  before = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
   try:
     return int(args.func(args) or 0)
   except (UserError, EndpointError, ModelFileError) as e:
@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     print("crsec: interrupted; a run can be continued with `crsec resume "
           "RUN_DIR`", file=sys.stderr)
     return 130
+  finally:
+    if main_thread:
+      signal.signal(signal.SIGTERM, before)
 
 
 if __name__ == "__main__":
