@@ -11,7 +11,10 @@ calls that a retry saved and the failures recorded, and checks that:
   - the run completed all its slots;
   - every agent has an action record or a failure record in every slot;
   - every logical call that a fault made fail is a `failure` record, and
-    a talk that a failed turn ended has that speaker's `Talk` failure;
+    a talk that a failed turn ended has that speaker's `Talk` failure,
+    unless the endpoint was down (the fault survived the client's
+    retries: unreachable, a timeout, 5xx, 429): then its slot was thrown
+    away and played again (runs/outage.py), and run.log says so;
   - no operation got an answer the model did not give: every answer a
     call returned, and every action and conversation turn recorded,
     is in a content the upstream sent and the proxy passed on unaltered;
@@ -124,6 +127,19 @@ def parsed(text: str) -> Any:
     return None
 
 
+# What a call the endpoint's outage failed says (models/endpoint_errors.py,
+# models/outage.py): its slot was thrown away, not recorded.
+OUTAGE_SAYS = ("not sent: the endpoint is down", "cannot reach",
+               "did not answer in time", "answered HTTP 5", "answered HTTP 429")
+
+
+def paused_slots(run_dir: Path) -> int:
+  """How many times run.log says a slot was paused for an outage."""
+  log = run_dir / runner.RUN_LOG
+  text = log.read_text(encoding="utf-8") if log.exists() else ""
+  return len(re.findall(r"slot \d+ paused: ", text))
+
+
 def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   """The figures and every check that does not hold."""
   info = json.loads((run_dir / runner.RUN_JSON).read_text())
@@ -153,7 +169,8 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   # A record may hold several calls' errors (the doer check's calls, or an
   # action's second ask and second look): each error accounts for one call.
   unmatched = [[r, str(r.get("error"))] for r in failures]
-  saved = failed = faults_saved = 0
+  saved = failed = faults_saved = thrown = 0
+  paused = paused_slots(run_dir)
   for call in calls.calls.values():
     if not call["done"]:
       continue
@@ -165,7 +182,9 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
     failed += 1
     message = call["message"]
     match = next((m for m in unmatched if message and message in m[1]), None)
-    if match is None:
+    if match is None and paused and any(s in message for s in OUTAGE_SAYS):
+      thrown += 1  # In a slot thrown away for the outage, played again.
+    elif match is None:
       problems.append(f"call {call['id']} ({call['tag']}) failed with no "
                       f"failure record: {call['error'][:160]}")
     else:
@@ -237,7 +256,8 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   return {
       "calls": len(calls.calls), "requests": len(requests),
       "faults": proxy.faults(), "saved": saved, "failed_calls": failed,
-      "faults_saved": faults_saved,
+      "faults_saved": faults_saved, "paused_slots": paused,
+      "thrown_away_calls": thrown,
       "failure_records": len(failures), "invented": len(invented),
       "talks": len(talks), "talks_failed": sum(
           "turn failed" in t["ended"] for t in talks),
@@ -370,7 +390,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   print(f"calls retried successfully: {r['saved']} (their faults: "
         f"{r['faults_saved']})")
   print(f"calls failed: {r['failed_calls']}; failures recorded: "
-        f"{r['failure_records']}")
+        f"{r['failure_records']}; in slots thrown away for an outage and "
+        f"played again: {r['thrown_away_calls']} ({r['paused_slots']} "
+        "pauses)")
   print(f"talks: {r['talks']} held, {r['talks_failed']} ended by a failed "
         f"turn ({r['talks_silent']} before a word was said)")
   for problem in r["problems"]:

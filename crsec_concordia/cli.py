@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 
 from crsec_concordia.commands import (calibrate, compare, doctor, interview,
                                       report, resume, run, sweep, view)
+from crsec_concordia.endings import RunEnded
 from crsec_concordia.errors import UserError
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.embedded import ModelFileError
@@ -41,20 +44,39 @@ def build_parser() -> argparse.ArgumentParser:
   return parser
 
 
+def _terminated(signum, frame) -> None:
+  """SIGTERM (a scheduler's, `kill`'s) ends a run as Ctrl-C does: it is
+  marked `interrupted: killed` and resumes."""
+  del signum, frame
+  raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
   parser = build_parser()
   args = parser.parse_args(argv)
   logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                       format="%(levelname)s %(name)s: %(message)s")
+  main_thread = threading.current_thread() is threading.main_thread()
+  before = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
   try:
     return int(args.func(args) or 0)
   except (UserError, EndpointError, ModelFileError) as e:
     print(f"crsec: {e}", file=sys.stderr)
     return 2
+  except RunEnded as e:
+    # How the run ended, why, and how to go on (endings.py), on one line.
+    where = getattr(e, "run_dir", None)
+    then = e.ending.how_to_go_on(where) if where else ""
+    print(f"crsec: {e.ending.status}: {e}" + (f"; {then}" if then else ""),
+          file=sys.stderr)
+    return e.ending.exit_code
   except KeyboardInterrupt:
     print("crsec: interrupted; a run can be continued with `crsec resume "
           "RUN_DIR`", file=sys.stderr)
     return 130
+  finally:
+    if main_thread:
+      signal.signal(signal.SIGTERM, before)
 
 
 if __name__ == "__main__":

@@ -164,7 +164,7 @@ def test_a_full_disk_mid_run_is_one_line_and_the_run_can_resume(
     tmp_path, server, embedder, monkeypatch, capsys):
   """Slot 2's usage.json meets a full disk (no file name, as a failed
   write() gives): one line naming the run directory; run.json keeps slot 1
-  and says interrupted, so `crsec resume` continues once there is room."""
+  and says `interrupted: lost dependency`, so `crsec resume` continues once there is room."""
   del embedder
   for key in [k for k in os.environ if k.startswith(("CRSEC_", "OPENAI_"))]:
     monkeypatch.delenv(key)
@@ -192,7 +192,8 @@ def test_a_full_disk_mid_run_is_one_line_and_the_run_can_resume(
                      f"make room there, then `crsec resume {out}` continues")
   assert not any("Traceback" in line for line in err)
   info = json.loads((out / run_files.RUN_JSON).read_text())
-  assert info["status"] == "interrupted" and info["completed_steps"] == 1
+  assert info["status"] == "interrupted: lost dependency"
+  assert info["completed_steps"] == 1
   monkeypatch.setattr(run_files, "write_json", write_json)  # Room again.
   assert cli.main(["resume", str(out), "--no-progress", "--base-url",
                    server.base_url, "--model", "fake-model"]) == 0

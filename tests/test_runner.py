@@ -189,7 +189,7 @@ def test_a_crashed_run_resumes_to_the_same_end(tmp_path, embedder,
                                                 uninterrupted, monkeypatch):
   d = _crashed_in_slot_4(tmp_path, embedder, monkeypatch)
   meta = info(d)
-  assert meta["status"] == "interrupted" and meta["completed_steps"] == 3
+  assert meta["status"] == "interrupted: error" and meta["completed_steps"] == 3
   assert [r["step"] for r in records(d) if r["kind"] == "step"] == [1, 2, 3]
 
   assert runner.resume_episode(d, model=cafe(), embedder=embedder,
@@ -239,7 +239,7 @@ def test_a_resumed_run_can_be_interrupted_and_resumed_again(
   with pytest.raises(KeyboardInterrupt):
     runner.resume_episode(d, model=cafe(), embedder=embedder, progress=False)
   assert info(d)["completed_steps"] == 4
-  assert info(d)["status"] == "interrupted"
+  assert info(d)["status"] == "interrupted: killed"
   monkeypatch.undo()
   runner.resume_episode(d, model=cafe(), embedder=embedder, progress=False)
   assert info(d)["status"] == "completed"

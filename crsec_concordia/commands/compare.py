@@ -33,10 +33,14 @@ from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands import compare_looks
 from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
                                             matchers_for)
-from crsec_concordia.commands.flags import (add_endpoint_flags,
+from crsec_concordia.commands.flags import (add_budget_flags,
+                                            add_endpoint_flags,
+                                            add_estimate_flags,
                                             add_models_flags,
-                                            add_policy_flag, endpoint_from,
-                                            models_spec_from, positive)
+                                            add_policy_flag, budget_from,
+                                            endpoint_from, models_spec_from,
+                                            positive)
+from crsec_concordia.endings import BUDGET, ENDPOINT_UNREACHABLE
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.measure import aggregate
@@ -44,7 +48,7 @@ from crsec_concordia.metrics.present import sequential, tables
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir import writing
 from crsec_concordia.rundir.format import ARMS, COMPARE_JSON, RUN_JSON
-from crsec_concordia.runs import model_roles
+from crsec_concordia.runs import estimate, model_roles
 from crsec_concordia.scenarios import Scenario, ScenarioError, load_scenario
 from crsec_concordia.sweeps import driver, execute, grid, runjob
 from crsec_concordia.sweeps.ray_backend import RayBackend
@@ -86,6 +90,8 @@ def add_parser(sub) -> None:
   add_embedder_flag(p)
   add_endpoint_flags(p)
   add_models_flags(p)
+  add_budget_flags(p, total=True)
+  add_estimate_flags(p)
   p.set_defaults(func=run)
 
 
@@ -121,6 +127,20 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
   return outputs.writable_dir(out, "--out")
 
 
+def _estimate(args: argparse.Namespace, scenario: Scenario,
+              seeds: list[int]) -> int:
+  """--estimate: both arms over the seeds, and their total."""
+  arms = [estimate.estimate(scenario, arm, args.steps) for arm in ARMS]
+  runs = [estimate.Estimate(f"{e.label}, {len(seeds)} seed(s)",
+                            e.agent_hours * len(seeds), e.calls * len(seeds),
+                            e.tokens * len(seeds), e.rates) for e in arms]
+  for line in estimate.lines(
+      [*runs, estimate.total(f"{scenario.name}, both arms", runs)],
+      args.price_in, args.price_out):
+    print(line)
+  return 0
+
+
 def run(args: argparse.Namespace) -> int:
   seeds = parse_seeds(args.seeds)
   if args.until_decided:
@@ -128,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
   elif args.max_seeds:
     raise UserError("--max-seeds is for --until-decided; pass both, or "
                     "--seeds alone")
+  if args.estimate:
+    return _estimate(args, _load_scenario(args.scenario), seeds)
   endpoint = endpoint_from(args)
   embedder_from(args)  # A bad --embedder stops before anything runs.
   models = models_spec_from(args)
@@ -169,8 +191,10 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
       progress=args.jobs == 1 and not (args.ray or args.address),
       policies={(n, name): policy for n in spec.endpoints},
       models={c: models for c in spec.conditions} if models else None)
+  budget = budget_from(args, tuple((out / r.run_dir).resolve() for r in runs))
   for job in jobs:
     job.embedder, job.embedder_dir = args.embedder, os.getcwd()
+    job.budget, job.outage_wait = budget, args.outage_wait
   manifest: dict[str, Any] = {
       "scenario": name, "scenario_path": str(args.scenario), "seeds": seeds,
       "steps": args.steps, "jobs": args.jobs,
@@ -192,12 +216,28 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
   for r in runs:
     if r.id in done:
       manifest["arms"][r.arm].append(r.run_dir)
-  manifest["failed"] = failed
-  manifest["status"] = "completed" if not failed else "partial"
+  stopped = [{"arm": by_id[i].arm, "seed": by_id[i].seed, "status": o.error}
+             for i, o in outcomes.items()
+             if o.status in ("stopped", "interrupted")]
+  # How the compare ends when no run failed but some stopped
+  # (endings.py): at a budget, or with the endpoint down.
+  ending = (None if failed or not stopped else
+            BUDGET if any(o.status == "stopped" for o in outcomes.values())
+            else ENDPOINT_UNREACHABLE)
+  manifest["failed"], manifest["stopped"] = failed, stopped
+  manifest["status"] = ("partial" if failed else
+                        ending.status if ending else "completed")
   manifest["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
   manifest["wall_seconds"] = round(time.monotonic() - start, 1)
   _write_manifest(out, manifest)
+  if ending is not None:
+    print(f"compare: {len(stopped)} run(s) {ending.status}; run the same "
+          "`crsec compare` again" + (" with higher caps" if ending is BUDGET
+                                     else "") + " to continue them",
+          file=sys.stderr, flush=True)
   if not done:
+    if ending is not None:
+      return ending.exit_code
     if person_errors:
       raise UserError(person_errors[0])
     raise UserError(f"every run failed (first: {failed[0]['error']}); see "
@@ -210,7 +250,7 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
   _print_effects(metrics.summary)
   print(f"compare: wrote {out / tables.COMPARE_SUMMARY_JSON}; "
         f"`crsec report {out}` draws it")
-  return 1 if failed else 0
+  return 1 if failed else ending.exit_code if ending else 0
 
 
 def _play(args: argparse.Namespace, out: Path, by_id: dict[str, grid.RunSpec],
@@ -231,6 +271,10 @@ def _play(args: argparse.Namespace, out: Path, by_id: dict[str, grid.RunSpec],
   def on_done(job: runjob.RunJob, outcome: runjob.Outcome) -> None:
     if outcome.status == "completed":
       print(f"compare: {job.arm} seed {job.seed}: done", flush=True)
+      return
+    if outcome.status in ("stopped", "interrupted"):
+      print(f"compare: {job.arm} seed {job.seed}: {outcome.error}",
+            file=sys.stderr, flush=True)
       return
     if outcome.error_kind in runjob.PERSON_ERRORS:
       person_errors.append(outcome.error or "")

@@ -1,4 +1,5 @@
-"""The flags several commands share: the model endpoint and whole numbers.
+"""The flags several commands share: the model endpoint, budgets and
+outages, estimates, and whole numbers.
 
 Here rather than in cli.py, which imports every command: a command that
 reached back into cli.py for them would close an import circle.
@@ -15,7 +16,8 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
-from crsec_concordia.runs import model_roles
+from crsec_concordia.runs import model_roles, outage
+from crsec_concordia.runs.budget import Budget, Caps
 
 
 def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
@@ -132,3 +134,81 @@ def models_spec_from(args: argparse.Namespace) -> dict | None:
             "endpoints": {**(spec.get("endpoints") or {}),
                           "game_master": endpoint}}
   return spec or None
+
+
+def _seconds(text: str) -> float:
+  """An argparse type: --outage-wait's seconds, 0 or more."""
+  try:
+    value = float(text)
+  except ValueError:
+    value = -1.0
+  if not value >= 0:  # Also refuses nan.
+    raise argparse.ArgumentTypeError(
+        f"--outage-wait must be a number of seconds, 0 or more, not {text!r}")
+  return value
+
+
+def _price(text: str) -> float:
+  try:
+    value = float(text)
+  except ValueError:
+    value = -1.0
+  if not value >= 0:
+    raise argparse.ArgumentTypeError(
+        f"a price per million tokens is a number, 0 or more, not {text!r}")
+  return value
+
+
+def add_budget_flags(parser: argparse.ArgumentParser,
+                     total: bool = False) -> None:
+  """--max-calls, --max-tokens (and their totals) and --outage-wait
+  (runs/budget.py, runs/outage.py)."""
+  group = parser.add_argument_group(
+      "budgets and outages (a run stops `stopped: budget` after the slot in "
+      "which it reaches a cap: it overshoots by at most that slot)")
+  group.add_argument("--max-calls", type=positive("--max-calls"),
+                     metavar="N", help="calls the endpoint answers per run, "
+                     "at most (cached answers are free)")
+  group.add_argument("--max-tokens", type=positive("--max-tokens"),
+                     metavar="N", help="prompt and completion tokens per "
+                     "run, at most")
+  if total:
+    group.add_argument("--max-total-calls", type=positive("--max-total-calls"),
+                       metavar="N", help="calls of all the runs together, at "
+                       "most (each run in flight may overshoot by a slot)")
+    group.add_argument("--max-total-tokens",
+                       type=positive("--max-total-tokens"), metavar="N",
+                       help="tokens of all the runs together, at most")
+  group.add_argument(
+      "--outage-wait", type=_seconds, metavar="SECONDS",
+      help="how long an endpoint that stopped answering (unreachable, 5xx, "
+      "429 after retries) is waited for before the run stops `interrupted: "
+      f"endpoint unreachable` (default {outage.DEFAULT_WAIT:g})")
+
+
+def budget_from(args: argparse.Namespace,
+                runs: tuple[Path, ...] = ()) -> Budget | None:
+  """The caps the flags give (`runs`: a compare's or sweep's run
+  directories, for the totals), or None."""
+  budget = Budget(
+      run=Caps(getattr(args, "max_calls", None),
+               getattr(args, "max_tokens", None)),
+      total=Caps(getattr(args, "max_total_calls", None),
+                 getattr(args, "max_total_tokens", None)),
+      runs=runs)
+  return budget or None
+
+
+def add_estimate_flags(parser: argparse.ArgumentParser) -> None:
+  """--estimate and the prices it costs with (runs/estimate.py)."""
+  group = parser.add_argument_group("estimate (nothing runs)")
+  group.add_argument(
+      "--estimate", action="store_true",
+      help="print the expected calls, tokens and (with prices) cost, from "
+      "the scenario's agents and simulated hours and the rates measured in "
+      "the published runs, and run nothing")
+  group.add_argument("--price-in", type=_price, metavar="PRICE",
+                     help="price per million prompt tokens, for --estimate")
+  group.add_argument("--price-out", type=_price, metavar="PRICE",
+                     help="price per million completion tokens, for "
+                     "--estimate")

@@ -6,24 +6,29 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs, runner
-from crsec_concordia.commands.flags import (add_embedder_flag,
-                                            add_endpoint_flags, embedder_from,
-                                            endpoint_from)
+from crsec_concordia.commands.flags import (add_budget_flags,
+                                            add_embedder_flag,
+                                            add_endpoint_flags, budget_from,
+                                            embedder_from, endpoint_from)
 from crsec_concordia.commands.run import print_summary
+from crsec_concordia.endings import RunEnded
 from crsec_concordia.runs.resume import resumable
 
 
 def add_parser(sub) -> None:
   p = sub.add_parser(
-      "resume", help="continue an interrupted run",
-      description="Continue an interrupted run from its last completed step, "
-      "in the same directory, with the same scenario, agents and seed.")
+      "resume", help="continue an interrupted or stopped run",
+      description="Continue an interrupted or stopped run from its last "
+      "completed step, in the same directory, with the same scenario, "
+      "agents and seed. A run keeps the caps it was started with unless "
+      "--max-calls or --max-tokens gives new ones.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
   p.add_argument("--no-progress", action="store_true",
                  help="no progress bar")
   add_embedder_flag(p)
   add_endpoint_flags(p)
+  add_budget_flags(p)
   p.set_defaults(func=run)
 
 
@@ -37,8 +42,13 @@ def run(args: argparse.Namespace) -> int:
                        "write to and resume the copy")
   with outputs.writing(args.run_dir, then="make room there, then resume "
                        "again"):
-    run_dir = runner.resume_episode(args.run_dir, endpoint=endpoint_from(args),
-                                    progress=not args.no_progress,
-                                    embedder=embedder)
+    try:
+      run_dir = runner.resume_episode(
+          args.run_dir, endpoint=endpoint_from(args),
+          progress=not args.no_progress, embedder=embedder,
+          budget=budget_from(args), outage_wait=args.outage_wait)
+    except RunEnded:
+      print_summary(args.run_dir)
+      raise
   print_summary(run_dir)
   return 0

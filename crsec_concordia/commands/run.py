@@ -7,13 +7,16 @@ from pathlib import Path
 
 from crsec_concordia import outputs, runner
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.commands.flags import (add_embedder_flag,
+from crsec_concordia.commands.flags import (add_budget_flags,
+                                            add_embedder_flag,
                                             add_endpoint_flags,
+                                            add_estimate_flags,
                                             add_models_flags,
-                                            add_policy_flag, embedder_from,
-                                            endpoint_from, models_spec_from,
-                                            positive)
-from crsec_concordia.runs import model_roles
+                                            add_policy_flag, budget_from,
+                                            embedder_from, endpoint_from,
+                                            models_spec_from, positive)
+from crsec_concordia.endings import RunEnded
+from crsec_concordia.runs import estimate, model_roles
 from crsec_concordia.runs.episode import default_run_dir
 
 
@@ -42,6 +45,8 @@ def add_parser(sub) -> None:
   add_embedder_flag(p)
   add_endpoint_flags(p)
   add_models_flags(p)
+  add_budget_flags(p)
+  add_estimate_flags(p)
   p.set_defaults(func=run)
 
 
@@ -113,17 +118,28 @@ def run(args: argparse.Namespace) -> int:
   # is created; the run directory is made and test-written before the
   # model starts, and removed again if the run fails before writing in it.
   scenario = runner.load(args.scenario)
+  if args.estimate:
+    for line in estimate.lines([estimate.estimate(scenario, args.agents,
+                                                  args.steps)],
+                               args.price_in, args.price_out):
+      print(line)
+    return 0
   models = models_spec_from(args)
   model_roles.check_spec(model_roles.spec_of(models, scenario), scenario)
   embedder = embedder_from(args)
   out = args.out or default_run_dir(scenario, args.agents, args.seed)
   with outputs.new_dir(out, "--out"), outputs.writing(
       out, then=f"make room there, then `crsec resume {out}` continues"):
-    run_dir = runner.run_episode(
-        scenario, arm=args.agents, seed=args.seed, out_dir=out,
-        endpoint=endpoint_from(args), steps=args.steps,
-        cache=not args.no_cache, progress=not args.no_progress,
-        referee_policy=args.referee_policy, embedder=embedder,
-        models=models)
+    try:
+      run_dir = runner.run_episode(
+          scenario, arm=args.agents, seed=args.seed, out_dir=out,
+          endpoint=endpoint_from(args), steps=args.steps,
+          cache=not args.no_cache, progress=not args.no_progress,
+          referee_policy=args.referee_policy, embedder=embedder,
+          models=models, budget=budget_from(args),
+          outage_wait=args.outage_wait)
+    except RunEnded:
+      print_summary(out)  # What it did before it stopped.
+      raise
   print_summary(run_dir)
   return 0

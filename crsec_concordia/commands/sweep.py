@@ -24,13 +24,17 @@ from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
                                             matchers_for)
-from crsec_concordia.commands.flags import (add_endpoint_flags,
-                                            add_policy_flag, endpoint_from,
-                                            positive)
+from crsec_concordia.commands.flags import (add_budget_flags,
+                                            add_endpoint_flags,
+                                            add_estimate_flags,
+                                            add_policy_flag, budget_from,
+                                            endpoint_from, positive)
+from crsec_concordia.endings import BUDGET, ENDPOINT_UNREACHABLE
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON
+from crsec_concordia.runs import estimate
 from crsec_concordia.sweeps import aggregate, driver, grid
 from crsec_concordia.sweeps import spec as spec_lib
 from crsec_concordia.sweeps import validate
@@ -69,6 +73,8 @@ def add_parser(sub) -> None:
                   "file names none)")
   add_embedder_flag(p)
   add_endpoint_flags(p)
+  add_budget_flags(p, total=True)
+  add_estimate_flags(p)
   p.set_defaults(func=run)
 
 
@@ -105,6 +111,14 @@ def run(args: argparse.Namespace) -> int:
   built = {(s.name, c): spec_lib.apply(s, condition)
            for s in scenarios for c, condition in spec.conditions.items()}
   runs = grid.expand_grid(spec, list(by_name))
+  if args.estimate:
+    each = [estimate.estimate(built[(r.scenario, r.condition)], r.arm,
+                              r.steps) for r in runs]
+    for line in estimate.lines(
+        [estimate.total(f"{name}, {len(runs)} runs", each)], args.price_in,
+        args.price_out):
+      print(line)
+    return 0
   policies = _policies(spec, endpoints, list(by_name), args.referee_policy)
   out = _out_dir(args, name)
   with outputs.writing(out, then="make room there, then the same `crsec "
@@ -121,8 +135,11 @@ def run(args: argparse.Namespace) -> int:
           cache=spec.cache and not args.no_cache, policies=policies,
           models={c: k.models for c, k in spec.conditions.items()
                   if k.models})
+      budget = budget_from(args, tuple((out / r.run_dir).resolve()
+                                       for r in runs))
       for job in jobs:
         job.embedder, job.embedder_dir = args.embedder, os.getcwd()
+        job.budget, job.outage_wait = budget, args.outage_wait
       progress = _start(book, runs, jobs, done, other, out)
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:
         return 130
@@ -130,9 +147,17 @@ def run(args: argparse.Namespace) -> int:
       progress.close()
       book.data["wall_seconds"] = round(time.monotonic() - progress.start, 1)
       completed, failed = driver.finish(book)
+      stopped = sum(r["status"] in ("stopped", "interrupted")
+                    for r in book.data["runs"])
+      ending = (BUDGET if any(r["status"] == "stopped"
+                              for r in book.data["runs"])
+                else ENDPOINT_UNREACHABLE)
     minutes, seconds = divmod(int(book.data["wall_seconds"]), 60)
     print(f"sweep: {completed}/{len(runs)} runs completed, {failed} failed, "
-          f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
+          + (f"{stopped} stopped (run the same `crsec sweep` again, with "
+             "higher caps for a budget, to continue them), " if stopped
+             else "")
+          + f"in {minutes}m{seconds:02d}s; status in {out / grid.SWEEP_JSON}")
     if completed and not args.no_aggregate:
       result = aggregate.aggregate_sweep(out, matchers_for(embedder_from(args)))
       aggregate.write(result)
@@ -140,10 +165,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {line}")
       print(f"sweep: wrote {out / aggregate.SWEEP_SUMMARY_JSON}; `crsec "
             f"report {out}` draws it")
-  if not completed:
+  if not completed and not stopped:
     raise UserError(f"every run failed; see the errors in "
                     f"{out / grid.SWEEP_JSON} and rerun with -v")
-  return 1 if failed else 0
+  return 1 if failed else ending.exit_code if stopped else 0
 
 
 def _start(book: driver.StatusBook, runs: list[grid.RunSpec],

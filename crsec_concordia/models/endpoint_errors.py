@@ -18,6 +18,18 @@ def one_line(text: object, limit: int = 200) -> str:
   return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
 
+def is_outage(error: Exception) -> bool:
+  """Whether a failed request (after the client's retries) says the
+  endpoint is down rather than that this request is wrong: it could not be
+  reached or did not answer in time, answered 5xx, or still answered 429
+  (models/outage.py). A 4xx other than 429 is the request's fault."""
+  if isinstance(error, openai.APIConnectionError):  # Timeouts too.
+    return True
+  if isinstance(error, openai.APIStatusError):
+    return error.status_code == 429 or error.status_code >= 500
+  return False
+
+
 def describe_failure(error: Exception, *, shown_url: str, model_name: str,
                      base_url: str, api_key: str | None
                      ) -> base.EndpointError:

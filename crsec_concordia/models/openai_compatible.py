@@ -25,6 +25,7 @@ from crsec_concordia.errors import require
 from crsec_concordia.models import base, endpoint_errors, wire
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
+from crsec_concordia.models.outage import OutageWatch
 from crsec_concordia.models.scripts import foreign_scripts
 
 _log = logging.getLogger(__name__)
@@ -121,6 +122,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
                        if max_in_flight else contextlib.nullcontext())
     self._client_lock = threading.Lock()
     self._client_instance: openai.OpenAI | None = None
+    # Whether the endpoint went down during the slot in flight.
+    self.outage = OutageWatch()
     if connect is None:
       self._client_instance = self._make_client(base_url)
 
@@ -159,6 +162,20 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       return [m.id for m in self._client.models.list()]
     except openai.OpenAIError as e:
       raise self._describe_failure(e) from None
+
+  def probe(self) -> str | None:
+    """One request of one token, not retried and not counted: None when
+    the endpoint answers (a 4xx other than 429 is an answer too), else
+    what failed, in one line. How a run finds the endpoint back after an
+    outage (runs/outage.py)."""
+    try:
+      self._client.with_options(max_retries=0).chat.completions.create(
+          model=self.model_name, max_tokens=1, temperature=0.0,
+          messages=[{"role": "user", "content": "ping"}])
+    except openai.OpenAIError as e:
+      if endpoint_errors.is_outage(e):
+        return str(self._describe_failure(e))
+    return None
 
   def _effective_seed(self, seed: int | None, messages: Any) -> int | None:
     if seed is not None:
@@ -246,11 +263,17 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     request["extra_body"] = {**body, **extra}
     try:
       with self._in_flight:
+        # Past the wait for a request slot: a call waiting there when the
+        # endpoint went down is not sent.
+        self.outage.refuse_if_down()
         started = time.monotonic()
         response = self._client.chat.completions.create(**request)
     except openai.OpenAIError as e:
       self.usage.record(tag, failed=True)
-      raise self._describe_failure(e) from None
+      failure = self._describe_failure(e)
+      if endpoint_errors.is_outage(e):
+        self.outage.saw(str(failure))
+      raise failure from None
     except ValueError as e:
       # A 200 whose body is not JSON: the client raises a bare decoding
       # error, which its retries do not cover. For a structured call it is

@@ -23,7 +23,8 @@ from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.rundir.reading import per_agent_hour
 from crsec_concordia.runs import config as config_lib
-from crsec_concordia.runs import model_roles
+from crsec_concordia.runs import model_roles, outage
+from crsec_concordia.runs.budget import Budget
 from crsec_concordia.runs.session import Session
 from crsec_concordia.runs.simulation import SlotSimulation
 from crsec_concordia.runs.slot_engine import SlotEngine
@@ -118,6 +119,8 @@ def run_episode(
     referee_policy: str | run_policy.Chosen | None = None,
     models: dict[str, Any] | None = None,
     given_models: dict[str, Any] | None = None,
+    budget: Budget | None = None,
+    outage_wait: float | None = None,
 ) -> Path:
   """Plays one episode into a new run directory and returns its path.
 
@@ -141,10 +144,17 @@ def run_episode(
       share of agents on other models (runs/model_roles.py); it replaces
       the scenario's `models:` block, played when none is given.
     given_models: ready models by id for the spec's endpoints (tests).
+    budget: caps on the run's calls and tokens (runs/budget.py): the run
+      stops `stopped: budget` after the slot that reaches one.
+    outage_wait: seconds an endpoint outage is waited out before the run
+      stops `interrupted: endpoint unreachable` (runs/outage.py; default
+      ten minutes).
 
   Raises:
     UserError: bad arguments (a ScenarioError for a malformed scenario);
       nothing is created then.
+    RunEnded: the run stopped before its end (endings.py); run.json says
+      how.
   """
   scenario = config_lib.load(scenario)
   config_lib.check_arm(arm)
@@ -199,9 +209,16 @@ def run_episode(
     info.update(embedder_thresholds.thresholds_recorded(embedder))
   if roles is not None:
     info.update(models=roles.describe(), model_spec=roles.spec)
+  if budget is not None and budget.run:
+    info["budget"] = budget.run.to_json()
   rundir.write_json(run_dir / rundir.RUN_JSON, info)
-  Session(run_dir, scenario, simulation(config, model, embedder, roles), model,
-          info, {}, progress, roles).play(premise=scenario.premise)
+
+  def rebuild():
+    return simulation(config, model, embedder, roles)
+  Session(run_dir, scenario, rebuild(), model, info, {}, progress, roles,
+          rebuild=rebuild, budget=budget or None,
+          outage_policy=outage.policy_for(outage_wait)).play(
+              premise=scenario.premise)
   return run_dir
 
 

@@ -17,13 +17,15 @@ from typing import Any
 
 from concordia.utils import structured_logging
 
-from crsec_concordia import embedder_identity
+from crsec_concordia import embedder_identity, endings
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.endings import BudgetReached
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs import config as config_lib
-from crsec_concordia.runs import episode
+from crsec_concordia.runs import episode, outage
+from crsec_concordia.runs.budget import Budget, Caps
 from crsec_concordia.runs.session import Session
 from crsec_concordia.scenarios import Scenario
 
@@ -45,7 +47,7 @@ def resumable(run_dir: Path) -> tuple[dict[str, Any], Scenario, Path]:
   except json.JSONDecodeError as e:
     raise UserError(f"{run_dir}: a JSON file is damaged ({e}); start a new "
                     "run with `crsec run`") from None
-  if info.get("status") == "completed":
+  if endings.is_completed(info.get("status")):
     raise UserError(f"{run_dir} is already completed "
                     f"({info.get('completed_steps')} steps); nothing to "
                     "resume")
@@ -53,10 +55,10 @@ def resumable(run_dir: Path) -> tuple[dict[str, Any], Scenario, Path]:
                                 source=str(run_dir / rundir.SCENARIO_JSON))
   done = int(info.get("completed_steps") or 0)
   checkpoint = rundir.checkpoint_path(run_dir, done)
-  if done == 0:
+  if done == 0 and not (run_dir / rundir.CONFIG_JSON).is_file():
     raise UserError(f"{run_dir} stopped before its first slot was complete: "
                     "there is nothing to resume; start again with `crsec run`")
-  if not checkpoint.is_file():
+  if done and not checkpoint.is_file():
     raise UserError(f"{run_dir} has no checkpoint for its last completed slot "
                     f"({done}): it cannot be resumed; start again with "
                     "`crsec run`")
@@ -124,6 +126,26 @@ def _roles(info: dict[str, Any], scenario: Scenario, seed: int, model,
   return roles
 
 
+def _budget(info: dict[str, Any], given: Budget | None, run_dir: Path,
+            done: int) -> Budget:
+  """The caps the run goes on with (given ones are recorded in run.json
+  for later resumes); a run already at them stops here."""
+  budget = given or Budget(run=Caps.of_json(info.get("budget")))
+  if given is not None:
+    if given.run:
+      info["budget"] = given.run.to_json()
+    else:
+      info.pop("budget", None)
+  if budget and done:
+    reached = budget.reached(rundir.totals(committed_usage(run_dir, info,
+                                                            done)), run_dir)
+    if reached:
+      stop = BudgetReached(f"{reached}, and the run would go on with it")
+      stop.run_dir = run_dir
+      raise stop
+  return budget
+
+
 def resume_episode(
     run_dir: Path | str,
     *,
@@ -132,21 +154,29 @@ def resume_episode(
     model=None,
     embedder=None,
     given_models: dict[str, Any] | None = None,
+    budget: Budget | None = None,
+    outage_wait: float | None = None,
 ) -> Path:
-  """Continues an interrupted run from its last completed slot.
+  """Continues an interrupted run from its last completed slot (a run
+  stopped before its first: from the start, in its directory).
 
   A run with models by role goes on with the models its run.json's
   `model_spec` names (`given_models`: ready ones by id, as the run was
-  given them).
+  given them). `budget`: new caps (runs/budget.py); without them the run
+  keeps the caps it was started with. `outage_wait`: seconds an endpoint
+  outage is waited out (runs/outage.py).
 
   Raises:
     UserError: the directory is not a run, is completed, or has no
       checkpoint to resume from.
+    BudgetReached: the run has already reached the caps it would go on
+      with.
   """
   run_dir = Path(run_dir)
   info, scenario, checkpoint = resumable(run_dir)
   seed, arm = int(info["seed"]), str(info["arm"])
   done = int(info["completed_steps"])
+  budget = _budget(info, budget, run_dir, done)
   # The referee's policy as the run began with it (config.json).
   config = config_lib.build_config(scenario, arm, seed, run_policy.of_config(
       rundir.read_json(run_dir / rundir.CONFIG_JSON)))
@@ -158,10 +188,14 @@ def resume_episode(
   _same_embedder(info, embedder)
   embedder = episode.embedder_for(embedder)
 
-  simulation = episode.simulation(config, model, embedder, roles)
-  simulation.load_from_checkpoint(rundir.read_json(checkpoint))
+  def rebuild():
+    return episode.simulation(config, model, embedder, roles)
+  simulation = rebuild()
+  if done:
+    simulation.load_from_checkpoint(rundir.read_json(checkpoint))
   session = Session(run_dir, scenario, simulation, model, info, {}, progress,
-                    roles)
+                    roles, rebuild=rebuild, budget=budget or None,
+                    outage_policy=outage.policy_for(outage_wait))
   # Records still pending in the restored state were flushed with their slot.
   session.drain()
   rundir.truncate_events(run_dir / rundir.EVENTS, done)
@@ -186,5 +220,5 @@ def resume_episode(
     (run_dir / rundir.LOG_HTML).write_text(log.to_html(), encoding="utf-8")
     rundir.write_log_json(run_dir, log)
     return run_dir
-  session.play(premise="")
+  session.play(premise=scenario.premise if done == 0 else "")
   return run_dir

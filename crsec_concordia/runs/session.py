@@ -27,27 +27,28 @@ whatever thread finished first.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import copy
 import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
 
-from crsec_concordia import embedder_thresholds, game_masters, gate_tally
-from crsec_concordia import threads
+from crsec_concordia import embedder_thresholds, endings, game_masters
+from crsec_concordia import gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
+from crsec_concordia.runs import outage as outage_lib
+from crsec_concordia.runs.ordered_writer import OrderedWriter
 from crsec_concordia.runs import progress as progress_lib
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.interview_block import scheduled_slots
@@ -86,6 +87,13 @@ class Session:
   progress: bool
   # The models by role of a run with several (runs/model_roles.py).
   roles: Any = None
+  # A new simulation as the run's config builds it: a slot thrown away for
+  # an outage is played again in one, from the last checkpoint.
+  rebuild: Callable[[], simulation_lib.Simulation] | None = None
+  # Caps on the run's calls and tokens (runs/budget.py), if any.
+  budget: Any = None
+  outage_policy: outage_lib.OutagePolicy = dataclasses.field(
+      default_factory=outage_lib.OutagePolicy)
   # Whether a DetectConflict question several agents hold is asked once
   # for all of them (off: each agent asks alone, as a bench compares).
   share_judgements: ClassVar[bool] = True
@@ -96,9 +104,10 @@ class Session:
     self._started = time.monotonic()
     self._base_wall = float(self.info.get("wall_seconds") or 0.0)
     self._bar = None
-    self._writer: concurrent.futures.ThreadPoolExecutor | None = None
-    self._writes: list[concurrent.futures.Future] = []
-    self._write_failed = False
+    self._writer = OrderedWriter()
+    self._guard = outage_lib.Guard(
+        [self.model, *(self.roles.models.values() if self.roles else ())],
+        self.outage_policy)
     # run.json as last written by a completed slot (the commit point).
     self._committed: dict[str, Any] = copy.deepcopy(self.info)
     if "version" not in self.info:
@@ -163,44 +172,18 @@ class Session:
     return round(self._base_wall + time.monotonic() - self._started, 1)
 
   def _write(self, fn, *args) -> None:
-    """Runs `fn(*args)` on the writer thread, after the writes before it.
-
-    Without a writer (outside `play`) it runs here and now. A failed write
-    is raised by the next `_write` or `flush`.
-    """
-    if self._writer is None:
-      fn(*args)
-      return
-    self._raise_failed_writes(done_only=True)
-    self._writes.append(self._writer.submit(self._in_order, fn, *args))
-
-  def _in_order(self, fn, *args) -> None:
-    """On the writer thread: nothing is written after a failed write (a
-    run.json after records that failed to append would commit them)."""
-    if self._write_failed:
-      raise RuntimeError("not written: an earlier write of this run failed")
-    try:
-      fn(*args)
-    except BaseException:
-      self._write_failed = True
-      raise
-
-  def _raise_failed_writes(self, done_only: bool) -> None:
-    """Forgets the finished writes; raises the first that failed."""
-    writes, self._writes = self._writes, []
-    for i, future in enumerate(writes):
-      if done_only and not future.done():
-        self._writes = writes[i:]
-        return
-      future.result()  # Raises the write's error, if any.
+    """Runs `fn(*args)` on the writer thread, after the writes before it
+    (here and now outside `play`)."""
+    self._writer.submit(fn, *args)
 
   def flush(self) -> None:
     """Waits until everything taken so far is on disk."""
-    if self._writes:
-      self._raise_failed_writes(done_only=False)
+    self._writer.flush()
 
   def _save_checkpoint(self, data: dict[str, Any]) -> None:
-    """Simulation's state callback: the state after each completed slot.
+    """Simulation's state callback: the state after each completed slot
+    (a slot that met an endpoint outage is thrown away here, before
+    anything of it is written).
 
     The states in `data` are copies made for it. The raw log is the
     simulation's own list: its new entries (the slot's) are appended to
@@ -208,6 +191,7 @@ class Session:
     holds every slot's logs of every agent (resume and the end of the run
     read the file).
     """
+    self._guard.check()
     step = self._clock.completed_steps
     if "raw_log" in data:
       raw_log = data["raw_log"]
@@ -286,6 +270,9 @@ class Session:
           f"{totals['prompt_tokens'] + totals['completion_tokens']} tokens"
           + (f" ({reused} prompt reused)" if reused else ""), refresh=False)
       self._bar.update(1)
+    if self.budget is not None and step < self.scenario.total_steps:
+      # The slot is committed: the run ends after it at its budget.
+      self.budget.stop_if_reached(totals, self.run_dir)
 
   def _commit(self, info: dict[str, Any]) -> None:
     """On the writer thread: run.json, the slot's commit point."""
@@ -321,7 +308,73 @@ class Session:
         fingerprint=(self.info.get("embedder") or {}).get("fingerprint")))
 
   def play(self, *, premise: str) -> None:
-    """Plays the remaining slots; marks the run completed or interrupted."""
+    """Plays the remaining slots; records how the run ended (endings.py).
+
+    A slot that met an endpoint outage is thrown away, the endpoint waited
+    for, and the slot played again from the last checkpoint
+    (runs/outage.py); a slot that reaches the budget ends the run after it.
+    """
+    try:
+      with run_log(self.run_dir):
+        self._tell_unmeasured()
+        while True:
+          try:
+            self._play_once(premise)
+            break
+          except outage_lib.SlotAbandoned:
+            self._guard.wait(int(self._committed["completed_steps"]) + 1)
+            premise = self._restart(premise)
+    except BaseException as e:
+      # A run directory that could not be written (a full disk) lost what
+      # the run depends on; resume goes on once it can be.
+      ending = (endings.LOST_DEPENDENCY if self._writer.failed
+                and not isinstance(e, KeyboardInterrupt)
+                else endings.ending_of(e))
+      if self._writer.failed or isinstance(e, endings.EndpointUnreachable):
+        # A slot whose files failed to be written is not committed, nor one
+        # thrown away for an outage: run.json stays at the last slot that
+        # was, and resume plays the rest.
+        self.info = copy.deepcopy(self._committed)
+      self.info.update(status=ending.status, wall_seconds=self.wall_seconds())
+      rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+      if isinstance(e, endings.RunEnded):
+        e.run_dir = self.run_dir  # For the line on how to go on.
+      raise
+    self.info.update(status=endings.COMPLETED, finished=rundir.now(),
+                     wall_seconds=self.wall_seconds())
+    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+
+  def _restart(self, premise: str) -> str:
+    """The simulation again as the last committed slot left it (a new one
+    before the first), its files cut back to that slot; the premise the
+    next `_play_once` is given."""
+    done = int(self._committed["completed_steps"])
+    if self.rebuild is None:
+      raise endings.EndpointUnreachable(
+          "the endpoint came back, but this session cannot rebuild its "
+          "simulation")
+    self.info = copy.deepcopy(self._committed)
+    simulation = self.rebuild()
+    if done:
+      simulation.load_from_checkpoint(rundir.read_json(
+          rundir.checkpoint_path(self.run_dir, done)))
+    self.simulation = simulation
+    self._gm = simulation.get_game_masters()[0]
+    self._clock = self._gm.get_component(game_masters.clock.CLOCK_KEY)
+    self.drain()  # Records restored with the checkpoint were written.
+    rundir.truncate_events(self.run_dir / rundir.EVENTS, done)
+    rundir.drop_norm_snapshots_after(self.run_dir, done)
+    return premise if done == 0 else ""
+
+  def _before_resolve(self) -> None:
+    """The engine's hook before a slot's resolution: a slot that met an
+    outage goes no further; else the previous slot's files are waited
+    for."""
+    self._guard.check()
+    self.flush()
+
+  def _play_once(self, premise: str) -> None:
+    """Plays the remaining slots, or raises SlotAbandoned for an outage."""
     total = self.scenario.total_steps
     done = int(self.info["completed_steps"])
     engine = getattr(self.simulation, "_engine", None)
@@ -330,7 +383,7 @@ class Session:
     shares = (self.share_judgements and hasattr(engine, "shared_judgements")
               and self.info.get("judgements") != "alone")
     self.info["judgements"] = "shared" if shares else "alone"
-    self.info.update(status="running", finished=None)
+    self.info.update(status=endings.RUNNING, finished=None)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     self._committed = copy.deepcopy(self.info)
     if self.progress:
@@ -339,51 +392,43 @@ class Session:
           meter=(self.roles if self.roles is not None and self.roles.mixed
                  else self.model.usage),
           totals=lambda: rundir.totals(self.usage()))
-    self._writer = concurrent.futures.ThreadPoolExecutor(
-        max_workers=1, thread_name_prefix="RunDirWriter")
+    self._writer.start()
     try:
-      with run_log(self.run_dir):
-        self._tell_unmeasured()
+      if waits:
+        engine.before_resolve = self._before_resolve
+      if shares:
+        engine.shared_judgements = self._shared_judgements()
+      try:
+        if done == 0:
+          self.create_initial_norms()
+        log = self.simulation.play(
+            premise=premise, max_steps=total - done,
+            get_state_callback=self._save_checkpoint,
+            step_callback=self._on_step)
+      except Exception as e:
+        # A failure the outage caused (one no component caught) is the
+        # outage's, not the run's.
+        if self._guard.seen():
+          raise outage_lib.SlotAbandoned() from e
+        raise
+      finally:
         if waits:
-          engine.before_resolve = self.flush
+          engine.before_resolve = None
         if shares:
-          engine.shared_judgements = self._shared_judgements()
+          engine.shared_judgements = None
         try:
-          if done == 0:
-            self.create_initial_norms()
-          log = self.simulation.play(
-              premise=premise, max_steps=total - done,
-              get_state_callback=self._save_checkpoint,
-              step_callback=self._on_step)
+          self.flush()
         finally:
-          if waits:
-            engine.before_resolve = None
-          if shares:
-            engine.shared_judgements = None
-          try:
-            self.flush()
-          finally:
-            self._writer.shutdown(wait=True)
-            self._writer = None
-        leftover = self.drain()
-        if leftover:  # Anything recorded after the last slot's flush.
-          self.write_records(leftover)
-        log = self._whole_log(log)
-        html = log.to_html(title=f"{self.scenario.name} "
-                           f"({self.info['arm']}, seed {self.info['seed']})")
-        (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
-        rundir.write_log_json(self.run_dir, log)
-    except BaseException:
-      if self._write_failed:
-        # A slot whose files failed to be written is not committed: run.json
-        # stays at the last slot that was, and resume plays the rest.
-        self.info = copy.deepcopy(self._committed)
-      self.info.update(status="interrupted", wall_seconds=self.wall_seconds())
-      rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
-      raise
+          self._writer.stop()
+      leftover = self.drain()
+      if leftover:  # Anything recorded after the last slot's flush.
+        self.write_records(leftover)
+      log = self._whole_log(log)
+      html = log.to_html(title=f"{self.scenario.name} "
+                         f"({self.info['arm']}, seed {self.info['seed']})")
+      (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
+      rundir.write_log_json(self.run_dir, log)
     finally:
       if self._bar is not None:
         self._bar.close()
-    self.info.update(status="completed", finished=rundir.now(),
-                     wall_seconds=self.wall_seconds())
-    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+        self._bar = None

@@ -162,6 +162,8 @@ def run(jobs: list[RunJob], backend: execute.Backend, book: StatusBook,
       progress.done += 1
       progress.say(f"sweep: {job.id}: {outcome.action}, "
                    f"{outcome.wall_seconds:.0f}s")
+    elif outcome.status in ("stopped", "interrupted"):
+      progress.say(f"sweep: {job.id}: {outcome.error}")
     else:
       progress.failed += 1
       progress.say(f"sweep: {job.id}: FAILED: {outcome.error}")

@@ -21,6 +21,7 @@ from typing import Any
 
 from crsec_concordia import runner, user_embedder
 from crsec_concordia.calibration.run_policy import Chosen
+from crsec_concordia.endings import BudgetReached, RunEnded
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir.format import (CONFIG_JSON, EVENTS, RUN_JSON,
                                            SCENARIO_JSON, temporary)
@@ -57,6 +58,9 @@ class RunJob:
   embedder_dir: str | None = None
   # The condition's models by role (runs/model_roles.py), if any.
   models: dict[str, Any] | None = None
+  # Caps per run and in total (runs/budget.py), and --outage-wait.
+  budget: Any = None
+  outage_wait: float | None = None
 
 
 @dataclasses.dataclass
@@ -65,7 +69,7 @@ class Outcome:
   completed run was there), resumed, restarted (a run that never saved a
   slot was cleared and started again), ran, or none (it failed first)."""
   id: str
-  status: str  # completed | failed
+  status: str  # completed | failed | stopped (a budget) | interrupted
   action: str
   error: str | None = None
   error_kind: str | None = None
@@ -111,6 +115,16 @@ def _resumable(run_dir: Path) -> bool:
   return done > 0 and runner.checkpoint_path(run_dir, done).is_file()
 
 
+def _limits(job: RunJob) -> dict[str, Any]:
+  """The job's budget and outage wait, as run and resume take them."""
+  given: dict[str, Any] = {}
+  if job.budget is not None:
+    given["budget"] = job.budget
+  if job.outage_wait is not None:
+    given["outage_wait"] = job.outage_wait
+  return given
+
+
 def _run_fresh(job: RunJob) -> None:
   kwargs: dict[str, Any] = dict(arm=job.arm, seed=job.seed,
                                 out_dir=job.run_dir, endpoint=job.endpoint,
@@ -124,6 +138,7 @@ def _run_fresh(job: RunJob) -> None:
   if job.embedder is not None:
     kwargs["embedder"] = user_embedder.load_embedder(
         job.embedder, where=job.embedder_dir)
+  kwargs.update(_limits(job))
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 
@@ -134,13 +149,17 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
   action = "none"
   try:
     found = state(job.run_dir, job.arm, job.seed, job.steps)
+    spent = job.budget.exhausted() if job.budget is not None else None
     if found == "completed":
       action = "reused"
+    elif spent:
+      raise BudgetReached(f"not started: {spent}")
     elif found == "interrupted" and _resumable(job.run_dir):
       action = "resumed"
-      given = ({} if job.embedder is None
-               else {"embedder": user_embedder.load_embedder(
-                   job.embedder, where=job.embedder_dir)})
+      given = _limits(job)
+      if job.embedder is not None:
+        given["embedder"] = user_embedder.load_embedder(
+            job.embedder, where=job.embedder_dir)
       runner.resume_episode(job.run_dir, endpoint=job.endpoint,
                             progress=job.progress, **given)
     else:
@@ -156,6 +175,14 @@ def play(job: RunJob, node: str | None = None) -> Outcome:
       if info and info.get("status") not in (None, "completed"):
         raise RuntimeError(f"the run ended with status {info.get('status')}")
     return Outcome(job.id, "completed", action,
+                   wall_seconds=time.monotonic() - start, node=node)
+  except RunEnded as e:
+    # A budget reached or an endpoint that stayed down: the run resumes
+    # when the same compare or sweep is run again (endings.py).
+    return Outcome(job.id, "stopped" if isinstance(e, BudgetReached)
+                   else "interrupted", action,
+                   error=f"{e.ending.status}: {error_line(e)}",
+                   error_kind=type(e).__name__,
                    wall_seconds=time.monotonic() - start, node=node)
   except Exception as e:  # pylint: disable=broad-except
     _LOG.debug("run %s failed", job.id, exc_info=True)
