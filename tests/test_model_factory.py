@@ -9,13 +9,14 @@ import json
 import pytest
 from concordia.language_model import language_model
 
-from crsec_concordia import cli
+from crsec_concordia import cli, runner
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig, make_model
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.cache import ResponseCache
 from crsec_concordia.models.factory import FactoryModel, estimate_tokens
-from crsec_concordia.testing import SchemaModel
+from crsec_concordia.scenarios.models_block import models_problems
+from crsec_concordia.testing import SchemaModel, bag_of_words
 from tests import factory_case
 
 SCHEMA = {"type": "object", "additionalProperties": False,
@@ -130,3 +131,25 @@ def test_the_factory_is_recorded_and_found_again(tmp_path, monkeypatch):
                      "'nomod' here.; run from the folder that holds it or "
                      "pass --model-factory"):
     EndpointConfig.of_run({"endpoint": "factory", "model": "nomod:make"})
+
+
+def test_a_role_spec_names_a_factory_as_it_names_an_endpoint(tmp_path,
+                                                              monkeypatch):
+  monkeypatch.setenv("CRSEC_CACHE_DIR", str(tmp_path / "cache"))
+  lab = "crsec_concordia.testing:scripted_model_factory"
+  spec = {"endpoints": {"lab": {"factory": lab}}, "game_master": "lab"}
+  run_dir = runner.run_episode(
+      "hobbs_cafe_mini", arm="normative", seed=1, out_dir=tmp_path / "run",
+      steps=1, progress=False, embedder=bag_of_words, models=spec,
+      endpoint=EndpointConfig.resolve(factory=lab))
+  info = json.loads((run_dir / "run.json").read_text())
+  assert info["model_spec"]["endpoints"] == {"lab": {"factory": lab}}
+  assert info["models"]["game_master"] == "lab"
+  assert {e["endpoint"] for e in info["models"]["endpoints"].values()} == {
+      "factory"}
+  usage = json.loads((run_dir / "usage.json").read_text())
+  assert usage["by_model"]["lab"]["totals"]["calls"] > 0
+  assert usage["by_model"]["main"]["totals"]["prompt_tokens"] > 0
+  problems = models_problems({"endpoints": {"x": {
+      "factory": lab, "base_url": "http://h/v1", "model": "m"}}}, [], [])
+  assert [p.what for p in problems] == ["a factory and an endpoint"]

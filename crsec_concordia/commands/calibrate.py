@@ -226,8 +226,9 @@ def _calibrate(args: argparse.Namespace, endpoint=None, names=None,
   print(f"cost: {cost.get('calls', 0)} calls (+{cost.get('cached_calls', 0)} "
         f"cached, {cost.get('failed_calls', 0)} failed), "
         f"{cost.get('prompt_tokens', 0)} prompt + "
-        f"{cost.get('completion_tokens', 0)} completion tokens, "
-        f"{cost['seconds']:.0f} s")
+        f"{cost.get('completion_tokens', 0)} completion tokens"
+        + (f" ({estimated})" if (estimated := endpoint.describe().get(
+            "tokens")) else "") + f", {cost['seconds']:.0f} s")
   print(f"calibration: {written}")
   return 0
 
