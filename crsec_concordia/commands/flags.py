@@ -13,8 +13,7 @@ from crsec_concordia import user_embedder
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.models import EndpointConfig
-from crsec_concordia.models import factory
+from crsec_concordia.models import EndpointConfig, factory
 from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
 from crsec_concordia.runs import model_roles
 

@@ -1,4 +1,4 @@
-"""A Concordia LanguageModel of the user's own: `--model-factory module:function`.
+"""A Concordia LanguageModel of your own: `--model-factory module:function`.
 
 The function is called with no arguments and returns any Concordia
 `LanguageModel` (a lab's wrapper, one of Concordia's own, a test double).
@@ -9,8 +9,10 @@ failure recorded), with its calls counted per component and answered
 from the response cache on a rerun, keyed by the factory's name. A
 Concordia model reports no tokens, so they are estimated from the text
 (`CHARS_PER_TOKEN`), and run.json says so. An exception the user's model
-raises is a lost dependency, as an endpoint's outage is: one line naming
-the factory, and the run stops resumable.
+raises becomes an EndpointError naming the factory, as an endpoint's
+failed request does: the referee records it as a failed judgement, and
+anywhere else it stops the command with that one line (a run stops
+resumable).
 """
 
 from __future__ import annotations
@@ -99,8 +101,8 @@ class FactoryModel(ConcordiaModelAdapter):
     except Exception as e:  # The user's model failed: as an outage.
       raise base.EndpointError(
           f"the model of {FLAG} {self.name} failed ({type(e).__name__}: "
-          f"{e}); fix it, then `crsec resume RUN_DIR` continues the run"
-      ) from e
+          f"{e}); fix it (`crsec resume RUN_DIR` continues an interrupted "
+          "run)") from e
 
   def _attempt(self, prompt: str, **kwargs) -> str:
     return self._bounded(lambda: self._model.sample_text(prompt, **kwargs))
@@ -113,8 +115,8 @@ class FactoryModel(ConcordiaModelAdapter):
         prompt_tokens=sum(estimate_tokens(p) for p, _ in exchanges),
         completion_tokens=sum(estimate_tokens(a) for _, a in exchanges))
 
-  def _replayed(self, tag: str, kind: str, prompt: str, answer: Callable[[], str],
-                **settings: Any) -> str:
+  def _replayed(self, tag: str, kind: str, prompt: str,
+                answer: Callable[[], str], **settings: Any) -> str:
     """The cached answer to this call, else `answer()` stored; only valid
     answers are stored (a failure raises past the store)."""
     if self.cache is None:
