@@ -4,8 +4,10 @@
 with the current directory on `sys.path` (where a user keeps a small
 module beside their runs), and names it "mymodule:embed" in run.json and
 the report. A sweep's workers load it again from the same text, so the
-text is what travels, not the function. Loading it never imports
-sentence_transformers: the default embedder is not touched.
+text is what travels, not the function, and every command that reads or
+extends a run imports the run's again from its run.json (`of_run`).
+Loading it never imports sentence_transformers: the default embedder is
+not touched.
 """
 
 from __future__ import annotations

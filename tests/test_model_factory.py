@@ -9,7 +9,7 @@ import json
 import pytest
 from concordia.language_model import language_model
 
-from crsec_concordia import cli, runner
+from crsec_concordia import cli, load_run, runner
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig, make_model
 from crsec_concordia.models.base import EndpointError
@@ -73,6 +73,11 @@ def test_the_command_line_runs_resumes_interviews_and_reports_with_them(
       "labmod:embed (no module 'labmod' here)")
   assert line.endswith("pass --embedder")
   assert list(elsewhere.iterdir()) == []
+  with pytest.raises(UserError, match="this run used labmod:embed .*pass "
+                     "embedder="):
+    load_run(run_dir)
+  monkeypatch.chdir(run_dir.parent)
+  assert len(load_run(run_dir).metrics) > 0  # With the run's embedder.
   # A page of what the run wrote: nothing to import.
   assert cli.main(["view", str(run_dir), "--out", "view.html"]) == 0
 
