@@ -10,7 +10,10 @@ import pytest
 from concordia.language_model import language_model
 
 from crsec_concordia import cli, load_run, runner
+from crsec_concordia.calibration import run_policy
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.errors import UserError
+from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.models import EndpointConfig, make_model
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.cache import ResponseCache
@@ -127,6 +130,13 @@ def test_the_factory_is_recorded_and_found_again(tmp_path, monkeypatch):
   assert EndpointConfig.of_run(json.loads(json.dumps(described))).factory == (
       "labfactory:make")
   assert EndpointConfig.of_run({"endpoint": "embedded"}) is None
+  # `auto` treats it as an endpoint's model: measured by nobody, trusting.
+  identity = identity_of(config)
+  assert (identity.name, identity.endpoint) == ("labfactory:make", "factory")
+  chosen = run_policy.resolve(None, identity, "hobbs_cafe_mini")
+  assert chosen.policy == RefereePolicy.trusting()
+  assert "no calibration of labfactory:make (a model factory)" in (
+      chosen.source)
   with pytest.raises(UserError, match="not a Concordia LanguageModel"):
     make_model(EndpointConfig.resolve(factory="labfactory:not_a_model"))
   with pytest.raises(UserError, match="give one"):
