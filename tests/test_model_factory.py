@@ -19,6 +19,8 @@ from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.cache import ResponseCache
 from crsec_concordia.models.factory import FactoryModel, estimate_tokens
 from crsec_concordia.scenarios.models_block import models_problems
+from crsec_concordia.sweeps import grid
+from crsec_concordia.sweeps import spec as spec_lib
 from crsec_concordia.testing import SchemaModel, bag_of_words
 from tests import factory_case
 
@@ -168,3 +170,14 @@ def test_a_role_spec_names_a_factory_as_it_names_an_endpoint(tmp_path,
   problems = models_problems({"endpoints": {"x": {
       "factory": lab, "base_url": "http://h/v1", "model": "m"}}}, [], [])
   assert [p.what for p in problems] == ["a factory and an endpoint"]
+
+
+def test_a_sweep_endpoint_may_be_a_factory(tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  lab = "crsec_concordia.testing:scripted_model_factory"
+  config = grid.endpoint_config(spec_lib.Endpoint(factory=lab,
+                                                  max_in_flight=2))
+  assert (config.factory, config.max_in_flight) == (lab, 2)
+  assert config.factory_dir == str(tmp_path)
+  with pytest.raises(UserError, match="no module 'nomod' here"):
+    grid.endpoint_config(spec_lib.Endpoint(factory="nomod:make"))
