@@ -12,9 +12,10 @@ Every frame starts with the same columns naming the run (`run`,
 `scenario`, `condition`, `endpoint`, `arm`, `seed`), so the frames of a
 compare or a sweep stack, and frames of several directories concatenate.
 The metrics are computed as `crsec report` computes them. The matcher
-embeds norms: the default embedder needs the `embeddings` extra, and
-`embedder=fn` (any function from text to vector) reads with yours on the
-core install; the matcher's recorded error then applies only if it was
+embeds norms with the embedder each run used (run.json names it and it
+is imported again; the default, MiniLM, needs the `embeddings` extra),
+and `embedder=fn` (any function from text to vector) reads with yours
+instead; the matcher's recorded error then applies only if it was
 measured with that embedder (docs/calibration.md, "Your own sentence
 embedder"). With `metrics=False` only the files are read.
 """
@@ -28,8 +29,9 @@ from typing import Any
 
 import pandas as pd
 
+from crsec_concordia import user_embedder
 from crsec_concordia.embedding import SentenceEmbedder
-from crsec_concordia.errors import UserError
+from crsec_concordia.errors import MissingExtra, UserError
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
                                               read_interviews)
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
@@ -150,9 +152,15 @@ def _metrics(run: reading.Run, identity: dict[str, Any],
              embedder: SentenceEmbedder | None
              ) -> tuple[pd.DataFrame, pd.DataFrame]:
   """(the long metrics, adoption per place and group) of a run."""
+  embedder = user_embedder.of_run(run.run, embedder, fix="pass embedder=")
   matcher = (NormMatcher(run.targets, behaviours=run.behaviours,
                          embedder=embedder) if embedder is not None else None)
-  computed = run_metrics.compute(run, matcher)
+  try:
+    computed = run_metrics.compute(run, matcher)
+  except MissingExtra as e:  # The run used the default embedder.
+    raise UserError(f"{run.path} was run with the default embedder: {e}, or "
+                    "pass embedder= (your text -> vector function), or "
+                    "metrics=False for the files alone") from None
   long = tables.long_form(computed)
   return (_with_identity(long, identity)[METRIC_COLUMNS],
           _with_identity(computed.places, identity)[ADOPTION])
@@ -171,8 +179,11 @@ def load_run(path: str | Path, *, metrics: bool = True,
   directory (`crsec run`, `crsec compare`, `crsec sweep`).
 
   `embedder`: the text -> vector function the norm matcher embeds with
-  (default: MiniLM, the `embeddings` extra). Raises `UserError` (one line
-  naming the fix) when `path` is none of the three.
+  (default: the one each run used, which its run.json names and which is
+  imported again; a run on the default, MiniLM, needs the `embeddings`
+  extra). With `metrics=False` nothing is embedded: runs, events and
+  interviews only. Raises `UserError` (one line naming the fix) when
+  `path` is none of the three, or a run's embedder cannot be imported.
   """
   path = Path(path)
   rows, events, long, adoption, asked = [], {}, [], [], []

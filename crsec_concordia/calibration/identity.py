@@ -4,8 +4,8 @@ A model's judgement error is a property of the model and of the words it
 is asked in: the same model asked in other words errs otherwise, and
 another model's error says nothing of this one's. So a calibration is
 keyed by the model's name, the kind of endpoint that served it (the
-embedded llama.cpp model, an OpenAI-compatible endpoint, or a model a
-program handed over) and a hash of the judgement prompts
+embedded llama.cpp model, an OpenAI-compatible endpoint, a model factory
+named on the command line, or a model a program handed over) and a hash of the judgement prompts
 (crsec_concordia/judgement_prompts.py computes it from the prompts the
 calls use: this package sits below them, and is handed the hash).
 """
@@ -17,11 +17,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from crsec_concordia.models import factory
 from crsec_concordia.models.config import EndpointConfig
 
 EMBEDDED = "embedded"
 ENDPOINT = "openai-compatible"
 GIVEN = "given"  # A model a program handed to run_episode (tests, benches).
+FACTORY = factory.KIND  # --model-factory's, known by its module:function.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +47,7 @@ class ModelIdentity:
     """From what a run records of its model (run.json's `model`:
     EndpointConfig.describe, with `judgement_prompts`)."""
     endpoint = str(described.get("endpoint") or "")
-    kind = endpoint if endpoint in (EMBEDDED, GIVEN) else ENDPOINT
+    kind = endpoint if endpoint in (EMBEDDED, GIVEN, FACTORY) else ENDPOINT
     return cls(str(described.get("model") or endpoint or "unnamed model"),
                kind, prompts or described.get("judgement_prompts"))
 
@@ -67,6 +69,7 @@ class ModelIdentity:
     return f"{slug}.{self.endpoint}.{self.prompts or 'unhashed'}.json"
 
   def __str__(self) -> str:
-    where = {EMBEDDED: "the embedded model", GIVEN: "a given model"}.get(
+    where = {EMBEDDED: "the embedded model", GIVEN: "a given model",
+             FACTORY: "a model factory"}.get(
         self.endpoint, "an OpenAI-compatible endpoint")
     return f"{self.name} ({where})"

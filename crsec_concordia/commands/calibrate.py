@@ -38,7 +38,9 @@ from crsec_concordia.calibration.thresholds import save_similarity
 from crsec_concordia import embedder_identity
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags, embedder_from,
-                                            endpoint_from, positive)
+                                            embedder_for_run,
+                                            endpoint_for_run, endpoint_from,
+                                            positive)
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
@@ -85,7 +87,9 @@ def add_parser(sub) -> None:
   p.add_argument("--for-run", type=Path, metavar="RUN_DIR",
                  help="calibrate each model the run used (its game "
                  "master's and its agents') on the run's venue; the run's "
-                 "own model is the one the endpoint flags name")
+                 "own model is the one the endpoint flags name, else the "
+                 "model factory the run used, and the embedder --embedder's,"
+                 " else the run's")
   p.add_argument("--jobs", type=positive("--jobs"), default=probe_run.JOBS,
                  help=f"cases asked at once (default {probe_run.JOBS})")
   p.add_argument("--thresholds", action="store_true",
@@ -126,7 +130,8 @@ def _for_run(args: argparse.Namespace) -> int:
     raise UserError(f"{args.for_run} is not a run directory (no run.json): "
                     "give the directory `crsec run` printed")
   info = json.loads(info_path.read_text(encoding="utf-8"))
-  endpoints = model_roles.run_endpoints(info, endpoint_from(args))
+  endpoints = model_roles.run_endpoints(info, endpoint_for_run(args, info))
+  embedder = _embedder(args, embedder_for_run(args, info))
   if args.out is not None and args.out.suffix == ".json" and len(
       endpoints) > 1:
     raise UserError("--out FILE.json holds one model's calibration: give a "
@@ -140,7 +145,7 @@ def _for_run(args: argparse.Namespace) -> int:
             "it from Python (calibration.md)")
       continue
     print(f"calibrate: model {i} of {args.for_run}")
-    _calibrate(args, endpoint=endpoint, names=[venue])
+    _calibrate(args, endpoint=endpoint, names=[venue], embedder=embedder)
   return 0
 
 
@@ -167,22 +172,24 @@ def _checked_out(path: Path) -> Path:
   return path
 
 
-def _embedder(args: argparse.Namespace):
-  """--embedder's function, or the default. A calibration with another
-  embedder is of the pair (model, embedder): it goes to the --out FILE.json
-  named, never to the model's own file, which runs with MiniLM read."""
-  embedder = embedder_from(args)
+def _embedder(args: argparse.Namespace, embedder=None):
+  """`embedder` (a run's), else --embedder's function, else the default.
+  A calibration with another embedder is of the pair (model, embedder):
+  it goes to the --out FILE.json named, never to the model's own file,
+  which runs with MiniLM read."""
+  embedder = embedder or embedder_from(args)
   if embedder is None:
     return shared_embedder()
   if args.out is None or args.out.suffix != ".json":
-    raise UserError(f"--embedder {args.embedder}: give --out FILE.json too "
-                    "(a calibration with your embedder is kept apart from "
-                    "the model's own)")
+    raise UserError(f"the embedder {embedder_identity.name_of(embedder)}: "
+                    "give --out FILE.json too (a calibration with your "
+                    "embedder is kept apart from the model's own)")
   return embedder
 
 
-def _calibrate(args: argparse.Namespace, endpoint=None, names=None) -> int:
-  embedder = _embedder(args)
+def _calibrate(args: argparse.Namespace, endpoint=None, names=None,
+               embedder=None) -> int:
+  embedder = embedder or _embedder(args)
   venues = calibrate_lib.venues_named(args.scenario if names is None
                                       else names)
   endpoint = endpoint or endpoint_from(args)
@@ -219,8 +226,9 @@ def _calibrate(args: argparse.Namespace, endpoint=None, names=None) -> int:
   print(f"cost: {cost.get('calls', 0)} calls (+{cost.get('cached_calls', 0)} "
         f"cached, {cost.get('failed_calls', 0)} failed), "
         f"{cost.get('prompt_tokens', 0)} prompt + "
-        f"{cost.get('completion_tokens', 0)} completion tokens, "
-        f"{cost['seconds']:.0f} s")
+        f"{cost.get('completion_tokens', 0)} completion tokens"
+        + (f" ({estimated})" if (estimated := endpoint.describe().get(
+            "tokens")) else "") + f", {cost['seconds']:.0f} s")
   print(f"calibration: {written}")
   return 0
 

@@ -14,7 +14,7 @@ from crsec_concordia import user_embedder
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.models import EndpointConfig
+from crsec_concordia.models import EndpointConfig, factory
 from crsec_concordia.models.config import DEFAULT_IN_FLIGHT
 from crsec_concordia.runs import model_roles, outage
 from crsec_concordia.runs.budget import Budget, Caps
@@ -38,6 +38,12 @@ def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
       help="requests sent at once at most (env CRSEC_MAX_IN_FLIGHT; "
            "default: the embedded server's slots, else "
            f"{DEFAULT_IN_FLIGHT}); the run's threads are sized by it")
+  group.add_argument(
+      factory.FLAG, metavar="MODULE:FUNCTION",
+      help="your own Concordia LanguageModel instead of an endpoint: a "
+      "function of your module (the current directory is searched first) "
+      "that returns one; e.g. crsec_concordia.testing:scripted_model_factory"
+      " to try the command line with no model (docs/models.md)")
 
 
 def add_policy_flag(parser: argparse.ArgumentParser, default: str | None,
@@ -47,18 +53,38 @@ def add_policy_flag(parser: argparse.ArgumentParser, default: str | None,
       "--referee-policy", metavar="POLICY", default=default,
       help="which of the referee's structures apply: "
       f"{run_policy.AUTO} (default: every one for the embedded model; for "
-      f"an endpoint's, {run_policy.CALIBRATED} if it was, else "
+      f"an endpoint's or a model factory's, {run_policy.CALIBRATED} if it "
+      "was, else "
       f"{run_policy.TRUSTING}), {run_policy.ALL_ON} (every one), "
       f"{run_policy.TRUSTING} (none that can refuse an answer), "
       f"{run_policy.CALIBRATED} (the choice of this model's `crsec "
       f"calibrate`), or a JSON file of switches{also}")
 
 
-def endpoint_from(args: argparse.Namespace) -> EndpointConfig:
-  """The endpoint the flags (and the environment) name."""
+def endpoint_from(args: argparse.Namespace,
+                  factory_spec: str | None = None) -> EndpointConfig:
+  """The endpoint the flags (and the environment) name; `factory_spec`:
+  the model factory to use when --model-factory names none."""
   return EndpointConfig.resolve(args.base_url, args.api_key, args.model,
                                 args.schema_mode, args.timeout,
-                                args.max_in_flight)
+                                args.max_in_flight,
+                                args.model_factory or factory_spec)
+
+
+def model_flag_given(args: argparse.Namespace) -> bool:
+  """Whether the flags name the run's model (--base-url, --model-factory)."""
+  return bool(args.base_url or args.model_factory)
+
+
+def endpoint_for_run(args: argparse.Namespace, info: dict) -> EndpointConfig:
+  """The model to read or extend a run with: the one the flags name, else
+  the model factory its run.json names (imported again; one line naming
+  it when it cannot be), else the environment's or the embedded model."""
+  if not model_flag_given(args):
+    found = EndpointConfig.of_run(info.get("model"))
+    if found is not None:
+      return endpoint_from(args, found.factory)
+  return endpoint_from(args)
 
 
 def add_embedder_flag(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +99,13 @@ def add_embedder_flag(parser: argparse.ArgumentParser) -> None:
 def embedder_from(args: argparse.Namespace):
   """The embedder --embedder names, or None for the default."""
   return user_embedder.load_optional(getattr(args, "embedder", None))
+
+
+def embedder_for_run(args: argparse.Namespace, info: dict):
+  """The embedder to read or extend a run with: --embedder's, else the one
+  its run.json names (imported again; one line naming it when it cannot
+  be), else None: the default."""
+  return user_embedder.of_run(info, embedder_from(args))
 
 
 def matchers_for(embedder):

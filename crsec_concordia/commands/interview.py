@@ -7,14 +7,17 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs
-from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
-                                            positive)
+from crsec_concordia.commands.flags import (add_embedder_flag,
+                                            add_endpoint_flags,
+                                            embedder_for_run,
+                                            endpoint_for_run, positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.interviews import load_questions
 from crsec_concordia.interviews.interview import (default_out, interview,
                                                   interview_scheduled,
                                                   scheduled)
 from crsec_concordia.interviews.restore import checkpoint_for
+from crsec_concordia.rundir import writing as rundir
 
 
 def add_parser(sub) -> None:
@@ -26,7 +29,10 @@ def add_parser(sub) -> None:
       "files stay as they were. In a run with several models, each agent "
       "is asked with the one it played with (the endpoint flags give the "
       "run's own; the others are read from its run.json, each key from "
-      "its api_key_env), and each answer names it.")
+      "its api_key_env), and each answer names it. With no model flag, a "
+      "run whose model came from --model-factory is asked with that "
+      "factory, and with no --embedder, the agents' memories are read "
+      "with the embedder the run used (both named in its run.json).")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
   p.add_argument("--questions", metavar="FILE",
@@ -41,8 +47,17 @@ def add_parser(sub) -> None:
                  "RUN_DIR/interviews/NAME.csv)")
   p.add_argument("--no-progress", action="store_true",
                  help="no messages while the model loads")
+  add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
+
+
+def _used(args: argparse.Namespace) -> dict:
+  """The model and embedder to ask with: the flags', else the run's
+  (run.json), resolved before anything is written."""
+  info = rundir.read_json(args.run_dir / rundir.RUN_JSON)
+  return {"endpoint": endpoint_for_run(args, info),
+          "embedder": embedder_for_run(args, info)}
 
 
 def _scheduled(args: argparse.Namespace) -> int:
@@ -53,10 +68,11 @@ def _scheduled(args: argparse.Namespace) -> int:
   if not scheduled(args.run_dir):
     raise UserError(f"{args.run_dir}: its scenario schedules no interviews; "
                     "give --questions FILE (e.g. --questions rules)")
+  used = _used(args)
   with outputs.writing(args.run_dir, then="make room there, then interview "
                        "again"):
-    results = interview_scheduled(args.run_dir, endpoint=endpoint_from(args),
-                                  progress=not args.no_progress)
+    results = interview_scheduled(args.run_dir, progress=not args.no_progress,
+                                  **used)
   for result in results:
     _say(result, ", ".join(map(str, sorted(set(result.answers["slot"])))))
   return 0
@@ -79,10 +95,10 @@ def run(args: argparse.Namespace) -> int:
   out = args.out or default_out(args.run_dir, questionnaire)
   outputs.writable_dir(out.parent, "--out",
                        fix="give --out a path you can write to")
+  used = _used(args)
   with outputs.writing(out.parent, then="make room there, then interview "
                        "again"):
     result = interview(args.run_dir, args.questions, at=step, out=out,
-                       endpoint=endpoint_from(args),
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, **used)
   _say(result, str(step))
   return 0

@@ -18,11 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
-from crsec_concordia import outputs
+from crsec_concordia import outputs, user_embedder
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags, embedder_from,
-                                            endpoint_from)
+                                            endpoint_for_run, endpoint_from)
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
@@ -30,6 +31,7 @@ from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.present import publish, report
 from crsec_concordia.models import make_model
 from crsec_concordia.rundir import reading
+from crsec_concordia.rundir.format import RUN_JSON
 from crsec_concordia.sweeps.report import sweep_report
 
 
@@ -69,18 +71,33 @@ def add_parser(sub) -> None:
 
 
 def _matcher_factory(args: argparse.Namespace):
-  """How each run's matcher is built: with --embedder's function and the
-  --llm-judge, where given (None: the default matcher)."""
-  embedder = embedder_from(args)
-  if not args.llm_judge and embedder is None:
-    return None
+  """How each run's matcher is built: with --embedder's function, else
+  the embedder the run used (its run.json's; none named: the default),
+  and the --llm-judge where given (with no model flag, a run directory's
+  model factory)."""
+  given = embedder_from(args)
   judge = None
   if args.llm_judge:
-    endpoint = endpoint_from(args)
+    path = args.path[0]
+    endpoint = (endpoint_for_run(args, _run_json(path))
+                if reading.is_run_dir(path) else endpoint_from(args))
     judge = LLMJudge(make_model(endpoint, seed=0),
                      identity=identity_of(endpoint))
-  return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
-                                 judge=judge, embedder=embedder)
+  used: dict[str, Any] = {}  # The runs' embedders, each imported once.
+
+  def matcher(run) -> NormMatcher | None:
+    name = json.dumps(run.run.get("embedder"), sort_keys=True)
+    if name not in used:
+      used[name] = user_embedder.of_run(run.run, given)
+    if used[name] is None and judge is None:
+      return None  # The default matcher.
+    return NormMatcher(run.targets, behaviours=run.behaviours, judge=judge,
+                       embedder=used[name])
+  return matcher
+
+
+def _run_json(path: Path) -> dict[str, Any]:
+  return json.loads((path / RUN_JSON).read_text(encoding="utf-8"))
 
 
 def _writable(path: Path, out: Path | None) -> Path:
@@ -94,7 +111,12 @@ def _writable(path: Path, out: Path | None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-  embedder_from(args)  # A bad --embedder stops before anything is written.
+  # A bad --embedder, or a run's that cannot be imported, stops before
+  # anything is written.
+  given = embedder_from(args)
+  for path in args.path:
+    if reading.is_run_dir(path):
+      user_embedder.of_run(_run_json(path), given)
   if args.publish is not None:
     return _publish(args)
   if args.notes is not None:

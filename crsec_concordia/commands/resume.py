@@ -9,7 +9,8 @@ from crsec_concordia import outputs, runner
 from crsec_concordia.commands.flags import (add_budget_flags,
                                             add_embedder_flag,
                                             add_endpoint_flags, budget_from,
-                                            embedder_from, endpoint_from)
+                                            embedder_for_run,
+                                            endpoint_for_run)
 from crsec_concordia.commands.run import print_summary
 from crsec_concordia.endings import RunEnded
 from crsec_concordia.runs.resume import resumable
@@ -20,8 +21,9 @@ def add_parser(sub) -> None:
       "resume", help="continue an interrupted or stopped run",
       description="Continue an interrupted or stopped run from its last "
       "completed step, in the same directory, with the same scenario, "
-      "agents and seed. A run keeps the caps it was started with unless "
-      "--max-calls or --max-tokens gives new ones.")
+      "agents and seed, and, unless flags say otherwise, the model factory "
+      "and embedder its run.json names. A run keeps the caps it was started "
+      "with unless --max-calls or --max-tokens gives new ones.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
   p.add_argument("--no-progress", action="store_true",
@@ -35,8 +37,9 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
   # What is wrong with the directory, then whether it can be written, is
   # said before the model starts.
-  resumable(args.run_dir)
-  embedder = embedder_from(args)
+  info, _, _ = resumable(args.run_dir)
+  endpoint = endpoint_for_run(args, info)
+  embedder = embedder_for_run(args, info)
   outputs.writable_dir(args.run_dir, "RUN_DIR",
                        fix="make it writable, or copy it somewhere you can "
                        "write to and resume the copy")
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
                        "again"):
     try:
       run_dir = runner.resume_episode(
-          args.run_dir, endpoint=endpoint_from(args),
+          args.run_dir, endpoint=endpoint,
           progress=not args.no_progress, embedder=embedder,
           budget=budget_from(args), outage_wait=args.outage_wait)
     except RunEnded:

@@ -58,10 +58,11 @@ def print_summary(run_dir: Path) -> None:
   print(f"run directory: {s['run_dir']}")
   print(f"  {s['status']}: {s['steps']}/{s['max_steps']} steps in "
         f"{minutes}m{seconds:02d}s")
+  estimated = f" ({s['tokens']})" if s["tokens"] else ""
   print(f"  model: {totals['calls']} calls (+{totals['cached_calls']} cached, "
         f"{totals['failed_calls']} failed), {totals['prompt_tokens']} prompt + "
-        f"{totals['completion_tokens']} completion tokens")
-  if totals.get("prompt_tokens"):
+        f"{totals['completion_tokens']} completion tokens{estimated}")
+  if totals.get("prompt_tokens") and not estimated:
     print(f"  prompt tokens the server reused from its cache: "
           f"{totals.get('reused_prompt_tokens', 0)} of "
           f"{totals['prompt_tokens']}")
@@ -69,7 +70,7 @@ def print_summary(run_dir: Path) -> None:
   if costs:
     total = costs.pop("total")
     print(f"  per agent and simulated hour: {total['calls']:.1f} calls, "
-          f"{total['tokens']:.0f} tokens ("
+          f"{total['tokens']:.0f} tokens{estimated} ("
           + ", ".join(f"{tag} {c['calls']:.1f}" for tag, c in costs.items())
           + ")")
   behaviours = ", ".join(f"{b} {n}" for b, n in s["behaviours"].items())

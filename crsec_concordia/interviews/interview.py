@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from crsec_concordia import threads
+from crsec_concordia import threads, user_embedder
 from crsec_concordia.interviews.ask import OP, Answer, ask_question
 from crsec_concordia.interviews.questions import Questionnaire, load_questions
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
@@ -106,12 +106,15 @@ class _Models:
 
 def _models(run_dir: Path, endpoint: EndpointConfig | None, model,
             progress: bool, given: dict[str, Any] | None) -> _Models:
-  """The run's own model from the flags' `endpoint` (or `model`), and in
+  """The run's own model from the flags' `endpoint` (or `model`; neither:
+  the model factory its run.json names, else the environment's), and in
   a run of several the agents' others from its run.json (`given`: ready
   ones by id, as the run was given them)."""
   info = rundir.read_json(run_dir / rundir.RUN_JSON)
   seed = int(info.get("seed", 0))
-  endpoint = endpoint or EndpointConfig.resolve()
+  endpoint = (endpoint or (None if model is not None else
+                           EndpointConfig.of_run(info.get("model")))
+              or EndpointConfig.resolve())
   def make(other: EndpointConfig, ready=None):
     return episode.model_for(other, seed, False, ready, progress)[0]
   if not info.get("models"):
@@ -121,6 +124,13 @@ def _models(run_dir: Path, endpoint: EndpointConfig | None, model,
       "interview(..., given_models={id: the model})")
   return _Models({MAIN_MODEL: make(endpoint, model), **others},
                  dict(info["models"].get("agents") or {}))
+
+
+def _embedder(run_dir: Path, given):
+  """`given`, else the embedder the run used (run.json's, imported again;
+  none named: the default MiniLM), loaded now."""
+  info = rundir.read_json(run_dir / rundir.RUN_JSON)
+  return episode.embedder_for(user_embedder.of_run(info, given))
 
 
 def _ask_at(run_dir: Path, step: int, checkpoint: Path,
@@ -152,21 +162,25 @@ def interview(run_dir: Path | str, questions: Path | str, *,
   the latest checkpointed), the questions of `questions` (a path, or a
   shipped name such as "rules"); writes and returns the answers.
 
-  `endpoint` (or `model`) is the run's own model; in a run with several,
-  each agent is asked with its own: the endpoints of run.json's
-  `model_spec`, or `given_models` by id (those a program handed the run).
+  `endpoint` (or `model`) is the run's own model (neither: the model
+  factory its run.json names, else the environment's endpoint); in a run
+  with several, each agent is asked with its own: the endpoints of
+  run.json's `model_spec`, or `given_models` by id (those a program
+  handed the run). `embedder`: default the one the run used.
 
   Raises:
-    UserError: no run directory, no checkpoint at `at`, or a malformed
-      questions file (checked before the model starts).
+    UserError: no run directory, no checkpoint at `at`, a malformed
+      questions file, or the run's factory or embedder not importable
+      here (checked before the model starts).
   """
   run_dir = Path(run_dir)
   step, checkpoint = checkpoint_for(run_dir, at)
   questionnaire = load_questions(questions)
   out = Path(out) if out is not None else default_out(run_dir, questionnaire)
+  embedder = _embedder(run_dir, embedder)
   models = _models(run_dir, endpoint, model, progress, given_models)
   frame = _ask_at(run_dir, step, checkpoint, questionnaire, models,
-                  episode.embedder_for(embedder))
+                  embedder)
   _write_csv(frame, out)
   return Interviews(out, frame)
 
@@ -200,8 +214,8 @@ def interview_scheduled(run_dir: Path | str, *,
   plan = scheduled(run_dir)
   if not plan:
     return []
+  embedder = _embedder(run_dir, embedder)
   models = _models(run_dir, endpoint, model, progress, given_models)
-  embedder = episode.embedder_for(embedder)
   results = []
   for slots, questionnaire in plan:
     frame = pd.concat([

@@ -81,6 +81,17 @@ class ConcordiaModelAdapter(base.StructuredLanguageModel):
     return None if self._seed is None else base.stable_seed(self._seed,
                                                              prompt)
 
+  def _attempt(self, prompt: str, **kwargs) -> str:
+    """One `sample_text` of the wrapped model (a subclass bounds it)."""
+    return self._model.sample_text(prompt, **kwargs)
+
+  def _record(self, tag: str, exchanges: Sequence[tuple[str, str]],
+              failed: bool = False) -> None:
+    """Counts one call, made of `exchanges` (prompt, answer); a Concordia
+    model reports no tokens, so none are counted here."""
+    del exchanges
+    self.usage.record(tag, failed=failed)
+
   def sample_json(self, prompt: str, schema: base.JsonSchema, *,
                   max_tokens: int = 512, temperature: float = 0.2,
                   seed: int | None = None,
@@ -88,10 +99,12 @@ class ConcordiaModelAdapter(base.StructuredLanguageModel):
     stated = (f"{prompt}\n\nAnswer with one JSON object and nothing else, "
               f"valid for this JSON schema:\n{json.dumps(schema)}")
     asked, raw = stated, ""
-    for attempt in range(1 + self._retries):
-      raw = self._model.sample_text(
+    exchanges: list[tuple[str, str]] = []
+    for _ in range(1 + self._retries):
+      raw = self._attempt(
           asked, max_tokens=max_tokens, temperature=temperature,
           seed=self._seed_for(asked, seed))
+      exchanges.append((asked, raw))
       try:
         answer = json_object_in(raw)
         jsonschema.validate(answer, schema)
@@ -103,23 +116,23 @@ class ConcordiaModelAdapter(base.StructuredLanguageModel):
         asked = (f"{stated}\n\nYour answer was not valid ({why}). Answer "
                  "again with the JSON object only.")
         continue
-      self.usage.record(tag)
+      self._record(tag, exchanges)
       return answer
-    self.usage.record(tag, failed=True)
+    self._record(tag, exchanges, failed=True)
     raise base.StructuredOutputError(
         f"no answer valid for the schema after {1 + self._retries} tries",
         raw=raw, attempts=1 + self._retries)
 
   def _sample_text(self, prompt: str, *, tag: str, **kwargs) -> str:
-    text = self._model.sample_text(prompt, **kwargs)
-    self.usage.record(tag)
+    text = self._attempt(prompt, **kwargs)
+    self._record(tag, [(prompt, text)])
     return text
 
   def _sample_choice(self, prompt: str, responses: Sequence[str], *,
                      tag: str, seed: int | None = None
                      ) -> tuple[int, str, Mapping[str, Any]]:
     result = self._model.sample_choice(prompt, responses, seed=seed)
-    self.usage.record(tag)
+    self._record(tag, [(prompt, result[1])])
     return result
 
 

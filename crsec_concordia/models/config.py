@@ -1,17 +1,24 @@
 """Which model a run talks to: flags, then CRSEC_* and OPENAI_* variables.
 
-With no base URL anywhere, the embedded llama.cpp model is started.
+With no base URL anywhere, the embedded llama.cpp model is started; with
+`--model-factory module:function`, the user's own Concordia model
+(models/factory.py) is the run's.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
+from crsec_concordia import user_code
+from crsec_concordia.errors import UserError
 from crsec_concordia.models import embedded
-from crsec_concordia.models.base import EndpointError, redact_url
+from crsec_concordia.models import factory as factory_lib
+from crsec_concordia.models.base import (EndpointError, StructuredLanguageModel,
+                                         redact_url)
 from crsec_concordia.models.cache import ResponseCache
 from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.openai_compatible import SCHEMA_MODES, OpenAICompatibleModel
@@ -68,7 +75,8 @@ def _timeout(flag: float | None) -> float:
 
 @dataclasses.dataclass
 class EndpointConfig:
-  """An endpoint, or None everywhere for the embedded model."""
+  """An endpoint, a model factory, or None everywhere for the embedded
+  model."""
   base_url: str | None = None
   api_key: str | None = None
   model: str | None = None
@@ -82,13 +90,27 @@ class EndpointConfig:
   # run's thread pools are sized by it); None: the endpoint kind's default
   # (`in_flight`).
   max_in_flight: int | None = None
+  # --model-factory's module:function (models/factory.py), and the
+  # directory it is imported from (a sweep's worker runs elsewhere).
+  factory: str | None = None
+  factory_dir: str | None = None
 
   @classmethod
   def resolve(cls, base_url: str | None = None, api_key: str | None = None,
               model: str | None = None, schema_mode: str | None = None,
               timeout: float | None = None,
-              max_in_flight: int | None = None) -> "EndpointConfig":
-    """Flags win over CRSEC_* variables, which win over OPENAI_* ones."""
+              max_in_flight: int | None = None,
+              factory: str | None = None) -> "EndpointConfig":
+    """Flags win over CRSEC_* variables, which win over OPENAI_* ones; a
+    model factory is checked now (imported, not called)."""
+    if factory is not None:
+      if base_url:
+        raise UserError(f"{factory_lib.FLAG} and --base-url both name the "
+                        "run's model: give one")
+      factory_lib.load_factory(factory)
+      return cls(factory=factory, factory_dir=os.getcwd(),
+                 timeout=_timeout(timeout),
+                 max_in_flight=_max_in_flight(max_in_flight))
     config = cls(
         base_url=base_url or _env("CRSEC_BASE_URL", "OPENAI_BASE_URL"),
         api_key=api_key or _env("CRSEC_API_KEY", "OPENAI_API_KEY"),
@@ -108,22 +130,47 @@ class EndpointConfig:
           "Ollama serves).")
     return config
 
-  @property
-  def embedded(self) -> bool:
-    return not self.base_url
+  @classmethod
+  def of_run(cls, described: Any, fix: str = f"pass {factory_lib.FLAG}"
+             ) -> "EndpointConfig | None":
+    """The factory a run's model came from (run.json's `model`), to use
+    again, or None: the run's model was an endpoint's or the embedded one,
+    which the flags and the environment name.
+
+    Raises:
+      UserError: the factory cannot be imported here (one line naming it;
+        `fix` says how to give another model).
+    """
+    if (not isinstance(described, Mapping)
+        or described.get("endpoint") != factory_lib.KIND):
+      return None
+    spec = str(described.get("model"))
+    user_code.import_again(spec, factory_lib.FLAG, factory_lib.FORM, fix)
+    return cls(factory=spec, factory_dir=os.getcwd(),
+               max_in_flight=described.get("max_in_flight"))
 
   @property
-  def in_flight(self) -> int:
+  def embedded(self) -> bool:
+    return not self.base_url and not self.factory
+
+  @property
+  def in_flight(self) -> int | None:
     """The bound on requests at once: `max_in_flight`, else the embedded
-    server's slots, else DEFAULT_IN_FLIGHT."""
-    if self.max_in_flight:
+    server's slots, else DEFAULT_IN_FLIGHT (a factory's model: its own
+    `max_in_flight`, else none)."""
+    if self.max_in_flight or self.factory:
       return self.max_in_flight
     return (embedded.ServerSettings().n_parallel if self.embedded
             else DEFAULT_IN_FLIGHT)
 
-  def describe(self) -> dict[str, str | None]:
+  def describe(self) -> dict[str, Any]:
     """What a run records about its model (never the key, nor credentials
-    in the base URL)."""
+    in the base URL); a factory's by its module:function, its tokens said
+    to be estimated."""
+    if self.factory:
+      return {"endpoint": factory_lib.KIND, "model": self.factory,
+              "tokens": factory_lib.ESTIMATED,
+              "max_in_flight": self.max_in_flight}
     if self.embedded:
       return {"endpoint": "embedded", "model": embedded.MODEL_NAME,
               "sha256": embedded.MODEL_SHA256,
@@ -140,14 +187,20 @@ def make_model(
     cache_path: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     check: bool = True,
-) -> OpenAICompatibleModel:
+) -> StructuredLanguageModel:
   """Builds the model, starting the embedded server if no endpoint is set
-  (with a response cache, on the first call the cache cannot answer).
+  (with a response cache, on the first call the cache cannot answer), or
+  calling the model factory.
 
   With `check`, the endpoint is asked for its models first, so a wrong URL
   or key fails here with one clear line rather than mid-run.
   """
   cache = ResponseCache(cache_path) if cache_path else None
+  if config.factory:
+    return factory_lib.FactoryModel(
+        factory_lib.build(config.factory, config.factory_dir),
+        config.factory, seed=seed, cache=cache,
+        max_in_flight=config.max_in_flight)
   # A diagnostic log of every request (models/call_log.py), by variable
   # only: it records thread order, so it stays out of run directories.
   log_path = _env("CRSEC_CALL_LOG")

@@ -278,5 +278,7 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           "actions": acted, "no_action": no_action, "repeated": repeated,
           "continued": continued, "act_reasons": dict(sorted(reasons.items())),
           "referee": referee, "referee_policy": info.get("referee_policy"),
+          # A model factory's model reports no tokens: they are estimated.
+          "tokens": (info.get("model") or {}).get("tokens"),
           "agents": len(scenario.agents), "simulated_hours": hours,
           "per_agent_hour": costs if hours > 0 else {}}

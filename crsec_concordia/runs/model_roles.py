@@ -6,6 +6,7 @@ scenario's `models:` block, which a spec given replaces):
 
   endpoints:                       # ids of the models besides `main`
     big: {base_url: http://host:8000/v1, model: qwen-7b, api_key_env: KEY}
+    lab: {factory: mymodule:make}  # a Concordia model of your own
   game_master: big                 # the referee's model (default: main)
   groups: {visitors: big}          # a population group's agents
   agents: {Abigail Chen: big}      # named agents
@@ -238,6 +239,9 @@ def agent_models(info: Mapping[str, Any], endpoint: EndpointConfig,
 
 
 def _endpoint(e: Mapping[str, Any]) -> EndpointConfig:
+  if e.get("factory"):
+    return EndpointConfig(factory=str(e["factory"]), factory_dir=os.getcwd(),
+                          max_in_flight=e.get("max_in_flight"))
   if e.get("embedded"):
     return EndpointConfig(schema_mode=e.get("schema_mode"))
   key_env = e.get("api_key_env")

@@ -17,7 +17,7 @@ from typing import Any
 
 from concordia.utils import structured_logging
 
-from crsec_concordia import embedder_identity, endings
+from crsec_concordia import embedder_identity, endings, user_embedder
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.endings import BudgetReached
 from crsec_concordia.errors import UserError
@@ -160,15 +160,19 @@ def resume_episode(
   """Continues an interrupted run from its last completed slot (a run
   stopped before its first: from the start, in its directory).
 
-  A run with models by role goes on with the models its run.json's
-  `model_spec` names (`given_models`: ready ones by id, as the run was
-  given them). `budget`: new caps (runs/budget.py); without them the run
-  keeps the caps it was started with. `outage_wait`: seconds an endpoint
-  outage is waited out (runs/outage.py).
+  With no `endpoint` (nor `model`), a run whose model came from a model
+  factory goes on with that factory, and with no `embedder`, a run goes
+  on with the embedder its run.json names, both imported again by their
+  module:function. A run with models by role goes on with the models its
+  run.json's `model_spec` names (`given_models`: ready ones by id, as the
+  run was given them). `budget`: new caps (runs/budget.py); without them
+  the run keeps the caps it was started with. `outage_wait`: seconds an
+  endpoint outage is waited out (runs/outage.py).
 
   Raises:
     UserError: the directory is not a run, is completed, or has no
-      checkpoint to resume from.
+      checkpoint to resume from; or the run's factory or embedder cannot
+      be imported here.
     BudgetReached: the run has already reached the caps it would go on
       with.
   """
@@ -180,7 +184,10 @@ def resume_episode(
   # The referee's policy as the run began with it (config.json).
   config = config_lib.build_config(scenario, arm, seed, run_policy.of_config(
       rundir.read_json(run_dir / rundir.CONFIG_JSON)))
-  endpoint = endpoint or EndpointConfig.resolve()
+  if model is None:
+    endpoint = (endpoint or EndpointConfig.of_run(info.get("model"))
+                or EndpointConfig.resolve())
+  embedder = user_embedder.of_run(info, embedder)
   model, described = episode.model_for(
       endpoint, seed, bool(info.get("cache", True)), model, progress)
   roles = _roles(info, scenario, seed, model, described, progress,

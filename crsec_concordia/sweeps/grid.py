@@ -98,7 +98,12 @@ def expand_grid(spec: spec_lib.SweepFile, scenario_names: list[str],
 
 
 def endpoint_config(endpoint: spec_lib.Endpoint) -> EndpointConfig:
-  """The EndpointConfig a run gets (the key read from the environment)."""
+  """The EndpointConfig a run gets (the key read from the environment; a
+  factory imported now, so a wrong one stops the sweep before any run)."""
+  if endpoint.factory:
+    return EndpointConfig.resolve(
+        endpoint.base_url, timeout=float(endpoint.timeout),
+        max_in_flight=endpoint.max_in_flight, factory=endpoint.factory)
   if not endpoint.base_url:
     return EndpointConfig(schema_mode=endpoint.schema_mode,
                           timeout=float(endpoint.timeout),

@@ -122,6 +122,9 @@ class Endpoint(_Model):
   # --referee-policy` takes it (calibration/run_policy.py); unset: the
   # command's flag, else every structure.
   referee_policy: Line | None = None
+  # A Concordia LanguageModel of the user's own instead of a server, as
+  # `--model-factory` takes it (models/factory.py): module:function.
+  factory: Line | None = None
 
 
 class Condition(_Model):
