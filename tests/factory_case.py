@@ -136,7 +136,7 @@ def run_case(root: Path) -> dict[str, Any]:
                "run", "--no-progress", LAB_STOP_AFTER=str(STOP_AFTER))
   assert done.returncode == 130, (done.returncode, done.stderr)
   info = _info(run_dir)
-  assert info["status"] == "interrupted" and 0 < info["completed_steps"] < (
+  assert info["status"] == "interrupted: killed" and 0 < info["completed_steps"] < (
       STEPS), info
   assert info["model"]["endpoint"] == "factory", info["model"]
   assert info["model"]["model"] == "labmod:make", info["model"]
