@@ -14,6 +14,7 @@ import difflib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal, get_args
 
@@ -114,7 +115,27 @@ def _name(value: str) -> str:
   if m := _NAME_BREAKERS.search(_text(value)):
     raise PydanticCustomError("bad_name", "breaks the observation format",
                               {"found": "a line break" if m[0] == "\n" else m[0]})
+  if found := _unsafe_in_name(value):
+    raise PydanticCustomError("unsafe_name", "holds a character no name may",
+                              {"found": found})
   return _short(value)
+
+
+# A name is printed to terminals, written into pages and prompts and used in
+# file names: markup (`<`, `>`) and characters that are not text (controls,
+# NUL, invisible formatting such as a bidirectional override, line and
+# paragraph separators) have no place in it.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _unsafe_in_name(value: str) -> str | None:
+  """What in `value` a name may not hold, described (None: nothing)."""
+  for char in value:
+    if char in "<>":
+      return f"the angle bracket {char}"
+    if unicodedata.category(char) in _UNSAFE_CATEGORIES:
+      return f"the invisible or control character U+{ord(char):04X}"
+  return None
 
 
 # Names become parts of file names (run directories, questionnaire pages),

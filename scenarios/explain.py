@@ -181,6 +181,10 @@ def explain(error: Mapping[str, Any],
                     "observation format cannot carry",
                     "use letters, spaces, dots, hyphens and apostrophes, "
                     "e.g. Carlos Gomez")
+  if kind == "unsafe_name":
+    return Problem(loc, f"{show(value)} holds {ctx['found']}, which no name "
+                    "may", "use letters, spaces, dots, hyphens and "
+                    "apostrophes, e.g. Carlos Gomez")
   if kind == "too_long":
     return Problem(loc, f"{show(value)} has {len(value)} characters, more "
                     "than a file name can carry",

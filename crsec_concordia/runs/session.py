@@ -46,6 +46,7 @@ from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
+from crsec_concordia.rundir import log_page
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
 from crsec_concordia.runs import progress as progress_lib
@@ -369,9 +370,7 @@ class Session:
         if leftover:  # Anything recorded after the last slot's flush.
           self.write_records(leftover)
         log = self._whole_log(log)
-        html = log.to_html(title=f"{self.scenario.name} "
-                           f"({self.info['arm']}, seed {self.info['seed']})")
-        (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
+        log_page.write(self.run_dir, log, self.scenario.name, self.info)
         rundir.write_log_json(self.run_dir, log)
     except BaseException:
       if self._write_failed:
