@@ -88,6 +88,18 @@ def _time(value: Any) -> str:
   raise PydanticCustomError("time_format", "is not a time")
 
 
+def _slot_or_time(value: Any) -> int | str:
+  """A slot (a whole number from 1) or, written with a colon, a clock time;
+  one error either way, naming both (a union of the two types would
+  report each type's failure, under the validators' internal names)."""
+  if isinstance(value, str) and ":" in value:
+    return _time(value)
+  try:
+    return as_whole(value, 1)
+  except PydanticCustomError:
+    raise PydanticCustomError("slot_or_time", "is not a slot or a time") from None
+
+
 def minutes_of(clock: str) -> int:
   """Minutes after midnight of "HH:MM"."""
   hours, minutes = clock.split(":")
@@ -167,6 +179,7 @@ def _ident(value: str) -> str:
 
 
 ClockTime = Annotated[str, pydantic.BeforeValidator(_time)]
+SlotOrTime = Annotated[int | str, pydantic.BeforeValidator(_slot_or_time)]
 Text = Annotated[str, pydantic.AfterValidator(_text)]
 Line = Annotated[str, pydantic.AfterValidator(_line)]
 Name = Annotated[str, pydantic.AfterValidator(_name)]
@@ -218,11 +231,10 @@ def _slot_finder(data: Mapping[str, Any]):
   total = days * per_day
 
   def slot_of(at: Any, day: Any) -> int | None:
-    if isinstance(at, bool):
-      raise TypeError("not a time")
+    at = _slot_or_time(at)  # A value neither is a field error of its own.
     if isinstance(at, int):
-      return at if 1 <= at <= total else None
-    at_minutes = minutes_of(_time(at))
+      return at if at <= total else None
+    at_minutes = minutes_of(at)
     day = as_whole(day, 1)
     index = max(0, math.ceil((at_minutes - start) / per_step))
     slot = (day - 1) * per_day + index + 1
