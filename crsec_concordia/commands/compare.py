@@ -32,7 +32,8 @@ from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
                                             matchers_for)
 from crsec_concordia.commands.flags import (add_endpoint_flags,
                                             add_models_flags,
-                                            add_policy_flag, endpoint_from,
+                                            add_policy_flag,
+                                            add_progress_flag, endpoint_from,
                                             models_spec_from, positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
@@ -71,6 +72,7 @@ def add_parser(sub) -> None:
                  "sweep`), not in threads")
   p.add_argument("--address",
                  help="run as Ray tasks on the Ray cluster at this address")
+  add_progress_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
@@ -145,7 +147,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
                           layout=lambda r: f"{r.arm}/seed_{r.seed}")
   jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
-      progress=args.jobs == 1 and not (args.ray or args.address),
+      progress=(args.jobs == 1 and not (args.ray or args.address)
+                and not args.no_progress),
       policies={(n, name): policy for n in spec.endpoints},
       models={c: models for c in spec.conditions} if models else None)
   for job in jobs:
@@ -198,6 +201,8 @@ def _play(args: argparse.Namespace, out: Path, by_id: dict[str, grid.RunSpec],
   person_errors: list[str] = []
 
   def on_start(job: runjob.RunJob) -> None:
+    if args.no_progress:
+      return
     found = runjob.state(job.run_dir, job.arm, job.seed, job.steps)
     what = (f"resuming {out / by_id[job.id].run_dir}"
             if found == "interrupted" else "running")

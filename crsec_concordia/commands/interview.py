@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs
-from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
+from crsec_concordia.commands.flags import (add_endpoint_flags,
+                                            add_progress_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.interviews import load_questions
@@ -39,8 +40,7 @@ def add_parser(sub) -> None:
   p.add_argument("--out", type=Path, metavar="CSV",
                  help="where to write the answers (default: "
                  "RUN_DIR/interviews/NAME.csv)")
-  p.add_argument("--no-progress", action="store_true",
-                 help="no messages while the model loads")
+  add_progress_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
 

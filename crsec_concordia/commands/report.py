@@ -21,8 +21,9 @@ from pathlib import Path
 
 from crsec_concordia import outputs
 from crsec_concordia.commands.flags import (add_embedder_flag,
-                                            add_endpoint_flags, embedder_from,
-                                            endpoint_from)
+                                            add_endpoint_flags,
+                                            add_progress_flag, embedder_from,
+                                            endpoint_from, progress_printer)
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
@@ -63,6 +64,7 @@ def add_parser(sub) -> None:
   p.add_argument("--llm-judge", action="store_true",
                  help="confirm each semantic norm match with a yes/no from "
                  "the model endpoint (off by default: embeddings only)")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
@@ -77,7 +79,8 @@ def _matcher_factory(args: argparse.Namespace):
   judge = None
   if args.llm_judge:
     endpoint = endpoint_from(args)
-    judge = LLMJudge(make_model(endpoint, seed=0),
+    judge = LLMJudge(make_model(endpoint, seed=0,
+                                progress=progress_printer(args)),
                      identity=identity_of(endpoint))
   return lambda run: NormMatcher(run.targets, behaviours=run.behaviours,
                                  judge=judge, embedder=embedder)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from crsec_concordia import outputs, runner
 from crsec_concordia.commands.flags import (add_embedder_flag,
-                                            add_endpoint_flags, embedder_from,
+                                            add_endpoint_flags,
+                                            add_progress_flag, embedder_from,
                                             endpoint_from)
 from crsec_concordia.commands.run import print_summary
 from crsec_concordia.runs.resume import resumable
@@ -20,8 +21,7 @@ def add_parser(sub) -> None:
       "in the same directory, with the same scenario, agents and seed.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
-  p.add_argument("--no-progress", action="store_true",
-                 help="no progress bar")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)

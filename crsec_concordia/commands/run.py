@@ -10,7 +10,8 @@ from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags,
                                             add_models_flags,
-                                            add_policy_flag, embedder_from,
+                                            add_policy_flag,
+                                            add_progress_flag, embedder_from,
                                             endpoint_from, models_spec_from,
                                             positive)
 from crsec_concordia.runs import model_roles
@@ -36,8 +37,7 @@ def add_parser(sub) -> None:
                  "runs/<scenario>-<agents>-seed<N>-<UTC time>)")
   p.add_argument("--no-cache", action="store_true",
                  help="do not replay model answers from the response cache")
-  p.add_argument("--no-progress", action="store_true",
-                 help="no progress bar")
+  add_progress_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)

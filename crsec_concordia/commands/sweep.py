@@ -25,7 +25,8 @@ from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
                                             matchers_for)
 from crsec_concordia.commands.flags import (add_endpoint_flags,
-                                            add_policy_flag, endpoint_from,
+                                            add_policy_flag,
+                                            add_progress_flag, endpoint_from,
                                             positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
@@ -67,6 +68,7 @@ def add_parser(sub) -> None:
                  help="do not aggregate the metrics at the end")
   add_policy_flag(p, None, also=" (for the endpoints whose entry in the "
                   "file names none)")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
@@ -124,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
       for job in jobs:
         job.embedder, job.embedder_dir = args.embedder, os.getcwd()
       progress = _start(book, runs, jobs, done, other, out)
+      progress.shown = not args.no_progress
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:
         return 130
       progress.show(force=True)
