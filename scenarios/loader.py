@@ -348,14 +348,6 @@ class Scenario(ScenarioModel):
 # -- validating and loading ----------------------------------------------------
 
 
-def _reads_drawn_agents(problem: Problem) -> bool:
-  """Whether a check across fields read the agents a population block
-  draws: with the block's own problems none were drawn, and the line
-  (a network of 0 agents, an unknown agent) would only repeat them."""
-  return problem.loc[:1] == ("network",) or (
-      problem.loc[:1] == ("interventions",) and "agents" in problem.loc)
-
-
 def _validate(data: Any, root: yaml.Node | None, source: str) -> Scenario:
   expansion = expand(data)
   data = expansion.data
@@ -374,8 +366,7 @@ def _validate(data: Any, root: yaml.Node | None, source: str) -> Scenario:
       # Only the model's own cross-check failed, on data the raw check
       # passed (should not happen): report it rather than hide it.
       problems += [Problem(err["loc"], err["msg"], DESIGN_DOC) for err in errors]
-  problems += [p for p in cross_check(data)
-               if not (expansion.problems and _reads_drawn_agents(p))]
+  problems += expansion.without_knock_ons(cross_check(data))
   if root is not None:
     problems += duplicate_keys(root)
   if problems:
