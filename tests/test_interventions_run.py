@@ -190,3 +190,21 @@ def test_a_departed_agent_is_not_interviewed_after_it_left(whole, tmp_path):
                        out=tmp_path / f"at_{step}.csv")
     asked[step] = set(result.answers["agent"])
   assert asked[5] == asked[6] == {ABIGAIL, MEI, CARLOS, NORA}
+
+
+def test_an_announce_indoors_reaches_the_agents_of_a_file_without_places(
+    tmp_path, embedder):
+  """`indoors` names the implicit place of a scenario that declares none:
+  the notice reaches everyone there (all start indoors)."""
+  from tests.test_interventions import NO_PLACES  # pylint: disable=import-outside-toplevel
+  from tests.test_runner import cafe  # pylint: disable=import-outside-toplevel
+  text = NO_PLACES + ('  - {kind: announce, at: 2, text: "A sign: speak '
+                      'softly.", places: [indoors]}\n')
+  run_dir = runner.run_episode(
+      parse_scenario(text, "plain.yaml"), arm="baseline", seed=1,
+      out_dir=tmp_path / "run", model=cafe(), embedder=embedder,
+      steps=2, progress=False)
+  [notice] = [r for r in rooms.records(run_dir)
+              if r["kind"] == "intervention"]
+  assert notice["places"] == ["indoors"]
+  assert notice["agents"] == ["Ann Lee", "Bo Chen"]
