@@ -184,3 +184,12 @@ def test_a_name_with_a_control_character_or_markup_is_one_line_exit_2(
   assert "agents[0].name" in line and found in line and "Traceback" not in err
   assert "\0" not in err and "\x1b" not in err and "\u202e" not in err
   assert not out.exists()
+
+
+def test_a_page_it_cannot_repair_is_not_written(tmp_path, caplog):
+  class Log:
+    def to_html(self, title):
+      return f"<html><script>{title}</script></html>"
+  log_page.write(tmp_path, Log(), "cafe", {"arm": "normative", "seed": 1})
+  assert not (tmp_path / "log.html").exists()
+  assert "log.html not written" in caplog.text

@@ -11,13 +11,14 @@ render with those three repaired here: every JSON value re-encoded with
 `<`, `>`, `&`, U+2028 and U+2029 as \\u escapes (the same values, read by
 the same script), each tab naming its section in a `data-tab` attribute,
 and no markdown image rendered (a run logs no images). A render this
-module cannot repair (another Concordia's page) is refused, never written
-unrepaired.
+module cannot repair (another Concordia's page) is not written, with a
+warning: log.json holds the same log.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.rundir.format import LOG_HTML, temporary
+
+_log = logging.getLogger(__name__)
 
 # The constants Concordia's page declares, in their order, each a JSON value.
 _DATA = ("CONTENT_STORE", "ENTRIES", "ENTITY_MEMORIES", "GM_MEMORIES")
@@ -74,8 +77,14 @@ def write(run_dir: Path, log: Any, scenario: str,
           info: Mapping[str, Any]) -> None:
   """Writes RUN_DIR/log.html, titled with the scenario, arm and seed (run.json's
   `info`), whole through a temporary file like the run's JSON files."""
-  text = log_html(log, title=f"{scenario} ({info.get('arm')}, seed "
-                  f"{info.get('seed')})")
+  try:
+    text = log_html(log, title=f"{scenario} ({info.get('arm')}, seed "
+                    f"{info.get('seed')})")
+  except ValueError as e:
+    # Another Concordia's page: better none than an unsafe one (log.json
+    # holds the same log).
+    _log.warning("log.html not written: %s; log.json holds the log", e)
+    return
   path = Path(run_dir) / LOG_HTML
   tmp = path.with_name(temporary(path.name))
   tmp.write_text(text, encoding="utf-8")
