@@ -88,8 +88,9 @@ class Adjudication(entity_component.ContextComponent,
         (the prefab passes `model.tagged("GM.adjudicate")`).
       place: the short name of the setting.
       behaviours: the scenario's behaviours (`id`, `description`).
-      player_names: the agents expected to act every slot; one who neither
-        acted nor failed gets a failure record all the same.
+      player_names: the agents expected to act every slot; one present
+        (ExactObservations' absent set: not arrived yet, or gone) who
+        neither acted nor failed gets a failure record all the same.
       max_tokens: the answer's budget (a narration and a few ids).
       clock_key: the key of the game master's SlotClock.
       observations_key: the key of the game master's ExactObservations.
@@ -302,8 +303,13 @@ class Adjudication(entity_component.ContextComponent,
         actor: functools.partial(self.resolve_action, actor, action, stamp)
         for actor, action in slot.actions.items()})
     failed = dict(slot.failed)
+    queue = self._component(self._observations_key,
+                            queue_lib.ExactObservations)
+    # An agent not yet arrived, or gone, was asked nothing: no failure.
+    absent = queue.absent()
     for name in self._names:
-      if name not in slot.actions and name not in failed:
+      if (name not in slot.actions and name not in failed
+          and name not in absent):
         failed[name] = "the engine returned no action for this agent"
     records, texts = [], {}
     for actor in sorted(set(results) | set(failed)):
@@ -320,8 +326,6 @@ class Adjudication(entity_component.ContextComponent,
       if not observations.is_no_action(record["action"]):
         # A failed or empty answer is no deed: nobody perceives its marker.
         texts[actor] = text
-    queue = self._component(self._observations_key,
-                            queue_lib.ExactObservations)
     whereabouts = self._whereabouts()
     if whereabouts is None:
       for text in texts.values():

@@ -82,6 +82,11 @@ class ExactObservations(entity_component.ContextComponent,
     with self._lock:
       self._absent = frozenset(names)
 
+  def absent(self) -> frozenset[str]:
+    """The agents taking no part in the slot now open."""
+    with self._lock:
+      return self._absent
+
   def add(self, who: str, text: str) -> None:
     """Queues `text` for one agent, or for everyone with who="all".
 

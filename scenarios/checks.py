@@ -14,6 +14,7 @@ import difflib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal, get_args
 
@@ -87,6 +88,18 @@ def _time(value: Any) -> str:
   raise PydanticCustomError("time_format", "is not a time")
 
 
+def _slot_or_time(value: Any) -> int | str:
+  """A slot (a whole number from 1) or, written with a colon, a clock time;
+  one error either way, naming both (a union of the two types would
+  report each type's failure, under the validators' internal names)."""
+  if isinstance(value, str) and ":" in value:
+    return _time(value)
+  try:
+    return as_whole(value, 1)
+  except PydanticCustomError:
+    raise PydanticCustomError("slot_or_time", "is not a slot or a time") from None
+
+
 def minutes_of(clock: str) -> int:
   """Minutes after midnight of "HH:MM"."""
   hours, minutes = clock.split(":")
@@ -114,7 +127,27 @@ def _name(value: str) -> str:
   if m := _NAME_BREAKERS.search(_text(value)):
     raise PydanticCustomError("bad_name", "breaks the observation format",
                               {"found": "a line break" if m[0] == "\n" else m[0]})
+  if found := _unsafe_in_name(value):
+    raise PydanticCustomError("unsafe_name", "holds a character no name may",
+                              {"found": found})
   return _short(value)
+
+
+# A name is printed to terminals, written into pages and prompts and used in
+# file names: markup (`<`, `>`) and characters that are not text (controls,
+# NUL, invisible formatting such as a bidirectional override, line and
+# paragraph separators) have no place in it.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _unsafe_in_name(value: str) -> str | None:
+  """What in `value` a name may not hold, described (None: nothing)."""
+  for char in value:
+    if char in "<>":
+      return f"the angle bracket {char}"
+    if unicodedata.category(char) in _UNSAFE_CATEGORIES:
+      return f"the invisible or control character U+{ord(char):04X}"
+  return None
 
 
 # Names become parts of file names (run directories, questionnaire pages),
@@ -146,6 +179,7 @@ def _ident(value: str) -> str:
 
 
 ClockTime = Annotated[str, pydantic.BeforeValidator(_time)]
+SlotOrTime = Annotated[int | str, pydantic.BeforeValidator(_slot_or_time)]
 Text = Annotated[str, pydantic.AfterValidator(_text)]
 Line = Annotated[str, pydantic.AfterValidator(_line)]
 Name = Annotated[str, pydantic.AfterValidator(_name)]
@@ -197,11 +231,10 @@ def _slot_finder(data: Mapping[str, Any]):
   total = days * per_day
 
   def slot_of(at: Any, day: Any) -> int | None:
-    if isinstance(at, bool):
-      raise TypeError("not a time")
+    at = _slot_or_time(at)  # A value neither is a field error of its own.
     if isinstance(at, int):
-      return at if 1 <= at <= total else None
-    at_minutes = minutes_of(_time(at))
+      return at if at <= total else None
+    at_minutes = minutes_of(at)
     day = as_whole(day, 1)
     index = max(0, math.ceil((at_minutes - start) / per_step))
     slot = (day - 1) * per_day + index + 1

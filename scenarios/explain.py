@@ -170,6 +170,10 @@ def explain(error: Mapping[str, Any],
   if kind == "time_format":
     return Problem(loc, f"{show(value)} is not a time of day",
                     'write it as "HH:MM" on a 24-hour clock, in quotes, e.g. "09:00"')
+  if kind == "slot_or_time":
+    return Problem(loc, f"{show(value)} is neither a slot nor a time of day",
+                    'give a slot, a whole number from 1 (the first slot), '
+                    'or a time "HH:MM" in quotes, e.g. 4 or "10:00"')
   if kind == "empty":
     return Problem(loc, "is empty",
                     f"write {_EXAMPLE.get(field, 'some text')}")
@@ -181,6 +185,10 @@ def explain(error: Mapping[str, Any],
                     "observation format cannot carry",
                     "use letters, spaces, dots, hyphens and apostrophes, "
                     "e.g. Carlos Gomez")
+  if kind == "unsafe_name":
+    return Problem(loc, f"{show(value)} holds {ctx['found']}, which no name "
+                    "may", "use letters, spaces, dots, hyphens and "
+                    "apostrophes, e.g. Carlos Gomez")
   if kind == "too_long":
     return Problem(loc, f"{show(value)} has {len(value)} characters, more "
                     "than a file name can carry",

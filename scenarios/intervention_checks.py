@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from crsec_concordia.scenarios.network_checks import probability
+from crsec_concordia.scenarios.place_checks import PLACES
 from crsec_concordia.scenarios.problems import Problem, show
 
 INTERVENTIONS_BLOCK = "interventions"
@@ -35,6 +36,13 @@ def _listed(data: Mapping[str, Any], key: str, field: str) -> set[str]:
           } if isinstance(items, list) else set()
 
 
+def _list(item: Mapping[str, Any], key: str) -> list[Any]:
+  """The list under `key`; none when it is something else (text written
+  for a list is a field error of its own, not one line per letter)."""
+  value = item.get(key)
+  return value if isinstance(value, list) else []
+
+
 def intervention_problems(data: Mapping[str, Any],
                           slot_of: Callable[[Any, Any], int | None] | None
                           ) -> list[Problem]:
@@ -46,7 +54,9 @@ def intervention_problems(data: Mapping[str, Any],
   if not isinstance(block, list):
     return []
   agents = _listed(data, "agents", "name")
-  places = _listed(data, "places", "id")
+  # A file that declares no places has two, indoors and outdoors.
+  places = (_listed(data, "places", "id") if data.get("places") is not None
+            else set(PLACES))
   groups = {str(a.get("group")) for a in data.get("agents") or ()
             if isinstance(a, Mapping) and a.get("group")}
   population = data.get("population")
@@ -61,19 +71,22 @@ def intervention_problems(data: Mapping[str, Any],
     for field, fix in NEEDS.get(kind, ()):
       if not item.get(field):
         problems.append(Problem((key, i), f"{_a(kind)} needs `{field}`", fix))
-    for j, name in enumerate(item.get("agents") or ()):
+    for j, name in enumerate(_list(item, "agents")):
       if isinstance(name, str) and name not in agents:
         problems.append(Problem(
             (key, i, "agents", j), f"no agent {show(name)}",
             "name an agent of `agents:` (an arriving one is written there "
             "too, and takes no part before its slot)"))
-    for j, place in enumerate(item.get("places") or ()):
+    for j, place in enumerate(_list(item, "places")):
       if isinstance(place, str) and place not in places:
         problems.append(Problem(
             (key, i, "places", j), f"no place {show(place)}",
             "name a place of `places:`" + (
                 f" ({', '.join(sorted(places))})" if places else
-                " (the file declares none: declare them first)")))
+                " (it lists none: add them there first)")
+            if data.get("places") is not None else
+            f"name {' or '.join(PLACES)}, the places of a file that declares "
+            "none, or declare them under `places:`"))
     group = item.get("group")
     if isinstance(group, str) and group not in groups:
       problems.append(Problem(
@@ -90,8 +103,7 @@ def intervention_problems(data: Mapping[str, Any],
       problems.append(Problem(
           (key, i, "share"), f"{show(share)} is not a share of leavers",
           "give a share above 0 and at most 1 (e.g. 0.25), on a leave only"))
-    if kind == "close" and item.get("places") and (
-        data.get("default_place") in item["places"]):
+    if kind == "close" and data.get("default_place") in _list(item, "places"):
       problems.append(Problem(
           (key, i, "places"), "closes the default place, where those "
           "turned out of a closed place go", "close another place, or set "

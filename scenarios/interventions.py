@@ -31,8 +31,8 @@ import pydantic
 
 from crsec_concordia.observations import Stamp
 from crsec_concordia.scenarios.base import InitialNorm, ScenarioModel
-from crsec_concordia.scenarios.checks import (ClockTime, Ident, Name, Positive,
-                                              Text)
+from crsec_concordia.scenarios.checks import (Ident, Name, Positive,
+                                              SlotOrTime, Text)
 from crsec_concordia.scenarios.intervention_checks import INTERVENTION_KINDS
 from crsec_concordia.scenarios.network import Probability
 
@@ -60,7 +60,7 @@ class Intervention(ScenarioModel):
   OPTIONAL_KEYS = frozenset({"day", "text", "places", "agents", "group",
                              "share", "norm", "committed"})
   kind: InterventionKind
-  at: Positive | ClockTime
+  at: SlotOrTime
   day: Positive = 1
   text: Text | None = None
   places: list[Ident] = pydantic.Field(default_factory=list)

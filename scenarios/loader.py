@@ -366,7 +366,7 @@ def _validate(data: Any, root: yaml.Node | None, source: str) -> Scenario:
       # Only the model's own cross-check failed, on data the raw check
       # passed (should not happen): report it rather than hide it.
       problems += [Problem(err["loc"], err["msg"], DESIGN_DOC) for err in errors]
-  problems += cross_check(data)
+  problems += expansion.without_knock_ons(cross_check(data))
   if root is not None:
     problems += duplicate_keys(root)
   if problems:

@@ -42,6 +42,15 @@ class Expansion:
   data: Any
   problems: list[Problem]
 
+  def without_knock_ons(self, found: list[Problem]) -> list[Problem]:
+    """`found` (the checks across fields) less, when the block could not be
+    drawn, the problems of the agents it would have drawn (a network of 0
+    agents, an intervention's unknown agent): they only repeat its own."""
+    if not self.problems:
+      return found
+    return [p for p in found if p.loc[:1] != ("network",) and not (
+        p.loc[:1] == ("interventions",) and "agents" in p.loc)]
+
 
 def apportion(n: int, weights: Sequence[Fraction]) -> list[int]:
   """`n` split in proportion to `weights` by largest remainder (ties to

@@ -70,7 +70,12 @@ def show(value: Any) -> str:
     return "a list"
   if isinstance(value, str):
     text = value if len(value) <= 40 else value[:37] + "..."
-    return json.dumps(text, ensure_ascii=False)
+    # Invisible characters (a bidirectional override, a separator) shown
+    # by their code, so that the line reads as it is on any terminal.
+    return "".join(c if c.isprintable() or c == " " else
+                   f"\\u{ord(c):04x}" if ord(c) < 0x10000 else
+                   f"\\U{ord(c):08x}"
+                   for c in json.dumps(text, ensure_ascii=False))
   if isinstance(value, int) and abs(value) >= 10**40:
     return "a number of more than 40 digits"  # str() refuses past 4300.
   text = str(value)

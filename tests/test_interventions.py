@@ -111,3 +111,71 @@ interventions:
   gone = absent_and_closed(scenario, 7, 5)[0]
   assert len(gone) == 2 and gone <= newcomers
   assert absent_and_closed(scenario, 7, 6)[0] == gone  # For good.
+
+
+@pytest.mark.parametrize("at,line", [
+    (".inf", 'interventions[0].at: inf is neither a slot nor a time of day; '
+     'give a slot, a whole number from 1 (the first slot), or a time "HH:MM"'),
+    ("0", "interventions[0].at: 0 is neither a slot nor a time of day"),
+    ("true", "interventions[0].at: true is neither a slot nor a time of day"),
+    ('"25:99"', 'interventions[0].at: "25:99" is not a time of day; write it '
+     'as "HH:MM"')])
+def test_a_time_neither_slot_nor_clock_is_one_line_in_the_users_terms(
+    at, line):
+  with pytest.raises(ScenarioError) as e:
+    minority(f"  - {{kind: close, at: {at}, places: [courtyard]}}\n")
+  [problem] = e.value.problems
+  assert line in problem
+  assert "function-before" not in problem and "<lambda>" not in problem
+
+
+def test_places_written_as_text_is_one_line_not_one_per_letter():
+  with pytest.raises(ScenarioError) as e:
+    minority("  - {kind: announce, at: 2, text: Bow., places: hall}\n"
+             "  - {kind: teach, at: 2, agents: Ann Lee,\n"
+             "     norm: {content: Bow., type: injunctive, utility: 80}}\n")
+  assert [p.split(": ", 1)[1] for p in e.value.problems] == [
+      'interventions[0].places: expected a list but found "hall"; write one '
+      "item per line starting with `- `, or [a, b] on one line",
+      'interventions[1].agents: expected a list but found "Ann Lee"; write '
+      "one item per line starting with `- `, or [a, b] on one line"]
+
+
+def test_a_population_problem_adds_no_knock_on_line():
+  text = builtin_path("entrepreneur_ties").read_text().replace(
+      "  count: 20", "  count: -20", 1)
+  with pytest.raises(ScenarioError) as e:
+    parse_scenario(text, "t.yaml")
+  [problem] = e.value.problems
+  assert "population.count: -20 is out of range" in problem
+  assert "network" not in problem
+
+
+NO_PLACES = """\
+name: plain
+premise: A morning.
+setting: A café
+clock: {start: "09:00", end: "10:00", minutes_per_step: 15}
+agents:
+  - {name: Ann Lee, role: ordinary, persona: A.}
+  - {name: Bo Chen, role: ordinary, persona: B.}
+behaviours:
+  - {id: loud, description: shouts}
+interventions:
+"""
+
+
+def test_indoors_and_outdoors_name_the_places_of_a_file_that_declares_none():
+  scenario = parse_scenario(NO_PLACES + (
+      '  - {kind: announce, at: 2, text: "A sign: speak softly.", '
+      "places: [indoors]}\n"
+      "  - {kind: close, at: 3, places: [outdoors]}\n"
+      "  - {kind: open, at: 4, places: [outdoors]}\n"), "plain.yaml")
+  assert not scenario.declares_places
+  assert absent_and_closed(scenario, 1, 3)[1] == {"outdoors"}
+  with pytest.raises(ScenarioError) as e:
+    parse_scenario(NO_PLACES + "  - {kind: close, at: 3, places: [hall]}\n",
+                   "plain.yaml")
+  [problem] = e.value.problems
+  assert ('no place "hall"; name indoors or outdoors, the places of a file '
+          "that declares none, or declare them under `places:`") in problem

@@ -162,3 +162,49 @@ def test_a_crash_after_an_intervention_resumes_with_identical_records(
     assert rooms.held(crashed, step) == rooms.held(whole_dir, step)
   info = json.loads((crashed / "run.json").read_text())
   assert info["status"] == "completed"
+
+
+def test_failures_counted_are_the_failures_that_happened(whole):
+  """Nobody asked to act (Nora before she came, Tom after he left) has a
+  failure record: the records, and the run's summary of them, count the
+  calls that failed (the usage meter's), each of an agent there."""
+  run_dir, _ = whole
+  recs = rooms.records(run_dir)
+  present = {r["step"]: set(r["actors"]) for r in recs if r["kind"] == "step"}
+  failures = [r for r in recs if r["kind"] == "failure"]
+  assert all(r["agent"] in present[r["step"]] for r in failures), failures
+  usage = json.loads((run_dir / "usage.json").read_text())
+  failed_calls = sum(t["failed_calls"] for t in usage["by_tag"].values())
+  assert failed_calls > 0  # The scripted plans fail: there is something to count.
+  assert len(failures) == failed_calls
+  assert runner.summarize(run_dir)["records"]["failure"] == failed_calls
+
+
+def test_a_departed_agent_is_not_interviewed_after_it_left(whole, tmp_path):
+  from crsec_concordia.interviews.interview import interview  # pylint: disable=import-outside-toplevel
+  from tests.test_interviews import answering  # pylint: disable=import-outside-toplevel
+  run_dir, _ = whole
+  asked = {}
+  for step in (5, 6):  # The checkpoints a run keeps; Tom left at 4.
+    result = interview(run_dir, "rules", at=step, model=answering(),
+                       out=tmp_path / f"at_{step}.csv")
+    asked[step] = set(result.answers["agent"])
+  assert asked[5] == asked[6] == {ABIGAIL, MEI, CARLOS, NORA}
+
+
+def test_an_announce_indoors_reaches_the_agents_of_a_file_without_places(
+    tmp_path, embedder):
+  """`indoors` names the implicit place of a scenario that declares none:
+  the notice reaches everyone there (all start indoors)."""
+  from tests.test_interventions import NO_PLACES  # pylint: disable=import-outside-toplevel
+  from tests.test_runner import cafe  # pylint: disable=import-outside-toplevel
+  text = NO_PLACES + ('  - {kind: announce, at: 2, text: "A sign: speak '
+                      'softly.", places: [indoors]}\n')
+  run_dir = runner.run_episode(
+      parse_scenario(text, "plain.yaml"), arm="baseline", seed=1,
+      out_dir=tmp_path / "run", model=cafe(), embedder=embedder,
+      steps=2, progress=False)
+  [notice] = [r for r in rooms.records(run_dir)
+              if r["kind"] == "intervention"]
+  assert notice["places"] == ["indoors"]
+  assert notice["agents"] == ["Ann Lee", "Bo Chen"]

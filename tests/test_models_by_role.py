@@ -358,3 +358,21 @@ def test_the_progress_bar_follows_every_models_calls():
   stop()
   models["main"].usage.record("act")
   assert heard == ["act", "GM.adjudicate"]
+
+
+def test_an_agents_failure_to_act_names_the_agents_model():
+  """The game master records an agent's failure to act, but the call that
+  failed was the agent's: the record names the agent's model; the
+  referee's own failures name the game master's."""
+  roles = model_roles.ModelRoles(
+      models={}, described={}, game_master="referee",
+      agents={"Ann Lee": "second"}, spec={})
+  records = [
+      {"kind": "failure", "agent": "Ann Lee", "op": "Act", "error": "x"},
+      {"kind": "failure", "agent": "Bo Chen", "op": "Act", "error": "x"},
+      {"kind": "failure", "agent": "game master", "op": "GM.adjudicate"},
+      {"kind": "action", "actor": "Ann Lee"}]
+  roles.stamp(records, None)
+  assert [r["model"] for r in records] == ["second", "main", "referee",
+                                           "referee"]
+  assert records[3]["actor_model"] == "second"

@@ -64,3 +64,35 @@ def test_the_first_slot_shows_calls_and_tokens_as_they_return(
   assert tokens == sorted(tokens) and tokens[0] < tokens[-1]
   tags = {m[4] for m in shown if m}
   assert "CreateNorm" in tags or any("Plan" in t for t in tags), tags
+
+
+LONG_COMMANDS = ("run", "resume", "compare", "sweep", "report", "calibrate",
+                 "interview")
+
+
+def test_every_long_command_takes_the_same_progress_flag():
+  """--no-progress is one flag (commands/flags.py), with one help, on
+  every command that runs for long."""
+  import argparse  # pylint: disable=import-outside-toplevel
+  from crsec_concordia import cli  # pylint: disable=import-outside-toplevel
+  parser = cli.build_parser()
+  [sub] = [a for a in parser._actions  # pylint: disable=protected-access
+           if isinstance(a, argparse._SubParsersAction)]  # pylint: disable=protected-access
+  helps = set()
+  for name in LONG_COMMANDS:
+    [flag] = [a for a in sub.choices[name]._actions  # pylint: disable=protected-access
+              if "--no-progress" in a.option_strings]
+    assert flag.default is False and flag.const is True, name
+    helps.add(flag.help)
+  assert len(helps) == 1
+
+
+def test_a_sweep_without_progress_draws_no_line_but_says_what_happened():
+  import io  # pylint: disable=import-outside-toplevel
+  from crsec_concordia.sweeps.progress import Progress  # pylint: disable=import-outside-toplevel
+  stream = io.StringIO()
+  line = Progress(3, stream=stream, quiet=0.0, shown=False)
+  line.show(force=True)
+  assert stream.getvalue() == ""
+  line.say("sweep: run 1 done")
+  assert stream.getvalue() == "sweep: run 1 done\n"

@@ -37,10 +37,11 @@ from crsec_concordia.calibration import probes, sheet, store
 from crsec_concordia.calibration.thresholds import save_similarity
 from crsec_concordia import embedder_identity
 from crsec_concordia.commands.flags import (add_embedder_flag,
-                                            add_endpoint_flags, embedder_from,
-                                            embedder_for_run,
+                                            add_endpoint_flags,
+                                            add_progress_flag,
+                                            embedder_for_run, embedder_from,
                                             endpoint_for_run, endpoint_from,
-                                            positive)
+                                            positive, progress_printer)
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
@@ -97,6 +98,7 @@ def add_parser(sub) -> None:
                  "labelled cases (no model is asked)")
   p.add_argument("--no-norms", action="store_true",
                  help="leave out the matcher's labelled norms")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
@@ -200,10 +202,9 @@ def _calibrate(args: argparse.Namespace, endpoint=None, names=None,
         f"{cases} labelled cases in {len(venues)} venues"
         + ("" if args.no_norms else ", and the matcher's labelled norms"),
         flush=True)
-  model = make_model(endpoint, seed=1, progress=lambda m: print(
-      f"crsec: {m}", file=sys.stderr))
+  model = make_model(endpoint, seed=1, progress=progress_printer(args))
   bar = tqdm(total=cases + (0 if args.no_norms else 2), unit="case",
-             file=sys.stderr, dynamic_ncols=True)
+             file=sys.stderr, dynamic_ncols=True, disable=args.no_progress)
   done: dict[str, int] = {}
 
   def progress(what: str, count: int, of: int) -> None:

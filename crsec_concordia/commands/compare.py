@@ -31,14 +31,14 @@ from typing import Any
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands import compare_looks
-from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
-                                            matchers_for)
 from crsec_concordia.commands.flags import (add_budget_flags,
+                                            add_embedder_flag,
                                             add_endpoint_flags,
                                             add_estimate_flags,
-                                            add_models_flags,
-                                            add_policy_flag, budget_from,
-                                            endpoint_from, models_spec_from,
+                                            add_models_flags, add_policy_flag,
+                                            add_progress_flag, budget_from,
+                                            embedder_from, endpoint_from,
+                                            matchers_for, models_spec_from,
                                             positive)
 from crsec_concordia.endings import BUDGET, ENDPOINT_UNREACHABLE
 from crsec_concordia.errors import UserError
@@ -86,6 +86,7 @@ def add_parser(sub) -> None:
   p.add_argument("--max-seeds", type=positive("--max-seeds"),
                  help="with --until-decided: the most seeds (default "
                  f"{sequential.MOST})")
+  add_progress_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
@@ -188,7 +189,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
                           layout=lambda r: f"{r.arm}/seed_{r.seed}")
   jobs, reused, _ = driver.prepare(
       out, runs, lambda r: scenario, {n: endpoint for n in spec.endpoints},
-      progress=args.jobs == 1 and not (args.ray or args.address),
+      progress=(args.jobs == 1 and not (args.ray or args.address)
+                and not args.no_progress),
       policies={(n, name): policy for n in spec.endpoints},
       models={c: models for c in spec.conditions} if models else None)
   budget = budget_from(args, tuple((out / r.run_dir).resolve() for r in runs))
@@ -263,6 +265,8 @@ def _play(args: argparse.Namespace, out: Path, by_id: dict[str, grid.RunSpec],
   person_errors: list[str] = []
 
   def on_start(job: runjob.RunJob) -> None:
+    if args.no_progress:
+      return
     found = runjob.state(job.run_dir, job.arm, job.seed, job.steps)
     what = (f"resuming {out / by_id[job.id].run_dir}"
             if found == "interrupted" else "running")

@@ -1,5 +1,5 @@
 """The flags several commands share: the model endpoint, budgets and
-outages, estimates, and whole numbers.
+outages, estimates, progress, and whole numbers.
 
 Here rather than in cli.py, which imports every command: a command that
 reached back into cli.py for them would close an import circle.
@@ -8,6 +8,7 @@ reached back into cli.py for them would close an import circle.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from crsec_concordia import user_embedder
@@ -44,6 +45,23 @@ def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
       "function of your module (the current directory is searched first) "
       "that returns one; e.g. crsec_concordia.testing:scripted_model_factory"
       " to try the command line with no model (docs/models.md)")
+
+
+def add_progress_flag(parser: argparse.ArgumentParser) -> None:
+  """--no-progress, the same on every long command: no progress bar, line or
+  loading message while it works; what it did is printed all the same."""
+  parser.add_argument(
+      "--no-progress", action="store_true",
+      help="no progress bar, progress line or loading messages while it "
+      "works (what it did is printed all the same)")
+
+
+def progress_printer(args: argparse.Namespace):
+  """A model's loading messages on stderr (`make_model(progress=...)`), or
+  None with --no-progress."""
+  if getattr(args, "no_progress", False):
+    return None
+  return lambda message: print(f"crsec: {message}", file=sys.stderr)
 
 
 def add_policy_flag(parser: argparse.ArgumentParser, default: str | None,

@@ -9,8 +9,9 @@ from pathlib import Path
 from crsec_concordia import outputs
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags,
-                                            embedder_for_run,
-                                            endpoint_for_run, positive)
+                                            add_progress_flag,
+                                            embedder_for_run, endpoint_for_run,
+                                            positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.interviews import load_questions
 from crsec_concordia.interviews.interview import (default_out, interview,
@@ -45,8 +46,7 @@ def add_parser(sub) -> None:
   p.add_argument("--out", type=Path, metavar="CSV",
                  help="where to write the answers (default: "
                  "RUN_DIR/interviews/NAME.csv)")
-  p.add_argument("--no-progress", action="store_true",
-                 help="no messages while the model loads")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)

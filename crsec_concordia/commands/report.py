@@ -22,8 +22,10 @@ from typing import Any
 
 from crsec_concordia import outputs, user_embedder
 from crsec_concordia.commands.flags import (add_embedder_flag,
-                                            add_endpoint_flags, embedder_from,
-                                            endpoint_for_run, endpoint_from)
+                                            add_endpoint_flags,
+                                            add_progress_flag, embedder_from,
+                                            endpoint_for_run, endpoint_from,
+                                            progress_printer)
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers.judge import LLMJudge
@@ -65,6 +67,7 @@ def add_parser(sub) -> None:
   p.add_argument("--llm-judge", action="store_true",
                  help="confirm each semantic norm match with a yes/no from "
                  "the model endpoint (off by default: embeddings only)")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   p.set_defaults(func=run)
@@ -81,7 +84,8 @@ def _matcher_factory(args: argparse.Namespace):
     path = args.path[0]
     endpoint = (endpoint_for_run(args, _run_json(path))
                 if reading.is_run_dir(path) else endpoint_from(args))
-    judge = LLMJudge(make_model(endpoint, seed=0),
+    judge = LLMJudge(make_model(endpoint, seed=0,
+                                progress=progress_printer(args)),
                      identity=identity_of(endpoint))
   used: dict[str, Any] = {}  # The runs' embedders, each imported once.
 

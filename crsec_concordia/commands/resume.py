@@ -8,9 +8,9 @@ from pathlib import Path
 from crsec_concordia import outputs, runner
 from crsec_concordia.commands.flags import (add_budget_flags,
                                             add_embedder_flag,
-                                            add_endpoint_flags, budget_from,
-                                            embedder_for_run,
-                                            endpoint_for_run)
+                                            add_endpoint_flags,
+                                            add_progress_flag, budget_from,
+                                            embedder_for_run, endpoint_for_run)
 from crsec_concordia.commands.run import print_summary
 from crsec_concordia.endings import RunEnded
 from crsec_concordia.runs.resume import resumable
@@ -26,8 +26,7 @@ def add_parser(sub) -> None:
       "with unless --max-calls or --max-tokens gives new ones.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
-  p.add_argument("--no-progress", action="store_true",
-                 help="no progress bar")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   add_budget_flags(p)

@@ -12,7 +12,8 @@ from crsec_concordia.commands.flags import (add_budget_flags,
                                             add_endpoint_flags,
                                             add_estimate_flags,
                                             add_models_flags,
-                                            add_policy_flag, budget_from,
+                                            add_policy_flag,
+                                            add_progress_flag, budget_from,
                                             embedder_from, endpoint_from,
                                             models_spec_from, positive)
 from crsec_concordia.endings import RunEnded
@@ -39,8 +40,7 @@ def add_parser(sub) -> None:
                  "runs/<scenario>-<agents>-seed<N>-<UTC time>)")
   p.add_argument("--no-cache", action="store_true",
                  help="do not replay model answers from the response cache")
-  p.add_argument("--no-progress", action="store_true",
-                 help="no progress bar")
+  add_progress_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)

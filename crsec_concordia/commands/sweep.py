@@ -22,13 +22,14 @@ from pathlib import Path
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from,
-                                            matchers_for)
 from crsec_concordia.commands.flags import (add_budget_flags,
+                                            add_embedder_flag,
                                             add_endpoint_flags,
                                             add_estimate_flags,
-                                            add_policy_flag, budget_from,
-                                            endpoint_from, positive)
+                                            add_policy_flag, add_progress_flag,
+                                            budget_from, embedder_from,
+                                            endpoint_from, matchers_for,
+                                            positive)
 from crsec_concordia.endings import BUDGET, ENDPOINT_UNREACHABLE
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
@@ -71,6 +72,7 @@ def add_parser(sub) -> None:
                  help="do not aggregate the metrics at the end")
   add_policy_flag(p, None, also=" (for the endpoints whose entry in the "
                   "file names none)")
+  add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   add_budget_flags(p, total=True)
@@ -141,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         job.embedder, job.embedder_dir = args.embedder, os.getcwd()
         job.budget, job.outage_wait = budget, args.outage_wait
       progress = _start(book, runs, jobs, done, other, out)
+      progress.shown = not args.no_progress
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:
         return 130
       progress.show(force=True)

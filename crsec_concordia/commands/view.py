@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from crsec_concordia import outputs
-from crsec_concordia.commands.flags import add_embedder_flag, embedder_from
+from crsec_concordia.commands.flags import (add_embedder_flag, embedder_from)
 from crsec_concordia.errors import UserError
 from crsec_concordia.view import belief, live, page, serve
 

@@ -1,5 +1,6 @@
 """`interview`: every agent of a run, restored after a slot, asked a
-questions file; the answers as a table beside the norms each holds.
+questions file; the answers as a table beside the norms each holds. An
+agent not there after that slot (not arrived yet, or gone) is not asked.
 
 The agents are restored into a fresh simulation (restore.py) and asked
 with the model (ask.py), one agent per thread, its questions in order;
@@ -29,8 +30,9 @@ from crsec_concordia.interviews.ask import OP, Answer, ask_question
 from crsec_concordia.interviews.questions import Questionnaire, load_questions
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
                                               NORM_SEPARATOR)
-from crsec_concordia.interviews.restore import (Interviewee, agents_of,
-                                                checkpoint_for, restore)
+from crsec_concordia.interviews.restore import (Interviewee, absent_after,
+                                                agents_of, checkpoint_for,
+                                                restore)
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir import writing as rundir
@@ -139,7 +141,8 @@ def _ask_at(run_dir: Path, step: int, checkpoint: Path,
   """Every agent's answers after `step`, from a fresh restored copy."""
   scenario, simulation = restore(run_dir, checkpoint,
                                  models.by_id[MAIN_MODEL], embedder)
-  agents = agents_of(simulation, scenario)
+  absent = absent_after(run_dir, scenario, step)
+  agents = [a for a in agents_of(simulation, scenario) if a.name not in absent]
   tagged = {i: as_structured(m).tagged(OP) for i, m in models.by_id.items()}
   def one(agent: Interviewee) -> list[Answer]:
     model = tagged[(models.model_of or {}).get(agent.name, MAIN_MODEL)]

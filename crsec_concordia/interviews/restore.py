@@ -21,6 +21,7 @@ from concordia.components import agent as agent_components
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.errors import UserError
+from crsec_concordia.game_masters.interventions import absent_and_closed
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import CHECKPOINT_FILES, checkpoint_step
 from crsec_concordia.runs import config as config_lib
@@ -107,6 +108,15 @@ def restore(run_dir: Path, checkpoint: Path, model, embedder
   simulation = episode.simulation(config, model, embedder)
   simulation.load_from_checkpoint(_read(checkpoint))
   return scenario, simulation
+
+
+def absent_after(run_dir: Path, scenario: Scenario, step: int) -> frozenset[str]:
+  """The agents taking no part after slot `step` (not arrived yet, or gone,
+  as the run's game master replays its `arrive` and `leave`): nobody
+  there to interview."""
+  seed = int(_read(run_dir / rundir.RUN_JSON)["seed"])
+  absent, _ = absent_and_closed(scenario, seed, step)
+  return absent
 
 
 def agents_of(simulation, scenario: Scenario) -> list[Interviewee]:

@@ -36,6 +36,8 @@ from crsec_concordia.judgement_prompts import prompts_hash
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.models.base import redact_url, stable_seed
 from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.operations import names
+from crsec_concordia.rundir.format import FAILURE
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.models_block import (MAIN_MODEL, SPEC_KEYS,
@@ -97,14 +99,17 @@ class ModelRoles:
 
   def stamp(self, records: list[dict[str, Any]], maker: str | None) -> None:
     """Names the model of each record `maker` made (None: the game master's,
-    whose action records also name the actor's model, and talk records
-    each speaker's)."""
+    whose action records also name the actor's model, talk records each
+    speaker's, and an agent's failure to act the agent's)."""
     if maker is not None:
       for r in records:
         r["model"] = self.id_of(maker)
       return
     for r in records:
-      r["model"] = self.game_master
+      # An agent's failure to act at all is recorded by the game master,
+      # but the call that failed was the agent's.
+      r["model"] = (self.id_of(r["agent"]) if r.get("kind") == FAILURE
+                    and r.get("op") == names.ACT else self.game_master)
       if "actor" in r:
         r["actor_model"] = self.id_of(r["actor"])
       if "initiator" in r and "partner" in r:

@@ -22,6 +22,7 @@ from crsec_concordia.calibration import run_policy
 from crsec_concordia.endings import BudgetReached
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
+from crsec_concordia.rundir import log_page
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs import episode, outage
@@ -224,7 +225,7 @@ def resume_episode(
     # checkpoints/log.jsonl (runs/session.py).
     log = structured_logging.SimulationLog.from_raw_log(
         list(simulation.get_raw_log()) + rundir.read_log(run_dir, done))
-    (run_dir / rundir.LOG_HTML).write_text(log.to_html(), encoding="utf-8")
+    log_page.write(run_dir, log, scenario.name, info)
     rundir.write_log_json(run_dir, log)
     return run_dir
   session.play(premise=scenario.premise if done == 0 else "")

@@ -45,6 +45,7 @@ from crsec_concordia import gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
+from crsec_concordia.rundir import log_page
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
 from crsec_concordia.runs import outage as outage_lib
@@ -424,9 +425,7 @@ class Session:
       if leftover:  # Anything recorded after the last slot's flush.
         self.write_records(leftover)
       log = self._whole_log(log)
-      html = log.to_html(title=f"{self.scenario.name} "
-                         f"({self.info['arm']}, seed {self.info['seed']})")
-      (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
+      log_page.write(self.run_dir, log, self.scenario.name, self.info)
       rundir.write_log_json(self.run_dir, log)
     finally:
       if self._bar is not None:

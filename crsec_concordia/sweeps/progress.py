@@ -47,8 +47,11 @@ class Progress:
   """Counts and the progress line of one sweep session."""
 
   def __init__(self, total: int, reused: int = 0, stream: TextIO | None = None,
-               quiet: float = 30.0):
+               quiet: float = 30.0, shown: bool = True):
+    """`shown`: False (--no-progress) draws no progress line; the lines of
+    `say` (a run finished or failed) are printed all the same."""
     self.total, self.done, self.failed = total, reused, 0
+    self.shown = shown
     self.reused = reused
     self.running = 0
     self.stream = stream or sys.stderr
@@ -79,6 +82,8 @@ class Progress:
     self._last_line = ""
 
   def show(self, force: bool = False) -> None:
+    if not self.shown:
+      return
     text = self.line()
     now = time.monotonic()
     if self.tty:
