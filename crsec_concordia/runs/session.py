@@ -34,7 +34,6 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -46,31 +45,17 @@ from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
+from crsec_concordia.rundir import recovery
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
 from crsec_concordia.runs import progress as progress_lib
+from crsec_concordia.runs import run_log
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.interview_block import scheduled_slots
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["KIND_ORDER", "Session", "record_order", "run_log"]
-
-
-@contextlib.contextmanager
-def run_log(run_dir: Path) -> Iterator[None]:
-  """Warnings of this session go to RUN_DIR/run.log as well."""
-  handler = logging.FileHandler(run_dir / rundir.RUN_LOG, encoding="utf-8")
-  handler.setLevel(logging.WARNING)
-  handler.setFormatter(logging.Formatter(
-      "%(asctime)s %(levelname)s %(name)s: %(message)s"))
-  root = logging.getLogger()
-  root.addHandler(handler)
-  try:
-    yield
-  finally:
-    root.removeHandler(handler)
-    handler.close()
+__all__ = ["KIND_ORDER", "Session", "record_order"]
 
 
 @dataclasses.dataclass
@@ -99,6 +84,7 @@ class Session:
     self._writer: concurrent.futures.ThreadPoolExecutor | None = None
     self._writes: list[concurrent.futures.Future] = []
     self._write_failed = False
+    self._run_log: run_log.RunLog | None = None
     # run.json as last written by a completed slot (the commit point).
     self._committed: dict[str, Any] = copy.deepcopy(self.info)
     if "version" not in self.info:
@@ -226,28 +212,41 @@ class Session:
     self._write(rundir.save_checkpoint, self.run_dir, step, data,
                 scheduled_slots(self.scenario.interviews))
 
-  def _whole_log(self, played: structured_logging.SimulationLog
-                 ) -> structured_logging.SimulationLog:
-    """Concordia's log of the run's slots, from checkpoints/log.jsonl, with
-    the memories Concordia attached to the log of what it played."""
-    whole = structured_logging.SimulationLog.from_raw_log(rundir.read_log(
-        self.run_dir, int(self.info["completed_steps"])))
-    names = [e.name for e in self.simulation.get_entities()]
+  def write_logs(self) -> None:
+    """log.html and log.json: Concordia's log of the run's slots, from
+    checkpoints/log.jsonl (an older run's checkpoint holds its start), with
+    the memories as Concordia's `play` attaches them. Made from the files
+    and the state, so a run whose ending was lost writes the same ones."""
+    whole = structured_logging.SimulationLog.from_raw_log(
+        list(self.simulation.get_raw_log()) + rundir.read_log(
+            self.run_dir, int(self.info["completed_steps"])))
+    memories = {}
+    for entity in self.simulation.get_entities():
+      memory = entity.get_all_context_components().get("__memory__")
+      texts = memory.get_all_memories_as_text() if memory is not None else []
+      if texts:
+        memories[entity.name] = texts
     whole.attach_memories(
-        entity_memories={n: played.get_entity_memories(n) for n in names
-                         if played.get_entity_memories(n)},
-        game_master_memories=played.get_game_master_memories())
-    return whole
+        entity_memories=memories,
+        game_master_memories=(self.simulation.game_master_memory_bank
+                              .get_all_memories_as_text()))
+    html = whole.to_html(title=f"{self.scenario.name} "
+                         f"({self.info['arm']}, seed {self.info['seed']})")
+    (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
+    rundir.write_log_json(self.run_dir, whole)
 
   def write_records(self, records: list[dict[str, Any]]) -> None:
     self._write(self._append_records, records)
 
   def _append_records(self, records: list[dict[str, Any]]) -> None:
     rundir.append_records(self.run_dir / rundir.EVENTS, records)
-    for r in records:
-      if r.get("kind") == FAILURE:
-        _log.warning("step %s: %s failed for %s: %s", r.get("step"),
-                     r.get("op"), r.get("agent"), r.get("error"))
+
+  def _write_run_log(self, when: str) -> None:
+    """Appends the warnings collected since the last time to run.log,
+    each line led by `when` (runs/run_log.py)."""
+    lines = self._run_log.take(when) if self._run_log is not None else []
+    if lines:
+      self._write(rundir.append_lines, self.run_dir / rundir.RUN_LOG, lines)
 
   def _on_step(self, step_data) -> None:
     """The engine's step callback: flush everything the slot produced."""
@@ -259,6 +258,11 @@ class Session:
     records.append({"kind": STEP, **game_masters.stamp_fields(stamp),
                     "actors": sorted(step_data.entity_actions), **totals})
     self.write_records(records)
+    for r in records:
+      if r.get("kind") == FAILURE:
+        _log.warning("step %s: %s failed for %s: %s", r.get("step"),
+                     r.get("op"), r.get("agent"), r.get("error"))
+    self._write_run_log(f"slot {step}:")
     snapshot = self.norm_snapshot()
     if snapshot:
       self._write(
@@ -288,7 +292,10 @@ class Session:
       self._bar.update(1)
 
   def _commit(self, info: dict[str, Any]) -> None:
-    """On the writer thread: run.json, the slot's commit point."""
+    """On the writer thread: run.json, the slot's commit point, with the
+    length of every file the run appends to (resume cuts them back to it:
+    rundir/recovery.py); the slot's appends are all written by now."""
+    info["appended"] = recovery.appended_lengths(self.run_dir)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, info)
     self._committed = info
 
@@ -330,7 +337,10 @@ class Session:
     shares = (self.share_judgements and hasattr(engine, "shared_judgements")
               and self.info.get("judgements") != "alone")
     self.info["judgements"] = "shared" if shares else "alone"
-    self.info.update(status="running", finished=None)
+    # Nothing past the last commit is in the files now (a resume cut them
+    # back): their lengths are the committed ones.
+    self.info.update(status="running", finished=None,
+                     appended=recovery.appended_lengths(self.run_dir))
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     self._committed = copy.deepcopy(self.info)
     if self.progress:
@@ -341,43 +351,25 @@ class Session:
           totals=lambda: rundir.totals(self.usage()))
     self._writer = concurrent.futures.ThreadPoolExecutor(
         max_workers=1, thread_name_prefix="RunDirWriter")
+    (self.run_dir / rundir.RUN_LOG).touch()
     try:
-      with run_log(self.run_dir):
-        self._tell_unmeasured()
-        if waits:
-          engine.before_resolve = self.flush
-        if shares:
-          engine.shared_judgements = self._shared_judgements()
+      with run_log.collected() as self._run_log:
         try:
-          if done == 0:
-            self.create_initial_norms()
-          log = self.simulation.play(
-              premise=premise, max_steps=total - done,
-              get_state_callback=self._save_checkpoint,
-              step_callback=self._on_step)
+          if done == 0:  # Said once, in slot 1's lines, not at each resume.
+            self._tell_unmeasured()
+          self._play_slots(premise, done, engine, waits, shares)
         finally:
-          if waits:
-            engine.before_resolve = None
-          if shares:
-            engine.shared_judgements = None
-          try:
-            self.flush()
-          finally:
-            self._writer.shutdown(wait=True)
-            self._writer = None
-        leftover = self.drain()
-        if leftover:  # Anything recorded after the last slot's flush.
-          self.write_records(leftover)
-        log = self._whole_log(log)
-        html = log.to_html(title=f"{self.scenario.name} "
-                           f"({self.info['arm']}, seed {self.info['seed']})")
-        (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
-        rundir.write_log_json(self.run_dir, log)
+          # What was logged after the last slot (a crash's own lines): past
+          # the commit, so a resume drops it with the lost slot.
+          with contextlib.suppress(OSError):
+            self._write_run_log(
+                f"after slot {self._committed['completed_steps']}:")
+          self._run_log = None
     except BaseException:
-      if self._write_failed:
-        # A slot whose files failed to be written is not committed: run.json
-        # stays at the last slot that was, and resume plays the rest.
-        self.info = copy.deepcopy(self._committed)
+      # run.json goes back to the last slot committed (a slot whose files
+      # failed to be written, or were not all taken, is not), and resume
+      # plays the rest.
+      self.info = copy.deepcopy(self._committed)
       self.info.update(status="interrupted", wall_seconds=self.wall_seconds())
       rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
       raise
@@ -385,5 +377,35 @@ class Session:
       if self._bar is not None:
         self._bar.close()
     self.info.update(status="completed", finished=rundir.now(),
-                     wall_seconds=self.wall_seconds())
+                     wall_seconds=self.wall_seconds(),
+                     appended=recovery.appended_lengths(self.run_dir))
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
+
+  def _play_slots(self, premise: str, done: int, engine, waits: bool,
+                  shares: bool) -> None:
+    """`play`'s slots after `done` with the writer running, then the logs."""
+    if waits:
+      engine.before_resolve = self.flush
+    if shares:
+      engine.shared_judgements = self._shared_judgements()
+    try:
+      if done == 0:
+        self.create_initial_norms()
+      self.simulation.play(
+          premise=premise, max_steps=self.scenario.total_steps - done,
+          get_state_callback=self._save_checkpoint,
+          step_callback=self._on_step)
+    finally:
+      if waits:
+        engine.before_resolve = None
+      if shares:
+        engine.shared_judgements = None
+      try:
+        self.flush()
+      finally:
+        self._writer.shutdown(wait=True)
+        self._writer = None
+    leftover = self.drain()
+    if leftover:  # Anything recorded after the last slot's flush.
+      self.write_records(leftover)
+    self.write_logs()
