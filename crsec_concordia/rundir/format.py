@@ -101,7 +101,7 @@ CHECKPOINT_FILES = "step_*_checkpoint.json"
 # agent grow with the run's length).
 CHECKPOINT_LOG = "log.jsonl"
 
-# -- a run's files by how they are written ---------------------------------------
+# -- a run's files by how they are written -------------------------------------
 
 # The files a run appends to, by path in the run directory: run.json's
 # `appended` gives the length each had when the last slot was committed,

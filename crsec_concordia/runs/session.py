@@ -1,9 +1,11 @@
 """Session: plays slots and keeps the run directory current.
 
 After every slot it appends the slot's records to events.jsonl (the game
-master's, then each agent's, agents in name order), snapshots the norm
-databases, updates usage.json and run.json, and writes a checkpoint: a
-crash or Ctrl-C loses at most the slot in flight.
+master's, then each agent's, agents in name order) and its warnings to
+run.log (runs/run_log.py), snapshots the norm databases, updates
+usage.json and run.json (with the length of every file it appends to:
+rundir/recovery.py), and writes a checkpoint: a crash or Ctrl-C loses at
+most the slot in flight.
 
 What a slot leaves is taken when the slot ends (the checkpoint's states,
 the records, the norm snapshots, usage and run.json's fields), but written
@@ -38,8 +40,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
-from concordia.utils import structured_logging
-
 from crsec_concordia import embedder_thresholds, game_masters, gate_tally
 from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
@@ -48,6 +48,7 @@ from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import recovery
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
+from crsec_concordia.runs import concordia_log
 from crsec_concordia.runs import progress as progress_lib
 from crsec_concordia.runs import run_log
 from crsec_concordia.scenarios import Scenario
@@ -213,27 +214,9 @@ class Session:
                 scheduled_slots(self.scenario.interviews))
 
   def write_logs(self) -> None:
-    """log.html and log.json: Concordia's log of the run's slots, from
-    checkpoints/log.jsonl (an older run's checkpoint holds its start), with
-    the memories as Concordia's `play` attaches them. Made from the files
-    and the state, so a run whose ending was lost writes the same ones."""
-    whole = structured_logging.SimulationLog.from_raw_log(
-        list(self.simulation.get_raw_log()) + rundir.read_log(
-            self.run_dir, int(self.info["completed_steps"])))
-    memories = {}
-    for entity in self.simulation.get_entities():
-      memory = entity.get_all_context_components().get("__memory__")
-      texts = memory.get_all_memories_as_text() if memory is not None else []
-      if texts:
-        memories[entity.name] = texts
-    whole.attach_memories(
-        entity_memories=memories,
-        game_master_memories=(self.simulation.game_master_memory_bank
-                              .get_all_memories_as_text()))
-    html = whole.to_html(title=f"{self.scenario.name} "
-                         f"({self.info['arm']}, seed {self.info['seed']})")
-    (self.run_dir / rundir.LOG_HTML).write_text(html, encoding="utf-8")
-    rundir.write_log_json(self.run_dir, whole)
+    """log.html and log.json (runs/concordia_log.py)."""
+    concordia_log.write(self.run_dir, self.simulation, self.scenario.name,
+                        self.info)
 
   def write_records(self, records: list[dict[str, Any]]) -> None:
     self._write(self._append_records, records)
