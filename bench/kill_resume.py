@@ -17,7 +17,7 @@ each with `resume_episode`. Moments alternate between two kinds:
 A run killed before its first slot was complete cannot be resumed (resume
 says so); it is started again, as resume tells a person to. Each resumed
 run must equal the reference in every file it holds, byte for byte, but
-run.json's times and history and run.log's times (`differences`). The
+run.json's times and history (`differences`). The
 scenario is scenarios/open_day.yaml, which has places, social ties and an
 announcement. Prints `N/N identical` or what differed, and exits 1 then.
 
@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -66,8 +65,6 @@ OPEN_DAY = ROOT / "scenarios" / "open_day.yaml"
 VOLATILE_RUN_FIELDS = ("started", "finished", "wall_seconds", "versions",
                        "commit", "commit_dirty", "version", "scenario_path",
                        "resumed")
-# A run.log line's time (logging's asctime).
-TIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", re.MULTILINE)
 VICTIM_TIMEOUT = 600  # Seconds; a victim never holds the bench longer.
 
 
@@ -152,16 +149,12 @@ def _without(data: Any, keys: Sequence[str]) -> Any:
 
 def comparable(path: Path, name: str, counters: bool) -> Any:
   """What of a run's file must be the same in every run of its seed: all
-  of it but run.json's times and history, run.log's times and, when
-  `counters` is false (a run with the response cache, whose replayed calls
-  count as cached), the call and token counters."""
+  of it but run.json's times and history and, when `counters` is false (a
+  run with the response cache, whose replayed calls count as cached), the
+  call and token counters."""
   apart = () if counters else (*rundir.USAGE_FIELDS, "by_model")
   if name == runner.RUN_JSON:
-    return _without(rundir.read_json(path),
-                    (*VOLATILE_RUN_FIELDS, *apart,
-                     *(() if counters else ("appended",))))
-  if name == runner.RUN_LOG:
-    return TIME.sub("", path.read_text(encoding="utf-8"))
+    return _without(rundir.read_json(path), (*VOLATILE_RUN_FIELDS, *apart))
   if not counters and name == runner.USAGE_JSON:
     return _without(rundir.read_json(path), apart)
   if not counters and name == runner.EVENTS:

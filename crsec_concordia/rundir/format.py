@@ -103,9 +103,8 @@ CHECKPOINT_LOG = "log.jsonl"
 
 # -- a run's files by how they are written -------------------------------------
 
-# The files a run appends to, by path in the run directory: run.json's
-# `appended` gives the length each had when the last slot was committed,
-# and resume cuts each back to it (recovery.py).
+# The files a run appends to, by path in the run directory: resume cuts
+# each back to the end of the last slot run.json committed (recovery.py).
 APPENDED = (EVENTS, f"{CHECKPOINTS}/{CHECKPOINT_LOG}", RUN_LOG)
 # The lock a run's one writer holds (`crsec run` or `crsec resume`: lock.py).
 RUN_LOCK = ".lock"

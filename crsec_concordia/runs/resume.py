@@ -177,7 +177,9 @@ def _resume(run_dir: Path, endpoint, progress, model, embedder,
             given_models) -> Path:
   """`resume_episode` under the run's lock."""
   info, scenario, checkpoint = resumable(run_dir)
-  recovery.recover(run_dir, info)
+  state = rundir.read_json(checkpoint)
+  recovery.recover(run_dir, info, log_in_checkpoint=bool(
+      state.get("raw_log")))
   seed, arm = int(info["seed"]), str(info["arm"])
   done = int(info["completed_steps"])
   # The referee's policy as the run began with it (config.json).
@@ -193,7 +195,7 @@ def _resume(run_dir: Path, endpoint, progress, model, embedder,
   _tell_no_failure_again(run_dir, model, roles)
 
   simulation = episode.simulation(config, model, embedder, roles)
-  simulation.load_from_checkpoint(rundir.read_json(checkpoint))
+  simulation.load_from_checkpoint(state)
   session = Session(run_dir, scenario, simulation, model, info, {}, progress,
                     roles)
   # Records still pending in the restored state were flushed with their slot.

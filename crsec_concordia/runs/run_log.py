@@ -44,10 +44,13 @@ class RunLog(logging.Handler):
 
   def take(self, when: str) -> list[str]:
     """The entries collected since the last `take`, each led by `when`
-    (its slot), in a fixed order: the agents' threads log in any order."""
+    (its slot: `slot 3:`), in a fixed order (the agents' threads log in
+    any order); an entry's further lines (a traceback) are indented, so
+    that only its first line starts with a slot."""
     with self._guard:
       entries, self._entries = self._entries, []
-    return [f"{when} {text}\n" for text in sorted(entries)]
+    return [f"{when} {text}".replace("\n", "\n  ") + "\n"
+            for text in sorted(entries)]
 
 
 @contextlib.contextmanager

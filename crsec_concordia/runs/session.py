@@ -3,9 +3,9 @@
 After every slot it appends the slot's records to events.jsonl (the game
 master's, then each agent's, agents in name order) and its warnings to
 run.log (runs/run_log.py), snapshots the norm databases, updates
-usage.json and run.json (with the length of every file it appends to:
-rundir/recovery.py), and writes a checkpoint: a crash or Ctrl-C loses at
-most the slot in flight.
+usage.json and run.json, and writes a checkpoint: a crash or Ctrl-C
+loses at most the slot in flight (rundir/recovery.py cuts every file back
+to the last slot run.json committed).
 
 What a slot leaves is taken when the slot ends (the checkpoint's states,
 the records, the norm snapshots, usage and run.json's fields), but written
@@ -45,7 +45,6 @@ from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
-from crsec_concordia.rundir import recovery
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
 from crsec_concordia.runs import concordia_log
@@ -275,10 +274,8 @@ class Session:
       self._bar.update(1)
 
   def _commit(self, info: dict[str, Any]) -> None:
-    """On the writer thread: run.json, the slot's commit point, with the
-    length of every file the run appends to (resume cuts them back to it:
-    rundir/recovery.py); the slot's appends are all written by now."""
-    info["appended"] = recovery.appended_lengths(self.run_dir)
+    """On the writer thread: run.json, the slot's commit point (resume cuts
+    the files it appends to back to it: rundir/recovery.py)."""
     rundir.write_json(self.run_dir / rundir.RUN_JSON, info)
     self._committed = info
 
@@ -320,10 +317,7 @@ class Session:
     shares = (self.share_judgements and hasattr(engine, "shared_judgements")
               and self.info.get("judgements") != "alone")
     self.info["judgements"] = "shared" if shares else "alone"
-    # Nothing past the last commit is in the files now (a resume cut them
-    # back): their lengths are the committed ones.
-    self.info.update(status="running", finished=None,
-                     appended=recovery.appended_lengths(self.run_dir))
+    self.info.update(status="running", finished=None)
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
     self._committed = copy.deepcopy(self.info)
     if self.progress:
@@ -360,8 +354,7 @@ class Session:
       if self._bar is not None:
         self._bar.close()
     self.info.update(status="completed", finished=rundir.now(),
-                     wall_seconds=self.wall_seconds(),
-                     appended=recovery.appended_lengths(self.run_dir))
+                     wall_seconds=self.wall_seconds())
     rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
 
   def _play_slots(self, premise: str, done: int, engine, waits: bool,
