@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
+
 from crsec_concordia import embedder_thresholds, game_masters, gate_tally
 from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
