@@ -17,7 +17,9 @@ def add_parser(sub) -> None:
   p = sub.add_parser(
       "resume", help="continue an interrupted run",
       description="Continue an interrupted run from its last completed step, "
-      "in the same directory, with the same scenario, agents and seed.")
+      "in the same directory, with the same scenario, agents and seed. What "
+      "the run wrote after that step is cut off first; a run is written by "
+      "one process at a time.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
   p.add_argument("--no-progress", action="store_true",
