@@ -11,20 +11,25 @@ each with `resume_episode`. Moments alternate between two kinds:
          random over the reference's calls): mid-slot, calls in flight;
   write  at the J-th write to the run directory (J random over the
          reference's writes): inside a slot's flush, between its files,
-         an append to events.jsonl cut part way through its text.
+         an append (events.jsonl, checkpoints/log.jsonl, run.log) cut
+         part way through its text, down to half a line.
 
 A run killed before its first slot was complete cannot be resumed (resume
 says so); it is started again, as resume tells a person to. Each resumed
-run must equal the reference: events.jsonl, every norm snapshot and
-usage.json. Prints `N/N identical` or what differed, and exits 1 then.
+run must equal the reference in every file it holds, byte for byte, but
+run.json's times and history (`differences`). The
+scenario is scenarios/open_day.yaml, which has places, social ties and an
+announcement. Prints `N/N identical` or what differed, and exits 1 then.
 
 By default the model is the fake server with tests/schema_answers.py (the
 same prompt gets the same answer, so no response cache is needed);
 --base-url/--model use a real endpoint with the response cache, whose
-replayed answers make the resumed slot repeat the killed one.
+replayed answers make the resumed slot repeat the killed one (its calls
+then count as cached: the counters are left out of the comparison).
 
-  .venv/bin/python bench/kill_resume.py               # 20 kills, mini café
+  .venv/bin/python bench/kill_resume.py               # 20 kills, open day
   .venv/bin/python bench/kill_resume.py --runs 3 --steps 2
+  .venv/bin/python bench/kill_resume.py --moments-seed 7
 """
 
 from __future__ import annotations
@@ -53,7 +58,13 @@ from tests import schema_answers  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-MINI = ROOT / "scenarios" / "hobbs_cafe_mini.yaml"
+# Places, ties and an announcement: every file a run can write.
+OPEN_DAY = ROOT / "scenarios" / "open_day.yaml"
+# run.json's fields that differ between two runs of one seed: times, the
+# machine and checkout, and a resumed run's history.
+VOLATILE_RUN_FIELDS = ("started", "finished", "wall_seconds", "versions",
+                       "commit", "commit_dirty", "version", "scenario_path",
+                       "resumed")
 VICTIM_TIMEOUT = 600  # Seconds; a victim never holds the bench longer.
 
 
@@ -71,7 +82,7 @@ class WriteCounter:
       return self.writes == self.kill_at
 
   def install(self) -> None:
-    write_json, append = rundir.write_json, rundir.append_records
+    write_json, append = rundir.write_json, rundir.append_lines
     counter = self
 
     def counted_write_json(path, data):
@@ -79,20 +90,19 @@ class WriteCounter:
         os.kill(os.getpid(), signal.SIGKILL)
       write_json(path, data)
 
-    def counted_append(path, records):
-      records = list(records)
+    def counted_append(path, lines):
+      lines = list(lines)
       if counter._tick():  # pylint: disable=protected-access
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n"
-                       for r in records)
+        text = "".join(lines)
         with open(path, "a", encoding="utf-8") as f:
           f.write(text[:int(len(text) * counter.cut)])
           f.flush()
           os.fsync(f.fileno())
         os.kill(os.getpid(), signal.SIGKILL)
-      append(path, records)
+      append(path, lines)
 
     rundir.write_json = counted_write_json
-    rundir.append_records = counted_append
+    rundir.append_lines = counted_append
 
 
 def endpoint_of(base_url: str, model: str, api_key: str | None
@@ -128,19 +138,49 @@ def first_difference(a: Path, b: Path) -> str:
   return f"{len(ra)} records against {len(rb)}"
 
 
-def differences(a: Path, b: Path) -> list[str]:
-  """What differs between two run directories (empty: identical)."""
+def _without(data: Any, keys: Sequence[str]) -> Any:
+  """`data` with `keys` left out of every mapping in it."""
+  if isinstance(data, dict):
+    return {k: _without(v, keys) for k, v in data.items() if k not in keys}
+  if isinstance(data, list):
+    return [_without(v, keys) for v in data]
+  return data
+
+
+def comparable(path: Path, name: str, counters: bool) -> Any:
+  """What of a run's file must be the same in every run of its seed: all
+  of it but run.json's times and history and, when `counters` is false (a
+  run with the response cache, whose replayed calls count as cached), the
+  call and token counters."""
+  apart = () if counters else (*rundir.USAGE_FIELDS, "by_model")
+  if name == runner.RUN_JSON:
+    return _without(rundir.read_json(path), (*VOLATILE_RUN_FIELDS, *apart))
+  if not counters and name == runner.USAGE_JSON:
+    return _without(rundir.read_json(path), apart)
+  if not counters and name == runner.EVENTS:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [_without(json.loads(line), apart) for line in lines
+            if line.strip()]
+  return path.read_bytes()
+
+
+def files_of(run_dir: Path) -> set[str]:
+  """Every file of a run directory, by its path in it."""
+  return {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*")
+          if p.is_file()}
+
+
+def differences(a: Path, b: Path, counters: bool = True) -> list[str]:
+  """What differs between two run directories (empty: identical): every
+  file either holds, compared as `comparable` says."""
   found = []
-  if (a / runner.EVENTS).read_bytes() != (b / runner.EVENTS).read_bytes():
-    found.append(f"{runner.EVENTS} ({first_difference(a, b)})")
-  if (a / runner.USAGE_JSON).read_bytes() != (b / runner.USAGE_JSON).read_bytes():
-    found.append(runner.USAGE_JSON)
-  names = sorted({p.name for p in (a / runner.NORMS).glob("*.json")} |
-                 {p.name for p in (b / runner.NORMS).glob("*.json")})
-  for name in names:
-    pa, pb = a / runner.NORMS / name, b / runner.NORMS / name
-    if not (pa.is_file() and pb.is_file()) or pa.read_bytes() != pb.read_bytes():
-      found.append(f"norms/{name}")
+  for name in sorted(files_of(a) ^ files_of(b)):
+    found.append(f"{name} only in {a.name if (a / name).is_file() else b.name}")
+  for name in sorted(files_of(a) & files_of(b)):
+    if (comparable(a / name, Path(name).name, counters)
+        != comparable(b / name, Path(name).name, counters)):
+      found.append(f"{name} ({first_difference(a, b)})"
+                   if name == runner.EVENTS else name)
   info = rundir.read_json(b / runner.RUN_JSON)
   if info["status"] != "completed":
     found.append(f"run.json status {info['status']}")
@@ -197,7 +237,8 @@ def kill_and_resume(i: int, kind: str, moment: int, out: Path,
                          progress=False, embedder=embedder)
   return {"run": i, "kind": kind, "moment": moment, "killed": True,
           "at": at, "how": how,
-          "differs": differences(args.reference, run_dir)}
+          "differs": differences(args.reference, run_dir,
+                                 counters=not args.base_url)}
 
 
 class Upstream:
@@ -241,7 +282,7 @@ class Upstream:
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--runs", type=int, default=20)
-  parser.add_argument("--scenario", default=str(MINI))
+  parser.add_argument("--scenario", default=str(OPEN_DAY))
   parser.add_argument("--steps", type=int, default=None)
   parser.add_argument("--seed", type=int, default=1)
   parser.add_argument("--moments-seed", type=int, default=0,
@@ -283,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           endpoint=endpoint_of(upstream.base_url, upstream.model,
                                args.api_key),
           cache=bool(args.base_url), progress=False, embedder=embedder)
-      rundir.write_json, rundir.append_records = _REAL_WRITES
+      rundir.write_json, rundir.append_lines = _REAL_WRITES
       calls = upstream.requests - before
       print(f"reference: {calls} model calls, {writes.writes} writes to the "
             "run directory", flush=True)
@@ -308,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   return 0 if same == len(results) else 1
 
 
-_REAL_WRITES = (rundir.write_json, rundir.append_records)
+_REAL_WRITES = (rundir.write_json, rundir.append_lines)
 
 if __name__ == "__main__":
   sys.exit(main())

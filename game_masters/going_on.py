@@ -68,8 +68,10 @@ class GoingOn:
           "step": record["step"], **{k: record[k] for k in CARRIED}}
 
   def get_state(self) -> dict[str, dict[str, Any]]:
+    """By agent name: the checkpoint is the same whichever agent's action
+    was resolved first."""
     with self._lock:
-      return {k: dict(v) for k, v in self._latest.items()}
+      return {k: dict(v) for k, v in sorted(self._latest.items())}
 
   def set_state(self, state: Mapping[str, Any]) -> None:
     with self._lock:

@@ -51,7 +51,7 @@ PLACED = ["town"]
 # 20-41 drawn agents) are still to be written; until then a calibration
 # reads them with a venue's probe file passed by --probes.
 POPULATED = ["committed_minority", "entrepreneur_share", "entrepreneur_ties",
-             "posted_rule"]
+             "open_day", "posted_rule"]
 
 
 @pytest.mark.parametrize("name", SHIPPED + PLACED)

@@ -23,7 +23,9 @@ def add_parser(sub) -> None:
       "completed step, in the same directory, with the same scenario, "
       "agents and seed, and, unless flags say otherwise, the model factory "
       "and embedder its run.json names. A run keeps the caps it was started "
-      "with unless --max-calls or --max-tokens gives new ones.")
+      "with unless --max-calls or --max-tokens gives new ones. What the run "
+      "wrote after that step is cut off first; a run is written by one "
+      "process at a time.")
   p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                  help="the directory `crsec run` printed")
   add_progress_flag(p)

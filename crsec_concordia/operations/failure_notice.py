@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 _log = logging.getLogger("crsec_concordia.operations")
@@ -53,3 +53,15 @@ def tell_once(model: Any, failure: Mapping[str, Any]) -> str | None:
   text = notice(failure, getattr(run, "role_model_id", None))
   _log.warning("%s", text)
   return text
+
+
+def told_before(model: Any, ops: Iterable[str]) -> None:
+  """Marks `ops` as told for the run of `model`: a resumed run told them in
+  its committed slots (their failure records are in events.jsonl), and an
+  uninterrupted run would not tell them again."""
+  run = getattr(model, "base", model)
+  with _lock:
+    try:
+      _told.setdefault(run, set()).update(ops)
+    except TypeError:  # A model that cannot be weakly referenced.
+      pass

@@ -7,6 +7,9 @@
               with one `UserError` line when it is none (the metrics use it)
   presence.py who takes part in each slot (arrive and leave), for the
               metrics' shares and the viewer
+  recovery.py every appended file cut back to the last committed slot,
+              or one line naming the file that cannot be (resume uses it)
+  lock.py     one writer per run: the lock `run` and `resume` hold
 
 docs/design.md, "Run directory", describes every file and record. This
 package sits below both the runs and the metrics, so neither copies the

@@ -101,6 +101,14 @@ CHECKPOINT_FILES = "step_*_checkpoint.json"
 # agent grow with the run's length).
 CHECKPOINT_LOG = "log.jsonl"
 
+# -- a run's files by how they are written -------------------------------------
+
+# The files a run appends to, by path in the run directory: resume cuts
+# each back to the end of the last slot run.json committed (recovery.py).
+APPENDED = (EVENTS, f"{CHECKPOINTS}/{CHECKPOINT_LOG}", RUN_LOG)
+# The lock a run's one writer holds (`crsec run` or `crsec resume`: lock.py).
+RUN_LOCK = ".lock"
+
 
 def temporary(name: str) -> str:
   """The name a file is written under before it replaces NAME whole."""

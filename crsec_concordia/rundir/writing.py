@@ -23,21 +23,20 @@ from typing import Any
 
 from crsec_concordia.rundir.format import (
     CHECKPOINT_FILES, CHECKPOINT_LOG, CHECKPOINTS, CONFIG_JSON, EVENTS,
-    LOG_HTML, LOG_JSON, NORM_SNAPSHOTS, NORMS, RUN_JSON, RUN_LOG,
-    GATES_JSON, SCENARIO_JSON, STEP, USAGE_JSON, checkpoint, checkpoint_step,
-    norm_snapshot, snapshot_step, temporary)
+    LOG_HTML, LOG_JSON, NORMS, RUN_JSON, RUN_LOCK, RUN_LOG, GATES_JSON,
+    SCENARIO_JSON, USAGE_JSON, checkpoint, checkpoint_step, norm_snapshot,
+    temporary)
 
 __all__ = [
     # The format's names a writer uses.
     "CHECKPOINTS", "CONFIG_JSON", "EVENTS", "LOG_HTML", "LOG_JSON", "NORMS",
-    "RUN_JSON", "RUN_LOG", "SCENARIO_JSON", "USAGE_JSON", "GATES_JSON",
-    "norm_snapshot",
+    "RUN_JSON", "RUN_LOCK", "RUN_LOG", "SCENARIO_JSON", "USAGE_JSON",
+    "GATES_JSON", "norm_snapshot",
     # Writing.
     "KEEP_CHECKPOINTS", "VERSIONED", "USAGE_FIELDS", "add_usage",
-    "append_log", "append_records", "checkpoint_path",
-    "drop_norm_snapshots_after", "git_commit", "now", "provenance",
-    "read_json", "read_log", "save_checkpoint", "totals", "truncate_events",
-    "versions", "write_json", "write_log_json",
+    "append_lines", "append_log", "append_records", "checkpoint_path",
+    "git_commit", "now", "provenance", "read_json", "read_log",
+    "save_checkpoint", "totals", "versions", "write_json", "write_log_json",
 ]
 
 KEEP_CHECKPOINTS = 2
@@ -224,38 +223,16 @@ def totals(by_tag: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
 
 
 def append_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+  """Appends one JSON line per record."""
+  append_lines(path, [json.dumps(r, ensure_ascii=False) + "\n"
+                      for r in records])
+
+
+def append_lines(path: Path, lines: Iterable[str]) -> None:
+  """Appends whole lines and fsyncs: every append of a run goes through
+  here, so a kill leaves at most the last line cut short, which resume cuts
+  off with the rest of the uncommitted slot (recovery.py)."""
   with open(path, "a", encoding="utf-8") as f:
-    for r in records:
-      f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    f.write("".join(lines))
     f.flush()
     os.fsync(f.fileno())
-
-
-def truncate_events(path: Path, steps: int) -> None:
-  """Keeps the records up to the `steps`-th step record (a slot's last line)."""
-  kept: list[str] = []
-  seen = 0
-  if path.is_file():
-    with open(path, encoding="utf-8") as f:
-      for line in f:
-        if seen >= steps:
-          break
-        if not line.strip():
-          continue
-        try:
-          record = json.loads(line)
-        except json.JSONDecodeError:
-          break  # A line cut short by the crash: the slot was not flushed.
-        kept.append(line if line.endswith("\n") else line + "\n")
-        if record.get("kind") == STEP:
-          seen += 1
-  tmp = path.with_name(temporary(path.name))
-  tmp.write_text("".join(kept), encoding="utf-8")
-  os.replace(tmp, path)
-
-
-def drop_norm_snapshots_after(run_dir: Path, steps: int) -> None:
-  for snapshot in (run_dir / NORMS).glob(NORM_SNAPSHOTS):
-    number = snapshot_step(snapshot.name)
-    if number is not None and number > steps:
-      snapshot.unlink()

@@ -6,6 +6,8 @@ One concern per module:
   simulation.py   Concordia's Simulation with a one-pass checkpoint
   rundir.py       the run directory's files, written atomically as it goes
   session.py      plays slots and keeps the run directory current
+  run_log.py      run.log's lines, collected and written a slot at a time
+  concordia_log.py  log.html and log.json, Concordia's log of the run
   episode.py      `run_episode` and `summarize`
   model_roles.py  models by role: the game master's, groups', agents'
   resume.py       `resume_episode` from the last completed slot

@@ -19,6 +19,7 @@ from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig, embedded, make_model
 from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.rundir import lock
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import ACTION
 from crsec_concordia.rundir.reading import per_agent_hour
@@ -104,6 +105,14 @@ def roles_for(spec, scenario: Scenario, seed: int, cache: bool, progress: bool,
                                  given)
 
 
+def _empty_or_refused(run_dir: Path) -> None:
+  """A new run's directory holds nothing (but its lock), or it is refused."""
+  if not run_dir.is_dir() or any(p.name != rundir.RUN_LOCK
+                                 for p in run_dir.iterdir()):
+    raise UserError(f"{run_dir} already exists and is not empty: choose "
+                    "another --out, or resume it with `crsec resume`")
+
+
 def run_episode(
     scenario: Scenario | str | Path,
     *,
@@ -163,9 +172,8 @@ def run_episode(
       raise UserError(f"--steps must be at least 1, not {steps}")
     scenario = scenario.with_max_steps(steps)
   run_dir = Path(out_dir) if out_dir else default_run_dir(scenario, arm, seed)
-  if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
-    raise UserError(f"{run_dir} already exists and is not empty: choose "
-                    "another --out, or resume it with `crsec resume`")
+  if run_dir.exists():
+    _empty_or_refused(run_dir)
   endpoint = endpoint or EndpointConfig.resolve()
   models = model_roles.spec_of(models, scenario)
   model_roles.check_spec(models, scenario, given_models)
@@ -189,36 +197,39 @@ def run_episode(
   embedder = embedder_for(embedder)
 
   run_dir.mkdir(parents=True, exist_ok=True)
-  rundir.write_json(run_dir / rundir.SCENARIO_JSON, scenario.to_dict())
-  rundir.write_json(run_dir / rundir.CONFIG_JSON,
-                    config_lib.config_to_json(config))
-  (run_dir / rundir.EVENTS).touch()
-  source = scenario.source_path
-  info = {
-      "scenario": scenario.name,
-      "scenario_path": str(source) if source else None,
-      "arm": arm, "seed": seed, "max_steps": scenario.total_steps,
-      "completed_steps": 0, "status": "running", "model": described,
-      "cache": cache, "versions": rundir.versions(), "started": rundir.now(),
-      "finished": None, "wall_seconds": 0.0, "resumed": [],
-  }
-  if chosen is not None:
-    info["referee_policy"] = chosen.describe()
-  if given_embedder:
-    info.update(embedder_identity.recorded(embedder))
-    info.update(embedder_thresholds.thresholds_recorded(embedder))
-  if roles is not None:
-    info.update(models=roles.describe(), model_spec=roles.spec)
-  if budget is not None and budget.run:
-    info["budget"] = budget.run.to_json()
-  rundir.write_json(run_dir / rundir.RUN_JSON, info)
+  with lock.held(run_dir):
+    # Checked again under the lock: a second `run` into it began first.
+    _empty_or_refused(run_dir)
+    rundir.write_json(run_dir / rundir.SCENARIO_JSON, scenario.to_dict())
+    rundir.write_json(run_dir / rundir.CONFIG_JSON,
+                      config_lib.config_to_json(config))
+    (run_dir / rundir.EVENTS).touch()
+    source = scenario.source_path
+    info = {
+        "scenario": scenario.name,
+        "scenario_path": str(source) if source else None,
+        "arm": arm, "seed": seed, "max_steps": scenario.total_steps,
+        "completed_steps": 0, "status": "running", "model": described,
+        "cache": cache, "versions": rundir.versions(), "started": rundir.now(),
+        "finished": None, "wall_seconds": 0.0, "resumed": [],
+    }
+    if chosen is not None:
+      info["referee_policy"] = chosen.describe()
+    if given_embedder:
+      info.update(embedder_identity.recorded(embedder))
+      info.update(embedder_thresholds.thresholds_recorded(embedder))
+    if roles is not None:
+      info.update(models=roles.describe(), model_spec=roles.spec)
+    if budget is not None and budget.run:
+      info["budget"] = budget.run.to_json()
+    rundir.write_json(run_dir / rundir.RUN_JSON, info)
 
-  def rebuild():
-    return simulation(config, model, embedder, roles)
-  Session(run_dir, scenario, rebuild(), model, info, {}, progress, roles,
-          rebuild=rebuild, budget=budget or None,
-          outage_policy=outage.policy_for(outage_wait)).play(
-              premise=scenario.premise)
+    def rebuild():
+      return simulation(config, model, embedder, roles)
+    Session(run_dir, scenario, rebuild(), model, info, {}, progress, roles,
+            rebuild=rebuild, budget=budget or None,
+            outage_policy=outage.policy_for(outage_wait)).play(
+                premise=scenario.premise)
   return run_dir
 
 

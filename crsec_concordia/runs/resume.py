@@ -15,14 +15,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from concordia.utils import structured_logging
-
 from crsec_concordia import embedder_identity, endings, user_embedder
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.endings import BudgetReached
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
-from crsec_concordia.rundir import log_page
+from crsec_concordia.operations import failure_notice
+from crsec_concordia.rundir import lock, recovery
+from crsec_concordia.rundir.format import FAILURE
+from crsec_concordia.rundir.reading import read_records
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs import episode, outage
@@ -107,6 +108,21 @@ def _same_embedder(info: dict, embedder) -> None:
                     + (")" if ":" in began.name else ", your function)"))
 
 
+def _tell_no_failure_again(run_dir: Path, model, roles) -> None:
+  """The operations whose failure the committed slots told the log
+  (operations/failure_notice.py) are not told again by the resumed run:
+  its run.log and Concordia's log stay those of an uninterrupted run."""
+  failed: dict[str | None, set[str]] = {}
+  for record in read_records(run_dir / rundir.EVENTS):
+    if record.get("kind") == FAILURE:
+      failed.setdefault(record.get("model"), set()).add(str(record.get("op")))
+  for model_id, ops in failed.items():
+    if roles is not None and roles.mixed and model_id in roles.models:
+      failure_notice.told_before(roles.models[model_id], ops)
+    else:
+      failure_notice.told_before(model, ops)
+
+
 def _roles(info: dict[str, Any], scenario: Scenario, seed: int, model,
            described, progress: bool, given: dict[str, Any] | None):
   """The run's models by role again (runs/model_roles.py), or None."""
@@ -170,15 +186,34 @@ def resume_episode(
   the run keeps the caps it was started with. `outage_wait`: seconds an
   endpoint outage is waited out (runs/outage.py).
 
+  It holds the run's lock throughout (rundir/lock.py), and first brings
+  every file the run appends to back to its last committed slot
+  (rundir/recovery.py).
+
   Raises:
-    UserError: the directory is not a run, is completed, or has no
-      checkpoint to resume from; or the run's factory or embedder cannot
+    UserError: the directory is not a run, is completed, has no
+      checkpoint to resume from, is being written by another process
+      (`lock.Busy`), or has a file that cannot be brought back
+      (`recovery.Unrecoverable`); or the run's factory or embedder cannot
       be imported here.
     BudgetReached: the run has already reached the caps it would go on
       with.
   """
   run_dir = Path(run_dir)
+  resumable(run_dir)  # A run directory, before its lock file is made.
+  with lock.held(run_dir):
+    return _resume(run_dir, endpoint, progress, model, embedder,
+                   given_models, budget, outage_wait)
+
+
+def _resume(run_dir: Path, endpoint, progress, model, embedder,
+            given_models, budget, outage_wait) -> Path:
+  """`resume_episode` under the run's lock."""
   info, scenario, checkpoint = resumable(run_dir)
+  state = (rundir.read_json(checkpoint) if int(info["completed_steps"])
+           else {})
+  recovery.recover(run_dir, info, log_in_checkpoint=bool(
+      state.get("raw_log")))
   seed, arm = int(info["seed"]), str(info["arm"])
   done = int(info["completed_steps"])
   budget = _budget(info, budget, run_dir, done)
@@ -195,19 +230,18 @@ def resume_episode(
                  given_models)
   _same_embedder(info, embedder)
   embedder = episode.embedder_for(embedder)
+  _tell_no_failure_again(run_dir, model, roles)
 
   def rebuild():
     return episode.simulation(config, model, embedder, roles)
   simulation = rebuild()
   if done:
-    simulation.load_from_checkpoint(rundir.read_json(checkpoint))
+    simulation.load_from_checkpoint(state)
   session = Session(run_dir, scenario, simulation, model, info, {}, progress,
                     roles, rebuild=rebuild, budget=budget or None,
                     outage_policy=outage.policy_for(outage_wait))
   # Records still pending in the restored state were flushed with their slot.
   session.drain()
-  rundir.truncate_events(run_dir / rundir.EVENTS, done)
-  rundir.drop_norm_snapshots_after(run_dir, done)
   session.base_usage = committed_usage(run_dir, info, done)
   code = rundir.provenance()
   mixed = code_change(info, code)
@@ -218,15 +252,11 @@ def resume_episode(
        "version": code["version"], "commit": code["commit"],
        "commit_dirty": code["commit_dirty"]})
   if done >= scenario.total_steps:
-    # Every slot was flushed; only the end of the run was lost.
+    # Every slot was flushed; only the end of the run was lost. Its logs
+    # are written before run.json says it is completed.
+    session.write_logs()
     info.update(status="completed", finished=rundir.now())
     rundir.write_json(run_dir / rundir.RUN_JSON, info)
-    # A checkpoint of an older run holds the raw log; a newer run's is in
-    # checkpoints/log.jsonl (runs/session.py).
-    log = structured_logging.SimulationLog.from_raw_log(
-        list(simulation.get_raw_log()) + rundir.read_log(run_dir, done))
-    log_page.write(run_dir, log, scenario.name, info)
-    rundir.write_log_json(run_dir, log)
     return run_dir
   session.play(premise=scenario.premise if done == 0 else "")
   return run_dir

@@ -1,9 +1,11 @@
 """Session: plays slots and keeps the run directory current.
 
 After every slot it appends the slot's records to events.jsonl (the game
-master's, then each agent's, agents in name order), snapshots the norm
-databases, updates usage.json and run.json, and writes a checkpoint: a
-crash or Ctrl-C loses at most the slot in flight.
+master's, then each agent's, agents in name order) and its warnings to
+run.log (runs/run_log.py), snapshots the norm databases, updates
+usage.json and run.json, and writes a checkpoint: a crash or Ctrl-C
+loses at most the slot in flight (rundir/recovery.py cuts every file back
+to the last slot run.json committed).
 
 What a slot leaves is taken when the slot ends (the checkpoint's states,
 the records, the norm snapshots, usage and run.json's fields), but written
@@ -33,46 +35,31 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
-from concordia.utils import structured_logging
 
 from crsec_concordia import embedder_thresholds, endings, game_masters
 from crsec_concordia import gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
-from crsec_concordia.rundir import log_page
 from crsec_concordia.rundir import writing as rundir
+from crsec_concordia.rundir import recovery
 from crsec_concordia.rundir.format import FAILURE, STEP
+from crsec_concordia.runs import concordia_log
 from crsec_concordia.runs import outage as outage_lib
 from crsec_concordia.runs.ordered_writer import OrderedWriter
 from crsec_concordia.runs import progress as progress_lib
+from crsec_concordia.runs import run_log
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.interview_block import scheduled_slots
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["KIND_ORDER", "Session", "record_order", "run_log"]
-
-
-@contextlib.contextmanager
-def run_log(run_dir: Path) -> Iterator[None]:
-  """Warnings of this session go to RUN_DIR/run.log as well."""
-  handler = logging.FileHandler(run_dir / rundir.RUN_LOG, encoding="utf-8")
-  handler.setLevel(logging.WARNING)
-  handler.setFormatter(logging.Formatter(
-      "%(asctime)s %(levelname)s %(name)s: %(message)s"))
-  root = logging.getLogger()
-  root.addHandler(handler)
-  try:
-    yield
-  finally:
-    root.removeHandler(handler)
-    handler.close()
+__all__ = ["KIND_ORDER", "Session", "record_order"]
 
 
 @dataclasses.dataclass
@@ -109,6 +96,7 @@ class Session:
     self._guard = outage_lib.Guard(
         [self.model, *(self.roles.models.values() if self.roles else ())],
         self.outage_policy)
+    self._run_log: run_log.RunLog | None = None
     # run.json as last written by a completed slot (the commit point).
     self._committed: dict[str, Any] = copy.deepcopy(self.info)
     if "version" not in self.info:
@@ -211,28 +199,23 @@ class Session:
     self._write(rundir.save_checkpoint, self.run_dir, step, data,
                 scheduled_slots(self.scenario.interviews))
 
-  def _whole_log(self, played: structured_logging.SimulationLog
-                 ) -> structured_logging.SimulationLog:
-    """Concordia's log of the run's slots, from checkpoints/log.jsonl, with
-    the memories Concordia attached to the log of what it played."""
-    whole = structured_logging.SimulationLog.from_raw_log(rundir.read_log(
-        self.run_dir, int(self.info["completed_steps"])))
-    names = [e.name for e in self.simulation.get_entities()]
-    whole.attach_memories(
-        entity_memories={n: played.get_entity_memories(n) for n in names
-                         if played.get_entity_memories(n)},
-        game_master_memories=played.get_game_master_memories())
-    return whole
+  def write_logs(self) -> None:
+    """log.html and log.json (runs/concordia_log.py)."""
+    concordia_log.write(self.run_dir, self.simulation, self.scenario.name,
+                        self.info)
 
   def write_records(self, records: list[dict[str, Any]]) -> None:
     self._write(self._append_records, records)
 
   def _append_records(self, records: list[dict[str, Any]]) -> None:
     rundir.append_records(self.run_dir / rundir.EVENTS, records)
-    for r in records:
-      if r.get("kind") == FAILURE:
-        _log.warning("step %s: %s failed for %s: %s", r.get("step"),
-                     r.get("op"), r.get("agent"), r.get("error"))
+
+  def _write_run_log(self, when: str) -> None:
+    """Appends the warnings collected since the last time to run.log,
+    each line led by `when` (runs/run_log.py)."""
+    lines = self._run_log.take(when) if self._run_log is not None else []
+    if lines:
+      self._write(rundir.append_lines, self.run_dir / rundir.RUN_LOG, lines)
 
   def _on_step(self, step_data) -> None:
     """The engine's step callback: flush everything the slot produced."""
@@ -244,6 +227,11 @@ class Session:
     records.append({"kind": STEP, **game_masters.stamp_fields(stamp),
                     "actors": sorted(step_data.entity_actions), **totals})
     self.write_records(records)
+    for r in records:
+      if r.get("kind") == FAILURE:
+        _log.warning("step %s: %s failed for %s: %s", r.get("step"),
+                     r.get("op"), r.get("agent"), r.get("error"))
+    self._write_run_log(f"slot {step}:")
     snapshot = self.norm_snapshot()
     if snapshot:
       self._write(
@@ -276,7 +264,8 @@ class Session:
       self.budget.stop_if_reached(totals, self.run_dir)
 
   def _commit(self, info: dict[str, Any]) -> None:
-    """On the writer thread: run.json, the slot's commit point."""
+    """On the writer thread: run.json, the slot's commit point (resume cuts
+    the files it appends to back to it: rundir/recovery.py)."""
     rundir.write_json(self.run_dir / rundir.RUN_JSON, info)
     self._committed = info
 
@@ -315,27 +304,38 @@ class Session:
     for, and the slot played again from the last checkpoint
     (runs/outage.py); a slot that reaches the budget ends the run after it.
     """
+    (self.run_dir / rundir.RUN_LOG).touch()
     try:
-      with run_log(self.run_dir):
-        self._tell_unmeasured()
-        while True:
-          try:
-            self._play_once(premise)
-            break
-          except outage_lib.SlotAbandoned:
-            self._guard.wait(int(self._committed["completed_steps"]) + 1)
-            premise = self._restart(premise)
+      with run_log.collected() as self._run_log:
+        try:
+          if int(self.info["completed_steps"]) == 0:
+            # Said once, in slot 1's lines, not at each resume.
+            self._tell_unmeasured()
+          while True:
+            try:
+              self._play_once(premise)
+              break
+            except outage_lib.SlotAbandoned:
+              self._guard.wait(int(self._committed["completed_steps"]) + 1)
+              premise = self._restart(premise)
+        finally:
+          # What was logged after the last slot (a crash's own lines): past
+          # the commit, so a resume drops it with the lost slot.
+          with contextlib.suppress(OSError):
+            rundir.append_lines(
+                self.run_dir / rundir.RUN_LOG, self._run_log.take(
+                    f"after slot {self._committed['completed_steps']}:"))
+          self._run_log = None
     except BaseException as e:
       # A run directory that could not be written (a full disk) lost what
       # the run depends on; resume goes on once it can be.
       ending = (endings.LOST_DEPENDENCY if self._writer.failed
                 and not isinstance(e, KeyboardInterrupt)
                 else endings.ending_of(e))
-      if self._writer.failed or isinstance(e, endings.EndpointUnreachable):
-        # A slot whose files failed to be written is not committed, nor one
-        # thrown away for an outage: run.json stays at the last slot that
-        # was, and resume plays the rest.
-        self.info = copy.deepcopy(self._committed)
+      # run.json goes back to the last slot committed (a slot whose files
+      # failed to be written, were not all taken, or was thrown away for an
+      # outage, is not), and resume plays the rest.
+      self.info = copy.deepcopy(self._committed)
       self.info.update(status=ending.status, wall_seconds=self.wall_seconds())
       rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
       if isinstance(e, endings.RunEnded):
@@ -363,8 +363,7 @@ class Session:
     self._gm = simulation.get_game_masters()[0]
     self._clock = self._gm.get_component(game_masters.clock.CLOCK_KEY)
     self.drain()  # Records restored with the checkpoint were written.
-    rundir.truncate_events(self.run_dir / rundir.EVENTS, done)
-    rundir.drop_norm_snapshots_after(self.run_dir, done)
+    recovery.recover(self.run_dir, self._committed)
     return premise if done == 0 else ""
 
   def _before_resolve(self) -> None:
@@ -402,7 +401,7 @@ class Session:
       try:
         if done == 0:
           self.create_initial_norms()
-        log = self.simulation.play(
+        self.simulation.play(
             premise=premise, max_steps=total - done,
             get_state_callback=self._save_checkpoint,
             step_callback=self._on_step)
@@ -424,9 +423,7 @@ class Session:
       leftover = self.drain()
       if leftover:  # Anything recorded after the last slot's flush.
         self.write_records(leftover)
-      log = self._whole_log(log)
-      log_page.write(self.run_dir, log, self.scenario.name, self.info)
-      rundir.write_log_json(self.run_dir, log)
+      self.write_logs()
     finally:
       if self._bar is not None:
         self._bar.close()

@@ -113,3 +113,11 @@ class SlotSimulation(simulation_lib.Simulation):
           data["game_masters"][gm.name] = saved
     self._checkpoint_counter += 1
     return data
+
+  def load_from_checkpoint(self, checkpoint: Mapping[str, Any]) -> None:
+    """Concordia's, counting on from the checkpoint's own number: it sets
+    the counter to that number, so the resumed run's next checkpoint was
+    numbered as the one it was restored from."""
+    super().load_from_checkpoint(checkpoint)
+    self._checkpoint_counter = int(checkpoint.get("checkpoint_counter",
+                                                  -1)) + 1

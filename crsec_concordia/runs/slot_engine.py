@@ -17,7 +17,8 @@ master's `act`) and changes three things in the loop:
   - the slot's actions reach the game master as one JSON object by name
     (game_masters.slot_actions), not newline-joined text to be split;
   - what the loop hands on (step data, logs) is in name order, whichever
-    thread finished first;
+    thread finished first, and an agent's log is what it logged in the
+    slot (`_slot_log`);
   - a SharedJudgements, when given, is told who observes in each slot and
     when each has (its questions are grouped once all are known; an
     agent's ConflictDetector tells it sooner, see operations/detect_conflict_sharing.py),
@@ -229,12 +230,13 @@ class SlotEngine(simultaneous.Simultaneous):
           and not step_controller.wait_for_step_permission()):
         break
       game_master = self.next_game_master(game_master, game_masters)
+      before = {e.name: _published(e) for e in entities}
       slot = self.play_slot(game_master, entities)
       steps += 1
       entity_logs = {}
       for entity in sorted(entities, key=lambda e: e.name):
         if entity.name in slot.actions and hasattr(entity, "get_last_log"):
-          entity_logs[entity.name] = entity.get_last_log()
+          entity_logs[entity.name] = _slot_log(entity, before[entity.name])
       if log is not None:
         log.append({"Step": steps, "Summary": f"Slot {steps}",
                     **{f"Entity [{n}]": v for n, v in entity_logs.items()}})
@@ -245,3 +247,30 @@ class SlotEngine(simultaneous.Simultaneous):
             step=steps, acting_entity=",".join(slot.actions),
             action=slot.encode(), entity_actions=dict(slot.actions),
             entity_logs=entity_logs, game_master=game_master.name))
+
+
+def _published(entity: entity_lib.Entity) -> dict[str, int]:
+  """How many data each of the entity's logging channels holds."""
+  channels = getattr(entity, "measurements", None)
+  if channels is None:
+    return {}
+  return {name: len(channels.get_channel(name))
+          for name in channels.available_channels()}
+
+
+def _slot_log(entity: entity_lib.Entity, before: Mapping[str, int]
+              ) -> dict[str, Any]:
+  """What the entity's components logged in this slot, by channel name.
+
+  Concordia's `get_last_log` gives every channel's last datum, whenever it
+  was published: a component silent this slot showed an older slot's
+  datum under this one, and a resumed run (whose restored entities start
+  with no data) showed none, so its log differed from the uninterrupted
+  run's. Only the channels published since `before` are this slot's.
+  """
+  channels = getattr(entity, "measurements", None)
+  if channels is None:
+    return entity.get_last_log()
+  return {name: channels.get_last_datum(name)
+          for name, count in sorted(_published(entity).items())
+          if count > before.get(name, 0)}
