@@ -33,9 +33,10 @@ from typing import Any
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia import embedder_thresholds, embedding, observations, threads
+from crsec_concordia import embedding, observations, threads
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia.gate_tally import RELEVANCE_FLOOR, GateTally
-from crsec_concordia.components._embedding_warmer import warm
+from crsec_concordia.embedding.warmer import warm
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory

@@ -16,7 +16,8 @@ import threading
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia import embedder_thresholds, embedding
+from crsec_concordia import embedding
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia.gate_tally import DUPLICATE_PRECHECK, GateTally
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY

@@ -28,7 +28,7 @@ from concordia.typing import entity_component
 
 from crsec_concordia import observations, threads
 from crsec_concordia.calibration.policy import RefereePolicy
-from crsec_concordia.calibration.thresholds import SimilarityThresholds
+from crsec_concordia.embedding.records import SimilarityThresholds
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib

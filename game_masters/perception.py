@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from crsec_concordia import embedder_thresholds, embedding
+from crsec_concordia import embedding
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia.operations import detect_conflict_relevance as relevance
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters.places import PlaceMap

@@ -27,11 +27,12 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
-from crsec_concordia import embedder_thresholds, embedding, gate_tally
+from crsec_concordia import embedding, gate_tally
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.calibration.policy import RefereePolicy
-from crsec_concordia.calibration.thresholds import SimilarityThresholds
-from crsec_concordia.components._embedding_warmer import warm
+from crsec_concordia.embedding.records import SimilarityThresholds
+from crsec_concordia.embedding.warmer import warm
 from crsec_concordia.components.port import port_of
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters import acting as acting_lib

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 
-from crsec_concordia import embedder_identity
-from crsec_concordia.calibration import thresholds
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import records as thresholds
 from crsec_concordia.cli import main
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.metrics.classifiers import similarity_calibration as sc
 from crsec_concordia.testing import bag_of_words
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crsec_concordia import embedder_identity as ei
-from crsec_concordia import load_run, runner, user_embedder
+from crsec_concordia.embedding import identity as ei
+from crsec_concordia import load_run, runner
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import run_metrics

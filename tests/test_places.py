@@ -27,10 +27,11 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia.components.crsec_port import CrsecPort
 from crsec_concordia.components.port import PORT_KEY
-from crsec_concordia import embedder_identity, embedder_thresholds
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia import game_masters
 from crsec_concordia import observations as obs
-from crsec_concordia.calibration import thresholds
+from crsec_concordia.embedding import records as thresholds
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import places as places_lib
 from crsec_concordia.game_masters import prefab as gm_prefab

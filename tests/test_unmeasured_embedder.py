@@ -18,7 +18,9 @@ import zlib
 import numpy as np
 from concordia.associative_memory import basic_associative_memory
 
-from crsec_concordia import embedder_identity, embedder_thresholds, runner
+from crsec_concordia import runner
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia.components import CONFLICT_DETECTOR_KEY
 from crsec_concordia.prefabs import PREFABS
 from crsec_concordia.testing import SchemaModel, bag_of_words

@@ -34,8 +34,8 @@ from tqdm import tqdm
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import probes, sheet, store
-from crsec_concordia.calibration.thresholds import save_similarity
-from crsec_concordia import embedder_identity
+from crsec_concordia.embedding.records import save_similarity
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags, embedder_from,
                                             endpoint_from, positive)

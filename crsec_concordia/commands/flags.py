@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from crsec_concordia import user_embedder
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher

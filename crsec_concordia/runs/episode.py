@@ -10,8 +10,9 @@ from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import (embedder_identity, embedder_thresholds,
-                             observations, threads)
+from crsec_concordia import observations, threads
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.judgement_prompts import identity_of, prompts_hash

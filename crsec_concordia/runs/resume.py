@@ -17,7 +17,7 @@ from typing import Any
 
 from concordia.utils import structured_logging
 
-from crsec_concordia import embedder_identity
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig

@@ -41,7 +41,8 @@ from typing import Any, ClassVar
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
 
-from crsec_concordia import embedder_thresholds, game_masters, gate_tally
+from crsec_concordia import game_masters, gate_tally
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia import threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)

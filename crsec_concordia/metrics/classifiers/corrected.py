@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia import embedder_identity
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.metrics.classifiers import correction, measured
 from crsec_concordia.metrics.classifiers import judge_quality, referee_quality

@@ -44,8 +44,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from crsec_concordia import embedder_identity, embedding
-from crsec_concordia.embedder_thresholds import (MINILM_THRESHOLDS,
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding.thresholds import (MINILM_THRESHOLDS,
                                                  thresholds_of)
 from crsec_concordia.metrics.classifiers import measured, norm_clauses
 from crsec_concordia.scenarios import TargetNorm

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia import embedder_identity
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.metrics.classifiers import DATA
 from crsec_concordia.metrics.classifiers.correction import Rates

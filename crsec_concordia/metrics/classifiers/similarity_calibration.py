@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia import embedder_identity, embedding
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.calibration import store
-from crsec_concordia.calibration.thresholds import (SimilarityThresholds,
+from crsec_concordia.embedding.records import (SimilarityThresholds,
                                                     Thresholds)
 from crsec_concordia.game_masters.referee import similarity_of, tag_gate
 from crsec_concordia.metrics.classifiers import matcher_quality

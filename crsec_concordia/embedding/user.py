@@ -14,8 +14,8 @@ import importlib
 import os
 import sys
 
-from crsec_concordia import embedder_identity
-from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding.vectors import SentenceEmbedder
 from crsec_concordia.errors import UserError
 
 FLAG = "--embedder"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia import embedding
+from crsec_concordia.embedding import vectors
 
 # Cosines are rounded to this many decimals before hashing.
 PRECISION = 2
@@ -73,7 +73,7 @@ MINILM = EmbedderIdentity(MINILM_NAME, MINILM_FINGERPRINT)
 class NamedEmbedder:
   """An embedder under a name of the user's choosing (`named`)."""
 
-  def __init__(self, embedder: embedding.SentenceEmbedder, name: str):
+  def __init__(self, embedder: vectors.SentenceEmbedder, name: str):
     self.wrapped = embedder
     self.embedder_name = name
     batched = getattr(embedder, "encode", None)
@@ -85,8 +85,8 @@ class NamedEmbedder:
     return self.wrapped(text)
 
 
-def named(embedder: embedding.SentenceEmbedder, name: str
-          ) -> embedding.SentenceEmbedder:
+def named(embedder: vectors.SentenceEmbedder, name: str
+          ) -> vectors.SentenceEmbedder:
   """`embedder`, known as `name` in runs, reports and calibrations."""
   return NamedEmbedder(embedder, name)
 
@@ -96,9 +96,9 @@ def name_of(embedder: Any) -> str:
   given = getattr(embedder, "embedder_name", None)
   if isinstance(given, str) and given:
     return given
-  if isinstance(embedder, embedding.MiniLMEmbedder):
+  if isinstance(embedder, vectors.MiniLMEmbedder):
     return MINILM_NAME
-  if isinstance(embedder, embedding.CachedEmbedder) and embedder.wrapped:
+  if isinstance(embedder, vectors.CachedEmbedder) and embedder.wrapped:
     return name_of(embedder.wrapped)
   wrapped = getattr(embedder, "wrapped", None)
   if wrapped is not None and wrapped is not embedder:
@@ -108,9 +108,9 @@ def name_of(embedder: Any) -> str:
   return f"{module}:{getattr(target, '__qualname__', repr(target))}"
 
 
-def fingerprint(embedder: embedding.SentenceEmbedder) -> str:
+def fingerprint(embedder: vectors.SentenceEmbedder) -> str:
   """The hash of the embedder's cosines on `SENTENCES`, rounded."""
-  sims = np.asarray(embedding.similarity(embedder, list(SENTENCES),
+  sims = np.asarray(vectors.similarity(embedder, list(SENTENCES),
                                          list(SENTENCES)), dtype=np.float64)
   upper = sims[np.triu_indices(len(SENTENCES), k=1)]
   text = ",".join(f"{round(float(x), PRECISION) + 0.0:.{PRECISION}f}"
@@ -123,7 +123,7 @@ _known: weakref.WeakKeyDictionary[Any, EmbedderIdentity] = (
 _known_lock = threading.Lock()
 
 
-def identify(embedder: embedding.SentenceEmbedder) -> EmbedderIdentity:
+def identify(embedder: vectors.SentenceEmbedder) -> EmbedderIdentity:
   """The embedder's identity (computed once per embedder object)."""
   try:
     with _known_lock:
@@ -148,7 +148,7 @@ def is_measured_default(identity: EmbedderIdentity | None) -> bool:
   return identity is None or identity.fingerprint == MINILM.fingerprint
 
 
-def recorded(embedder: embedding.SentenceEmbedder) -> dict[str, Any]:
+def recorded(embedder: vectors.SentenceEmbedder) -> dict[str, Any]:
   """What run.json records of a given embedder: `{"embedder": identity}`,
   or nothing for the default MiniLM (a run.json without `embedder` ran on
   it, so runs on the default record what they always did)."""
