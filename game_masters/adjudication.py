@@ -101,7 +101,7 @@ class Adjudication(entity_component.ContextComponent,
         (referee/occasion_check.py). Without it, neither (an occasion that
         names behaviours then raises).
       floors: the thresholds measured for the embedder behind `similarity`
-        (embedder_thresholds.thresholds_of; None: MiniLM's).
+        (the Embedder value's, embedding.thresholds_of; None: MiniLM's).
       warm: given a behaviour as observers will read it, has it embedded
         in the background (every normative observer's ConflictDetector
         embeds the slot's behaviours first thing in the next slot): each

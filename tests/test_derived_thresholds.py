@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from crsec_concordia import embedding
 from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.embedding import records as thresholds
 from crsec_concordia.cli import main
@@ -38,7 +39,7 @@ def test_calibrate_derives_and_stores_an_embedders_thresholds(tmp_path,
   assert main(["calibrate", "--thresholds", "--embedder",
                "crsec_concordia.testing:bag_of_words",
                "--out", str(tmp_path)]) == 0
-  identity = embedder_identity.identify(bag_of_words)
+  identity = embedding.identity_of(bag_of_words)
   found = thresholds.load_similarity(identity.name, identity.fingerprint,
                                      dirs=[tmp_path])
   assert found is not None and found.measured

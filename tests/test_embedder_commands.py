@@ -41,7 +41,7 @@ def test_compare_plays_and_reads_with_the_embedder_named(
     run_dir = write_known_run(Path(out_dir), arm, seed, steps or 3)
     info_path = run_dir / "run.json"
     info = json.loads(info_path.read_text())
-    info.update(ei.recorded(embedder))
+    info.update(embedding.of(embedder).recorded())
     info_path.write_text(json.dumps(info))
     return run_dir
 

@@ -27,6 +27,7 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia.components.crsec_port import CrsecPort
 from crsec_concordia.components.port import PORT_KEY
+from crsec_concordia import embedding
 from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia import game_masters
@@ -567,8 +568,8 @@ def test_a_legacy_scenario_delivers_every_deed_to_everyone_and_talks_anywhere():
 def measured_words(monkeypatch):
   """word_embedder measured, with MiniLM's cuts, as a person's own
   `crsec calibrate --thresholds --embedder` would leave it: an embedder
-  nobody measured spares no action (embedder_thresholds.py)."""
-  identity = embedder_identity.identify(word_embedder)
+  nobody measured spares no action (embedding/thresholds.py)."""
+  identity = embedding.identity_of(word_embedder)
   thresholds.save_similarity(dataclasses.replace(
       embedder_thresholds.MINILM_THRESHOLDS, embedder=identity.name,
       fingerprint=identity.fingerprint))

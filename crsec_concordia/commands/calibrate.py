@@ -34,12 +34,12 @@ from tqdm import tqdm
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import probes, sheet, store
-from crsec_concordia.embedding.records import save_similarity
-from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia import embedding
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags, embedder_from,
                                             endpoint_from, positive)
 from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.embedding.records import save_similarity
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers import judgement_error as calibrate_lib
@@ -55,7 +55,7 @@ SHEET_NAME = "labelling_sheet.csv"
 def _record_embedder(path: Path, embedder) -> None:
   """The calibration file names the embedder it was measured with (none
   named: MiniLM)."""
-  found = embedder_identity.recorded(embedder)
+  found = embedding.of(embedder).recorded()
   if found:
     data = json.loads(path.read_text(encoding="utf-8"))
     data.update(found)

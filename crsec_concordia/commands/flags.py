@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from crsec_concordia.embedding import user as user_embedder
+from crsec_concordia import embedding
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.models import EndpointConfig
@@ -60,7 +61,7 @@ def endpoint_from(args: argparse.Namespace) -> EndpointConfig:
 
 
 def add_embedder_flag(parser: argparse.ArgumentParser) -> None:
-  """--embedder module:function (crsec_concordia/user_embedder.py)."""
+  """--embedder module:function (crsec_concordia/embedding/user.py)."""
   parser.add_argument(
       user_embedder.FLAG, metavar="MODULE:FUNCTION",
       help="your own sentence embedder, a function from text to vector "
@@ -69,8 +70,11 @@ def add_embedder_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def embedder_from(args: argparse.Namespace):
-  """The embedder --embedder names, or None for the default."""
-  return user_embedder.load_optional(getattr(args, "embedder", None))
+  """The Embedder value of the function --embedder names (its first
+  vectors checked: bad ones are one line before anything is written), or
+  None for the default."""
+  found = user_embedder.load_optional(getattr(args, "embedder", None))
+  return None if found is None else embedding.of(found)
 
 
 def matchers_for(embedder):

@@ -7,8 +7,9 @@ import argparse
 from pathlib import Path
 
 from crsec_concordia import outputs
-from crsec_concordia.commands.flags import (add_endpoint_flags, endpoint_from,
-                                            positive)
+from crsec_concordia.commands.flags import (add_embedder_flag,
+                                            add_endpoint_flags, embedder_from,
+                                            endpoint_from, positive)
 from crsec_concordia.errors import UserError
 from crsec_concordia.interviews import load_questions
 from crsec_concordia.interviews.interview import (default_out, interview,
@@ -42,10 +43,11 @@ def add_parser(sub) -> None:
   p.add_argument("--no-progress", action="store_true",
                  help="no messages while the model loads")
   add_endpoint_flags(p)
+  add_embedder_flag(p)
   p.set_defaults(func=run)
 
 
-def _scheduled(args: argparse.Namespace) -> int:
+def _scheduled(args: argparse.Namespace, embedder) -> int:
   if args.at is not None or args.out is not None:
     raise UserError("--at and --out go with --questions; without it, the "
                     "scenario's scheduled interviews are held, each at its "
@@ -56,6 +58,7 @@ def _scheduled(args: argparse.Namespace) -> int:
   with outputs.writing(args.run_dir, then="make room there, then interview "
                        "again"):
     results = interview_scheduled(args.run_dir, endpoint=endpoint_from(args),
+                                  embedder=embedder,
                                   progress=not args.no_progress)
   for result in results:
     _say(result, ", ".join(map(str, sorted(set(result.answers["slot"])))))
@@ -71,8 +74,10 @@ def _say(result, slots: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+  # A bad --embedder (its first vectors) stops before anything is written.
+  embedder = embedder_from(args)
   if args.questions is None:
-    return _scheduled(args)
+    return _scheduled(args, embedder)
   # Every input is checked before the model starts.
   step, _ = checkpoint_for(args.run_dir, args.at)
   questionnaire = load_questions(args.questions)
@@ -82,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
   with outputs.writing(out.parent, then="make room there, then interview "
                        "again"):
     result = interview(args.run_dir, args.questions, at=step, out=out,
-                       endpoint=endpoint_from(args),
+                       endpoint=endpoint_from(args), embedder=embedder,
                        progress=not args.no_progress)
   _say(result, str(step))
   return 0

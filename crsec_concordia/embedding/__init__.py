@@ -6,11 +6,18 @@ function. The package holds all that concerns one: its vectors and their
 cache (vectors.py), its name and fingerprint (identity.py), the thresholds
 measured for it (records.py, kept by identity) and their resolution
 (thresholds.py), a user's function named on the command line (user.py)
-and the background warming of its cache (warmer.py). Only this package
-resolves an embedder's identity and thresholds; its consumers read them.
+and the background warming of its cache (warmer.py). An `Embedder`
+(value.py) holds one function with all of that and checks its vectors
+(check.py); it is built once where a command or a run starts and passed
+down, and it stays a plain text-to-vector callable to Concordia. Only
+this package resolves an embedder's identity and thresholds; its
+consumers read them from the value.
 """
 
+from crsec_concordia.embedding.check import BadVectors
 from crsec_concordia.embedding.identity import named
+from crsec_concordia.embedding.value import (Embedder, identity_of, of,
+                                             thresholds_of)
 from crsec_concordia.embedding.vectors import (DIMENSION, CachedEmbedder,
                                                MiniLMEmbedder,
                                                SentenceEmbedder, cached,
@@ -18,6 +25,7 @@ from crsec_concordia.embedding.vectors import (DIMENSION, CachedEmbedder,
                                                pair_similarity,
                                                shared_embedder, similarity)
 
-__all__ = ["DIMENSION", "CachedEmbedder", "MiniLMEmbedder", "SentenceEmbedder",
-           "cached", "embedder_of", "encode", "named", "pair_similarity",
-           "shared_embedder", "similarity"]
+__all__ = ["DIMENSION", "BadVectors", "CachedEmbedder", "Embedder",
+           "MiniLMEmbedder", "SentenceEmbedder", "cached", "embedder_of",
+           "encode", "identity_of", "named", "of", "pair_similarity",
+           "shared_embedder", "similarity", "thresholds_of"]

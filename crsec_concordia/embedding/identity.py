@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import threading
-import weakref
 from typing import Any
 
 import numpy as np
@@ -111,34 +109,11 @@ def name_of(embedder: Any) -> str:
 def fingerprint(embedder: vectors.SentenceEmbedder) -> str:
   """The hash of the embedder's cosines on `SENTENCES`, rounded."""
   sims = np.asarray(vectors.similarity(embedder, list(SENTENCES),
-                                         list(SENTENCES)), dtype=np.float64)
+                                       list(SENTENCES)), dtype=np.float64)
   upper = sims[np.triu_indices(len(SENTENCES), k=1)]
   text = ",".join(f"{round(float(x), PRECISION) + 0.0:.{PRECISION}f}"
                   for x in upper)
   return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-_known: weakref.WeakKeyDictionary[Any, EmbedderIdentity] = (
-    weakref.WeakKeyDictionary())
-_known_lock = threading.Lock()
-
-
-def identify(embedder: vectors.SentenceEmbedder) -> EmbedderIdentity:
-  """The embedder's identity (computed once per embedder object)."""
-  try:
-    with _known_lock:
-      found = _known.get(embedder)
-  except TypeError:  # Not weakly referable: computed each time.
-    found = None
-  if found is not None:
-    return found
-  found = EmbedderIdentity(name_of(embedder), fingerprint(embedder))
-  try:
-    with _known_lock:
-      _known[embedder] = found
-  except TypeError:
-    pass
-  return found
 
 
 def is_measured_default(identity: EmbedderIdentity | None) -> bool:
@@ -146,16 +121,6 @@ def is_measured_default(identity: EmbedderIdentity | None) -> bool:
   and recorded matcher error holds for (None: a run that recorded none,
   i.e. ran on the default)."""
   return identity is None or identity.fingerprint == MINILM.fingerprint
-
-
-def recorded(embedder: vectors.SentenceEmbedder) -> dict[str, Any]:
-  """What run.json records of a given embedder: `{"embedder": identity}`,
-  or nothing for the default MiniLM (a run.json without `embedder` ran on
-  it, so runs on the default record what they always did)."""
-  identity = identify(embedder)
-  if is_measured_default(identity):
-    return {}
-  return {"embedder": identity.describe()}
 
 
 def identity_of_run(info: dict[str, Any]) -> EmbedderIdentity:

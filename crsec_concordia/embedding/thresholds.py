@@ -1,10 +1,11 @@
-"""The similarity thresholds of the embedder in use, resolved once per embedder.
+"""The similarity thresholds of an embedder, resolved once per identity.
 
 Every cosine that decides a judgement (records.py's
-SimilarityThresholds) holds for the embedder it was measured with, so each
+SimilarityThresholds) holds for the embedder it was measured with, so the
+Embedder value (value.py) asks here once, when it is built, and every
 consumer (the ConflictDetector, the observers' perception, the referee,
-ImmediateEvaluation, the matcher) asks here when it is built, with the
-embedder it was given. MiniLM's record ships; another embedder's is found
+ImmediateEvaluation, the matcher) reads the record from the value it was
+given. MiniLM's record ships; another embedder's is found
 by its name and fingerprint (identity.py) among the person's
 calibrations (`crsec calibrate --embedder`). An embedder nobody measured
 gets the record with every gate open, and the process says so once, in
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
 
 from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.embedding import records
@@ -55,17 +55,6 @@ def record_for(identity: embedder_identity.EmbedderIdentity | None
   return found
 
 
-def thresholds_of(embedder: Any) -> records.SimilarityThresholds:
-  """The record of `embedder` (None: the default MiniLM's); says once in
-  the log when nobody measured it."""
-  if embedder is None:
-    return MINILM_THRESHOLDS
-  record = record_for(embedder_identity.identify(embedder))
-  if not record.measured:
-    tell(record)
-  return record
-
-
 def tell(record: records.SimilarityThresholds) -> bool:
   """Logs the unmeasured embedder's warning, once per process and
   embedder; True the first time."""
@@ -78,18 +67,6 @@ def tell(record: records.SimilarityThresholds) -> bool:
     _log.warning(UNMEASURED_NOTE.format(name=record.embedder,
                                         fingerprint=record.fingerprint))
   return first
-
-
-def thresholds_recorded(embedder: Any) -> dict[str, Any]:
-  """What run.json records of the thresholds in use: nothing for MiniLM
-  (so its runs record what they always did), else the embedder's name and
-  whether it was measured."""
-  if embedder is None:
-    return {}
-  identity = embedder_identity.identify(embedder)
-  if embedder_identity.is_measured_default(identity):
-    return {}
-  return {"similarity_thresholds": record_for(identity).describe()}
 
 
 _entered: set[embedder_identity.EmbedderIdentity] = set()

@@ -17,8 +17,9 @@ from typing import Any
 
 from concordia.utils import structured_logging
 
-from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia import embedding
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.rundir import writing as rundir
@@ -95,8 +96,7 @@ def _same_embedder(info: dict, embedder) -> None:
   """A run goes on with the embedder it began with (run.json's
   `embedder`; none recorded: the default), or stops saying which."""
   began = embedder_identity.identity_of_run(info)
-  now = (embedder_identity.MINILM if embedder is None
-         else embedder_identity.identify(embedder))
+  now = embedding.identity_of(embedder)
   if began.fingerprint != now.fingerprint:
     raise UserError(f"this run began with the sentence embedder {began} "
                     f"and would go on with {now}: resume it with the same "
@@ -161,7 +161,7 @@ def resume_episode(
   simulation = episode.simulation(config, model, embedder, roles)
   simulation.load_from_checkpoint(rundir.read_json(checkpoint))
   session = Session(run_dir, scenario, simulation, model, info, {}, progress,
-                    roles)
+                    roles, embedder)
   # Records still pending in the restored state were flushed with their slot.
   session.drain()
   rundir.truncate_events(run_dir / rundir.EVENTS, done)

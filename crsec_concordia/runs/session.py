@@ -14,7 +14,9 @@ society, and done between slots it is time with no model call in flight
 it is on disk (the engine's `before_resolve`), and so does the end of the
 run, Ctrl-C included. run.json stays the commit point: a kill before it is
 written, or a write of the slot that fails, loses that slot, and resume
-plays it again.
+plays it again. So does a slot in which the run's embedder returned a bad
+batch of vectors (embedding/value.py): the run stops there, interrupted,
+as it does when any dependency is lost, and never completes with a hole.
 
 The session meets the agents only through their ports (components/port.py):
 their records, norm snapshots, initial norms and shared DetectConflict
@@ -41,11 +43,11 @@ from typing import Any, ClassVar
 from concordia.prefabs.simulation import generic as simulation_lib
 from concordia.utils import structured_logging
 
-from crsec_concordia import game_masters, gate_tally
-from crsec_concordia.embedding import thresholds as embedder_thresholds
-from crsec_concordia import threads
+from crsec_concordia import game_masters, gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
+from crsec_concordia.embedding import thresholds as embedder_thresholds
+from crsec_concordia.embedding.check import BadVectors
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import FAILURE, STEP
@@ -87,6 +89,9 @@ class Session:
   progress: bool
   # The models by role of a run with several (runs/model_roles.py).
   roles: Any = None
+  # The run's Embedder value (embedding/value.py), whose `failure` stops
+  # the run at the end of the slot it came in.
+  embedder: Any = None
   # Whether a DetectConflict question several agents hold is asked once
   # for all of them (off: each agent asks alone, as a bench compares).
   share_judgements: ClassVar[bool] = True
@@ -250,8 +255,20 @@ class Session:
         _log.warning("step %s: %s failed for %s: %s", r.get("step"),
                      r.get("op"), r.get("agent"), r.get("error"))
 
+  def _stop_if_embedder_failed(self) -> None:
+    """Raises the embedder's bad batch, if one came: the slot it came in
+    is not committed (its components recorded failures where vectors were
+    missing), so the run stops resumable at the slot before."""
+    failure = getattr(self.embedder, "failure", None)
+    if failure is not None:
+      raise BadVectors(
+          f"{failure}; {self.run_dir} stopped after slot "
+          f"{self._committed.get('completed_steps', 0)}: continue it with "
+          f"`crsec resume {self.run_dir}`")
+
   def _on_step(self, step_data) -> None:
     """The engine's step callback: flush everything the slot produced."""
+    self._stop_if_embedder_failed()
     step = self._clock.completed_steps
     stamp = self.scenario.stamp_for(step)
     usage = self.usage()
@@ -366,6 +383,7 @@ class Session:
           finally:
             self._writer.shutdown(wait=True)
             self._writer = None
+        self._stop_if_embedder_failed()
         leftover = self.drain()
         if leftover:  # Anything recorded after the last slot's flush.
           self.write_records(leftover)
