@@ -73,8 +73,10 @@ def embedder_from(args: argparse.Namespace):
   """The Embedder value of the function --embedder names (its first
   vectors checked: bad ones are one line before anything is written), or
   None for the default."""
-  found = user_embedder.load_optional(getattr(args, "embedder", None))
-  return None if found is None else embedding.of(found)
+  if not hasattr(args, "embedder_value"):  # Built once per command.
+    found = user_embedder.load_optional(getattr(args, "embedder", None))
+    args.embedder_value = None if found is None else embedding.of(found)
+  return args.embedder_value
 
 
 def matchers_for(embedder):

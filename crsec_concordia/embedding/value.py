@@ -125,8 +125,9 @@ _values_lock = threading.Lock()
 
 def of(embedder: Any = None) -> Embedder:
   """The Embedder value of `embedder`: itself if it is one, else built
-  once per function (None: the default MiniLM, loaded now). BadVectors
-  (one line) when its first vectors are bad."""
+  once per function (None: the default MiniLM, loaded now), and again
+  after a batch of it went bad. BadVectors (one line) when its first
+  vectors are bad."""
   if isinstance(embedder, Embedder):
     return embedder
   if (isinstance(embedder, vectors.CachedEmbedder)
@@ -139,11 +140,17 @@ def of(embedder: Any = None) -> Embedder:
       found = _values.get(embedder)
   except TypeError:  # Not weakly referable: built each time.
     found = None
-  if found is None:
+  if found is None or found.failure is not None:
+    # One whose batch went bad is built anew (its first vectors checked
+    # again) for the next run: a resume in the same process.
     found = Embedder(embedder)
     try:
       with _values_lock:
-        found = _values.setdefault(embedder, found)
+        known = _values.get(embedder)
+        if known is None or known.failure is not None:
+          _values[embedder] = found
+        else:
+          found = known
     except TypeError:
       pass
   return found
