@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -59,8 +60,8 @@ class VectorCheck:
   def _vector(self, raw: object, text: str) -> np.ndarray:
     """One returned vector as floats, or BadVectors saying why not."""
     if isinstance(raw, (str, bytes)):
-      return self._fail(f"returned a {type(raw).__name__}, not a vector of "
-                        f"numbers, for {_shown(text)}")
+      self._fail(f"returned a {type(raw).__name__}, not a vector of "
+                 f"numbers, for {_shown(text)}")
     try:
       vector = np.asarray(raw, dtype=np.float32)
     except (TypeError, ValueError):
@@ -69,7 +70,7 @@ class VectorCheck:
                       "lengths?)") from None
     return vector
 
-  def _fail(self, what: str) -> np.ndarray:
+  def _fail(self, what: str) -> NoReturn:
     raise self._bad(what)
 
   def rows(self, texts: Sequence[str], raw: object) -> np.ndarray:
@@ -79,9 +80,7 @@ class VectorCheck:
                  f"for {len(texts)} texts")
     try:
       rows = [self._vector(r, t) for r, t in zip(raw, texts, strict=True)]
-    except ValueError as e:
-      if isinstance(e, BadVectors):
-        raise
+    except ValueError:  # zip: not one vector per text.
       raise self._bad(f"returned {len(list(raw))} vectors for {len(texts)} "
                       "texts") from None
     except TypeError:
@@ -111,14 +110,15 @@ class VectorCheck:
       if row.size != length:
         self._fail(f"returned a vector of length {row.size} for "
                    f"{_shown(text)} after vectors of length {length}")
-      if not np.all(np.isfinite(row)):
-        self._fail(f"returned a vector with NaN or infinite values for "
-                   f"{_shown(text)}")
-      if not np.any(row):
-        self._fail(f"returned an all-zero vector for {_shown(text)}")
     if not flat:
       return np.zeros((0, self._length or 0), dtype=np.float32)
-    return np.stack(flat)
+    matrix = np.stack(flat)
+    for bad, what in ((~np.isfinite(matrix).all(axis=1),
+                       "a vector with NaN or infinite values"),
+                      (~matrix.any(axis=1), "an all-zero vector")):
+      if bad.any():
+        self._fail(f"returned {what} for {_shown(texts[int(bad.argmax())])}")
+    return matrix
 
   def calling(self, fn: Callable[[], object], texts: Sequence[str]
               ) -> object:

@@ -33,7 +33,7 @@ from crsec_concordia import embedding
 from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.calibration import store
 from crsec_concordia.embedding.records import (SimilarityThresholds,
-                                                    Thresholds)
+                                               Thresholds)
 from crsec_concordia.game_masters.referee import similarity_of, tag_gate
 from crsec_concordia.metrics.classifiers import matcher_quality
 from crsec_concordia.metrics.classifiers import threshold_search
