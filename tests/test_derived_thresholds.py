@@ -39,7 +39,7 @@ def test_calibrate_derives_and_stores_an_embedders_thresholds(tmp_path,
   assert main(["calibrate", "--thresholds", "--embedder",
                "crsec_concordia.testing:bag_of_words",
                "--out", str(tmp_path)]) == 0
-  identity = embedding.identity_of(bag_of_words)
+  identity = embedding.identity_for(bag_of_words)
   found = thresholds.load_similarity(identity.name, identity.fingerprint,
                                      dirs=[tmp_path])
   assert found is not None and found.measured

@@ -47,10 +47,10 @@ MODULE = textwrap.dedent("""\
 
 
 def test_a_function_is_named_by_its_module_and_name():
-  identity = embedding.identity_of(plain_embedder)
+  identity = embedding.identity_for(plain_embedder)
   assert identity.name == "crsec_concordia.testing:bag_of_words"
   assert len(identity.fingerprint) == 12
-  assert embedding.identity_of(ei.named(plain_embedder, "bow")).name == "bow"
+  assert embedding.identity_for(ei.named(plain_embedder, "bow")).name == "bow"
   assert not ei.is_measured_default(identity)
   assert embedding.of(plain_embedder).recorded() == {"embedder": identity.describe()}
 
@@ -70,7 +70,7 @@ def test_float_noise_keeps_the_fingerprint_and_another_model_changes_it():
 
 
 def test_minilm_is_the_measured_default(embedder):
-  identity = embedding.identity_of(embedder)
+  identity = embedding.identity_for(embedder)
   assert identity == ei.MINILM, (
       f"all-MiniLM-L6-v2 now gives fingerprint {identity.fingerprint}: the "
       "model changed, and every shipped threshold was set on the old one")
@@ -158,7 +158,7 @@ def test_a_run_given_an_embedder_records_it(tmp_path):
       model=model, embedder=plain_embedder, steps=1,
       progress=False)
   info = json.loads((run_dir / "run.json").read_text())
-  assert info["embedder"] == embedding.identity_of(plain_embedder).describe()
+  assert info["embedder"] == embedding.identity_for(plain_embedder).describe()
   assert ei.identity_of_run(info).name == "crsec_concordia.testing:bag_of_words"
   assert ei.identity_of_run({}) == ei.MINILM
 

@@ -71,7 +71,7 @@ def test_a_good_embedders_value_is_its_function_checked():
   assert np.array_equal(value("No smoking indoors."),
                         bag_of_words("No smoking indoors."))
   assert value.encode(["a b", "c"]).shape == (2, 64)
-  assert value.identity == embedding.identity_of(bag_of_words)
+  assert value.identity == embedding.identity_for(bag_of_words)
   assert value.measured is None and not value.thresholds.measured
   assert value.failure is None
 

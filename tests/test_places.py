@@ -569,7 +569,7 @@ def measured_words(monkeypatch):
   """word_embedder measured, with MiniLM's cuts, as a person's own
   `crsec calibrate --thresholds --embedder` would leave it: an embedder
   nobody measured spares no action (embedding/thresholds.py)."""
-  identity = embedding.identity_of(word_embedder)
+  identity = embedding.identity_for(word_embedder)
   thresholds.save_similarity(dataclasses.replace(
       embedder_thresholds.MINILM_THRESHOLDS, embedder=identity.name,
       fingerprint=identity.fingerprint))

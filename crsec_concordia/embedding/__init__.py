@@ -16,7 +16,7 @@ consumers read them from the value.
 
 from crsec_concordia.embedding.check import BadVectors
 from crsec_concordia.embedding.identity import named
-from crsec_concordia.embedding.value import (Embedder, identity_of, of,
+from crsec_concordia.embedding.value import (Embedder, identity_for, of,
                                              thresholds_of)
 from crsec_concordia.embedding.vectors import (DIMENSION, CachedEmbedder,
                                                MiniLMEmbedder,
@@ -27,5 +27,5 @@ from crsec_concordia.embedding.vectors import (DIMENSION, CachedEmbedder,
 
 __all__ = ["DIMENSION", "BadVectors", "CachedEmbedder", "Embedder",
            "MiniLMEmbedder", "SentenceEmbedder", "cached", "embedder_of",
-           "encode", "identity_of", "named", "of", "pair_similarity",
+           "encode", "identity_for", "named", "of", "pair_similarity",
            "shared_embedder", "similarity", "thresholds_of"]

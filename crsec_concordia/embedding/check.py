@@ -20,7 +20,7 @@ import numpy as np
 
 from crsec_concordia.errors import UserError
 
-FIX = "fix the function, or pass another --embedder"
+BAD_VECTORS_FIX = "fix the function, or pass another --embedder"
 _SHOWN = 40  # Characters of the text a bad vector was given for.
 
 
@@ -55,7 +55,7 @@ class VectorCheck:
     return self._length
 
   def _bad(self, what: str) -> BadVectors:
-    return BadVectors(f"the embedder {self.name} {what}: {FIX}")
+    return BadVectors(f"the embedder {self.name} {what}: {BAD_VECTORS_FIX}")
 
   def _vector(self, raw: object, text: str) -> np.ndarray:
     """One returned vector as floats, or BadVectors saying why not."""

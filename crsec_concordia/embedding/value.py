@@ -167,6 +167,6 @@ def thresholds_of(embedder: Any) -> records.SimilarityThresholds:
   return found
 
 
-def identity_of(embedder: Any) -> identity_lib.EmbedderIdentity:
+def identity_for(embedder: Any) -> identity_lib.EmbedderIdentity:
   """`embedder`'s name and fingerprint (None: MiniLM's)."""
   return identity_lib.MINILM if embedder is None else of(embedder).identity

@@ -96,7 +96,7 @@ def _same_embedder(info: dict, embedder) -> None:
   """A run goes on with the embedder it began with (run.json's
   `embedder`; none recorded: the default), or stops saying which."""
   began = embedder_identity.identity_of_run(info)
-  now = embedding.identity_of(embedder)
+  now = embedding.identity_for(embedder)
   if began.fingerprint != now.fingerprint:
     raise UserError(f"this run began with the sentence embedder {began} "
                     f"and would go on with {now}: resume it with the same "

@@ -72,7 +72,7 @@ def measured_rates(run: Run, matcher: NormMatcher
                      "belief not corrected")
       if not figures and matcher.embedder is not None:
         belief_note = measured.not_calibrated_note(
-            embedding.identity_of(matcher.embedder).name)
+            embedding.identity_for(matcher.embedder).name)
     else:  # The judge's model decides: its calibration's counts.
       belief, belief_note = judge_quality.rates(
           t, matcher.rule.name, matcher.judge_floor,

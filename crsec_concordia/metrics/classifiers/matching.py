@@ -227,7 +227,7 @@ class NormMatcher:
             "measured_error": {
                 t.id: measured.measured_error(t, self.rule.name, figures)
                 for t in self.targets}}
-    identity = embedding.identity_of(self._embedder)
+    identity = embedding.identity_for(self._embedder)
     if not embedder_identity.is_measured_default(identity):
       found["embedder"] = {**identity.describe(), "calibrated": bool(figures),
                            "thresholds_measured": self.measured}

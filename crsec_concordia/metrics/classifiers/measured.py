@@ -53,7 +53,7 @@ def figures_for(embedder: SentenceEmbedder | None,
   figures = load_measured(path)
   if not figures:
     return {}
-  mine = embedding.identity_of(embedder)
+  mine = embedding.identity_for(embedder)
   return figures if (mine.fingerprint
                      == measured_with(figures).fingerprint) else {}
 

@@ -152,7 +152,7 @@ def matcher_thresholds(embedder, polarity: float) -> tuple[float, float]:
 
 def derive(embedder, name: str | None = None) -> SimilarityThresholds:
   """The embedder's record, every threshold derived from labelled cases."""
-  identity = embedding.identity_of(embedder)
+  identity = embedding.identity_for(embedder)
   name = name or identity.name
   embedder = embedding.cached(embedder)  # Texts recur across the cases.
   deeds = deed_norm_cosines(embedder)
