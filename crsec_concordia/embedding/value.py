@@ -82,8 +82,11 @@ class Embedder:
     return self.check.calling(lambda: self.function(text), [text])
 
   def __call__(self, text: str) -> np.ndarray:
-    return self._guarded(lambda: np.asarray(
-        self.check.one(text, self._call(text))))
+    def checked() -> np.ndarray:
+      raw = self._call(text)
+      self.check.one(text, raw)
+      return np.asarray(raw)  # As the function gave it (its dtype kept).
+    return self._guarded(checked)
 
   def encode(self, texts: Sequence[str]) -> np.ndarray:
     """The vectors of `texts`, one row each, checked (normalised only if
