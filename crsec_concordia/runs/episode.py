@@ -156,7 +156,9 @@ def run_episode(
   endpoint = endpoint or EndpointConfig.resolve()
   models = model_roles.spec_of(models, scenario)
   model_roles.check_spec(models, scenario, given_models)
-  embedder = embedder_for(embedder)
+  # A given embedder's first vectors are checked before any model starts;
+  # the default MiniLM loads after the run's model (whose errors come first).
+  given = None if embedder is None else embedder_for(embedder)
   # The referee's policy is read for the game master's model, and for the
   # pair of it and the embedder.
   gm_endpoint, gm_model = model_roles.game_master_endpoint(models,
@@ -165,12 +167,13 @@ def run_episode(
       referee_policy, _identity(gm_endpoint or endpoint,
                                 model if gm_endpoint is None and gm_model is
                                 None else gm_model), scenario.name,
-      None if embedder.measured else embedder.name)
+      None if given is None or given.measured else given.name)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
   model, described = model_for(endpoint, seed, cache, model, progress)
   roles = roles_for(models, scenario, seed, cache, progress, model, described,
                     given_models)
+  embedder = given or embedder_for(None)
 
   run_dir.mkdir(parents=True, exist_ok=True)
   rundir.write_json(run_dir / rundir.SCENARIO_JSON, scenario.to_dict())
