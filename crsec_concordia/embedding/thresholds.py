@@ -47,9 +47,10 @@ def record_for(identity: embedder_identity.EmbedderIdentity | None
   with _lock:
     found = _found.get(identity)
   if found is None:
-    found = (records.load_similarity(identity.name, identity.fingerprint)
-             or records.SimilarityThresholds.unmeasured(
-                 identity.name, identity.fingerprint))
+    found = records.load_similarity(identity.name, identity.fingerprint)
+    if found is None:  # Looked for again next time: it may be saved since.
+      return records.SimilarityThresholds.unmeasured(identity.name,
+                                                      identity.fingerprint)
     with _lock:
       _found[identity] = found
   return found

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from crsec_concordia.embedding import identity as identity_lib
-from crsec_concordia.embedding import records, thresholds, vectors
+from crsec_concordia.embedding import records, vectors
+from crsec_concordia.embedding import thresholds as thresholds_lib
 from crsec_concordia.embedding.check import BadVectors, VectorCheck
 
 
@@ -52,11 +53,20 @@ class Embedder:
     # The first vectors: the fingerprint's sentences, checked.
     self.identity = identity_lib.EmbedderIdentity(
         self.embedder_name, identity_lib.fingerprint(self))
-    record = thresholds.record_for(self.identity)
-    self.measured: records.SimilarityThresholds | None = (
-        record if record.measured else None)
-    self.thresholds: records.SimilarityThresholds = record
     self._built = True
+
+  @property
+  def thresholds(self) -> records.SimilarityThresholds:
+    """What its consumers read: the record measured for its identity,
+    else the one with every gate open (looked up where the value is, so
+    a record saved since, by `crsec calibrate --thresholds`, is found)."""
+    return thresholds_lib.record_for(self.identity)
+
+  @property
+  def measured(self) -> records.SimilarityThresholds | None:
+    """The record measured for it, or None."""
+    found = self.thresholds
+    return found if found.measured else None
 
   @property
   def name(self) -> str:
@@ -163,10 +173,10 @@ def thresholds_of(embedder: Any) -> records.SimilarityThresholds:
   """The thresholds `embedder`'s value holds (None: the default MiniLM's,
   without loading it); an unmeasured one is said once in the log."""
   if embedder is None:
-    return thresholds.MINILM_THRESHOLDS
+    return thresholds_lib.MINILM_THRESHOLDS
   found = of(embedder).thresholds
   if not found.measured:
-    thresholds.tell(found)
+    thresholds_lib.tell(found)
   return found
 
 
