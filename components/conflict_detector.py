@@ -19,7 +19,7 @@ its own thread from the moment the observation arrives, with the norms
 held then, and is joined when the game master collects the requests (an
 error there is recorded as a failure, never raised into the game master);
 the norms are embedded ahead, in the background
-(components/_embedding_warmer.py). The trials: docs/trials/operations.md.
+(crsec_concordia/embedding/warmer.py). The trials: docs/trials/operations.md.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ from typing import Any
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia import embedder_thresholds, embedding, observations, threads
+from crsec_concordia import embedding, observations, threads
+from crsec_concordia.embedding import thresholds as embedder_thresholds
+from crsec_concordia.embedding.warmer import warm
 from crsec_concordia.gate_tally import RELEVANCE_FLOOR, GateTally
-from crsec_concordia.components._embedding_warmer import warm
 from crsec_concordia.components._free_text import events_in
 from crsec_concordia.components._perception import new_events
 from crsec_concordia.components._shared import UsesNormMemory
@@ -82,7 +83,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
         project's MiniLM, the `embeddings` extra).
       relevance: the similarity to the most related norm a behaviour needs
         to be judged at all (None: the embedder's measured floor,
-        embedder_thresholds.py; an embedder nobody measured sends every
+        the Embedder value's; an embedder nobody measured sends every
         behaviour).
       cooldown_steps: slots before the agent asks to talk with the same
         person again.
@@ -93,7 +94,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     self._talk_model = structured_view(talk_model or model)
     # Norms and behaviours are compared slot after slot: cached vectors.
     self._embedder = None if embedder is None else embedding.cached(embedder)
-    self._thresholds = embedder_thresholds.thresholds_of(embedder)
+    self._thresholds = embedding.thresholds_of(embedder)
     self._relevance = (self._thresholds.relevance if relevance is None
                        else relevance)
     self._cooldown = cooldown_steps
@@ -137,7 +138,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
 
   def warm_norms(self) -> None:
     """Has the norms held now embedded in the background, ready for the
-    next detection (see components/_embedding_warmer.py)."""
+    next detection (see crsec_concordia/embedding/warmer.py)."""
     warm(self._embedding(),
          [n.content for n in self.norm_memory.database.qualified()])
 

@@ -16,7 +16,7 @@ import threading
 from concordia.language_model import language_model
 from concordia.typing import entity_component
 
-from crsec_concordia import embedder_thresholds, embedding
+from crsec_concordia import embedding
 from crsec_concordia.gate_tally import DUPLICATE_PRECHECK, GateTally
 from crsec_concordia.components._shared import UsesNormMemory
 from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
@@ -67,7 +67,7 @@ class NormEvaluator(UsesNormMemory, entity_component.ContextComponent,
     self._threshold = synthesis_threshold
     self._evaluate = immediate_evaluation
     self._synthesis = synthesis
-    floors = embedder_thresholds.thresholds_of(embedder)
+    floors = embedding.thresholds_of(embedder)
     self._duplicate_threshold = (floors.duplicate if duplicate_threshold
                                  is None else duplicate_threshold)
     self._related_threshold = floors.related_norms

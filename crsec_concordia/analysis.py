@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from crsec_concordia import user_embedder
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.errors import MissingExtra, UserError
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,

@@ -20,12 +20,12 @@ from typing import Any
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.game_masters.referee import (doer_check, general_call,
                                                   occasion_check, second_look)
-from crsec_concordia.metrics.classifiers import judge
 from crsec_concordia.models.config import EndpointConfig
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.detect_conflict import Observed
 from crsec_concordia.operations.detect_conflict import prompt as conflict_prompt
 from crsec_concordia.operations.detect_conflict import schema as conflict_schema
+from crsec_concordia.operations import judge_means
 
 HASH_CHARS = 12
 
@@ -67,7 +67,7 @@ def _rendered() -> list[Any]:
       conflict_prompt("{observer}", [observed]),
       conflict_prompt(None, [observed]),  # Asked of no one: shared questions.
       conflict_schema([observed]),
-      judge.prompt("{target}", "{norm}"), judge.JUDGE_SCHEMA]
+      judge_means.prompt("{target}", "{norm}"), judge_means.JUDGE_SCHEMA]
 
 
 def prompts_hash() -> str:

@@ -28,7 +28,7 @@ from concordia.typing import entity_component
 
 from crsec_concordia import observations, threads
 from crsec_concordia.calibration.policy import RefereePolicy
-from crsec_concordia.calibration.thresholds import SimilarityThresholds
+from crsec_concordia.embedding.records import SimilarityThresholds
 from crsec_concordia.game_masters import action_spec as action_spec_lib
 from crsec_concordia.game_masters import clock as clock_lib
 from crsec_concordia.game_masters import exact_observations as queue_lib
@@ -102,7 +102,7 @@ class Adjudication(entity_component.ContextComponent,
         (referee/occasion_check.py). Without it, neither (an occasion that
         names behaviours then raises).
       floors: the thresholds measured for the embedder behind `similarity`
-        (embedder_thresholds.thresholds_of; None: MiniLM's).
+        (the Embedder value's, embedding.thresholds_of; None: MiniLM's).
       warm: given a behaviour as observers will read it, has it embedded
         in the background (every normative observer's ConflictDetector
         embeds the slot's behaviours first thing in the next slot): each

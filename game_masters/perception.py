@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from crsec_concordia import embedder_thresholds, embedding
+from crsec_concordia import embedding
 from crsec_concordia.operations import detect_conflict_relevance as relevance
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters.places import PlaceMap
@@ -85,7 +85,7 @@ class LocalPerception:
     self._max = max_events
     self._norms_of = norms_of
     self._embedder = None if embedder is None else embedding.cached(embedder)
-    self._floor = (embedder_thresholds.thresholds_of(embedder).relevance
+    self._floor = (embedding.thresholds_of(embedder).relevance
                    if floor is None else floor)
     self._ties = ties
 

@@ -27,11 +27,11 @@ from concordia.language_model import language_model
 from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
-from crsec_concordia import embedder_thresholds, embedding, gate_tally
+from crsec_concordia import embedding, gate_tally
 from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.calibration.policy import RefereePolicy
-from crsec_concordia.calibration.thresholds import SimilarityThresholds
-from crsec_concordia.components._embedding_warmer import warm
+from crsec_concordia.embedding.records import SimilarityThresholds
+from crsec_concordia.embedding.warmer import warm
 from crsec_concordia.components.port import port_of
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters import acting as acting_lib
@@ -143,7 +143,7 @@ def _floors(embedder: SentenceEmbedder, scenario: Scenario
   """The embedder's thresholds for the referee; on a venue with labelled
   cases the nearest rule stays as it was measured there (no tie), on one
   without, it refuses no near tie on the embedder's measured scale."""
-  floors = embedder_thresholds.thresholds_of(embedder)
+  floors = embedding.thresholds_of(embedder)
   try:
     labelled = probes_lib.probes_path(scenario).is_file()
   except ScenarioError:  # Built from a dict under no shipped name.

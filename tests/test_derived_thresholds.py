@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 
-from crsec_concordia import embedder_identity
-from crsec_concordia.calibration import thresholds
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import records as thresholds
 from crsec_concordia.cli import main
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.metrics.classifiers import similarity_calibration as sc
 from crsec_concordia.testing import bag_of_words
 
@@ -38,7 +39,7 @@ def test_calibrate_derives_and_stores_an_embedders_thresholds(tmp_path,
   assert main(["calibrate", "--thresholds", "--embedder",
                "crsec_concordia.testing:bag_of_words",
                "--out", str(tmp_path)]) == 0
-  identity = embedder_identity.identify(bag_of_words)
+  identity = embedding.identity_for(bag_of_words)
   found = thresholds.load_similarity(identity.name, identity.fingerprint,
                                      dirs=[tmp_path])
   assert found is not None and found.measured

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from crsec_concordia.components import _embedding_warmer
+from crsec_concordia.embedding import warmer as _embedding_warmer
 from crsec_concordia import embedding
 from crsec_concordia.embedding import DIMENSION, MiniLMEmbedder, shared_embedder
 
@@ -195,7 +195,7 @@ def test_a_process_exits_cleanly_while_embeddings_are_still_being_warmed(
   script = tmp_path / "warm_then_exit.py"
   script.write_text(
       "from crsec_concordia.embedding import MiniLMEmbedder\n"
-      "from crsec_concordia.components import _embedding_warmer\n"
+      "from crsec_concordia.embedding import warmer as _embedding_warmer\n"
       "embedder = MiniLMEmbedder()\n"
       "embedder.encode(['load the model first'])\n"
       "_embedding_warmer.warm(embedder, [f'sentence {i} about a guest' "

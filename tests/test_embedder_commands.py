@@ -14,7 +14,7 @@ import types
 from pathlib import Path
 
 from crsec_concordia import cli, embedding, runner
-from crsec_concordia import embedder_identity as ei
+from crsec_concordia.embedding import identity as ei
 from crsec_concordia.commands import compare
 from tests.test_compare import write_known_run
 
@@ -41,7 +41,7 @@ def test_compare_plays_and_reads_with_the_embedder_named(
     run_dir = write_known_run(Path(out_dir), arm, seed, steps or 3)
     info_path = run_dir / "run.json"
     info = json.loads(info_path.read_text())
-    info.update(ei.recorded(embedder))
+    info.update(embedding.of(embedder).recorded())
     info_path.write_text(json.dumps(info))
     return run_dir
 
@@ -49,7 +49,7 @@ def test_compare_plays_and_reads_with_the_embedder_named(
     raise AssertionError("the default embedder was loaded")
 
   monkeypatch.setattr(runner, "run_episode", run_episode)
-  monkeypatch.setattr(embedding, "shared_embedder", no_default)
+  monkeypatch.setattr(embedding.vectors, "shared_embedder", no_default)
   monkeypatch.setattr(compare, "load_scenario",
                       lambda name: types.SimpleNamespace(
                           name="hobbs_cafe_test", source=name, models=None))

@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crsec_concordia import embedder_identity as ei
-from crsec_concordia import load_run, runner, user_embedder
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as ei
+from crsec_concordia import load_run, runner
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import run_metrics
@@ -45,12 +47,12 @@ MODULE = textwrap.dedent("""\
 
 
 def test_a_function_is_named_by_its_module_and_name():
-  identity = ei.identify(plain_embedder)
+  identity = embedding.identity_for(plain_embedder)
   assert identity.name == "crsec_concordia.testing:bag_of_words"
   assert len(identity.fingerprint) == 12
-  assert ei.identify(ei.named(plain_embedder, "bow")).name == "bow"
+  assert embedding.identity_for(ei.named(plain_embedder, "bow")).name == "bow"
   assert not ei.is_measured_default(identity)
-  assert ei.recorded(plain_embedder) == {"embedder": identity.describe()}
+  assert embedding.of(plain_embedder).recorded() == {"embedder": identity.describe()}
 
 
 def test_float_noise_keeps_the_fingerprint_and_another_model_changes_it():
@@ -68,11 +70,11 @@ def test_float_noise_keeps_the_fingerprint_and_another_model_changes_it():
 
 
 def test_minilm_is_the_measured_default(embedder):
-  identity = ei.identify(embedder)
+  identity = embedding.identity_for(embedder)
   assert identity == ei.MINILM, (
       f"all-MiniLM-L6-v2 now gives fingerprint {identity.fingerprint}: the "
       "model changed, and every shipped threshold was set on the old one")
-  assert ei.recorded(embedder) == {}
+  assert embedding.of(embedder).recorded() == {}
 
 
 def test_a_spec_loads_from_the_current_directory(tmp_path, monkeypatch):
@@ -156,7 +158,7 @@ def test_a_run_given_an_embedder_records_it(tmp_path):
       model=model, embedder=plain_embedder, steps=1,
       progress=False)
   info = json.loads((run_dir / "run.json").read_text())
-  assert info["embedder"] == ei.identify(plain_embedder).describe()
+  assert info["embedder"] == embedding.identity_for(plain_embedder).describe()
   assert ei.identity_of_run(info).name == "crsec_concordia.testing:bag_of_words"
   assert ei.identity_of_run({}) == ei.MINILM
 
@@ -166,7 +168,7 @@ def test_a_run_on_another_embedder_is_not_corrected_by_minilms_errors(
   shutil.copytree(GOLDEN_RUN, tmp_path / "run")
   info_path = tmp_path / "run" / "run.json"
   info = json.loads(info_path.read_text())
-  info.update(ei.recorded(plain_embedder))
+  info.update(embedding.of(plain_embedder).recorded())
   info_path.write_text(json.dumps(info))
   run = reading.read_run(tmp_path / "run")
   summary = run_metrics.compute(run, NormMatcher(
@@ -178,7 +180,7 @@ def test_a_run_on_another_embedder_is_not_corrected_by_minilms_errors(
 
 
 def test_a_run_resumes_only_with_the_embedder_it_began_with(tmp_path):
-  info = ei.recorded(plain_embedder)
+  info = embedding.of(plain_embedder).recorded()
   resume._same_embedder(info, plain_embedder)  # pylint: disable=protected-access
   with pytest.raises(UserError, match="began with the sentence embedder"):
     resume._same_embedder(info, None)  # pylint: disable=protected-access

@@ -739,7 +739,7 @@ def test_the_referee_judges_with_the_simulations_embedder(monkeypatch):
   memory bank), any text -> vector function, never a model of its own."""
   def no_default():
     raise AssertionError("the game master loaded the default embedder")
-  monkeypatch.setattr(embedding, "shared_embedder", no_default)
+  monkeypatch.setattr(embedding.vectors, "shared_embedder", no_default)
   seen: set[str] = set()
   lock = threading.Lock()
 

@@ -10,11 +10,16 @@ calibration), so each rule lists the packages a layer must not import.
 
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
+
 import pytest
 
-from tests.test_house import MODULES, _imports, _target
+from tests.test_house import MODULES, ROOT, _imports, _target
 
 CALIBRATION = "crsec_concordia.calibration"
+EMBEDDING = "crsec_concordia.embedding"
 
 
 def _arrows(source: str, forbidden: tuple[str, ...]) -> list[str]:
@@ -77,3 +82,55 @@ def test_the_game_master_parses_the_scenario_once():
   assert parses == ["crsec_concordia.game_masters.prefab"]
   assert text[parses[0]].count("Scenario.from_dict(") == 1
   assert [m for m, t in text.items() if "model_dump(" in t] == []
+
+
+@pytest.mark.parametrize("writer", ["crsec_concordia.runs.episode",
+                                    "crsec_concordia.runs.session"])
+def test_importing_the_runs_writer_loads_no_metrics(writer):
+  # What it imports, and what they import, in a fresh interpreter: the
+  # source check above sees direct imports only.
+  code = (f"import sys, {writer}\n"
+          "print([m for m in sys.modules if m.startswith("
+          "('crsec_concordia.metrics', 'crsec_concordia.analysis'))])")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, check=True, cwd=ROOT)
+  assert done.stdout.strip() == "[]"
+
+
+def test_the_game_master_imports_no_private_module_of_the_components():
+  private = [f for f in MODULES if f.startswith("crsec_concordia.components.")
+             and f.rpartition(".")[2].startswith("_")]
+  assert private
+  assert _arrows("crsec_concordia.game_masters", tuple(private)) == []
+
+
+# What resolves an embedder's identity and thresholds: called only inside
+# the embedder package, whose Embedder value the others read.
+LOOKUPS = {"load_similarity", "record_for", "threshold_dirs", "fingerprint",
+           "identify", "unmeasured"}
+
+
+def _looked_up(path) -> list[tuple[int, str]]:
+  """(line, name) of every call of, or import of, a look-up."""
+  found = []
+  for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    if isinstance(node, ast.Call):
+      f = node.func
+      name = (f.attr if isinstance(f, ast.Attribute) else
+              f.id if isinstance(f, ast.Name) else None)
+    elif isinstance(node, ast.ImportFrom):
+      name = next((a.name for a in node.names if a.name in LOOKUPS), None)
+    else:
+      continue
+    if name in LOOKUPS:
+      found.append((node.lineno, name))
+  return found
+
+
+def test_thresholds_and_identities_are_looked_up_only_in_the_embedder_package():
+  inside = [m for m in MODULES if m.startswith(EMBEDDING + ".")]
+  assert any(_looked_up(MODULES[m]) for m in inside)
+  outside = [f"{module}:{line} {name}" for module, path in MODULES.items()
+             if module != EMBEDDING and not module.startswith(EMBEDDING + ".")
+             for line, name in _looked_up(path)]
+  assert outside == []

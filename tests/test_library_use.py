@@ -19,7 +19,7 @@ def test_a_composed_agent_records_a_conflict(monkeypatch):
   def no_default():
     raise AssertionError("the default embedder was loaded")
 
-  monkeypatch.setattr(embedding, "shared_embedder", no_default)
+  monkeypatch.setattr(embedding.vectors, "shared_embedder", no_default)
   model = library_case.UsersModel()
   carlos = example.compose(model, library_case.plain_embedder)
   [conflict] = example.conflicts(carlos)

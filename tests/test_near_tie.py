@@ -15,7 +15,7 @@ import dataclasses
 
 import pytest
 
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters import adjudication
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.scenarios import Behaviour
@@ -73,7 +73,7 @@ def test_the_tie_is_read_on_the_embedders_own_scale(nearest, right):
 
 
 def test_an_unmeasured_embedders_nearest_rule_refuses_nothing():
-  from crsec_concordia.calibration.thresholds import SimilarityThresholds
+  from crsec_concordia.embedding.records import SimilarityThresholds
   event = _looked({"returned_tools": 0.9, "left_tools_out": 0.2},
                   SimilarityThresholds.unmeasured("nobody-measured"))
   assert event["behaviours"] == ["left_tools_out"]

@@ -1,7 +1,7 @@
 """No cosine constant that decides a judgement remains in code.
 
 Every threshold on a similarity is the embedder's measured record
-(calibration/data/embedders/, embedder_thresholds.py). The source is
+(calibration/data/embedders/, embedding/thresholds.py). The source is
 scanned, not a list of files: a comparison whose one side is a float
 literal in [0, 1] and whose other side names a similarity, and a keyword
 argument, parameter default or assignment of a similarity's name given a

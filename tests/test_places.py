@@ -27,10 +27,11 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia.components.crsec_port import CrsecPort
 from crsec_concordia.components.port import PORT_KEY
-from crsec_concordia import embedder_identity, embedder_thresholds
+from crsec_concordia import embedding
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia import game_masters
 from crsec_concordia import observations as obs
-from crsec_concordia.calibration import thresholds
+from crsec_concordia.embedding import records as thresholds
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import places as places_lib
 from crsec_concordia.game_masters import prefab as gm_prefab
@@ -566,8 +567,8 @@ def test_a_legacy_scenario_delivers_every_deed_to_everyone_and_talks_anywhere():
 def measured_words(monkeypatch):
   """word_embedder measured, with MiniLM's cuts, as a person's own
   `crsec calibrate --thresholds --embedder` would leave it: an embedder
-  nobody measured spares no action (embedder_thresholds.py)."""
-  identity = embedder_identity.identify(word_embedder)
+  nobody measured spares no action (embedding/thresholds.py)."""
+  identity = embedding.identity_for(word_embedder)
   thresholds.save_similarity(dataclasses.replace(
       embedder_thresholds.MINILM_THRESHOLDS, embedder=identity.name,
       fingerprint=identity.fingerprint))

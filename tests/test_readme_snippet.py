@@ -27,7 +27,7 @@ def test_the_readme_snippet_runs_as_written_and_records_a_conflict(
   def no_default():
     raise AssertionError("the default embedder was loaded")
 
-  monkeypatch.setattr(embedding, "shared_embedder", no_default)
+  monkeypatch.setattr(embedding.vectors, "shared_embedder", no_default)
   namespace: dict = {}
   exec(compile(snippet(), str(README), "exec"), namespace)  # pylint: disable=exec-used
   carlos = namespace["carlos"]

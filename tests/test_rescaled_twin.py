@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crsec_concordia import embedder_identity, embedding
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.game_masters.referee import similarity_of, tag_gate
 from crsec_concordia.metrics.classifiers import similarity_calibration as sc

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import cli, runner
+from crsec_concordia import cli, embedding, runner
 from crsec_concordia.commands import run as run_cmd
 from crsec_concordia.errors import UserError
 from crsec_concordia.runs import episode, session
@@ -308,7 +308,7 @@ def test_the_run_command_reports_a_malformed_scenario_and_creates_nothing(
 
 def test_the_run_and_resume_commands(tmp_path, embedder, monkeypatch, capsys):
   monkeypatch.setattr(episode, "make_model", lambda *a, **k: cafe())
-  monkeypatch.setattr(episode, "embedder_for", lambda e: embedder)
+  monkeypatch.setattr(episode, "embedder_for", lambda e: embedding.of(embedder))
   scenario_file = tmp_path / "tiny.yaml"
   scenario_file.write_text(TINY)
   out = tmp_path / "out"

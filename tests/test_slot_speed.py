@@ -27,7 +27,8 @@ from concordia.typing import entity_component
 
 from crsec_concordia import observations, prefabs, repetition, runner
 from crsec_concordia.prefabs import agent_parts
-from crsec_concordia.components import _embedding_warmer, _events
+from crsec_concordia.components import _events
+from crsec_concordia.embedding import warmer as _embedding_warmer
 from crsec_concordia.components import _free_text as free_text
 from crsec_concordia.components import _copies as copies
 from crsec_concordia.components import agent_journal

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from crsec_concordia.calibration import thresholds
-from crsec_concordia.embedder_identity import MINILM_NAME
+from crsec_concordia.embedding import records as thresholds
+from crsec_concordia.embedding.identity import MINILM_NAME
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers import matching
 

@@ -1,7 +1,7 @@
 """An embedder nobody measured drops nothing, and the run says so once.
 
 Every gate that would skip a judgement reads the embedder's record of
-thresholds (embedder_thresholds.py); with no record for the embedder in
+thresholds (embedding/thresholds.py); with no record for the embedder in
 use, the record opens every gate: a deed with no word in common with a
 norm is still put to DetectConflict, and run.log, Concordia's log and
 run.json each say once that the thresholds were not measured.
@@ -18,7 +18,9 @@ import zlib
 import numpy as np
 from concordia.associative_memory import basic_associative_memory
 
-from crsec_concordia import embedder_identity, embedder_thresholds, runner
+from crsec_concordia import runner
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.components import CONFLICT_DETECTOR_KEY
 from crsec_concordia.prefabs import PREFABS
 from crsec_concordia.testing import SchemaModel, bag_of_words
@@ -36,11 +38,11 @@ def _plain_words(text: str) -> np.ndarray:
 
 
 def test_an_unmeasured_embedders_record_opens_every_gate():
-  record = embedder_thresholds.thresholds_of(bag_of_words)
+  record = embedding.thresholds_of(bag_of_words)
   assert not record.measured
   assert record.relevance < -1 and record.tag < -1 and record.look < -1
   assert record.duplicate > 1 and record.near_tie > 2
-  assert embedder_thresholds.thresholds_of(None).measured
+  assert embedding.thresholds_of(None).measured
 
 
 def test_the_readme_composition_with_no_calibration_judges_the_deed(caplog):
@@ -99,7 +101,9 @@ def test_an_unmeasured_embedders_run_says_so_once(tmp_path):
 
 
 def test_minilms_runs_record_no_thresholds():
-  assert embedder_thresholds.thresholds_recorded(None) == {}
+  assert embedding.of(bag_of_words).thresholds_recorded() == {
+      "similarity_thresholds": {"embedder": "crsec_concordia.testing:bag_of_words",
+                                "measured": False}}
 
 
 def test_the_report_says_how_an_unmeasured_embedder_s_matcher_decided():

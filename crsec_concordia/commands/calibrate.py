@@ -34,8 +34,7 @@ from tqdm import tqdm
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import probes, sheet, store
-from crsec_concordia.calibration.thresholds import save_similarity
-from crsec_concordia import embedder_identity
+from crsec_concordia import embedding
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags,
                                             add_progress_flag,
@@ -43,6 +42,7 @@ from crsec_concordia.commands.flags import (add_embedder_flag,
                                             endpoint_for_run, endpoint_from,
                                             positive, progress_printer)
 from crsec_concordia.embedding import shared_embedder
+from crsec_concordia.embedding.records import save_similarity
 from crsec_concordia.errors import UserError
 from crsec_concordia.judgement_prompts import identity_of
 from crsec_concordia.metrics.classifiers import judgement_error as calibrate_lib
@@ -58,7 +58,7 @@ SHEET_NAME = "labelling_sheet.csv"
 def _record_embedder(path: Path, embedder) -> None:
   """The calibration file names the embedder it was measured with (none
   named: MiniLM)."""
-  found = embedder_identity.recorded(embedder)
+  found = embedding.of(embedder).recorded()
   if found:
     data = json.loads(path.read_text(encoding="utf-8"))
     data.update(found)
@@ -183,7 +183,7 @@ def _embedder(args: argparse.Namespace, embedder=None):
   if embedder is None:
     return shared_embedder()
   if args.out is None or args.out.suffix != ".json":
-    raise UserError(f"the embedder {embedder_identity.name_of(embedder)}: "
+    raise UserError(f"the embedder {embedding.identity_for(embedder).name}: "
                     "give --out FILE.json too (a calibration with your "
                     "embedder is kept apart from the model's own)")
   return embedder

@@ -11,8 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from crsec_concordia import user_embedder
+from crsec_concordia import embedding
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.models import EndpointConfig, factory
@@ -106,7 +107,7 @@ def endpoint_for_run(args: argparse.Namespace, info: dict) -> EndpointConfig:
 
 
 def add_embedder_flag(parser: argparse.ArgumentParser) -> None:
-  """--embedder module:function (crsec_concordia/user_embedder.py)."""
+  """--embedder module:function (crsec_concordia/embedding/user.py)."""
   parser.add_argument(
       user_embedder.FLAG, metavar="MODULE:FUNCTION",
       help="your own sentence embedder, a function from text to vector "
@@ -115,15 +116,22 @@ def add_embedder_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def embedder_from(args: argparse.Namespace):
-  """The embedder --embedder names, or None for the default."""
-  return user_embedder.load_optional(getattr(args, "embedder", None))
+  """The Embedder value of the function --embedder names (its first
+  vectors checked: bad ones are one line before anything is written), or
+  None for the default."""
+  if not hasattr(args, "embedder_value"):  # Built once per command.
+    found = user_embedder.load_optional(getattr(args, "embedder", None))
+    args.embedder_value = None if found is None else embedding.of(found)
+  return args.embedder_value
 
 
 def embedder_for_run(args: argparse.Namespace, info: dict):
   """The embedder to read or extend a run with: --embedder's, else the one
   its run.json names (imported again; one line naming it when it cannot
-  be), else None: the default."""
-  return user_embedder.of_run(info, embedder_from(args))
+  be), else None: the default. A function is given as its Embedder
+  value: its first vectors checked before anything is written."""
+  found = user_embedder.of_run(info, embedder_from(args))
+  return None if found is None else embedding.of(found)
 
 
 def matchers_for(embedder):

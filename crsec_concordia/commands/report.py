@@ -20,7 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia import outputs, user_embedder
+from crsec_concordia import outputs
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags,
                                             add_progress_flag, embedder_from,

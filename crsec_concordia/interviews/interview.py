@@ -25,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from crsec_concordia import threads, user_embedder
+from crsec_concordia import threads
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.interviews.ask import OP, Answer, ask_question
 from crsec_concordia.interviews.questions import Questionnaire, load_questions
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,

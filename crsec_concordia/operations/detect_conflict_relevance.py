@@ -22,7 +22,7 @@ import numpy as np
 
 from crsec_concordia import embedding, observations
 from crsec_concordia.norms import PersonalNorm
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.operations.detect_conflict import Observed
 
 # Cosine below which a behaviour is taken to be about none of the agent's

@@ -22,7 +22,7 @@ import re
 
 from crsec_concordia import embedding
 from crsec_concordia.embedding import SentenceEmbedder
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,

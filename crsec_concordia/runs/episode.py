@@ -10,12 +10,10 @@ from typing import Any
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import (embedder_identity, embedder_thresholds,
-                             observations, threads)
+from crsec_concordia import embedding, observations, threads
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.judgement_prompts import identity_of, prompts_hash
-from crsec_concordia.embedding import SentenceEmbedder, shared_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig, embedded, make_model
 from crsec_concordia.models.concordia_adapter import as_structured
@@ -73,16 +71,14 @@ def _identity(endpoint: EndpointConfig, model) -> ModelIdentity:
   return ModelIdentity.of_described(_given(model), prompts_hash())
 
 
-def embedder_for(embedder: SentenceEmbedder | None) -> SentenceEmbedder:
-  """The run's sentence embedder: the one given, else the default MiniLM
-  (the `embeddings` extra), loaded now."""
-  if embedder is not None:
-    return embedder
-  shared = shared_embedder()
-  # Load it now (torch, seconds), before the progress bar: its loading
-  # messages would otherwise break the bar's line.
-  shared.encode(["warm-up"])
-  return shared
+def embedder_for(embedder: embedding.SentenceEmbedder | None
+                 ) -> embedding.Embedder:
+  """The run's Embedder value (embedding/value.py): of the function
+  given, else of the default MiniLM (the `embeddings` extra), loaded now,
+  before the progress bar (its loading messages would break the bar's
+  line). Its first vectors are checked here: bad ones stop the command
+  before anything is written."""
+  return embedding.of(embedder)
 
 
 def simulation(config, model, embedder, roles=None
@@ -144,7 +140,8 @@ def run_episode(
     cache: replay identical model calls from the shared response cache.
     progress: show a progress bar on stderr.
     model: a ready model (tests pass a ScriptedModel); overrides `endpoint`.
-    embedder: a ready sentence embedder; default the shared one.
+    embedder: a sentence embedder (any function from text to vector, or
+      an Embedder value); default the shared MiniLM.
     referee_policy: which of the referee's structures apply: "auto"
       (None, the default), "all-on", "trusting", "calibrated" (the model's
       own calibration's choice) or a JSON file of switches, or one already
@@ -177,9 +174,9 @@ def run_episode(
   endpoint = endpoint or EndpointConfig.resolve()
   models = model_roles.spec_of(models, scenario)
   model_roles.check_spec(models, scenario, given_models)
-  given_embedder = embedder is not None
-  floors = (embedder_thresholds.thresholds_of(embedder) if given_embedder
-            else None)
+  # A given embedder's first vectors are checked before any model starts;
+  # the default MiniLM loads after the run's model (whose errors come first).
+  given = None if embedder is None else embedder_for(embedder)
   # The referee's policy is read for the game master's model, and for the
   # pair of it and the embedder.
   gm_endpoint, gm_model = model_roles.game_master_endpoint(models,
@@ -188,13 +185,13 @@ def run_episode(
       referee_policy, _identity(gm_endpoint or endpoint,
                                 model if gm_endpoint is None and gm_model is
                                 None else gm_model), scenario.name,
-      None if floors is None or floors.measured else floors.embedder)
+      None if given is None or given.measured else given.name)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
   model, described = model_for(endpoint, seed, cache, model, progress)
   roles = roles_for(models, scenario, seed, cache, progress, model, described,
                     given_models)
-  embedder = embedder_for(embedder)
+  embedder = given or embedder_for(None)
 
   run_dir.mkdir(parents=True, exist_ok=True)
   with lock.held(run_dir):
@@ -215,9 +212,8 @@ def run_episode(
     }
     if chosen is not None:
       info["referee_policy"] = chosen.describe()
-    if given_embedder:
-      info.update(embedder_identity.recorded(embedder))
-      info.update(embedder_thresholds.thresholds_recorded(embedder))
+    info.update(embedder.recorded())
+    info.update(embedder.thresholds_recorded())
     if roles is not None:
       info.update(models=roles.describe(), model_spec=roles.spec)
     if budget is not None and budget.run:
@@ -227,7 +223,7 @@ def run_episode(
     def rebuild():
       return simulation(config, model, embedder, roles)
     Session(run_dir, scenario, rebuild(), model, info, {}, progress, roles,
-            rebuild=rebuild, budget=budget or None,
+            embedder, rebuild=rebuild, budget=budget or None,
             outage_policy=outage.policy_for(outage_wait)).play(
                 premise=scenario.premise)
   return run_dir

@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia import embedder_identity, endings, user_embedder
+from crsec_concordia import embedding, endings
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.endings import BudgetReached
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
@@ -99,8 +101,7 @@ def _same_embedder(info: dict, embedder) -> None:
   """A run goes on with the embedder it began with (run.json's
   `embedder`; none recorded: the default), or stops saying which."""
   began = embedder_identity.identity_of_run(info)
-  now = (embedder_identity.MINILM if embedder is None
-         else embedder_identity.identify(embedder))
+  now = embedding.identity_for(embedder)
   if began.fingerprint != now.fingerprint:
     raise UserError(f"this run began with the sentence embedder {began} "
                     f"and would go on with {now}: resume it with the same "
@@ -238,7 +239,7 @@ def _resume(run_dir: Path, endpoint, progress, model, embedder,
   if done:
     simulation.load_from_checkpoint(state)
   session = Session(run_dir, scenario, simulation, model, info, {}, progress,
-                    roles, rebuild=rebuild, budget=budget or None,
+                    roles, embedder, rebuild=rebuild, budget=budget or None,
                     outage_policy=outage.policy_for(outage_wait))
   # Records still pending in the restored state were flushed with their slot.
   session.drain()

@@ -5,7 +5,10 @@ master's, then each agent's, agents in name order) and its warnings to
 run.log (runs/run_log.py), snapshots the norm databases, updates
 usage.json and run.json, and writes a checkpoint: a crash or Ctrl-C
 loses at most the slot in flight (rundir/recovery.py cuts every file back
-to the last slot run.json committed).
+to the last slot run.json committed). So does a slot in which the run's
+embedder returned a bad batch of vectors (embedding/value.py): the run
+stops there, `interrupted: lost dependency`, and never completes with a
+hole.
 
 What a slot leaves is taken when the slot ends (the checkpoint's states,
 the records, the norm snapshots, usage and run.json's fields), but written
@@ -41,10 +44,10 @@ from typing import Any, ClassVar
 
 from concordia.prefabs.simulation import generic as simulation_lib
 
-from crsec_concordia import embedder_thresholds, endings, game_masters
-from crsec_concordia import gate_tally, threads
+from crsec_concordia import endings, game_masters, gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
+from crsec_concordia.embedding import thresholds as embedder_thresholds
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir import recovery
@@ -75,6 +78,9 @@ class Session:
   progress: bool
   # The models by role of a run with several (runs/model_roles.py).
   roles: Any = None
+  # The run's Embedder value (embedding/value.py), whose `failure` stops
+  # the run at the end of the slot it came in.
+  embedder: Any = None
   # A new simulation as the run's config builds it: a slot thrown away for
   # an outage is played again in one, from the last checkpoint.
   rebuild: Callable[[], simulation_lib.Simulation] | None = None
@@ -217,8 +223,19 @@ class Session:
     if lines:
       self._write(rundir.append_lines, self.run_dir / rundir.RUN_LOG, lines)
 
+  def _stop_if_embedder_failed(self) -> None:
+    """Raises the embedder's bad batch, if one came: the slot it came in
+    is not committed (its components recorded failures where vectors were
+    missing), so the run stops resumable at the slot before."""
+    failure = getattr(self.embedder, "failure", None)
+    if failure is not None:
+      raise endings.LostDependency(
+          f"{failure}; {self.run_dir} stopped after slot "
+          f"{self._committed.get('completed_steps', 0)}")
+
   def _on_step(self, step_data) -> None:
     """The engine's step callback: flush everything the slot produced."""
+    self._stop_if_embedder_failed()
     step = self._clock.completed_steps
     stamp = self.scenario.stamp_for(step)
     usage = self.usage()
@@ -420,6 +437,7 @@ class Session:
           self.flush()
         finally:
           self._writer.stop()
+      self._stop_if_embedder_failed()
       leftover = self.drain()
       if leftover:  # Anything recorded after the last slot's flush.
         self.write_records(leftover)

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia import runner, user_embedder
+from crsec_concordia import runner
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.calibration.run_policy import Chosen
 from crsec_concordia.endings import BudgetReached, RunEnded
 from crsec_concordia.models import EndpointConfig

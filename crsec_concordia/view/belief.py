@@ -24,7 +24,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from crsec_concordia import embedder_identity, embedding, user_embedder
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.rundir import presence, reading

@@ -16,8 +16,8 @@ from typing import Any
 
 from crsec_concordia import gate_tally, observations
 from crsec_concordia.calibration.policy import RefereePolicy
-from crsec_concordia.calibration.thresholds import SimilarityThresholds
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.records import SimilarityThresholds
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.action_text import tells_of_actor
 from crsec_concordia.game_masters.referee import doer_check

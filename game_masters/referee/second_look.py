@@ -25,8 +25,8 @@ from crsec_concordia.game_masters.referee._shared import (Similarity,
                                                           failure_record)
 from crsec_concordia.game_masters.referee.general_call import (none_token,
                                                                quotes_action)
-from crsec_concordia.calibration.thresholds import SimilarityThresholds
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.records import SimilarityThresholds
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.scenarios import TargetNorm
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters.referee._shared import Similarity
 
 # MiniLM's floor; a referee reads its embedder's (`tag`, `spare_far`:

@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia import embedder_identity
+from crsec_concordia import embedding
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.metrics.classifiers import correction, measured
 from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
@@ -71,7 +72,7 @@ def measured_rates(run: Run, matcher: NormMatcher
                      "belief not corrected")
       if not figures and matcher.embedder is not None:
         belief_note = measured.not_calibrated_note(
-            embedder_identity.identify(matcher.embedder).name)
+            embedding.identity_for(matcher.embedder).name)
     else:  # The judge's model decides: its calibration's counts.
       belief, belief_note = judge_quality.rates(
           t, matcher.rule.name, matcher.judge_floor,

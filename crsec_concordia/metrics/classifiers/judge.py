@@ -4,7 +4,8 @@ The matcher's rule (matching.py) cannot see most of what the labels'
 standard asks (a narrowed scope scores like a paraphrase); a capable model
 can read it. With a judge, the matcher puts every pair scoring at least
 JUDGE_FLOOR to it and its yes/no decides. Kept apart from the matcher so
-that measuring needs no model stack unless a judge is used.
+that measuring needs no model stack unless a judge is used. Its question and
+schema are the operations' (operations/judge_means.py).
 """
 
 from __future__ import annotations
@@ -14,35 +15,11 @@ import threading
 from typing import Any
 
 from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.operations.judge_means import JUDGE_SCHEMA, prompt
 
 _LOG = logging.getLogger(__name__)
 
 JUDGE_TAG = "MetricsJudge"
-JUDGE_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["answer"],
-    "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
-}
-_JUDGE_PROMPT = """\
-You check whether a person's social norm means the same as a target norm.
-It does when holding the norm commits the person to the target's standard of
-behaviour: the same behaviour, with the same or a wider scope. What people
-usually do counts as much as a rule ("people usually do X" means "do X").
-It does not when it only shares the topic: a narrower condition (the target
-only at some times, in some places or towards some people), a different
-behaviour, a permission or the opposite ("X is optional", "X is fine"), or a
-scope that leaves the target's own case open.
-
-Target norm: {target}
-Person's norm: {norm}
-
-Does the person's norm mean the target norm? Answer yes or no."""
-
-
-def prompt(target: str, norm: str) -> str:
-  """The question about one (norm, target) pair."""
-  return _JUDGE_PROMPT.format(target=target, norm=norm)
 
 
 class LLMJudge:

@@ -44,9 +44,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from crsec_concordia import embedder_identity, embedding
-from crsec_concordia.embedder_thresholds import (MINILM_THRESHOLDS,
-                                                 thresholds_of)
+from crsec_concordia import embedding
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.metrics.classifiers import measured, norm_clauses
 from crsec_concordia.scenarios import TargetNorm
 
@@ -158,9 +158,9 @@ class NormMatcher:
     `Run.behaviours`); what a text ABOUT a target may speak of, and what
     tells its compliance from its violation. A behaviour without one is
     read as its id in words. The thresholds not given are the embedder's
-    measured ones (embedder_thresholds.py); with an embedder nobody
+    measured ones (the Embedder value's); with an embedder nobody
     measured, a judge is asked of every pair."""
-    floors = thresholds_of(embedder)
+    floors = embedding.thresholds_of(embedder)
     if embedder is None:
       embedder = embedding.shared_embedder()
     if rule is CHOSEN_RULE and floors.measured:
@@ -227,7 +227,7 @@ class NormMatcher:
             "measured_error": {
                 t.id: measured.measured_error(t, self.rule.name, figures)
                 for t in self.targets}}
-    identity = embedder_identity.identify(self._embedder)
+    identity = embedding.identity_for(self._embedder)
     if not embedder_identity.is_measured_default(identity):
       found["embedder"] = {**identity.describe(), "calibrated": bool(figures),
                            "thresholds_measured": self.measured}

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia import embedder_identity
+from crsec_concordia import embedding
 from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.metrics.classifiers import DATA
 from crsec_concordia.metrics.classifiers.correction import Rates
 from crsec_concordia.metrics.classifiers.labels import venue_norms
@@ -52,8 +53,7 @@ def figures_for(embedder: SentenceEmbedder | None,
   figures = load_measured(path)
   if not figures:
     return {}
-  mine = (embedder_identity.MINILM if embedder is None
-          else embedder_identity.identify(embedder))
+  mine = embedding.identity_for(embedder)
   return figures if (mine.fingerprint
                      == measured_with(figures).fingerprint) else {}
 

@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from crsec_concordia import embedder_identity, embedding
+from crsec_concordia import embedding
 from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.calibration import store
-from crsec_concordia.calibration.thresholds import (SimilarityThresholds,
-                                                    Thresholds)
+from crsec_concordia.embedding.records import (SimilarityThresholds,
+                                               Thresholds)
 from crsec_concordia.game_masters.referee import similarity_of, tag_gate
 from crsec_concordia.metrics.classifiers import matcher_quality
 from crsec_concordia.metrics.classifiers import threshold_search
@@ -152,7 +152,7 @@ def matcher_thresholds(embedder, polarity: float) -> tuple[float, float]:
 
 def derive(embedder, name: str | None = None) -> SimilarityThresholds:
   """The embedder's record, every threshold derived from labelled cases."""
-  identity = embedder_identity.identify(embedder)
+  identity = embedding.identity_for(embedder)
   name = name or identity.name
   embedder = embedding.cached(embedder)  # Texts recur across the cases.
   deeds = deed_norm_cosines(embedder)

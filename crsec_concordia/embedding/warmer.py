@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from crsec_concordia import embedding
+from crsec_concordia.embedding import vectors
 
 _log = logging.getLogger(__name__)
 # Texts warmed per embedder are remembered up to this many, then forgotten
@@ -65,7 +65,7 @@ class EmbeddingWarmer:
           self._done.clear()
         self._done.update(batch)
       try:
-        embedding.encode(self._embedder, batch)
+        vectors.encode(self._embedder, batch)
       except Exception:  # pylint: disable=broad-except
         _log.debug("warming %d embeddings failed", len(batch), exc_info=True)
 

@@ -3,8 +3,8 @@
 A cosine says what it says only for the embedder that gave it: where a
 norm MEANS a target, where a text is ABOUT one and where the LLM judge is
 asked are each measured on labelled norms for one embedder, as a model's
-judgement error is measured for one model. They are calibration data, so
-they live here, below the matcher that reads them
+judgement error is measured for one model. They belong to the embedder,
+so they live in its package, below the matcher that reads them
 (metrics/classifiers/matching.py) and the searches that measure them
 (threshold_search.py, matcher_quality.py): another embedder gets its own
 file, `<embedder>.json`, in the person's calibrations or the package's.

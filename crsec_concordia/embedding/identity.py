@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import threading
-import weakref
 from typing import Any
 
 import numpy as np
 
-from crsec_concordia import embedding
+from crsec_concordia.embedding import vectors
 
 # Cosines are rounded to this many decimals before hashing.
 PRECISION = 2
@@ -73,7 +71,7 @@ MINILM = EmbedderIdentity(MINILM_NAME, MINILM_FINGERPRINT)
 class NamedEmbedder:
   """An embedder under a name of the user's choosing (`named`)."""
 
-  def __init__(self, embedder: embedding.SentenceEmbedder, name: str):
+  def __init__(self, embedder: vectors.SentenceEmbedder, name: str):
     self.wrapped = embedder
     self.embedder_name = name
     batched = getattr(embedder, "encode", None)
@@ -85,8 +83,8 @@ class NamedEmbedder:
     return self.wrapped(text)
 
 
-def named(embedder: embedding.SentenceEmbedder, name: str
-          ) -> embedding.SentenceEmbedder:
+def named(embedder: vectors.SentenceEmbedder, name: str
+          ) -> vectors.SentenceEmbedder:
   """`embedder`, known as `name` in runs, reports and calibrations."""
   return NamedEmbedder(embedder, name)
 
@@ -96,9 +94,9 @@ def name_of(embedder: Any) -> str:
   given = getattr(embedder, "embedder_name", None)
   if isinstance(given, str) and given:
     return given
-  if isinstance(embedder, embedding.MiniLMEmbedder):
+  if isinstance(embedder, vectors.MiniLMEmbedder):
     return MINILM_NAME
-  if isinstance(embedder, embedding.CachedEmbedder) and embedder.wrapped:
+  if isinstance(embedder, vectors.CachedEmbedder) and embedder.wrapped:
     return name_of(embedder.wrapped)
   wrapped = getattr(embedder, "wrapped", None)
   if wrapped is not None and wrapped is not embedder:
@@ -108,37 +106,14 @@ def name_of(embedder: Any) -> str:
   return f"{module}:{getattr(target, '__qualname__', repr(target))}"
 
 
-def fingerprint(embedder: embedding.SentenceEmbedder) -> str:
+def fingerprint(embedder: vectors.SentenceEmbedder) -> str:
   """The hash of the embedder's cosines on `SENTENCES`, rounded."""
-  sims = np.asarray(embedding.similarity(embedder, list(SENTENCES),
-                                         list(SENTENCES)), dtype=np.float64)
+  sims = np.asarray(vectors.similarity(embedder, list(SENTENCES),
+                                       list(SENTENCES)), dtype=np.float64)
   upper = sims[np.triu_indices(len(SENTENCES), k=1)]
   text = ",".join(f"{round(float(x), PRECISION) + 0.0:.{PRECISION}f}"
                   for x in upper)
   return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-_known: weakref.WeakKeyDictionary[Any, EmbedderIdentity] = (
-    weakref.WeakKeyDictionary())
-_known_lock = threading.Lock()
-
-
-def identify(embedder: embedding.SentenceEmbedder) -> EmbedderIdentity:
-  """The embedder's identity (computed once per embedder object)."""
-  try:
-    with _known_lock:
-      found = _known.get(embedder)
-  except TypeError:  # Not weakly referable: computed each time.
-    found = None
-  if found is not None:
-    return found
-  found = EmbedderIdentity(name_of(embedder), fingerprint(embedder))
-  try:
-    with _known_lock:
-      _known[embedder] = found
-  except TypeError:
-    pass
-  return found
 
 
 def is_measured_default(identity: EmbedderIdentity | None) -> bool:
@@ -146,16 +121,6 @@ def is_measured_default(identity: EmbedderIdentity | None) -> bool:
   and recorded matcher error holds for (None: a run that recorded none,
   i.e. ran on the default)."""
   return identity is None or identity.fingerprint == MINILM.fingerprint
-
-
-def recorded(embedder: embedding.SentenceEmbedder) -> dict[str, Any]:
-  """What run.json records of a given embedder: `{"embedder": identity}`,
-  or nothing for the default MiniLM (a run.json without `embedder` ran on
-  it, so runs on the default record what they always did)."""
-  identity = identify(embedder)
-  if is_measured_default(identity):
-    return {}
-  return {"embedder": identity.describe()}
 
 
 def identity_of_run(info: dict[str, Any]) -> EmbedderIdentity:

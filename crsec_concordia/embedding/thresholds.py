@@ -1,11 +1,12 @@
-"""The similarity thresholds of the embedder in use, resolved once per embedder.
+"""The similarity thresholds of an embedder, resolved once per identity.
 
-Every cosine that decides a judgement (calibration/thresholds.py's
-SimilarityThresholds) holds for the embedder it was measured with, so each
+Every cosine that decides a judgement (records.py's
+SimilarityThresholds) holds for the embedder it was measured with, so the
+Embedder value (value.py) asks here once, when it is built, and every
 consumer (the ConflictDetector, the observers' perception, the referee,
-ImmediateEvaluation, the matcher) asks here when it is built, with the
-embedder it was given. MiniLM's record ships; another embedder's is found
-by its name and fingerprint (embedder_identity.py) among the person's
+ImmediateEvaluation, the matcher) reads the record from the value it was
+given. MiniLM's record ships; another embedder's is found
+by its name and fingerprint (identity.py) among the person's
 calibrations (`crsec calibrate --embedder`). An embedder nobody measured
 gets the record with every gate open, and the process says so once, in
 its log (run.log in a run), since with it nothing is dropped but more
@@ -16,16 +17,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
 
-from crsec_concordia import embedder_identity
-from crsec_concordia.calibration import thresholds
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding import records
 
 _log = logging.getLogger(__name__)
 
 # MiniLM's record, shipped (the thresholds every run on the default reads).
-MINILM_THRESHOLDS = thresholds.load_similarity(
-    embedder_identity.MINILM_NAME, dirs=[thresholds.SHIPPED_THRESHOLDS])
+MINILM_THRESHOLDS = records.load_similarity(
+    embedder_identity.MINILM_NAME, dirs=[records.SHIPPED_THRESHOLDS])
 UNMEASURED_NOTE = ("no similarity thresholds measured for the embedder "
                    "{name} (fingerprint {fingerprint}): every gate lets its "
                    "judgement through (more model calls, nothing dropped) "
@@ -35,38 +35,28 @@ UNMEASURED_NOTE = ("no similarity thresholds measured for the embedder "
 
 _lock = threading.Lock()
 _found: dict[embedder_identity.EmbedderIdentity,
-             thresholds.SimilarityThresholds] = {}
+             records.SimilarityThresholds] = {}
 _told: set[embedder_identity.EmbedderIdentity] = set()
 
 
 def record_for(identity: embedder_identity.EmbedderIdentity | None
-               ) -> thresholds.SimilarityThresholds:
+               ) -> records.SimilarityThresholds:
   """The record measured for `identity` (None: MiniLM), else the open one."""
   if embedder_identity.is_measured_default(identity):
     return MINILM_THRESHOLDS
   with _lock:
     found = _found.get(identity)
   if found is None:
-    found = (thresholds.load_similarity(identity.name, identity.fingerprint)
-             or thresholds.SimilarityThresholds.unmeasured(
-                 identity.name, identity.fingerprint))
+    found = records.load_similarity(identity.name, identity.fingerprint)
+    if found is None:  # Looked for again next time: it may be saved since.
+      return records.SimilarityThresholds.unmeasured(identity.name,
+                                                      identity.fingerprint)
     with _lock:
       _found[identity] = found
   return found
 
 
-def thresholds_of(embedder: Any) -> thresholds.SimilarityThresholds:
-  """The record of `embedder` (None: the default MiniLM's); says once in
-  the log when nobody measured it."""
-  if embedder is None:
-    return MINILM_THRESHOLDS
-  record = record_for(embedder_identity.identify(embedder))
-  if not record.measured:
-    tell(record)
-  return record
-
-
-def tell(record: thresholds.SimilarityThresholds) -> bool:
+def tell(record: records.SimilarityThresholds) -> bool:
   """Logs the unmeasured embedder's warning, once per process and
   embedder; True the first time."""
   key = embedder_identity.EmbedderIdentity(record.embedder,
@@ -80,22 +70,10 @@ def tell(record: thresholds.SimilarityThresholds) -> bool:
   return first
 
 
-def thresholds_recorded(embedder: Any) -> dict[str, Any]:
-  """What run.json records of the thresholds in use: nothing for MiniLM
-  (so its runs record what they always did), else the embedder's name and
-  whether it was measured."""
-  if embedder is None:
-    return {}
-  identity = embedder_identity.identify(embedder)
-  if embedder_identity.is_measured_default(identity):
-    return {}
-  return {"similarity_thresholds": record_for(identity).describe()}
-
-
 _entered: set[embedder_identity.EmbedderIdentity] = set()
 
 
-def first_entry(record: thresholds.SimilarityThresholds) -> bool:
+def first_entry(record: records.SimilarityThresholds) -> bool:
   """True once per process for an unmeasured record: the component that
   asks first writes the entry of Concordia's log saying so."""
   if record.measured:

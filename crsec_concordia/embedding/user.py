@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from crsec_concordia import embedder_identity, user_code
-from crsec_concordia.embedding import SentenceEmbedder
+from crsec_concordia import user_code
+from crsec_concordia.embedding import identity as embedder_identity
+from crsec_concordia.embedding.vectors import SentenceEmbedder
 from crsec_concordia.errors import UserError
 
 FLAG = "--embedder"
