@@ -62,7 +62,8 @@ def of_run(info: Mapping[str, Any], given: SentenceEmbedder | None = None,
                     f"Python, which nothing can import: {fix}")
   found = embedder_identity.named(
       user_code.import_again(spec, FLAG, FORM, fix), spec)
-  now = embedder_identity.identify(found)
+  now = embedder_identity.EmbedderIdentity(
+      embedder_identity.name_of(found), embedder_identity.fingerprint(found))
   if now.fingerprint != identity.fingerprint:
     raise UserError(f"this run used {identity}, but {spec} now gives "
                     f"fingerprint {now.fingerprint}: restore the function "

@@ -50,7 +50,7 @@ def run_embedder(info: Mapping[str, Any],
     raise UserError(f"the run played with the sentence embedder {began}, "
                     "which is no module:function: give it with --embedder")
   # Loads it now (the default's torch, seconds), and tells a wrong one.
-  now = embedder_identity.identify(found)
+  now = embedding.identity_for(found)
   if now.fingerprint != began.fingerprint:
     raise UserError(f"the run played with the sentence embedder {began}, "
                     f"not {now}: give the run's with --embedder")
