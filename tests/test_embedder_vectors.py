@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crsec_concordia import cli, embedding, runner
+from crsec_concordia import cli, embedding, endings, runner
 from crsec_concordia.embedding import BadVectors
 from crsec_concordia.runs import session as session_lib
 from crsec_concordia.testing import bag_of_words
@@ -154,12 +154,13 @@ def test_a_batch_gone_bad_mid_run_stops_it_resumable(tmp_path, monkeypatch):
 
   monkeypatch.setattr(session_lib.Session, "_on_step", on_step)
   out = tmp_path / "run"
-  with pytest.raises(BadVectors, match=r"NaN.*stopped after slot 1.*resume"):
+  with pytest.raises(endings.LostDependency, match=r"NaN.*stopped after slot 1"):
     runner.run_episode("hobbs_cafe_mini", arm="normative", seed=1,
                        out_dir=out, model=_model(), embedder=flaky, steps=3,
                        progress=False)
   info = json.loads((out / "run.json").read_text())
-  assert info["status"] == "interrupted" and info["completed_steps"] == 1
+  assert info["status"] == "interrupted: lost dependency" and info[
+      "completed_steps"] == 1
   steps = [json.loads(line)["kind"] for line in
            (out / "events.jsonl").read_text().splitlines()].count("step")
   assert steps == 1, "a slot with missing vectors was committed"

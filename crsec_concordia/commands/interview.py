@@ -93,9 +93,9 @@ def run(args: argparse.Namespace) -> int:
   step, _ = checkpoint_for(args.run_dir, args.at)
   questionnaire = load_questions(args.questions)
   out = args.out or default_out(args.run_dir, questionnaire)
+  used = _used(args)  # A bad embedder stops before the folder is made.
   outputs.writable_dir(out.parent, "--out",
                        fix="give --out a path you can write to")
-  used = _used(args)
   with outputs.writing(out.parent, then="make room there, then interview "
                        "again"):
     result = interview(args.run_dir, args.questions, at=step, out=out,
