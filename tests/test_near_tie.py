@@ -16,6 +16,8 @@ import dataclasses
 
 import pytest
 
+from crsec_concordia.calibration import policy as policy_lib
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.thresholds import SimilarityThresholds
 from crsec_concordia.embedder_thresholds import MINILM_THRESHOLDS
@@ -111,3 +113,22 @@ def test_minilms_record_holds_the_tie_its_labelled_gaps_give(embedder):
   assert len(gaps) > 50 and any(g < 0 for g in gaps)
   assert MINILM_THRESHOLDS.near_tie == pytest.approx(
       similarity_calibration.near_tie(gaps), abs=1e-4)
+
+
+def test_the_replay_of_a_recorded_look_spares_the_same_tie():
+  """The offline replay (calibration/policy.py) decides the recorded look
+  as the referee above did, with the tie the calibration keeps."""
+  floors = run_policy.settings(None, MINILM_THRESHOLDS).recorded()
+  for (nearest, right), spared in ((WITHIN, True), (PAST, False)):
+    look = {"candidates": {"returned_tools": nearest,
+                           "left_tools_out": right},
+            "nearest": "returned_tools", "behaviour": "left_tools_out",
+            "quoted": True, "reversed": "left_tools_out", "by_actor": True}
+    case = {"truth": ["left_tools_out"], "given": [], "spared": False,
+            "failed": False, "look": look}
+    for policy in (LENIENT, RefereePolicy.all_on()):
+      tags, _ = policy_lib.referee_tags(case, policy, floors)
+      live = _looked(_pair(nearest, right), MINILM_THRESHOLDS, policy)
+      assert tags == live["behaviours"]
+      assert tags == (["left_tools_out"] if spared and policy is LENIENT
+                      else [])

@@ -118,15 +118,16 @@ def test_the_recorded_answers_give_the_referees_tags_under_any_policy(
 def test_the_disagreeing_oracle_meets_every_structure(venue):
   """The fixture is no idle one: each structure, added alone to a referee
   with none (the look's checks to one with the look, the other-side rule
-  and the strict rule to one with the nearest rule), changes some tag."""
+  to one with the nearest rule), changes some tag. The strict rule is met
+  where a proposal lies within the near tie of the nearest, which no
+  answer of this oracle does: tests/test_near_tie.py replays it."""
   _, _, _, calibration = venue
   floors, sides = calibration["floors"], calibration["sides"]
   idle = []
-  for name in RefereePolicy.names():
+  for name in set(RefereePolicy.names()) - {"look_strict"}:
     base = dataclasses.replace(RefereePolicy.trusting(),
                                second_look=name.startswith("look"),
-                               look_nearest=name in ("look_sides",
-                                                     "look_strict"))
+                               look_nearest=name == "look_sides")
     with_it = dataclasses.replace(base, **{name: True})
     if not any(policy_lib.referee_tags(c, with_it, floors, sides)
                != policy_lib.referee_tags(c, base, floors, sides)
