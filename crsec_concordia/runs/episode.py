@@ -169,7 +169,7 @@ def run_episode(
   chosen = run_policy.resolve(
       referee_policy, _identity(gm_endpoint or endpoint,
                                 model if gm_endpoint is None and gm_model is
-                                None else gm_model), scenario.name,
+                                None else gm_model), scenario,
       None if floors is None or floors.measured else floors.embedder)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)
