@@ -5,9 +5,11 @@ venues; bench/heldout/<name>.probes.yaml beside <name>.yaml for venues no
 code or prompt was written for) go through the calls a run makes, every
 structure's inputs recorded
 (crsec_concordia/metrics/classifiers/probe_run.py), and
-are scored under a referee policy (which structures apply:
-crsec_concordia/calibration/policy.py; `--policy`, by default every one,
-as the embedded model runs). Prints the referee's precision and recall
+are scored under the referee's settings (which structures apply,
+crsec_concordia/calibration/policy.py, with the embedder's thresholds and
+near tie): by default exactly those a run of the venue by this model
+applies (calibration/run_policy.py, `for_venue`), or `--policy all_on` or
+`trusting` with the embedder's thresholds. Prints the referee's precision and recall
 over behaviour tags (bench/probe_scores.py), the places right, each check's
 misses and every right answer a structure refused, DetectConflict's hits
 and false alarms (intentions apart), one summary line per venue, and the
@@ -30,7 +32,7 @@ structure refused, and a last line `oracle ceiling: worst P X.XX R X.XX`
 (trusting). `--oracle --all` takes the held-out venues too.
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | [--all] [--heldout]
-       [--only referee|occasion|conflicts ...] [--policy all_on|trusting]
+       [--only referee|occasion|conflicts ...] [--policy run|all_on|trusting]
        [--jobs N] [--record [DIR]] [--cache FILE]
        [--oracle [--noise R] [--noise-seed N]]
 """
@@ -44,9 +46,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from crsec_concordia import models  # noqa: E402
+from crsec_concordia import embedding, models  # noqa: E402
 from crsec_concordia.calibration import policy as policy_lib  # noqa: E402
 from crsec_concordia.calibration import probes, store  # noqa: E402
+from crsec_concordia.calibration import run_policy  # noqa: E402
 from crsec_concordia.calibration.policy import RefereePolicy  # noqa: E402
 from crsec_concordia.calibration.probes import (Probes,  # noqa: E402
                                                 load_probes, probes_path)
@@ -69,6 +72,8 @@ RECORD = store.SHIPPED
 DEFAULT_SCENARIO = "hobbs_cafe_mini"
 SECTIONS = probes.SECTIONS
 JOBS = probe_run.JOBS
+# --policy: `run`, the settings a run of the venue applies, or one of these.
+RUN = "run"
 POLICIES = {"all_on": RefereePolicy.all_on, "trusting": RefereePolicy.trusting}
 
 
@@ -187,9 +192,11 @@ def _parser() -> argparse.ArgumentParser:
            "crsec_concordia/calibration/data)")
   parser.add_argument("--only", nargs="+", choices=SECTIONS, default=None,
                       help="probe only these judgements")
-  parser.add_argument("--policy", choices=sorted(POLICIES), default="all_on",
+  parser.add_argument("--policy", choices=[RUN, *sorted(POLICIES)],
+                      default=RUN,
                       help="the referee's structures the figures apply "
-                           "(default all_on, as the embedded model runs)")
+                           "(default run: exactly those a run of the venue "
+                           "by this model applies, its near tie among them)")
   parser.add_argument("--jobs", type=int, default=JOBS, metavar="N",
                       help=f"cases asked at once (default {JOBS}, as in a "
                            "run; 1 asks one at a time)")
@@ -242,13 +249,18 @@ def main(argv: list[str] | None = None) -> int:
   endpoint = models.EndpointConfig.resolve()
   model = models.make_model(endpoint, seed=1, cache_path=args.cache)
   identity = identity_of(endpoint)
-  policy = POLICIES[args.policy]()
   embedder = shared_embedder()
+  floors = embedding.thresholds_of(embedder)
   lines, measured = [], []
   for scenario, cases in venues:
-    print(f"scenario {scenario.name}", flush=True)
+    settings = (run_policy.for_venue(scenario, identity, floors)
+                if args.policy == RUN else
+                run_policy.settings(POLICIES[args.policy](), floors))
+    policy = settings.policy
+    print(f"scenario {scenario.name}: {probe_scores.policy_name(policy)}, "
+          f"near tie {settings.tie}", flush=True)
     calibration = probe_run.measure_venue(model, embedder, scenario, cases,
-                                          jobs=args.jobs, policy=policy)
+                                          jobs=args.jobs, settings=settings)
     measured.append(calibration)
     line = print_venue(scenario, calibration, policy)
     if args.record is not None and calibration["referee"]:

@@ -57,8 +57,7 @@ def venue(scenario: Scenario, cases: Probes, rows: Rows, *, noise: float,
   every refused case printed; its calibration."""
   oracle = JudgementOracle(scenario, cases, noise=noise, seed=seed)
   calibration = probe_run.measure_venue(
-      oracle.model, embedder, scenario, cases, jobs=jobs,
-      policy=RefereePolicy.trusting())
+      oracle.model, embedder, scenario, cases, jobs=jobs)
   print(f"scenario {scenario.name} (oracle"
         + (f", labels flipped at {noise}" if noise else "") + ")")
   for name, policy in POLICIES:

@@ -121,24 +121,27 @@ def why_refused(case: dict, policy: RefereePolicy, floors: dict,
   if policy.spare_far_actions and case["spared"]:
     best = max(case["near"].items(), key=lambda kv: kv[1], default=("", 0))
     return (f"the gate spared the call (nearest {best[0]} {best[1]}, floor "
-            f"{floors['tag']})")
+            f"{floors.get('spare_far', floors['tag'])})")
   if case["given"] == truth:
     for i in truth:
-      if policy.tag_floor and case["scores"][i] < floors["tag"]:
+      floor = policy_lib.floor_of(floors, "tag")
+      if policy.tag_floor and case["scores"][i] < floor:
         return f"tag floor: {i} at {case['scores'][i]}"
-      if policy.deed_floor and case["deed_scores"][i] < floors["tag"]:
+      if policy.deed_floor and case["deed_scores"][i] < floor:
         return f"deed floor: {i} at {case['deed_scores'][i]} without place"
       if policy.doer_check and case["by_actor"].get(i) is not True:
         return f"doer check: {i} done by {case['doers'].get(i)!r}"
     return "the second look added a tag"
   if not policy.second_look:
     return "no second look"
-  proposed = look["behaviour"]
+  proposed, near = look["behaviour"], look["candidates"]
+  tie = policy_lib.tie_of(floors, policy)
   if policy.look_nearest and proposed != look["nearest"] and (
-      policy.look_sides or proposed not in sides.get(look["nearest"], ())):
+      policy.look_sides or proposed not in sides.get(look["nearest"], ())
+  ) and not near[look["nearest"]] - near[proposed] < tie:
     return (f"the look's nearest rule: {proposed} at "
-            f"{look['candidates'][proposed]}, {look['nearest']} nearer at "
-            f"{look['candidates'][look['nearest']]}")
+            f"{near[proposed]}, {look['nearest']} nearer at "
+            f"{near[look['nearest']]} (tie {tie})")
   if policy.look_reverse and look.get("reversed") != proposed:
     return f"the look in reverse order said {look.get('reversed')}"
   return f"the look's doer check: {look.get('doer')!r}"

@@ -38,7 +38,7 @@ direction every text shares, so any two texts are at least somewhat alike
 (cosine about 0.3 or more): every similarity gate lets a judgement through,
 and the same text always gives the same vector. It is a stand-in for
 tests, not an embedder to measure with: its scale is not MiniLM's
-(crsec_concordia/embedder_identity.py).
+(crsec_concordia/embedding/identity.py).
 """
 
 from __future__ import annotations

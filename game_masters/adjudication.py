@@ -385,6 +385,12 @@ class Adjudication(entity_component.ContextComponent,
         record["unseen"] = perceived.unseen[who]
     return texts
 
+  @property
+  def settings(self):
+    """The referee's settings (its policy, thresholds and near tie:
+    calibration/run_policy.py)."""
+    return self._referee.settings
+
   def gate_counts(self) -> dict[str, int]:
     """What the referee's gates skipped so far (gate_tally.py)."""
     return self._referee.gates.counts()

@@ -28,9 +28,8 @@ from concordia.typing import entity_component
 from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import embedding, gate_tally
-from crsec_concordia.calibration import probes as probes_lib
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.policy import RefereePolicy
-from crsec_concordia.embedding.records import SimilarityThresholds
 from crsec_concordia.embedding.warmer import warm
 from crsec_concordia.components.port import port_of
 from crsec_concordia.embedding import SentenceEmbedder
@@ -47,7 +46,7 @@ from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.models.base import TaggedModel
 from crsec_concordia.models.concordia_adapter import as_structured
-from crsec_concordia.scenarios import Scenario, ScenarioError
+from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.network import attend_ties, talk_ties
 from crsec_concordia.slot_agent import SlotAgent
 
@@ -55,8 +54,9 @@ DEFAULT_NAME = "Game Master"
 OTHER_TAG = "GM.other"
 # The referee's structures for a game master whose params name no
 # `referee_policy`: every one, as the embedded model's recorded runs (the
-# golden replay's among them) were made with. A run passes its model's
-# calibrated policy in the params.
+# golden replay's among them) were made with, and as `auto` leaves it on a
+# venue with labelled cases of its own. A run passes any other policy
+# (its model's calibrated one, the held-out default) in the params.
 UNCALIBRATED_POLICY = RefereePolicy.all_on()
 # What the game master is built as: the agents' class (SlotAgent), whose
 # hooks run in its own thread but for the resolution's, where the
@@ -138,17 +138,16 @@ def place_components(
               ties=attend_ties(scenario.network)))
 
 
-def _floors(embedder: SentenceEmbedder, scenario: Scenario
-            ) -> SimilarityThresholds:
-  """The embedder's thresholds for the referee; on a venue with labelled
-  cases the nearest rule stays as it was measured there (no tie), on one
-  without, it refuses no near tie on the embedder's measured scale."""
-  floors = embedding.thresholds_of(embedder)
-  try:
-    labelled = probes_lib.probes_path(scenario).is_file()
-  except ScenarioError:  # Built from a dict under no shipped name.
-    labelled = False
-  return floors.without_tie() if labelled else floors
+def referee_settings(embedder: SentenceEmbedder,
+                     policy: RefereePolicy | None
+                     ) -> run_policy.RefereeSettings:
+  """The referee's settings (run_policy.settings): the params' policy
+  (None: UNCALIBRATED_POLICY), as the run resolved it for its venue, with
+  the embedder's thresholds and near tie: what a probe run of the venue
+  builds too."""
+  return run_policy.settings(
+      UNCALIBRATED_POLICY if policy is None else policy,
+      embedding.thresholds_of(embedder))
 
 
 def components(
@@ -165,6 +164,7 @@ def components(
   (None: UNCALIBRATED_POLICY); `seed`: the run's (whom an intervention's
   share draws)."""
   place = short_place(scenario.setting)
+  settings = referee_settings(embedder, policy)
   whereabouts, perception = place_components(embedder, scenario, entities,
                                              names)
   return {
@@ -197,10 +197,10 @@ def components(
           # embedder (referee/tag_gate.py), with or without normative
           # observers.
           similarity=referee_lib.similarity_of(embedder),
-          floors=_floors(embedder, scenario),
+          floors=settings.floors,
           warm=(functools.partial(warm, embedder)
                 if _observers_embed(entities) else None),
-          policy=UNCALIBRATED_POLICY if policy is None else policy,
+          policy=settings.policy,
           target_norms=scenario.target_norms,
           places=whereabouts.places.prompt_places(), perception=perception),
   }

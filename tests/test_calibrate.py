@@ -20,7 +20,9 @@ import pytest
 from crsec_concordia import cli, judgement_prompts
 from crsec_concordia.calibration import (advice, identity, probes, sheet,
                                          store)
+from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.commands import calibrate as command
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.commands import doctor
 from crsec_concordia.game_masters.referee import doer_check
 from crsec_concordia.metrics.classifiers import judge_quality
@@ -85,7 +87,11 @@ def test_calibrate_writes_a_file_keyed_by_the_models_identity(calibrated):
   assert garden["prompts"] == judgement_prompts.prompts_hash()
   assert len(garden["cases"]) == 44  # The referee cases of the probe file.
   assert garden["summary"]["referee"]["n"] == 44
-  # The oracle is right, so the structures of all_on() refuse little.
+  # Scored under what a run of the garden by this model applies: nobody
+  # measured it before, so trusting() (run_policy.for_venue), with the
+  # embedder's thresholds and near tie kept beside the answers.
+  assert garden["policy"] == RefereePolicy.trusting().to_dict()
+  assert garden["floors"]["near_tie"] == MINILM_THRESHOLDS.near_tie
   assert garden["summary"]["referee"]["p"] >= 0.9
   # The matcher with the model as its judge, on the labelled norms.
   assert set(data["matcher"]["targets"]) >= {"no_smoking_indoors"}

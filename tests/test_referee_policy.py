@@ -17,8 +17,9 @@ import random
 import pytest
 
 from crsec_concordia.calibration import policy as policy_lib
-from crsec_concordia.calibration import probes
+from crsec_concordia.calibration import probes, run_policy
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.game_masters import adjudication
 from crsec_concordia.game_masters import prefab
@@ -34,8 +35,8 @@ def test_all_on_is_every_structure_and_trusting_none():
   assert RefereePolicy.all_on().structures() == names
   assert RefereePolicy.trusting().structures() == ()
   assert {"spare_far_actions", "tag_floor", "deed_floor", "doer_check",
-          "second_look", "look_nearest", "look_sides", "look_reverse",
-          "occasion_gate"} == set(names)
+          "second_look", "look_nearest", "look_sides", "look_strict",
+          "look_reverse", "occasion_gate"} == set(names)
 
 
 def test_a_policy_goes_through_its_dict_and_a_bad_one_says_what_is_wrong():
@@ -117,11 +118,13 @@ def test_the_recorded_answers_give_the_referees_tags_under_any_policy(
 def test_the_disagreeing_oracle_meets_every_structure(venue):
   """The fixture is no idle one: each structure, added alone to a referee
   with none (the look's checks to one with the look, the other-side rule
-  to one with the nearest rule), changes some tag."""
+  to one with the nearest rule), changes some tag. The strict rule is met
+  where a proposal lies within the near tie of the nearest, which no
+  answer of this oracle does: tests/test_near_tie.py replays it."""
   _, _, _, calibration = venue
   floors, sides = calibration["floors"], calibration["sides"]
   idle = []
-  for name in RefereePolicy.names():
+  for name in set(RefereePolicy.names()) - {"look_strict"}:
     base = dataclasses.replace(RefereePolicy.trusting(),
                                second_look=name.startswith("look"),
                                look_nearest=name == "look_sides")
@@ -137,7 +140,8 @@ def test_the_disagreeing_oracle_meets_every_structure(venue):
 
 
 def _calibration(referee_cases, occasion_cases=()) -> dict:
-  return {"floors": probe_run.floors(), "sides": {},
+  floors = run_policy.settings(None, MINILM_THRESHOLDS).recorded()
+  return {"floors": floors, "sides": {},
           "referee": list(referee_cases), "occasion": list(occasion_cases),
           "conflicts": []}
 

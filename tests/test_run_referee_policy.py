@@ -201,7 +201,11 @@ def test_a_sweep_endpoint_names_its_policy_and_the_flag_the_rest():
 
 def test_auto_keeps_the_embedded_model_and_trusts_a_model_nobody_measured():
   embedded = ModelIdentity("qwen", "embedded", GIVEN.prompts)
-  assert run_policy.resolve(None, embedded, "cafe") is None
+  # Every structure where the venue has labelled cases of its own; on one
+  # nobody labelled, the held-out default (docs/calibration.md).
+  assert run_policy.resolve(None, embedded, "hobbs_cafe") is None
+  assert run_policy.resolve(None, embedded, "cafe") == (
+      run_policy.held_out_default())
   assert run_policy.resolve("auto", GIVEN, "cafe") is None
   endpoint = ModelIdentity("big-model", "openai-compatible", GIVEN.prompts)
   assert run_policy.resolve("auto", endpoint, "cafe").policy == (

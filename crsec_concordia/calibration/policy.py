@@ -20,11 +20,18 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 # The figures are scores.py's; imported here for the policy's readers.
 from crsec_concordia.calibration.scores import Counts, f1, precision, recall
+
+
+# Switches added after policies were first written (config.json of runs,
+# calibrations): absent from an older dict, they read as on, the referee
+# those records were made with on the venues its policies were measured on.
+LATER_SWITCHES = ("look_strict",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +57,10 @@ class RefereePolicy:
   # norm's complying and violating behaviours, which the embedder puts
   # close together); off, the other side of the nearest behaviour passes.
   look_sides: bool = True
+  # The nearest rule refuses a near tie too: a proposal whose score is
+  # within the embedder's `near_tie` of the nearest's (its record,
+  # calibration/thresholds.py); off, such a proposal is as near.
+  look_strict: bool = True
   # The look's question asked again in reverse order must agree.
   look_reverse: bool = True
   # occasion_check.MIN_OCCASION_SIMILARITY on the occasion check's proposal.
@@ -85,6 +96,8 @@ class RefereePolicy:
       raise ValueError(f"a referee policy is a mapping of switches, not "
                        f"{type(data).__name__}")
     names = cls.names()
+    # A policy written before a switch existed had that structure on.
+    data = {**dict.fromkeys(LATER_SWITCHES, True), **data}
     problems = [f"unknown switch {k!r}" for k in data if k not in names]
     problems += [f"missing switch {n!r}" for n in names if n not in data]
     problems += [f"switch {k!r} is {v!r}, not true or false"
@@ -100,20 +113,42 @@ def _floors(calibration: Mapping[str, Any]) -> Mapping[str, float]:
   return calibration["floors"]
 
 
+def floor_of(floors: Mapping[str, Any], name: str) -> float:
+  """A recorded floor (None: an unmeasured embedder's open gate, kept as
+  JSON holds no infinity)."""
+  value = floors[name]
+  return -math.inf if value is None else float(value)
+
+
+def tie_of(floors: Mapping[str, Any], policy: RefereePolicy) -> float:
+  """The near tie the nearest rule spares under `policy`: none when it is
+  strict; the recorded `near_tie` otherwise (None: an unmeasured
+  embedder's, which spares every gap; absent: a record made before the tie
+  was kept, whose nearest rule was strict)."""
+  if policy.look_strict:
+    return 0.0
+  tie = floors.get("near_tie", 0.0)
+  return math.inf if tie is None else float(tie)
+
+
 def look_tags(look: Mapping[str, Any] | None, policy: RefereePolicy,
-              sides: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+              sides: Mapping[str, Sequence[str]] | None = None,
+              tie: float = 0.0) -> list[str]:
   """The second look's tag under `policy` from its recorded answers: the
   proposal, if one of the candidates with a quote of the action's words,
   then each check the policy applies (second_look.py); `sides`: each
-  behaviour's other side (second_look.other_sides)."""
+  behaviour's other side (second_look.other_sides); `tie`: the gap to the
+  nearest's score the nearest rule spares (tie_of)."""
   if not look or look.get("failed"):
     return []
   proposed = look.get("behaviour")
-  if proposed not in look["candidates"] or not look["quoted"]:
+  candidates = look["candidates"]
+  if proposed not in candidates or not look["quoted"]:
     return []
   nearest = look["nearest"]
   if policy.look_nearest and proposed != nearest and (
-      policy.look_sides or proposed not in (sides or {}).get(nearest, ())):
+      policy.look_sides or proposed not in (sides or {}).get(nearest, ())
+  ) and not candidates[nearest] - candidates[proposed] < tie:
     return []
   if policy.look_reverse and look.get("reversed") != proposed:
     return []
@@ -146,10 +181,10 @@ def referee_tags(case: Mapping[str, Any], policy: RefereePolicy,
   look is taken only where no tag of the general call counts."""
   if case.get("failed") or (policy.spare_far_actions and case["spared"]):
     return [], []
-  tags = general_tags(case, policy, floors["tag"])
+  tags = general_tags(case, policy, floor_of(floors, "tag"))
   if tags or not policy.second_look:
     return tags, []
-  looked = look_tags(case.get("look"), policy, sides)
+  looked = look_tags(case.get("look"), policy, sides, tie_of(floors, policy))
   return looked, looked
 
 
@@ -160,7 +195,8 @@ def occasion_tags(case: Mapping[str, Any], policy: RefereePolicy,
   proposed = check.get("behaviour")
   if case.get("failed") or proposed not in case["choices"]:
     return []
-  if policy.occasion_gate and check["similarity"] < floors["occasion"]:
+  if policy.occasion_gate and check["similarity"] < floor_of(floors,
+                                                             "occasion"):
     return []
   return [proposed]
 

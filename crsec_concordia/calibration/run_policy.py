@@ -7,34 +7,47 @@ replay were made), `trusting` (none that can refuse an answer), `calibrated`
 (the policy `crsec calibrate` chose from this model's own measured error,
 read from its calibration: same name, endpoint kind and judgement prompts),
 or a JSON file of switches (`RefereePolicy.to_dict()`'s form). The default,
-`auto`, keeps every structure for the embedded model and for a model a
-program hands over (whose author composes its own referee), and gives a
-model behind an endpoint its own calibration's choice, or, measured by
-nobody, `trusting`: no structure tuned to another model refuses its
-answers. The choice lands in the game master's params (config.json), so a
-resumed run keeps it, and in run.json, whose policy the corrected
-estimates replay on the model's calibration.
+`auto`, gives the embedded model every structure on a venue with labelled
+cases of its own (as it was measured there), and on any other venue the
+default chosen from its answers by leave-one-venue-out over the shipped
+venues' labelled cases (data/default_policy.json,
+bench/referee_heldout.py); a model a program hands over every structure
+(its author composes its own referee); a model behind an endpoint its own
+calibration's choice, or, measured by nobody, `trusting`: no structure
+tuned to another model refuses its answers. The choice lands in the game
+master's params (config.json), so a resumed run keeps it, and in run.json,
+whose policy the corrected estimates replay on the model's calibration.
+`settings` then builds what the referee applies, the policy with the
+embedder's thresholds and its near tie, in one place for the game master,
+the probe runner, `crsec calibrate` and the bench (`for_venue`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crsec_concordia.calibration import store
+from crsec_concordia.calibration import probes, store
 from crsec_concordia.calibration.identity import (EMBEDDED, GIVEN,
                                                   ModelIdentity)
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.embedding.records import SimilarityThresholds
 from crsec_concordia.errors import UserError
+from crsec_concordia.scenarios import (Scenario, ScenarioError,
+                                       builtin_path)
 
 AUTO, ALL_ON, TRUSTING, CALIBRATED = ("auto", "all-on", "trusting",
                                       "calibrated")
 NAMES = (AUTO, ALL_ON, TRUSTING, CALIBRATED)
 DEFAULT = AUTO
 PARAM = "referee_policy"  # The game master's param (game_masters/prefab.py).
+# The policy chosen by leave-one-venue-out for a venue with no labelled
+# cases of its own (written by bench/referee_heldout.py --write).
+DEFAULT_POLICY = store.SHIPPED / "default_policy.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,32 +95,79 @@ def calibrated(identity: ModelIdentity, venue: str,
                 f"{CALIBRATED} ({entry['path']})")
 
 
-def _auto(identity: ModelIdentity, venue: str,
+def held_out_default() -> Chosen:
+  """The policy for a venue with no labelled cases of its own: each
+  structure on only where the F1 summed over the shipped venues' held-out
+  folds is higher with it (docs/calibration.md)."""
+  data = json.loads(DEFAULT_POLICY.read_text(encoding="utf-8"))
+  return Chosen(RefereePolicy.from_dict(data["policy"]),
+                f"{AUTO}: the held-out default ({DEFAULT_POLICY.name})")
+
+
+def _venue_name(venue: str | Scenario) -> str:
+  if isinstance(venue, Scenario):
+    return venue.name
+  return Path(venue).stem if venue.endswith(".yaml") else venue
+
+
+def _shipped(venue: str | Scenario) -> bool:
+  """Whether the venue is a shipped scenario (not a file of the same name
+  elsewhere)."""
+  name = _venue_name(venue)
+  try:
+    path = builtin_path(name)
+  except ScenarioError:
+    return False
+  source = (venue.source_path if isinstance(venue, Scenario) else
+            Path(venue) if venue.endswith(".yaml") else None)
+  return source is None or Path(source).resolve() == path.resolve()
+
+
+def labelled(venue: str | Scenario, identity: ModelIdentity) -> bool:
+  """Whether the venue has labelled cases of its own: a shipped venue with
+  a probe file, or one this model was calibrated on (its probes beside it,
+  or a labelled sheet). The held-out venues (bench/heldout/) stand for
+  venues nobody labelled until a calibration of them is made."""
+  name = _venue_name(venue)
+  if name in probes.probed_venues() and _shipped(venue):
+    return True
+  return any(e.get("scenario") == name and (e["model"].get("name"),
+             e["model"].get("endpoint")) == (identity.name, identity.endpoint)
+             for e in store.entries())
+
+
+def _auto(identity: ModelIdentity, venue: str | Scenario,
           embedder: str | None = None) -> Chosen | None:
-  """Every structure for the embedded model and a given one; an endpoint's
-  model its calibration's choice, else trusting(). `embedder`: the name of
-  an embedder nobody measured, with which no pair (model, embedder) was
-  measured to gain from a structure: trusting()."""
+  """The embedded model: every structure on a venue with labelled cases of
+  its own, the held-out default elsewhere; a given one every structure; an
+  endpoint's model its calibration's choice, else trusting(). `embedder`:
+  the name of an embedder nobody measured, with which no pair (model,
+  embedder) was measured to gain from a structure: trusting()."""
   if embedder is not None:
     return Chosen(RefereePolicy.trusting(),
                   f"{AUTO}: {TRUSTING} (no thresholds measured for the "
                   f"embedder {embedder})")
-  if identity.endpoint in (EMBEDDED, GIVEN):
+  if identity.endpoint == GIVEN or (identity.endpoint == EMBEDDED
+                                    and labelled(venue, identity)):
     return None
+  if identity.endpoint == EMBEDDED:
+    return held_out_default()
   try:
-    found = calibrated(identity, venue)
+    found = calibrated(identity, _venue_name(venue))
   except UserError:
     return Chosen(RefereePolicy.trusting(),
                   f"{AUTO}: {TRUSTING} (no calibration of {identity})")
   return dataclasses.replace(found, source=f"{AUTO}: {found.source}")
 
 
-def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str,
-            unmeasured_embedder: str | None = None) -> Chosen | None:
+def resolve(choice: str | Chosen | None, identity: ModelIdentity,
+            venue: str | Scenario, unmeasured_embedder: str | None = None
+            ) -> Chosen | None:
   """The named policy (a Chosen one as it is: a sweep's driver resolves
-  them; None: `auto`), or None for every structure (the game master's
-  default, with nothing added to its params: runs made before the choice
-  existed replay byte for byte)."""
+  them; None: `auto`) for `venue` (a scenario, its name or its file), or
+  None for every structure (the game master's default, with nothing added
+  to its params: runs made before the choice existed replay byte for
+  byte)."""
   if isinstance(choice, Chosen):
     return choice
   if choice is None or choice == AUTO:
@@ -117,7 +177,7 @@ def resolve(choice: str | Chosen | None, identity: ModelIdentity, venue: str,
   if choice == TRUSTING:
     return Chosen(RefereePolicy.trusting(), TRUSTING)
   if choice == CALIBRATED:
-    return calibrated(identity, venue)
+    return calibrated(identity, _venue_name(venue))
   path = Path(choice)
   if path.suffix != ".json" and not path.is_file():
     raise UserError(f"--referee-policy {choice!r}: give one of "
@@ -142,3 +202,46 @@ def of_config(config: Mapping[str, Any]) -> RefereePolicy | None:
         "params", {}):
       return RefereePolicy.from_dict(instance["params"][PARAM])
   return None
+
+
+@dataclasses.dataclass(frozen=True)
+class RefereeSettings:
+  """What the referee applies: its structures and the embedder's
+  thresholds they read, the nearest rule's tie among them."""
+  policy: RefereePolicy
+  floors: SimilarityThresholds
+
+  @property
+  def tie(self) -> float:
+    """The gap to the nearest behaviour's score the nearest rule spares."""
+    return 0.0 if self.policy.look_strict else self.floors.near_tie
+
+  def recorded(self) -> dict[str, float | None]:
+    """The thresholds a calibration keeps with the answers they gate
+    (policy.py replays them; None: an unmeasured embedder's open gate or
+    tie, as JSON holds no infinity)."""
+    values = {k: getattr(self.floors, k)
+              for k in ("tag", "spare_far", "look", "occasion", "near_tie")}
+    return {k: v if math.isfinite(v) else None for k, v in values.items()}
+
+
+def settings(policy: Chosen | RefereePolicy | None,
+             floors: SimilarityThresholds) -> RefereeSettings:
+  """The referee's settings: `policy` as `resolve` gives it or a game
+  master's params hold it (None: every structure), with the embedder's
+  record of thresholds (`floors`) and so its near tie."""
+  if isinstance(policy, Chosen):
+    policy = policy.policy
+  return RefereeSettings(RefereePolicy.all_on() if policy is None
+                         else policy, floors)
+
+
+def for_venue(venue: str | Scenario, identity: ModelIdentity,
+              floors: SimilarityThresholds,
+              choice: str | Chosen | None = AUTO) -> RefereeSettings:
+  """The settings a run of `venue` by the model `identity` applies, with
+  the embedder whose record is `floors`: what the probe runner, `crsec
+  calibrate` and the bench score a venue under."""
+  return settings(resolve(choice, identity, venue,
+                          None if floors.measured else floors.embedder),
+                  floors)

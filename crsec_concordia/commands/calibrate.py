@@ -33,7 +33,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from crsec_concordia import outputs
-from crsec_concordia.calibration import probes, sheet, store
+from crsec_concordia.calibration import probes, run_policy, sheet, store
 from crsec_concordia import embedding
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags,
@@ -141,13 +141,19 @@ def _for_run(args: argparse.Namespace) -> int:
   path = info.get("scenario_path")
   venue = (path if path and probes.probes_path_of(Path(path)).is_file()
            else str(info.get("scenario")))
+  # The run's own referee policy where it named one, so the venue is
+  # scored as that run's referee judged it.
+  named = run_policy.of_run(info)
+  choice = (run_policy.Chosen(named, "the run's") if named is not None
+            else run_policy.AUTO)
   for i, endpoint in endpoints.items():
     if endpoint is None:
       print(f"calibrate: model {i} was handed over by a program: calibrate "
             "it from Python (calibration.md)")
       continue
     print(f"calibrate: model {i} of {args.for_run}")
-    _calibrate(args, endpoint=endpoint, names=[venue], embedder=embedder)
+    _calibrate(args, endpoint=endpoint, names=[venue], embedder=embedder,
+               choice=choice)
   return 0
 
 
@@ -190,7 +196,11 @@ def _embedder(args: argparse.Namespace, embedder=None):
 
 
 def _calibrate(args: argparse.Namespace, endpoint=None, names=None,
-               embedder=None) -> int:
+               embedder=None,
+               choice: str | run_policy.Chosen = run_policy.AUTO) -> int:
+  """The venues' labelled cases on the model, each scored under the
+  settings a run of it applies (`choice`: its policy, by default `auto`:
+  calibration/run_policy.py)."""
   embedder = embedder or _embedder(args)
   venues = calibrate_lib.venues_named(args.scenario if names is None
                                       else names)
@@ -217,7 +227,8 @@ def _calibrate(args: argparse.Namespace, endpoint=None, names=None,
   try:
     result = calibrate_lib.measure(model, identity, venues,
                                    embedder=embedder, jobs=args.jobs,
-                                   norms=not args.no_norms, progress=progress)
+                                   norms=not args.no_norms, progress=progress,
+                                   choice=choice)
   finally:
     bar.close()
   written = calibrate_lib.write(result, path)

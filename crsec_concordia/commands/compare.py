@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
   # The referee's policy is the game master's model's (as `crsec run`).
   gm_endpoint, _ = model_roles.game_master_endpoint(spec)
   policy = run_policy.resolve(args.referee_policy, identity_of(
-      gm_endpoint or endpoint), scenario.name)
+      gm_endpoint or endpoint), scenario)
   out = _out_dir(args, scenario.name)
   with outputs.writing(out, then="make room there, then the same `crsec "
                        "compare` continues"):

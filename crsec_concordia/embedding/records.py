@@ -120,12 +120,6 @@ class SimilarityThresholds:
                near_tie=high, duplicate=high, related_norms=low,
                polarity=0)
 
-  def without_tie(self) -> "SimilarityThresholds":
-    """The record with the nearest rule as measured on labelled venues:
-    strict, every gap a refusal (where its refusals were measured to help;
-    a venue with no labelled cases gets the embedder's tie)."""
-    return dataclasses.replace(self, near_tie=0.0)
-
   def describe(self) -> dict[str, Any]:
     """What run.json records of an embedder other than the default."""
     return {"embedder": self.embedder, "measured": self.measured}

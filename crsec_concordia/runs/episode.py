@@ -184,7 +184,7 @@ def run_episode(
   chosen = run_policy.resolve(
       referee_policy, _identity(gm_endpoint or endpoint,
                                 model if gm_endpoint is None and gm_model is
-                                None else gm_model), scenario.name,
+                                None else gm_model), scenario,
       None if given is None or given.measured else given.name)
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crsec_concordia import gate_tally, observations
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.embedding.records import SimilarityThresholds
 from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
@@ -65,11 +66,14 @@ class Referee:
     where each skip of a gate is shown (gate_tally.py: the adjudication's
     logging channel), its counts kept in `gates`; `floors`: the embedder's
     record of thresholds (embedder_thresholds.py; None: MiniLM's, the
-    default embedder's, with the nearest rule as measured on the labelled
-    venues: no tie)."""
+    default embedder's). The two make the referee's settings
+    (run_policy.settings: the nearest rule's tie among them), the same a
+    probe run of the venue builds."""
     self.gates = gate_tally.GateTally()
     self._log = log
-    self._floors = MINILM_THRESHOLDS.without_tie() if floors is None else floors
+    self.settings = run_policy.settings(
+        policy, MINILM_THRESHOLDS if floors is None else floors)
+    self._floors = self.settings.floors
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
                      for p in places])
@@ -79,7 +83,7 @@ class Referee:
                  else tuple(p["id"] for p in self._places))
     if default_place not in (None, *place_ids):
       raise ValueError(f"default_place must be one of {place_ids} or None")
-    policy = RefereePolicy.all_on() if policy is None else policy
+    policy = self.settings.policy
     doer = doer and policy.doer_check
     self._policy = policy
     self._sides = (None if policy.look_sides
@@ -206,7 +210,7 @@ class Referee:
         action=action, descriptions=rest, similarity=self._similarity,
         words=self._place_words, nearest_rule=self._policy.look_nearest,
         reverse=self._policy.look_reverse, sides=self._sides,
-        floors=self._floors)
+        floors=self._floors, tie=self.settings.tie)
     self._count_look(look)
     if look is not None:
       fields["second_look"] = look

@@ -34,8 +34,8 @@ TAG = "GM.look"  # The calls' usage tag and a failure record's `op`.
 CANDIDATES = 3  # The nearest behaviours listed.
 # MiniLM's floor (the occasion check's); a referee reads its embedder's.
 MIN_LOOK_SIMILARITY = MINILM_THRESHOLDS.look
-# MiniLM's record as the labelled venues measured it (no tie).
-_MEASURED = MINILM_THRESHOLDS.without_tie()
+# MiniLM's record: the floors of a look given no embedder's own.
+_MEASURED = MINILM_THRESHOLDS
 
 
 # Why a proposal the nearest rule refuses does not count (its record's `why`).
@@ -118,15 +118,17 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
                 words: frozenset[str], max_tokens: int = 160,
                 nearest_rule: bool = True, reverse: bool = True,
                 sides: Mapping[str, frozenset[str]] | None = None,
-                floors: SimilarityThresholds = _MEASURED
+                floors: SimilarityThresholds = _MEASURED, tie: float = 0.0
                 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
   """(the look's record, a failure record), or (None, None) when no
   behaviour is near enough to ask about. `nearest_rule` and `reverse`: the
   two checks of a proposal that a policy may leave out
   (crsec_concordia/calibration/policy.py); `sides` (other_sides): the
   nearest rule lets the other side of the nearest behaviour through;
-  `floors`: the embedder's record (its floors, and its `near_tie`: a
-  proposal whose score is within it of the nearest's is no farther).
+  `floors`: the embedder's record of floors; `tie`: a proposal whose score
+  is within it of the nearest's is no farther (the referee's settings give
+  the embedder's `near_tie` or, under a strict nearest rule, none:
+  calibration/run_policy.py).
 
   The record: `candidates` ({id: score}), the model's `behaviour` and
   `evidence`, its answer in `reversed` order, the doer check's answer
@@ -149,7 +151,7 @@ def second_look(model, doer_model, *, place: str, actor: str, action: str,
   if nearest is not None and proposed in (sides or {}).get(nearest, ()):
     nearest = None  # The other side of the nearest's deed.
   why = _refused(proposed, evidence, nearest, record["candidates"], actor,
-                 action, floors.near_tie)
+                 action, tie)
   if why is not None:
     record["why"] = why
     return record, None

@@ -8,8 +8,9 @@ model, and the matcher's LLM judge is put to the test half of the labelled
 norms (metrics/data/norm_labels.jsonl) as `crsec report --llm-judge` asks
 it: every (norm, target) pair at or above the judge floor. What the model
 answered is written per venue into its identity's calibration
-(calibration/store.py), with the figures under the policy its runs use and
-what it cost. Measuring runs the matcher and its judge, so it sits here,
+(calibration/store.py), with the figures under the settings a run of that
+venue by the model applies (its policy, the embedder's thresholds and near
+tie: calibration/run_policy.py) and what it cost. Measuring runs the matcher and its judge, so it sits here,
 above the calibration package it writes to.
 """
 
@@ -22,10 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia import embedding
 from crsec_concordia.calibration import policy as policy_lib
-from crsec_concordia.calibration import probes, store
+from crsec_concordia.calibration import probes, run_policy, store
 from crsec_concordia.calibration.identity import ModelIdentity
-from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import Probes
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.classifiers import labels as labels_lib
@@ -132,15 +133,19 @@ def measure(model, identity: ModelIdentity,
             venues: Sequence[tuple[Scenario, Probes]], *, embedder,
             jobs: int = probe_run.JOBS, norms: bool = True,
             progress: Progress | None = None,
-            policy: RefereePolicy | None = None) -> Result:
+            choice: str | run_policy.Chosen | None = run_policy.AUTO
+            ) -> Result:
   """Every venue's cases (and, with `norms`, the labelled norms) on the
-  model; the figures under `policy` (default all_on(), as runs use)."""
-  policy = RefereePolicy.all_on() if policy is None else policy
+  model; each venue's figures under the settings a run of it by this
+  model applies with this embedder (`choice`: its --referee-policy;
+  run_policy.for_venue)."""
+  floors = embedding.thresholds_of(embedder)
   start, before = time.monotonic(), usage_of(model)
   entries, measured = {}, []
   for scenario, cases in venues:
+    settings = run_policy.for_venue(scenario, identity, floors, choice)
     calibration = probe_run.measure_venue(
-        model, embedder, scenario, cases, jobs=jobs, policy=policy,
+        model, embedder, scenario, cases, jobs=jobs, settings=settings,
         progress=(lambda s, d, n, v=scenario.name: progress(f"{v} {s}", d, n))
         if progress else None)
     measured.append(calibration)

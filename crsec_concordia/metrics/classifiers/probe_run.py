@@ -24,14 +24,16 @@ from typing import Any, TypeVar
 
 from crsec_concordia import embedding
 from crsec_concordia.calibration import policy as policy_lib
+from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.calibration.run_policy import RefereeSettings
 from crsec_concordia.calibration.probes import Case, ConflictCase, Probes
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.game_masters.action_text import tells_of_actor
 from crsec_concordia.game_masters.places import PlaceMap
 from crsec_concordia.game_masters.referee import (
-    ADJUDICATE_TAG, Referee, doer_check, general_call, occasion_check,
-    second_look, similarity_of, tag_gate)
+    ADJUDICATE_TAG, Referee, doer_check, general_call, second_look,
+    similarity_of, tag_gate)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations import detect_conflict_relevance as relevance
@@ -46,19 +48,14 @@ Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
 
 
-def floors() -> dict[str, float]:
-  """The floors the structures apply, kept with the answers they gate."""
-  return {"tag": tag_gate.MIN_TAG_SIMILARITY,
-          "look": second_look.MIN_LOOK_SIMILARITY,
-          "occasion": occasion_check.MIN_OCCASION_SIMILARITY}
-
-
 class _Venue:
   """One venue's referee and what its calls share; safe across threads
   (the Referee keeps nothing between actions)."""
 
-  def __init__(self, model, embedder: SentenceEmbedder, scenario: Scenario):
+  def __init__(self, model, embedder: SentenceEmbedder, scenario: Scenario,
+               settings: RefereeSettings):
     self.scenario = scenario
+    self.settings = settings
     # A cache in front (unless it has one): cases share their texts.
     embedder = embedding.cached(embedder)
     self.similarity = similarity_of(embedder)
@@ -82,18 +79,20 @@ class _Venue:
     tagged = getattr(self.model, "tagged", None)
     model = tagged(ADJUDICATE_TAG) if tagged else self.model
     scenario, places = self.scenario, self.places
+    same = dict(similarity=self.similarity, policy=self.settings.policy,
+                floors=self.settings.floors,
+                target_norms=scenario.target_norms)
     if not places.declared:
       return Referee(model, place=scenario.setting,
                      default_place=scenario.default_place,
-                     behaviours=scenario.behaviours,
-                     similarity=self.similarity)
+                     behaviours=scenario.behaviours, **same)
     here = ((case.at if case is not None else None)
             or (scenario.home_of(case.actor) if case is not None
                 else scenario.start_place))
     also = [p for p in (scenario.default_place,) if p]
     return Referee(
         model, place=scenario.setting, default_place=scenario.default_place,
-        behaviours=scenario.behaviours, similarity=self.similarity,
+        behaviours=scenario.behaviours, **same,
         places=places.prompt_places(), where=lambda actor: here,
         listed=lambda actor, action: places.near(
             here, [*places.named_in(action, here), *also]))
@@ -126,7 +125,7 @@ def _referee_case(venue: _Venue, case: Case) -> dict[str, Any]:
       "actor": actor, "action": action, "truth": sorted(set(case.behaviours)),
       "truth_place": case.place, "near": near,
       "spared": tells_of_actor(actor, action) and (
-          not near or max(near.values()) < tag_gate.MIN_TAG_SIMILARITY),
+          not near or max(near.values()) < venue.settings.floors.spare_far),
       "given": [], "scores": {}, "deed_scores": {}, "doers": {},
       "by_actor": {}}
   try:
@@ -174,7 +173,8 @@ def _look(venue: _Venue, record: dict[str, Any]) -> dict[str, Any] | None:
   its quote, the answer in reverse order and the doer check of it."""
   actor, action = record["actor"], record["action"]
   near = second_look.candidates(action, venue.descriptions, venue.similarity,
-                                venue.referee.place_words)
+                                venue.referee.place_words,
+                                venue.settings.floors)
   if not near:
     return None
   listed = [{"id": i, "description": venue.descriptions[i]} for i, _ in near]
@@ -281,19 +281,22 @@ def summary(calibration: dict[str, Any], policy: RefereePolicy
 def measure_venue(model, embedder: SentenceEmbedder, scenario: Scenario,
                   probes: Probes, *, jobs: int = JOBS,
                   progress: Progress | None = None,
-                  policy: RefereePolicy | None = None) -> dict[str, Any]:
+                  settings: RefereeSettings | None = None) -> dict[str, Any]:
   """The venue's calibration: every labelled case's answers and the
-  structures' inputs, its tags and summary under `policy` (the one in
-  force for the model; None: trusting(), what an uncalibrated model
-  gets). `given` keeps the meaning the corrected estimates read
+  structures' inputs, its tags and summary under `settings` (what a run of
+  the venue by this model applies: run_policy.for_venue; None: trusting()
+  with the embedder's thresholds, what an uncalibrated model gets), whose
+  thresholds are kept with the answers. `given` keeps the meaning the
+  corrected estimates read
   (crsec_concordia/metrics/classifiers/referee_quality.py): the general
   call's tags with a quote of the action, before any gate; `looked` the
   second look's tag under the policy; `tags` what the referee ends with."""
-  policy = RefereePolicy.trusting() if policy is None else policy
-  venue = _Venue(model, embedder, scenario)
+  settings = settings or run_policy.settings(
+      RefereePolicy.trusting(), embedding.thresholds_of(embedder))
+  venue = _Venue(model, embedder, scenario, settings)
   calibration: dict[str, Any] = {
       "venue": scenario.name, "labels": "probes",
-      "behaviours": dict(venue.descriptions), "floors": floors(),
+      "behaviours": dict(venue.descriptions), "floors": settings.recorded(),
       "sides": {i: sorted(o) for i, o in sorted(venue.sides.items())},
       "referee": _map(jobs, lambda c: _referee_case(venue, c),
                       probes.referee, "referee", progress),
@@ -307,4 +310,4 @@ def measure_venue(model, embedder: SentenceEmbedder, scenario: Scenario,
   calibration["conflicts"] = _map(
       jobs, lambda c: _conflict_case(venue, c), probes.conflicts, "conflicts",
       progress)
-  return apply_policy(calibration, policy)
+  return apply_policy(calibration, settings.policy)

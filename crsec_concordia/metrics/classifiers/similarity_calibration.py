@@ -13,10 +13,16 @@ labels say it may be); the referee's tag gate, second-look floor and
 occasion gate each keep every labelled tag of the venues' probes
 (scenarios/*.probes.yaml); the matcher's rule and single cosine are the
 best on its labelled norms (matcher_quality.py, threshold_search.py), on a
-grid of the embedder's own observed scores. The nearest rule's tie and the
-polarity penalty are shares of the spread of the embedder's probe cosines:
-a scale of its own, so an embedder whose cosines are MiniLM's squeezed
-into 0.6-1.0 gets the same decisions.
+grid of the embedder's own observed scores. The nearest rule's tie is the
+cut between the venues' labelled gaps (`tie_gaps`): where a right
+behaviour is among the second look's candidates, its score less the
+nearest wrong candidate's; the tie is the cut with the fewest errors and
+the widest margin between the gaps a tie should spare (a right behaviour
+behind a wrong one) and those it should not (a wrong one behind a right),
+so it scales with the embedder as its gaps do. The polarity penalty is a
+share of the spread of the embedder's probe cosines: a scale of its own,
+so an embedder whose cosines are MiniLM's squeezed into 0.6-1.0 gets the
+same decisions.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +40,8 @@ from crsec_concordia.calibration import probes as probes_lib
 from crsec_concordia.calibration import store
 from crsec_concordia.embedding.records import (SimilarityThresholds,
                                                Thresholds)
-from crsec_concordia.game_masters.referee import similarity_of, tag_gate
+from crsec_concordia.game_masters.referee import (second_look, similarity_of,
+                                                  tag_gate)
 from crsec_concordia.metrics.classifiers import matcher_quality
 from crsec_concordia.metrics.classifiers import threshold_search
 from crsec_concordia.metrics.classifiers.matching import CHOSEN_RULE
@@ -43,11 +50,10 @@ from crsec_concordia.scenarios import load_scenario
 
 DEED_NORM_PAIRS = store.SHIPPED / "deed_norm_pairs.jsonl"
 NORM_PAIRS = store.SHIPPED / "norm_pairs.jsonl"
-# Shares of the spread (standard deviation) of the embedder's cosines of
-# probe actions with the venues' behaviours: the nearest rule's tie and
-# the matcher's polarity penalty. Ratios, not cosines: set so that MiniLM
-# gets the tie the issue's two near ties need and its measured penalty.
-TIE_SHARE = 0.285
+# A share of the spread (standard deviation) of the embedder's cosines of
+# probe actions with the venues' behaviours: the matcher's polarity
+# penalty. A ratio, not a cosine: set so that MiniLM gets its measured
+# penalty.
 POLARITY_SHARE = 0.356
 DECIMALS = 4
 
@@ -104,6 +110,17 @@ def norm_pair_cosines(embedder) -> dict[str, list[float]]:
   return out
 
 
+def _probed_venues() -> Iterator[tuple[probes_lib.Probes, dict[str, str],
+                                      frozenset[str]]]:
+  """Each shipped venue's labelled cases, its behaviours' descriptions by
+  id and its place words (tag_gate.place_words)."""
+  for venue in probes_lib.probed_venues():
+    scenario = load_scenario(venue)
+    yield (probes_lib.load_probes(probes_lib.probes_path(scenario), scenario),
+           {b.id: b.description for b in scenario.behaviours},
+           tag_gate.place_words(scenario.setting))
+
+
 def probe_cosines(embedder) -> dict[str, list[float]]:
   """From every shipped venue's probes: each labelled tag's nearness
   (`tag`), each tagged action's nearest behaviour (`look`), each labelled
@@ -112,11 +129,7 @@ def probe_cosines(embedder) -> dict[str, list[float]]:
   similarity = similarity_of(embedder)
   out: dict[str, list[float]] = {"tag": [], "look": [], "occasion": [],
                                  "all": []}
-  for venue in probes_lib.probed_venues():
-    scenario = load_scenario(venue)
-    cases = probes_lib.load_probes(probes_lib.probes_path(scenario), scenario)
-    described = {b.id: b.description for b in scenario.behaviours}
-    words = tag_gate.place_words(scenario.setting)
+  for cases, described, words in _probed_venues():
     for case in cases.referee:
       near = tag_gate.near_scores(case.action, described, similarity, words)
       out["all"] += list(near.values())
@@ -128,6 +141,38 @@ def probe_cosines(embedder) -> dict[str, list[float]]:
         out["occasion"] += [float(similarity(answer.action, described[b]))
                             for b in answer.behaviours]
   return out
+
+
+def tie_gaps(embedder, floors: SimilarityThresholds) -> list[float]:
+  """The labelled gaps of every shipped venue's probes: for each labelled
+  action whose second look would list a right behaviour and a wrong one
+  (second_look.candidates, on the tag and look floors of `floors`), the
+  best right candidate's score less the best wrong one's. Negative: a
+  strict nearest rule refuses the right answer; positive: a tie this wide
+  or wider lets the wrong one through."""
+  similarity = similarity_of(embedder)
+  gaps = []
+  for cases, described, words in _probed_venues():
+    for case in cases.referee:
+      near = dict(second_look.candidates(case.action, described, similarity,
+                                         words, floors))
+      right = [near[b] for b in case.behaviours if b in near]
+      wrong = [s for b, s in near.items() if b not in case.behaviours]
+      if right and wrong:
+        gaps.append(max(right) - max(wrong))
+  return gaps
+
+
+def near_tie(gaps: Sequence[float]) -> float:
+  """The tie with the fewest errors and the widest margin between the
+  gaps it should spare (a right behaviour behind, by less than the tie)
+  and those it should not (a wrong behaviour behind, by the tie or more);
+  no gap of either kind: no tie."""
+  behind = [-g for g in gaps if g < 0]
+  ahead = [g for g in gaps if g > 0]
+  if not behind or not ahead:
+    return 0.0
+  return max(0.0, widest_cut(ahead, behind))
 
 
 def _midpoints(values: np.ndarray) -> list[float]:
@@ -163,15 +208,17 @@ def derive(embedder, name: str | None = None) -> SimilarityThresholds:
   rule, match = matcher_thresholds(embedder, polarity)
   about = widest_cut(deeds["breach"] + deeds["related"], deeds["unrelated"])
   tag = _down(min(probed["tag"]))
+  look = _down(min(probed["look"]))
   unlike = norms["opposite"] + norms["other"]
+  floors = SimilarityThresholds.unmeasured(name)
+  floors = dataclasses.replace(floors, tag=tag, look=look)
   return SimilarityThresholds(
       embedder=name, fingerprint=identity.fingerprint, measured=True,
       matcher=Thresholds(name, match=match, rule=rule, related=about,
                          judge_floor=about),
       relevance=_down(min(deeds["breach"])), tag=tag, spare_far=tag,
       occasion=_down(min(probed["occasion"])),
-      look=_down(min(probed["look"])),
-      near_tie=round(TIE_SHARE * spread, DECIMALS),
+      look=look, near_tie=near_tie(tie_gaps(embedder, floors)),
       duplicate=widest_cut(
           [x for x in norms["same"] if x > max(unlike)], unlike),
       related_norms=_down(min(norms["same"] + norms["opposite"])),
