@@ -135,8 +135,8 @@ def _venue(name, cases):
 def test_a_structure_is_on_by_default_only_if_it_helps_the_venues_held_out():
   """The doer check refuses wrong tags by someone else in both folds: on.
   In one fold it refuses right tags too, more than it saves there, yet
-  summed over the folds it still helps; the floors never tell anything
-  apart: kept as measured."""
+  summed over the folds it still helps; the second look never tells
+  anything apart here: off, since it has not shown that it helps."""
   right = [_case(["a"], ["a"], True)] * 4
   wrong = [_case([], ["a"], False)] * 3
   refused_right = [_case(["a"], ["a"], False)] * 2
@@ -150,6 +150,7 @@ def test_a_structure_is_on_by_default_only_if_it_helps_the_venues_held_out():
   assert doer.told_apart and doer.verdict == held_out.ON
   assert sum(doer.with_it.values()) > sum(doer.without.values())
   assert rows["second_look"].verdict == held_out.UNDECIDED
+  assert not rows["second_look"].on
   # Right tags by the actor the check calls someone else's, everywhere:
   # off.
   folds = held_out.folds_of([("garden", _venue("garden", right

@@ -12,9 +12,9 @@ only if the F1 summed over the held-out folds is higher with it than
 without it. Versions of one venue (the same setting: the café and the
 mini café) are one fold, or the fold held out would still be seen. A
 structure the answers cannot tell apart (the same tags with and without
-it in every fold, as when they hold no second-look record to vary) is not
-decided by them: it stays as the venues were measured (on), and the table
-says so.
+it in every fold, as when they hold no second-look record to vary) has not
+shown that it helps, so it is off by that same rule, and the table says
+why; a venue with labelled cases of its own keeps its measured choice.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from crsec_concordia.calibration.scores import Counts, f1
 # A fold: its name and the recorded answers of its venues (each a probe
 # run's calibration: metrics/classifiers/probe_run.py).
 Folds = Mapping[str, Sequence[Mapping[str, Any]]]
-ON, OFF, UNDECIDED = "on", "off", "not told apart: on, as measured"
+ON, OFF, UNDECIDED = "on", "off", "not told apart: off"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Row:
 
   @property
   def on(self) -> bool:
-    return self.verdict != OFF
+    return self.verdict == ON
 
 
 def folds_of(venues: Sequence[tuple[str, Mapping[str, Any]]]
