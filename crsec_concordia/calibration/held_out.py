@@ -14,7 +14,10 @@ mini café) are one fold, or the fold held out would still be seen. A
 structure the answers cannot tell apart (the same tags with and without
 it in every fold, as when they hold no second-look record to vary) has not
 shown that it helps, so it is off by that same rule, and the table says
-why; a venue with labelled cases of its own keeps its measured choice.
+why. Sparing far actions refuses no answer (it asks no question of an
+action far from every behaviour, and the calls it saves are its purpose),
+so where the answers cannot tell it apart it stays on. A venue with
+labelled cases of its own keeps its measured choice.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from crsec_concordia.calibration.scores import Counts, f1
 # run's calibration: metrics/classifiers/probe_run.py).
 Folds = Mapping[str, Sequence[Mapping[str, Any]]]
 ON, OFF, UNDECIDED = "on", "off", "not told apart: off"
+KEPT = "not told apart: on (refuses no answer)"
+# The switch that refuses no answer, only asks fewer questions.
+ASKS_LESS = "spare_far_actions"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,13 +50,13 @@ class Row:
   @property
   def verdict(self) -> str:
     if not self.told_apart:
-      return UNDECIDED
+      return KEPT if self.structure == ASKS_LESS else UNDECIDED
     return ON if sum(self.with_it.values()) > sum(
         self.without.values()) + 1e-12 else OFF
 
   @property
   def on(self) -> bool:
-    return self.verdict == ON
+    return self.verdict in (ON, KEPT)
 
 
 def folds_of(venues: Sequence[tuple[str, Mapping[str, Any]]]
