@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import cli, endings, runner
+from crsec_concordia import cli, embedding, endings, runner
 from crsec_concordia.runs import budget as budget_lib
 from crsec_concordia.runs import episode
 from crsec_concordia.runs import estimate as estimate_lib
@@ -65,13 +65,16 @@ def test_a_run_stops_at_its_cap_and_resume_with_a_higher_one_ends_it(
 def test_the_commands_stop_at_a_cap_and_resume_past_it(
     tmp_path, embedder, uninterrupted, monkeypatch, capsys):
   monkeypatch.setattr(episode, "make_model", lambda *a, **k: tr.cafe())
-  monkeypatch.setattr(episode, "embedder_for", lambda e: embedder)
+  monkeypatch.setattr(episode, "embedder_for",
+                      lambda e: embedding.of(embedder))
   scenario_file = tmp_path / "tiny.yaml"
   scenario_file.write_text(tr.TINY)
   out = tmp_path / "out"
   half = str(calls_of(uninterrupted) // 2)
+  # The policy the uninterrupted run's handed-over model gets.
   assert cli.main(["run", str(scenario_file), "--out", str(out),
-                   "--no-progress", "--max-calls", half]) == 3
+                   "--no-progress", "--max-calls", half,
+                   "--referee-policy", "all-on"]) == 3
   captured = capsys.readouterr()
   assert "stopped: budget:" in captured.err
   assert f"crsec resume {out} --max-calls N" in captured.err

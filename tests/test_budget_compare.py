@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from crsec_concordia import cli
+from crsec_concordia import cli, embedding
 from crsec_concordia.runs import episode
 from tests import test_runner as tr
 
@@ -18,7 +18,8 @@ from tests import test_runner as tr
 def test_a_total_cap_stops_a_compare_and_the_same_compare_continues_it(
     tmp_path, embedder, monkeypatch, capsys):
   monkeypatch.setattr(episode, "make_model", lambda *a, **k: tr.cafe())
-  monkeypatch.setattr(episode, "embedder_for", lambda e: embedder)
+  monkeypatch.setattr(episode, "embedder_for",
+                      lambda e: embedding.of(embedder))
   scenario_file = tmp_path / "tiny.yaml"
   scenario_file.write_text(tr.TINY)
   argv = ["compare", str(scenario_file), "--seeds", "1", "--jobs", "1"]

@@ -64,7 +64,7 @@ def fake(monkeypatch):
   failing: dict[tuple[str, int], Exception] = {}
 
   def run_episode(scenario, *, arm, seed, out_dir, endpoint, steps,
-                  progress):
+                  progress, **_):  # The referee's policy, budgets, ...
     with lock:
       calls.append({"scenario": scenario, "arm": arm, "seed": seed,
                     "out_dir": Path(out_dir), "steps": steps,

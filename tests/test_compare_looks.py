@@ -50,7 +50,7 @@ def decided_run(out_dir: Path, arm: str, seed: int, steps: int) -> Path:
 def decided(fake, monkeypatch):
   """The fake runner, writing `decided_run`s."""
   def run_episode(scenario, *, arm, seed, out_dir, endpoint, steps,
-                  progress):
+                  progress, **_):  # The referee's policy, budgets, ...
     fake.calls.append({"arm": arm, "seed": seed})
     if (arm, seed) in fake.failing:
       raise fake.failing[(arm, seed)]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import cli, endings, runner
+from crsec_concordia import cli, embedding, endings, runner
 from crsec_concordia.rundir.writing import USAGE_FIELDS
 from crsec_concordia.runs import episode
 from crsec_concordia.runs.outage import OutagePolicy
@@ -105,7 +105,8 @@ def test_the_commands_say_how_the_run_ended_and_resume_it(
   fake = se.serve(tr.cafe(), se.Outage(after=AFTER, seconds=None))
   monkeypatch.setattr(episode, "make_model",
                       lambda *a, **k: se.client(fake))
-  monkeypatch.setattr(episode, "embedder_for", lambda e: embedder)
+  monkeypatch.setattr(episode, "embedder_for",
+                      lambda e: embedding.of(embedder))
   scenario_file = tmp_path / "tiny.yaml"
   scenario_file.write_text(tr.TINY)
   out = tmp_path / "out"

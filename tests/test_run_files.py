@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from bench import kill_resume
-from crsec_concordia import cli, runner
+from crsec_concordia import cli, embedding, runner
 from crsec_concordia.rundir import format as run_format
 from crsec_concordia.rundir import lock, recovery
 from crsec_concordia.rundir import writing as rundir
@@ -189,7 +189,8 @@ def test_a_file_that_cannot_be_brought_back_is_named_and_nothing_changes(
   events.write_bytes(whole[:-200])  # Committed records lost.
   before = files(d)
   monkeypatch.setattr(episode, "make_model", lambda *a, **k: failing_cafe())
-  monkeypatch.setattr(episode, "embedder_for", lambda e: embedder)
+  monkeypatch.setattr(episode, "embedder_for",
+                      lambda e: embedding.of(embedder))
   assert cli.main(["resume", str(d), "--no-progress"]) == 2
   err = said(capsys)
   assert len(err) == 1 and str(events) in err[0]
@@ -226,7 +227,8 @@ def test_two_resumes_at_once_one_is_refused_and_the_run_stays_right(
   try:
     assert calling.wait(60)
     monkeypatch.setattr(episode, "make_model", lambda *a, **k: failing_cafe())
-    monkeypatch.setattr(episode, "embedder_for", lambda e: embedder)
+    monkeypatch.setattr(episode, "embedder_for",
+                      lambda e: embedding.of(embedder))
     assert cli.main(["resume", str(d), "--no-progress"]) == 2
     err = said(capsys)
     assert len(err) == 1 and "being written by another crsec process" in err[0]

@@ -105,7 +105,7 @@ def held_out_default() -> Chosen:
 
 
 def _venue_name(venue: str | Scenario) -> str:
-  if isinstance(venue, Scenario):
+  if not isinstance(venue, str):  # A Scenario, or anything named like one.
     return venue.name
   return Path(venue).stem if venue.endswith(".yaml") else venue
 
@@ -118,8 +118,10 @@ def _shipped(venue: str | Scenario) -> bool:
     path = builtin_path(name)
   except ScenarioError:
     return False
-  source = (venue.source_path if isinstance(venue, Scenario) else
-            Path(venue) if venue.endswith(".yaml") else None)
+  if not isinstance(venue, str):
+    source = getattr(venue, "source_path", None)
+  else:
+    source = Path(venue) if venue.endswith(".yaml") else None
   return source is None or Path(source).resolve() == path.resolve()
 
 
