@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     print("referee_heldout: fewer than two venues have answers; run with "
           "--probe", file=sys.stderr)
     return 2
-  rows = held_out.table(folds)
+  rows = held_out.held_out_table(folds)
   print(f"folds: " + "; ".join(
       f"{name} ({', '.join(c['venue'] for c in cals)})"
       for name, cals in folds.items())

@@ -152,7 +152,7 @@ def _metrics(run: reading.Run, identity: dict[str, Any],
              embedder: SentenceEmbedder | None
              ) -> tuple[pd.DataFrame, pd.DataFrame]:
   """(the long metrics, adoption per place and group) of a run."""
-  embedder = user_embedder.of_run(run.run, embedder, fix="pass embedder=")
+  embedder = user_embedder.used_by_run(run.run, embedder, fix="pass embedder=")
   matcher = (NormMatcher(run.targets, behaviours=run.behaviours,
                          embedder=embedder) if embedder is not None else None)
   try:

@@ -64,7 +64,7 @@ def import_named(spec: str, flag: str, form: str, where: str | None = None
   return found
 
 
-def spec_of(name: Any) -> str | None:
+def importable_spec(name: Any) -> str | None:
   """`name` if it has the form module:attribute (what a flag takes), else
   None (a name given in Python, which nothing can import)."""
   if not isinstance(name, str):

@@ -101,7 +101,7 @@ def test_a_total_budget_adds_the_other_runs(tmp_path):
   assert "made 20 calls" in budget.reached({"calls": 5}, tmp_path / "c")
   # Run a's own count is its live one, not its run.json's.
   assert budget.reached({"calls": 9}, tmp_path / "a") is None
-  assert budget_lib.committed(tmp_path / "c") == (0, 0)
+  assert budget_lib.spent_by(tmp_path / "c") == (0, 0)
   assert Budget(total=Caps(max_tokens=200), runs=runs).exhausted()
 
 
@@ -114,8 +114,8 @@ def test_the_estimate_of_the_paper_cafe_is_near_its_published_run(capsys):
                if r["scenario"] == "hobbs_cafe" and r["arm"] == "normative"]
   assert len(published) == 1
   measured = published[0]["calls"]
-  guess = estimate_lib.estimate(cafe, "normative")
-  others = estimate_lib.estimate(cafe, "normative", runs=[
+  guess = estimate_lib.of_scenario(cafe, "normative")
+  others = estimate_lib.of_scenario(cafe, "normative", runs=[
       r for r in estimate_lib.published_runs()
       if r["scenario"] != "hobbs_cafe"])
   with capsys.disabled():
@@ -143,7 +143,7 @@ def test_compare_and_sweep_estimate_their_runs_and_run_nothing(
   assert cli.main(["compare", "hobbs_cafe", "--seeds", "1-3",
                    "--estimate"]) == 0
   lines = capsys.readouterr().out.splitlines()
-  one = estimate_lib.estimate(load_scenario("hobbs_cafe"), "normative").calls
+  one = estimate_lib.of_scenario(load_scenario("hobbs_cafe"), "normative").calls
   assert lines[0].startswith("estimate: hobbs_cafe, normative, 3 seed(s): "
                              f"420 agent-hours, {3 * one:,.0f} calls")
   assert lines[-1].startswith("estimate: hobbs_cafe, both arms: 840 ")

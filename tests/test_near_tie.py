@@ -6,7 +6,7 @@ spares a tie is a switch of the policy (`look_strict`, off: a proposal
 within the embedder's `near_tie` of the nearest's score is as near), and
 the tie itself is read on the embedder's own measured scale: its record's
 `near_tie`, the cut between the labelled gaps of the venues' probes
-(similarity_calibration.near_tie), so the same ties on a rescaled embedder,
+(similarity_calibration.tie_of_gaps), so the same ties on a rescaled embedder,
 with its rescaled record, are ties too.
 """
 
@@ -100,11 +100,11 @@ def test_the_tie_is_the_cut_between_the_labelled_gaps():
   """Gaps a tie should spare (a right answer behind) below the cut, those
   it should not (a wrong one behind) at or above it, the widest margin."""
   gaps = [-0.01, -0.02, 0.05, 0.08, -0.2]
-  assert similarity_calibration.near_tie(gaps) == pytest.approx(0.035)
-  assert similarity_calibration.near_tie([0.05, 0.1]) == 0.0
-  assert similarity_calibration.near_tie([-0.05]) == 0.0
+  assert similarity_calibration.tie_of_gaps(gaps) == pytest.approx(0.035)
+  assert similarity_calibration.tie_of_gaps([0.05, 0.1]) == 0.0
+  assert similarity_calibration.tie_of_gaps([-0.05]) == 0.0
   # It scales with the gaps.
-  assert similarity_calibration.near_tie([g * 0.4 for g in gaps]) == (
+  assert similarity_calibration.tie_of_gaps([g * 0.4 for g in gaps]) == (
       pytest.approx(0.035 * 0.4, abs=1e-4))
 
 
@@ -112,7 +112,7 @@ def test_minilms_record_holds_the_tie_its_labelled_gaps_give(embedder):
   gaps = similarity_calibration.tie_gaps(embedder, MINILM_THRESHOLDS)
   assert len(gaps) > 50 and any(g < 0 for g in gaps)
   assert MINILM_THRESHOLDS.near_tie == pytest.approx(
-      similarity_calibration.near_tie(gaps), abs=1e-4)
+      similarity_calibration.tie_of_gaps(gaps), abs=1e-4)
 
 
 def test_the_replay_of_a_recorded_look_spares_the_same_tie():

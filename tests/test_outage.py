@@ -111,8 +111,10 @@ def test_the_commands_say_how_the_run_ended_and_resume_it(
   scenario_file.write_text(tr.TINY)
   out = tmp_path / "out"
   try:
+    # The policy the uninterrupted run's handed-over model gets.
     assert cli.main(["run", str(scenario_file), "--seed", "1", "--out",
-                     str(out), "--no-progress", "--outage-wait", "0.5"]) == 4
+                     str(out), "--no-progress", "--outage-wait", "0.5",
+                     "--referee-policy", "all-on"]) == 4
   finally:
     fake.stop()
   err = capfd.readouterr().err

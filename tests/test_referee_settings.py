@@ -145,7 +145,7 @@ def test_a_structure_is_on_by_default_only_if_it_helps_the_venues_held_out():
                                              + refused_right)),
                              ("cafe", _venue("cafe_mini", right))])
   assert list(folds) == ["garden", "cafe"]
-  rows = {row.structure: row for row in held_out.table(folds)}
+  rows = {row.structure: row for row in held_out.held_out_table(folds)}
   doer = rows["doer_check"]
   assert doer.told_apart and doer.verdict == held_out.ON
   assert sum(doer.with_it.values()) > sum(doer.without.values())
@@ -156,6 +156,6 @@ def test_a_structure_is_on_by_default_only_if_it_helps_the_venues_held_out():
   folds = held_out.folds_of([("garden", _venue("garden", right
                                                + refused_right)),
                              ("cafe", _venue("cafe", right + refused_right))])
-  rows = {row.structure: row for row in held_out.table(folds)}
+  rows = {row.structure: row for row in held_out.held_out_table(folds)}
   assert rows["doer_check"].verdict == held_out.OFF
   assert not held_out.default_policy(list(rows.values())).doer_check

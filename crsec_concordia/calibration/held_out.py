@@ -86,7 +86,7 @@ def _best(candidates: Sequence[int], counts: Sequence[Counts]) -> int:
   return best
 
 
-def table(folds: Folds) -> list[Row]:
+def held_out_table(folds: Folds) -> list[Row]:
   """Each switch's held-out F1 per fold with it and without it."""
   every = policy_lib.policies()
   counts = {name: [policy_lib.pooled(cals, p) for p in every]

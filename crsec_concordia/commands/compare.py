@@ -131,8 +131,8 @@ def _out_dir(args: argparse.Namespace, name: str) -> Path:
 def _estimate(args: argparse.Namespace, scenario: Scenario,
               seeds: list[int]) -> int:
   """--estimate: both arms over the seeds, and their total."""
-  arms = [estimate.estimate(scenario, arm, args.steps) for arm in ARMS]
-  runs = [estimate.Estimate(f"{e.label}, {len(seeds)} seed(s)",
+  arms = [estimate.of_scenario(scenario, arm, args.steps) for arm in ARMS]
+  runs = [estimate.RunEstimate(f"{e.label}, {len(seeds)} seed(s)",
                             e.agent_hours * len(seeds), e.calls * len(seeds),
                             e.tokens * len(seeds), e.rates) for e in arms]
   for line in estimate.lines(

@@ -41,7 +41,7 @@ def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
            "default: the embedded server's slots, else "
            f"{DEFAULT_IN_FLIGHT}); the run's threads are sized by it")
   group.add_argument(
-      factory.FLAG, metavar="MODULE:FUNCTION",
+      factory.FACTORY_FLAG, metavar="MODULE:FUNCTION",
       help="your own Concordia LanguageModel instead of an endpoint: a "
       "function of your module (the current directory is searched first) "
       "that returns one; e.g. crsec_concordia.testing:scripted_model_factory"
@@ -130,7 +130,7 @@ def embedder_for_run(args: argparse.Namespace, info: dict):
   its run.json names (imported again; one line naming it when it cannot
   be), else None: the default. A function is given as its Embedder
   value: its first vectors checked before anything is written."""
-  found = user_embedder.of_run(info, embedder_from(args))
+  found = user_embedder.used_by_run(info, embedder_from(args))
   return None if found is None else embedding.of(found)
 
 

@@ -93,7 +93,7 @@ def _matcher_factory(args: argparse.Namespace):
   def matcher(run) -> NormMatcher | None:
     name = json.dumps(run.run.get("embedder"), sort_keys=True)
     if name not in used:
-      used[name] = user_embedder.of_run(run.run, given)
+      used[name] = user_embedder.used_by_run(run.run, given)
     if used[name] is None and judge is None:
       return None  # The default matcher.
     return NormMatcher(run.targets, behaviours=run.behaviours, judge=judge,
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
   given = embedder_from(args)
   for path in args.path:
     if reading.is_run_dir(path):
-      user_embedder.of_run(_run_json(path), given)
+      user_embedder.used_by_run(_run_json(path), given)
   if args.publish is not None:
     return _publish(args)
   if args.notes is not None:

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
   # model starts, and removed again if the run fails before writing in it.
   scenario = runner.load(args.scenario)
   if args.estimate:
-    for line in estimate.lines([estimate.estimate(scenario, args.agents,
+    for line in estimate.lines([estimate.of_scenario(scenario, args.agents,
                                                   args.steps)],
                                args.price_in, args.price_out):
       print(line)

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
            for s in scenarios for c, condition in spec.conditions.items()}
   runs = grid.expand_grid(spec, list(by_name))
   if args.estimate:
-    each = [estimate.estimate(built[(r.scenario, r.condition)], r.arm,
+    each = [estimate.of_scenario(built[(r.scenario, r.condition)], r.arm,
                               r.steps) for r in runs]
     for line in estimate.lines(
         [estimate.total(f"{name}, {len(runs)} runs", each)], args.price_in,

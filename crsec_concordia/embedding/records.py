@@ -120,6 +120,14 @@ class SimilarityThresholds:
                near_tie=high, duplicate=high, related_norms=low,
                polarity=0)
 
+  @classmethod
+  def with_floors(cls, embedder: str, tag: float, look: float
+                  ) -> "SimilarityThresholds":
+    """Every gate open but the tag and look floors measured on the
+    embedder: where its near tie is derived from (the labelled gaps the
+    second look sees on those floors)."""
+    return dataclasses.replace(cls.unmeasured(embedder), tag=tag, look=look)
+
   def describe(self) -> dict[str, Any]:
     """What run.json records of an embedder other than the default."""
     return {"embedder": self.embedder, "measured": self.measured}

@@ -5,7 +5,7 @@ with the current directory on `sys.path` (where a user keeps a small
 module beside their runs), and names it "mymodule:embed" in run.json and
 the report. A sweep's workers load it again from the same text, so the
 text is what travels, not the function, and every command that reads or
-extends a run imports the run's again from its run.json (`of_run`).
+extends a run imports the run's again from its run.json (`used_by_run`).
 Loading it never imports sentence_transformers: the default embedder is
 not touched.
 """
@@ -40,7 +40,7 @@ def load_optional(spec: str | None, flag: str = FLAG
   return None if spec is None else load_embedder(spec, flag)
 
 
-def of_run(info: Mapping[str, Any], given: SentenceEmbedder | None = None,
+def used_by_run(info: Mapping[str, Any], given: SentenceEmbedder | None = None,
            *, fix: str = f"pass {FLAG}") -> SentenceEmbedder | None:
   """The embedder to read or extend a run with: `given` (a flag's), else
   the one its run.json names (`embedder`), imported again by its
@@ -56,7 +56,7 @@ def of_run(info: Mapping[str, Any], given: SentenceEmbedder | None = None,
   identity = embedder_identity.EmbedderIdentity.from_dict(info.get("embedder"))
   if identity is None:
     return None
-  spec = user_code.spec_of(identity.name)
+  spec = user_code.importable_spec(identity.name)
   if spec is None:
     raise UserError(f"this run used the embedder {identity.name}, named in "
                     f"Python, which nothing can import: {fix}")

@@ -133,7 +133,7 @@ def _embedder(run_dir: Path, given):
   """`given`, else the embedder the run used (run.json's, imported again;
   none named: the default MiniLM), loaded now."""
   info = rundir.read_json(run_dir / rundir.RUN_JSON)
-  return episode.embedder_for(user_embedder.of_run(info, given))
+  return episode.embedder_for(user_embedder.used_by_run(info, given))
 
 
 def _ask_at(run_dir: Path, step: int, checkpoint: Path,

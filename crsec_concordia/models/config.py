@@ -105,7 +105,7 @@ class EndpointConfig:
     model factory is checked now (imported, not called)."""
     if factory is not None:
       if base_url:
-        raise UserError(f"{factory_lib.FLAG} and --base-url both name the "
+        raise UserError(f"{factory_lib.FACTORY_FLAG} and --base-url both name the "
                         "run's model: give one")
       factory_lib.load_factory(factory)
       return cls(factory=factory, factory_dir=os.getcwd(),
@@ -131,7 +131,7 @@ class EndpointConfig:
     return config
 
   @classmethod
-  def of_run(cls, described: Any, fix: str = f"pass {factory_lib.FLAG}"
+  def of_run(cls, described: Any, fix: str = f"pass {factory_lib.FACTORY_FLAG}"
              ) -> "EndpointConfig | None":
     """The factory a run's model came from (run.json's `model`), to use
     again, or None: the run's model was an endpoint's or the embedded one,
@@ -145,7 +145,7 @@ class EndpointConfig:
         or described.get("endpoint") != factory_lib.KIND):
       return None
     spec = str(described.get("model"))
-    user_code.import_again(spec, factory_lib.FLAG, factory_lib.FORM, fix)
+    user_code.import_again(spec, factory_lib.FACTORY_FLAG, factory_lib.FACTORY_FORM, fix)
     return cls(factory=spec, factory_dir=os.getcwd(),
                max_in_flight=described.get("max_in_flight"))
 

@@ -32,8 +32,8 @@ from crsec_concordia.models import base
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.concordia_adapter import ConcordiaModelAdapter
 
-FLAG = "--model-factory"
-FORM = "module:function (a function of your module returning a Concordia " \
+FACTORY_FLAG = "--model-factory"
+FACTORY_FORM = "module:function (a function of your module returning a Concordia " \
     "LanguageModel)"
 KIND = "factory"  # run.json's model `endpoint` for a factory's model.
 # Tokens estimated per character of text: OpenAI's rule of thumb for
@@ -50,7 +50,7 @@ def estimate_tokens(text: str) -> int:
 def load_factory(spec: str, where: str | None = None):
   """The function `spec` names (imported, not called); UserError (one
   line) when it cannot be."""
-  return user_code.import_named(spec, FLAG, FORM, where)
+  return user_code.import_named(spec, FACTORY_FLAG, FACTORY_FORM, where)
 
 
 def build(spec: str, where: str | None = None) -> language_model.LanguageModel:
@@ -60,10 +60,10 @@ def build(spec: str, where: str | None = None) -> language_model.LanguageModel:
   try:
     model = factory()
   except Exception as e:  # The user's factory failed.
-    raise UserError(f"{FLAG} {spec}: calling it failed ({type(e).__name__}: "
+    raise UserError(f"{FACTORY_FLAG} {spec}: calling it failed ({type(e).__name__}: "
                     f"{e}); fix the factory") from None
   if not isinstance(model, language_model.LanguageModel):
-    raise UserError(f"{FLAG} {spec}: it returned a {type(model).__name__}, "
+    raise UserError(f"{FACTORY_FLAG} {spec}: it returned a {type(model).__name__}, "
                     "not a Concordia LanguageModel (concordia.language_model."
                     "language_model.LanguageModel): return one")
   return model
@@ -100,7 +100,7 @@ class FactoryModel(ConcordiaModelAdapter):
         return call()
     except Exception as e:  # The user's model failed: as an outage.
       raise base.EndpointError(
-          f"the model of {FLAG} {self.name} failed ({type(e).__name__}: "
+          f"the model of {FACTORY_FLAG} {self.name} failed ({type(e).__name__}: "
           f"{e}); fix it (`crsec resume RUN_DIR` continues an interrupted "
           "run)") from e
 

@@ -60,7 +60,7 @@ def spent(totals: Mapping[str, int]) -> tuple[int, int]:
           + int(totals.get("completion_tokens", 0)))
 
 
-def committed(run_dir: Path) -> tuple[int, int]:
+def spent_by(run_dir: Path) -> tuple[int, int]:
   """(calls, tokens) a run has committed (run.json), or (0, 0)."""
   try:
     info = json.loads((run_dir / rundir.RUN_JSON).read_text(encoding="utf-8"))
@@ -88,7 +88,7 @@ class Budget:
     for run_dir in self.runs:
       c, t = (own if own is not None and own_dir is not None
               and run_dir.resolve() == own_dir.resolve()
-              else committed(run_dir))
+              else spent_by(run_dir))
       calls, tokens = calls + c, tokens + t
     return calls, tokens
 

@@ -32,7 +32,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 
 
 @dataclasses.dataclass(frozen=True)
-class Rates:
+class RunRates:
   """Measured per-agent-hour rates of one arm, and where they come from."""
   calls_per_agent_hour: float
   tokens_per_call: float
@@ -42,13 +42,13 @@ class Rates:
 
 
 @dataclasses.dataclass(frozen=True)
-class Estimate:
+class RunEstimate:
   """What a run (or several) is expected to cost."""
   label: str
   agent_hours: float
   calls: float
   tokens: float
-  rates: Rates | None = None
+  rates: RunRates | None = None
 
   def cost(self, price_in: float | None, price_out: float | None
            ) -> tuple[float, float] | None:
@@ -79,7 +79,7 @@ def agent_slots(run: dict[str, Any]) -> int:
 
 
 def rates_for(arm: str, minutes_per_slot: float,
-              runs: Sequence[dict[str, Any]]) -> Rates:
+              runs: Sequence[dict[str, Any]]) -> RunRates:
   """The pooled rates of `arm` for slots of `minutes_per_slot` (the rule
   in the module's docstring)."""
   pool = [r for r in runs if r.get("arm") == arm and agent_slots(r)]
@@ -90,7 +90,7 @@ def rates_for(arm: str, minutes_per_slot: float,
   answered = [r for r in pool if r["calls"] > (r.get("cached_calls") or 0)]
   sent = sum(r["calls"] - (r.get("cached_calls") or 0) for r in answered)
   tokens = sum(r.get("tokens") or 0 for r in answered)
-  return Rates(per_slot * 60.0 / minutes_per_slot,
+  return RunRates(per_slot * 60.0 / minutes_per_slot,
                tokens / sent if sent else 0.0, len(pool),
                sum(r["agent_hours"] for r in pool),
                f"{len(pool)} published {arm} run(s), {per_slot:.2f} calls "
@@ -102,24 +102,24 @@ def agent_hours(scenario: Scenario, steps: int | None = None) -> float:
   return len(scenario.agents) * slots * scenario.clock.minutes_per_step / 60
 
 
-def estimate(scenario: Scenario, arm: str, steps: int | None = None,
-             runs: Sequence[dict[str, Any]] | None = None) -> Estimate:
+def of_scenario(scenario: Scenario, arm: str, steps: int | None = None,
+                runs: Sequence[dict[str, Any]] | None = None) -> RunEstimate:
   """One run of `scenario`'s `arm`."""
   rates = rates_for(arm, scenario.clock.minutes_per_step,
                     published_runs() if runs is None else runs)
   hours = agent_hours(scenario, steps)
   calls = rates.calls_per_agent_hour * hours
-  return Estimate(f"{scenario.name}, {arm}", hours, calls,
+  return RunEstimate(f"{scenario.name}, {arm}", hours, calls,
                   calls * rates.tokens_per_call, rates)
 
 
-def total(label: str, parts: Iterable[Estimate]) -> Estimate:
+def total(label: str, parts: Iterable[RunEstimate]) -> RunEstimate:
   parts = list(parts)
-  return Estimate(label, sum(p.agent_hours for p in parts),
+  return RunEstimate(label, sum(p.agent_hours for p in parts),
                   sum(p.calls for p in parts), sum(p.tokens for p in parts))
 
 
-def lines(estimates: Sequence[Estimate], price_in: float | None,
+def lines(estimates: Sequence[RunEstimate], price_in: float | None,
           price_out: float | None) -> list[str]:
   """What --estimate prints: one line per run kind, one for the total."""
   out = []
@@ -139,7 +139,8 @@ def lines(estimates: Sequence[Estimate], price_in: float | None,
   return out
 
 
-def _cost(e: Estimate, price_in: float | None, price_out: float | None) -> str:
+def _cost(e: RunEstimate, price_in: float | None,
+          price_out: float | None) -> str:
   cost = e.cost(price_in, price_out)
   if cost is None:
     return ""

@@ -224,7 +224,7 @@ def _resume(run_dir: Path, endpoint, progress, model, embedder,
   if model is None:
     endpoint = (endpoint or EndpointConfig.of_run(info.get("model"))
                 or EndpointConfig.resolve())
-  embedder = user_embedder.of_run(info, embedder)
+  embedder = user_embedder.used_by_run(info, embedder)
   model, described = episode.model_for(
       endpoint, seed, bool(info.get("cache", True)), model, progress)
   roles = _roles(info, scenario, seed, model, described, progress,

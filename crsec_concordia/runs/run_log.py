@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 # A line's slot leads it (`take`); no wall-clock time: two runs of a seed
 # write the same run.log.
-FORMAT = "%(levelname)s %(name)s: %(message)s"
+LINE_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 class RunLog(logging.Handler):
@@ -29,7 +29,7 @@ class RunLog(logging.Handler):
 
   def __init__(self):
     super().__init__(logging.WARNING)
-    self.setFormatter(logging.Formatter(FORMAT))
+    self.setFormatter(logging.Formatter(LINE_FORMAT))
     self._guard = threading.Lock()
     self._entries: list[str] = []
 

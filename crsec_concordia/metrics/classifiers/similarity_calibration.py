@@ -163,7 +163,7 @@ def tie_gaps(embedder, floors: SimilarityThresholds) -> list[float]:
   return gaps
 
 
-def near_tie(gaps: Sequence[float]) -> float:
+def tie_of_gaps(gaps: Sequence[float]) -> float:
   """The tie with the fewest errors and the widest margin between the
   gaps it should spare (a right behaviour behind, by less than the tie)
   and those it should not (a wrong behaviour behind, by the tie or more);
@@ -210,15 +210,14 @@ def derive(embedder, name: str | None = None) -> SimilarityThresholds:
   tag = _down(min(probed["tag"]))
   look = _down(min(probed["look"]))
   unlike = norms["opposite"] + norms["other"]
-  floors = SimilarityThresholds.unmeasured(name)
-  floors = dataclasses.replace(floors, tag=tag, look=look)
+  floors = SimilarityThresholds.with_floors(name, tag, look)
   return SimilarityThresholds(
       embedder=name, fingerprint=identity.fingerprint, measured=True,
       matcher=Thresholds(name, match=match, rule=rule, related=about,
                          judge_floor=about),
       relevance=_down(min(deeds["breach"])), tag=tag, spare_far=tag,
       occasion=_down(min(probed["occasion"])),
-      look=look, near_tie=near_tie(tie_gaps(embedder, floors)),
+      look=look, near_tie=tie_of_gaps(tie_gaps(embedder, floors)),
       duplicate=widest_cut(
           [x for x in norms["same"] if x > max(unlike)], unlike),
       related_norms=_down(min(norms["same"] + norms["opposite"])),
