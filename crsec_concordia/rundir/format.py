@@ -37,6 +37,10 @@ PER_STEP_CSV = "per_step.csv"
 # Written by `crsec interview` (crsec_concordia/interviews/): one CSV of
 # answers per questionnaire.
 INTERVIEW_ANSWERS = "interviews"
+# Written by `crsec run` itself (crsec_concordia/interviews/stated.py): the
+# rules each agent states before the first slot and after the last, one row
+# per stated rule (crsec_concordia/interviews/stated_table.py).
+STATED_BELIEF_CSV = "stated_belief.csv"
 
 # -- a run's arm ---------------------------------------------------------------
 
