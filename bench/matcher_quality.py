@@ -12,15 +12,24 @@ printed: that half is for the figures, not for tuning); with --learned,
 the learned rules tried (bench/matcher_learned.py: kNN and logistic
 regression on the embeddings, per target), judged by 5-fold
 cross-validation on the calibration half, then scored on the test half
-(a few minutes; none is shipped).
+(a few minutes; none is shipped). With --held-out, only the chosen rule
+on the held-out venues' labels (labels.HELD_OUT_VENUES: written after the
+rule and its thresholds were chosen, and never used to choose or fit
+them): sensitivity and specificity per target with 95% Jeffreys intervals
+(the Beta(x + 1/2, n - x + 1/2) of correction.py), on the test half and on
+both halves, and every norm it reads wrong; docs/calibration.md's table.
 No language model: only the sentence embedder (a few seconds on 2 cores).
 Usage: .venv/bin/python bench/matcher_quality.py [--errors] [--learned]
+       | --held-out
 """
 
 import argparse
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
+from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -52,9 +61,14 @@ def main() -> None:
                       help="print the chosen rule's calibration misses")
   parser.add_argument("--learned", action="store_true",
                       help="also cross-validate the learned rules tried")
+  parser.add_argument("--held-out", action="store_true",
+                      help="only the chosen rule on the held-out venues")
   args = parser.parse_args()
   embedder = shared_embedder()
   items = mq.load_items()
+  if args.held_out:
+    _held_out(embedder, items)
+    return
   targets = {v: mq.venue_targets(v) for v in mq.VENUES}
   every = [t for ts in targets.values() for t in ts]
   ids = [t.id for t in every]
@@ -101,7 +115,9 @@ def main() -> None:
   print(f"matching.CHOSEN_RULE is the selected rule as calibrated: "
         f"{'yes' if same else 'NO'}")
   measured = matcher_error.load_measured()
-  if measured is not None and measured.get("test") != mq.figures(chosen_test):
+  shipped = {t: f for t, f in (measured or {}).get("test", {}).items()
+             if t in chosen_test}
+  if measured is not None and shipped != mq.figures(chosen_test):
     print(f"{mq.QUALITY_PATH.name} is out of date: run "
           "python -m crsec_concordia.metrics.classifiers.matcher_quality --write")
 
@@ -118,6 +134,43 @@ def main() -> None:
 
   if args.learned:
     _learned(embedder, items, ids)
+
+
+def _interval(x: int, n: int) -> str:
+  """x/n with its 95% Jeffreys interval."""
+  if not n:
+    return "- (0/0)"
+  low, high = stats.beta.ppf([0.025, 0.975], x + 0.5, n - x + 0.5)
+  return f"{x / n:.2f} [{low:.2f}, {high:.2f}] ({x}/{n})"
+
+
+def _held_out(embedder, items) -> None:
+  venues = tuple(mq.HELD_OUT_VENUES)
+  targets = {v: mq.venue_targets(v) for v in venues}
+  rule = CHOSEN_RULE
+  halves = {s: mq.table(rule, s, embedder=embedder, items=items,
+                        targets=targets, venues=venues) for s in mq.SPLITS}
+  print(f"Chosen rule {rule.name} on the held-out venues ({', '.join(venues)}), "
+        "thresholds as shipped; sensitivity and specificity with 95% "
+        "Jeffreys intervals")
+  print("| target | half | norms | sensitivity | specificity |\n|---|---|---|---|---|")
+  for t in halves["test"].scores:
+    for label, parts in (("test", ["test"]), ("both", list(mq.SPLITS))):
+      hit = np.concatenate([halves[s].scores[t] >= rule.threshold_for(
+          halves[s].wording[t]) for s in parts])
+      pos = np.concatenate([halves[s].positive[t] for s in parts])
+      print(f"| {t} | {label} | {len(pos)} | "
+            f"{_interval(int((hit & pos).sum()), int(pos.sum()))} | "
+            f"{_interval(int((~hit & ~pos).sum()), int((~pos).sum()))} |")
+  print("\nRead wrong (both halves):")
+  kinds = {i.text: i.kind for i in items}
+  for split, table in halves.items():
+    for t, scores in table.scores.items():
+      threshold = rule.threshold_for(table.wording[t])
+      for text, score, pos in zip(table.texts[t], scores, table.positive[t]):
+        if (score >= threshold) != pos:
+          print(f"  {'FP' if not pos else 'FN'} {score:.3f} {split} "
+                f"{kinds[text]}: {text}")
 
 
 def _learned(embedder, items, ids) -> None:

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from crsec_concordia.metrics.classifiers.threshold_search import Score
-from crsec_concordia.metrics.classifiers.labels import (SPLITS, VENUES,
+from crsec_concordia.metrics.classifiers.labels import (HELD_OUT_VENUES,
+                                                        SPLITS, VENUES,
                                                         LabelledNorm,
                                                         load_items,
                                                         venue_behaviours,
@@ -60,11 +61,13 @@ def _score(scores: np.ndarray, positive: np.ndarray, threshold: float) -> Score:
 
 def table(rule: MatchRule, split: str, *, embedder: Any = None,
           items: Sequence[LabelledNorm] | None = None,
-          targets: dict[str, list[TargetNorm]] | None = None) -> Table:
-  """Every (norm, target) pair of `split` scored by `rule` (no judge)."""
+          targets: dict[str, list[TargetNorm]] | None = None,
+          venues: Iterable[str] = tuple(VENUES)) -> Table:
+  """Every (norm, target) pair of `split` scored by `rule` (no judge), on
+  the venues rules are chosen on unless others are named."""
   items = load_items() if items is None else items
   out = Table({}, {}, {}, {})
-  for venue in VENUES:
+  for venue in venues:
     chosen = [i for i in items if i.venue == venue and i.split == split]
     if not chosen:
       continue
@@ -174,17 +177,21 @@ def figures(counts: dict[str, Score]) -> dict[str, dict[str, Any]]:
 
 def measure_matcher(rule: MatchRule = CHOSEN_RULE, *, embedder: Any = None
                     ) -> dict[str, Any]:
-  """The rule's figures on both halves, with the wordings they hold for."""
+  """The rule's figures on both halves, with the wordings they hold for:
+  the venues it was chosen on and the held-out ones (named under
+  `held_out`), whose labels it never saw."""
   items = load_items()
-  targets = {v: venue_targets(v) for v in VENUES}
+  venues = (*VENUES, *HELD_OUT_VENUES)
+  targets = {v: venue_targets(v) for v in venues}
   out: dict[str, Any] = {
       "rule": rule.describe(),
       "labels": {s: sum(i.split == s for i in items) for s in SPLITS},
+      "held_out": list(HELD_OUT_VENUES),
       "targets": {t.id: {"venue": v, "text": t.text, "aliases": list(t.aliases)}
                   for v, ts in targets.items() for t in ts}}
   for split in SPLITS:
     counts = table(rule, split, embedder=embedder, items=items,
-                   targets=targets).counts(rule)
+                   targets=targets, venues=venues).counts(rule)
     out[split] = figures(counts)
   return out
 
