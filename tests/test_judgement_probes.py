@@ -43,7 +43,7 @@ probe = _probe_module()
 
 
 probe_scores = probe.probe_scores
-SHIPPED = ["community_garden", "hobbs_cafe", "hobbs_cafe_mini"]
+SHIPPED = ["community_garden", "hobbs_cafe", "hobbs_cafe_mini", "tea_crates"]
 # Venues that declare places, with a few cases of their own across their
 # places (not one per agent: the town has 41).
 PLACED = ["town"]

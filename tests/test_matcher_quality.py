@@ -34,6 +34,8 @@ TEST_COUNTS = {
     "return_tools": (24, 6, 0),
     "own_plot_only": (20, 9, 3),
     "share_surplus": (20, 13, 2),
+    # Held out (the workrooms' invented custom): measured, never fitted on.
+    "cups_in_yellow_crate": (20, 9, 0),
 }
 
 
@@ -47,15 +49,16 @@ def measured(embedder):
 
 def test_labelled_set_is_large_split_and_refers_to_the_shipped_targets():
   items = mq.load_items()
-  assert len(items) == 499
+  assert len(items) == 577
   assert len({i.text for i in items}) == len(items), "duplicate norms"
   assert {i.split for i in items} == set(mq.SPLITS)
-  assert {i.venue for i in items} == set(mq.VENUES)
+  venues = {*mq.VENUES, *mq.HELD_OUT_VENUES}
+  assert {i.venue for i in items} == venues
   kinds = {"policy", "hedged", "conditional", "descriptive", "place",
            "paraphrase", "wider", "compound", "near_miss", "opposite",
            "unrelated", "inverted", "opening"}
   assert {i.kind for i in items} == kinds
-  for venue in mq.VENUES:
+  for venue in venues:
     ids = {t.id for t in mq.venue_targets(venue)}
     for item in (i for i in items if i.venue == venue):
       assert set(item.targets) <= ids, item
@@ -63,13 +66,14 @@ def test_labelled_set_is_large_split_and_refers_to_the_shipped_targets():
         assert not item.targets, item
   # Both halves hold every kind of every venue.
   for split in mq.SPLITS:
-    for venue in mq.VENUES:
+    for venue in venues:
       assert {i.kind for i in items
               if i.split == split and i.venue == venue} == kinds
 
 
 def test_every_shipped_scenario_gives_its_targets_aliases():
-  for name in ("hobbs_cafe", "hobbs_cafe_mini", "community_garden"):
+  for name in ("hobbs_cafe", "hobbs_cafe_mini", "community_garden",
+               "tea_crates"):
     for target in load_scenario(name).target_norms:
       assert len(target.aliases) >= 5, (name, target.id)
   mini = load_scenario("hobbs_cafe_mini").to_dict()["target_norms"]
@@ -156,11 +160,12 @@ def test_chosen_rule_finds_more_than_the_old_rule(measured, embedder):
   worst precision or recall over the targets rises."""
   old_rule = mq.TRIED[0].rule
   old = mq.table(old_rule, "test", embedder=embedder).counts(old_rule)
-  new = {t: f["recall"] for t, f in measured["test"].items()}
+  chosen_on = {t: f for t, f in measured["test"].items() if t in old}
+  new = {t: f["recall"] for t, f in chosen_on.items()}
   for target in ("quiet_in_public", "share_surplus"):
     assert new[target] > old[target].recall, target
   assert min(min(f["precision"], f["recall"])
-             for f in measured["test"].values()) > mq.worst(old)
+             for f in chosen_on.values()) > mq.worst(old)
 
 
 @pytest.mark.xfail(strict=True, reason=(

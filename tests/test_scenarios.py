@@ -93,7 +93,7 @@ def test_builtin_names():
   assert builtin_names() == ["committed_minority", "community_garden",
                              "entrepreneur_share", "entrepreneur_ties",
                              "hobbs_cafe", "hobbs_cafe_mini", "open_day",
-                             "posted_rule", "town"]
+                             "posted_rule", "tea_crates", "town"]
   assert builtin_path("hobbs_cafe").name == "hobbs_cafe.yaml"
 
 
