@@ -416,7 +416,7 @@ def test_missing_file_names_the_path(tmp_path):
       f"{missing}: no such file or built-in scenario; give the path of a .yaml "
       "file or one of: committed_minority, community_garden, "
       "entrepreneur_share, entrepreneur_ties, hobbs_cafe, hobbs_cafe_mini, "
-      "open_day, posted_rule, town"]
+      "open_day, posted_rule, tea_crates, town"]
   with pytest.raises(ScenarioError, match="no such file or built-in scenario"):
     load_scenario("hobbs_cafe_maxi")
   with pytest.raises(ScenarioError, match="no built-in scenario by that name"):
