@@ -36,6 +36,8 @@ from crsec_concordia.game_masters import going_on as going_on_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.game_masters.referee import batch as batch_lib
+from crsec_concordia.game_masters.referee import place_slot
 from crsec_concordia.game_masters import slot_actions
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.game_masters.action_text import (clean_action,
@@ -80,6 +82,7 @@ class Adjudication(entity_component.ContextComponent,
       places: Sequence[Mapping[str, str]] | None = None,
       perception: perception_lib.LocalPerception | None = None,
       whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
+      batched: bool = False,
   ):
     """Creates the component.
 
@@ -129,6 +132,8 @@ class Adjudication(entity_component.ContextComponent,
         name (the prefab's weighs the observers' norms).
       whereabouts_key: the key of the game master's Whereabouts, if any
         (without one, every observer perceives every deed).
+      batched: the new actions of one place in a slot judged in one call
+        (referee/batch.py, place_slot.py) rather than one call each.
     """
     super().__init__()
     self._declared = places is not None
@@ -138,7 +143,8 @@ class Adjudication(entity_component.ContextComponent,
         policy=policy, target_norms=target_norms, places=places,
         where=self._here if places is not None else None,
         listed=self._listed if places is not None else None,
-        log=lambda entry: self._logging_channel(entry), floors=floors)
+        log=lambda entry: self._logging_channel(entry), floors=floors,
+        batched=batched)
     self._perception = perception
     self._default_place = default_place
     self._whereabouts_key = whereabouts_key
@@ -149,6 +155,8 @@ class Adjudication(entity_component.ContextComponent,
     self._warm = warm
     self._lock = threading.Lock()
     self._putative: str | None = None
+    # The slot's batched judgements, by actor (referee/place_slot.py).
+    self._judged: Mapping[str, Any] = {}
     self._records: list[dict[str, Any]] = []
     self._counts: dict[str, int] = {}
     self._events = 0
@@ -260,6 +268,9 @@ class Adjudication(entity_component.ContextComponent,
     tasks = {"event": functools.partial(
         self.adjudicate, actor, action, situation,
         occasion.behaviours if checks else ())}
+    judged = self._judged.get(actor)
+    if judged is not None and judged[0] == action:
+      tasks["event"] = lambda: judged[1]
     if checks:
       tasks["check"] = functools.partial(self._referee.check, occasion, actor,
                                          action)
@@ -277,6 +288,41 @@ class Adjudication(entity_component.ContextComponent,
       event["behaviours"] = referee_lib.decide(event["behaviours"], check,
                                                occasion.behaviours)
     return event, failures
+
+  def _new_action(self, actor: str, raw_action: str,
+                  stamp: observations.Stamp) -> str | None:
+    """The action resolve_action adjudicates anew, as it cleans it (None:
+    a continued action it carries forward with no call)."""
+    going_on = observations.continued_action(raw_action)
+    if going_on is not None:
+      if self._going_on.carry_forward(actor, clean_action(going_on, actor),
+                                      stamp) is not None:
+        return None
+      raw_action = going_on
+    action = clean_action(raw_action, actor)
+    return (f"{actor} {observations.NO_DEED}"
+            if observations.says_nothing(actor, action) else action)
+
+  def _judge_places(self, actions: Mapping[str, str],
+                    stamp: observations.Stamp) -> place_slot.Judged:
+    """The slot's new actions judged a place at a time (the referee's
+    `batched` setting: referee/place_slot.py)."""
+    spec = self._component(self._action_spec_key,
+                           action_spec_lib.FixedActionSpec)
+    items = {}
+    for actor, raw in actions.items():
+      action = self._new_action(actor, raw, stamp)
+      if action is None:
+        continue
+      occasion = spec.occasion(actor)
+      checks = (occasion is not None and bool(occasion.behaviours)
+                and not observations.is_no_action(action))
+      items[actor] = batch_lib.Item(
+          actor, action, occasion.text_for(actor) if occasion else "",
+          tuple(occasion.behaviours) if checks else ())
+    return place_slot.judge_slot(
+        self._referee, items, self._here if self._declared else lambda _: "",
+        self._threads.run_tasks)
 
   def waits_on_model(self, hook: str) -> bool:
     """pre_act adjudicates the slot's actions once they were observed."""
@@ -298,6 +344,8 @@ class Adjudication(entity_component.ContextComponent,
     stamp = self._component(self._clock_key,
                             clock_lib.SlotClock).current_stamp()
     fields = clock_lib.stamp_fields(stamp)
+    self._judged = (self._judge_places(slot.actions, stamp)
+                    if self._referee.settings.batched else {})
     # Every agent's action at once; everything after in name order.
     results = self._threads.run_tasks({
         actor: functools.partial(self.resolve_action, actor, action, stamp)
