@@ -36,7 +36,6 @@ from crsec_concordia.game_masters import going_on as going_on_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import referee as referee_lib
-from crsec_concordia.game_masters.referee import batch as batch_lib
 from crsec_concordia.game_masters.referee import place_slot
 from crsec_concordia.game_masters import slot_actions
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
@@ -289,41 +288,6 @@ class Adjudication(entity_component.ContextComponent,
                                                occasion.behaviours)
     return event, failures
 
-  def _new_action(self, actor: str, raw_action: str,
-                  stamp: observations.Stamp) -> str | None:
-    """The action resolve_action adjudicates anew, as it cleans it (None:
-    a continued action it carries forward with no call)."""
-    going_on = observations.continued_action(raw_action)
-    if going_on is not None:
-      if self._going_on.carry_forward(actor, clean_action(going_on, actor),
-                                      stamp) is not None:
-        return None
-      raw_action = going_on
-    action = clean_action(raw_action, actor)
-    return (f"{actor} {observations.NO_DEED}"
-            if observations.says_nothing(actor, action) else action)
-
-  def _judge_places(self, actions: Mapping[str, str],
-                    stamp: observations.Stamp) -> place_slot.Judged:
-    """The slot's new actions judged a place at a time (the referee's
-    `batched` setting: referee/place_slot.py)."""
-    spec = self._component(self._action_spec_key,
-                           action_spec_lib.FixedActionSpec)
-    items = {}
-    for actor, raw in actions.items():
-      action = self._new_action(actor, raw, stamp)
-      if action is None:
-        continue
-      occasion = spec.occasion(actor)
-      checks = (occasion is not None and bool(occasion.behaviours)
-                and not observations.is_no_action(action))
-      items[actor] = batch_lib.Item(
-          actor, action, occasion.text_for(actor) if occasion else "",
-          tuple(occasion.behaviours) if checks else ())
-    return place_slot.judge_slot(
-        self._referee, items, self._here if self._declared else lambda _: "",
-        self._threads.run_tasks)
-
   def waits_on_model(self, hook: str) -> bool:
     """pre_act adjudicates the slot's actions once they were observed."""
     with self._lock:
@@ -344,8 +308,12 @@ class Adjudication(entity_component.ContextComponent,
     stamp = self._component(self._clock_key,
                             clock_lib.SlotClock).current_stamp()
     fields = clock_lib.stamp_fields(stamp)
-    self._judged = (self._judge_places(slot.actions, stamp)
-                    if self._referee.settings.batched else {})
+    self._judged = (place_slot.judge_slot(
+        self._referee, place_slot.new_actions(
+            slot.actions, stamp, self._going_on, self._component(
+                self._action_spec_key, action_spec_lib.FixedActionSpec)),
+        self._here if self._declared else lambda _: "",
+        self._threads.run_tasks) if self._referee.settings.batched else {})
     # Every agent's action at once; everything after in name order.
     results = self._threads.run_tasks({
         actor: functools.partial(self.resolve_action, actor, action, stamp)

@@ -67,9 +67,9 @@ def _referee(model, **kwargs):
       similarity=lambda a, b: 0.9, batched=True, **kwargs)
 
 
-ITEMS = [batch_lib.Item("Ann Lee", "Ann Lee lights a cigarette at her table."),
-         batch_lib.Item("Bob Roy", "Bob Roy shouts at the waiter."),
-         batch_lib.Item("Cy Dunn", "Cy Dunn smokes by the window and shouts.")]
+ITEMS = [batch_lib.PlaceAction("Ann Lee", "Ann Lee lights a cigarette at her table."),
+         batch_lib.PlaceAction("Bob Roy", "Bob Roy shouts at the waiter."),
+         batch_lib.PlaceAction("Cy Dunn", "Cy Dunn smokes by the window and shouts.")]
 TAGS = {"cigarette": ["smoking_indoors"], "shouts at": ["loud"],
         "smokes by": ["smoking_indoors", "loud"]}
 
@@ -128,7 +128,7 @@ def test_an_invalid_answer_is_asked_again_then_recorded_per_action():
 
 
 def test_a_crowded_place_splits_by_the_budget_in_name_order():
-  items = [batch_lib.Item(f"Agent {c}", f"Agent {c} shouts at a friend.")
+  items = [batch_lib.PlaceAction(f"Agent {c}", f"Agent {c} shouts at a friend.")
            for c in "ABCDEFG"]
   whole = ScriptedModel([(BATCH, batch_answer(TAGS))])
   one = _referee(whole).adjudicate_place(items)
@@ -145,8 +145,8 @@ def test_a_crowded_place_splits_by_the_budget_in_name_order():
 
 
 def test_the_second_look_asks_the_leftover_actions_in_one_call_each_order():
-  quiet = [batch_lib.Item("Ann Lee", "Ann Lee sits near the heater."),
-           batch_lib.Item("Bob Roy", "Bob Roy hums by the door.")]
+  quiet = [batch_lib.PlaceAction("Ann Lee", "Ann Lee sits near the heater."),
+           batch_lib.PlaceAction("Bob Roy", "Bob Roy hums by the door.")]
   model = ScriptedModel([(LOOK, look_answer), (BATCH, batch_answer({}))])
   results = _referee(model).adjudicate_place(quiet)
   assert model.calls_by_tag() == {"GM.adjudicate": 1, "GM.look": 2}

@@ -42,7 +42,7 @@ _FAILED = (StructuredOutputError, EndpointError)
 
 
 @dataclasses.dataclass(frozen=True)
-class Item:
+class PlaceAction:
   """One new action of the place's slot and what its own part says."""
   actor: str
   action: str
@@ -53,7 +53,7 @@ class Item:
 Result = tuple[dict[str, Any], "dict[str, Any] | None"]
 
 
-def split(items: Sequence[Any], tokens: Callable[[Sequence[Any]], int],
+def in_batches(items: Sequence[Any], tokens: Callable[[Sequence[Any]], int],
           budget: int = CONTEXT_TOKENS) -> list[list[Any]]:
   """`items` in batches, in their order, each as large as fits `budget`
   (`tokens`: a batch's prompt and answers); an item too large alone is a
@@ -94,7 +94,7 @@ class PlaceBatch:
     self._budget = budget
     self._doer = referee._doer_model is not None  # noqa: SLF001
 
-  def judge(self, items: Sequence[Item]) -> list[Result]:
+  def judge(self, items: Sequence[PlaceAction]) -> list[Result]:
     """Each item's (event fields, failure record or None), in order."""
     r = self._r
     results: list[Result | None] = [None] * len(items)
@@ -114,7 +114,7 @@ class PlaceBatch:
                                   nearest_behaviour=list(near)), None)
         continue
       asked.append(n)
-    for batch in split(asked, lambda ns: self._tokens([items[n] for n in ns]),
+    for batch in in_batches(asked, lambda ns: self._tokens([items[n] for n in ns]),
                        self._budget):
       for n, result in zip(batch, self._general([items[n] for n in batch])):
         results[n] = result
@@ -123,21 +123,21 @@ class PlaceBatch:
 
   # The general call, batched.
 
-  def _lines(self, items: Sequence[Item]) -> list[dict[str, str]]:
+  def _lines(self, items: Sequence[PlaceAction]) -> list[dict[str, str]]:
     r = self._r
     return [{"key": prompts.key_of(k), "actor": i.actor, "action": i.action,
              "situation": i.situation,
              "here": r._where(i.actor) if r._where is not None else ""}  # noqa: SLF001
             for k, i in enumerate(items)]
 
-  def _prompt(self, items: Sequence[Item]) -> str:
+  def _prompt(self, items: Sequence[PlaceAction]) -> str:
     r = self._r
     return prompts.batch_prompt(
         place=r._place, behaviours=r._behaviours,  # noqa: SLF001
         items=self._lines(items), places=self._places(items),
         default_place=r._default_place, doer=self._doer)  # noqa: SLF001
 
-  def _places(self, items: Sequence[Item]) -> list[dict[str, str]] | None:
+  def _places(self, items: Sequence[PlaceAction]) -> list[dict[str, str]] | None:
     """The places any of the actions' prompts would list (the general
     call's per action), in the scenario's order."""
     r = self._r
@@ -155,11 +155,11 @@ class PlaceBatch:
   def _answer_tokens(self, n: int) -> int:
     return n * (self._r._max_tokens + DOER_TOKENS)  # noqa: SLF001
 
-  def _tokens(self, items: Sequence[Item]) -> int:
+  def _tokens(self, items: Sequence[PlaceAction]) -> int:
     return estimate_tokens(self._prompt(items)) + self._answer_tokens(
         len(items))
 
-  def _general(self, items: Sequence[Item]) -> list[Result]:
+  def _general(self, items: Sequence[PlaceAction]) -> list[Result]:
     """One batch's results: its call (asked once more if it fails), the
     actions whose quote is not their own words asked once more together,
     then each action's fields as the per-action pipeline makes them."""
@@ -193,7 +193,7 @@ class PlaceBatch:
     return [(self._fields(a, i), f) for a, i, f in
             zip(answers, items, failures)]
 
-  def _fields(self, answer: Mapping[str, Any], item: Item) -> dict[str, Any]:
+  def _fields(self, answer: Mapping[str, Any], item: PlaceAction) -> dict[str, Any]:
     """An action's event fields from its answer: Referee.adjudicate's,
     with the doer read from the answer's `doer`."""
     r = self._r
@@ -228,7 +228,7 @@ class PlaceBatch:
 
   # The second look, batched.
 
-  def _looks(self, items: Sequence[Item], results: list[Result | None]
+  def _looks(self, items: Sequence[PlaceAction], results: list[Result | None]
              ) -> None:
     """The second look at every action no tag counts for, its record and
     failure joined to the action's result."""
@@ -253,7 +253,7 @@ class PlaceBatch:
         continue
       wanted.append((n, near))
     looks = {}
-    for batch in split(wanted, lambda b: self._look_tokens(items, b),
+    for batch in in_batches(wanted, lambda b: self._look_tokens(items, b),
                        self._budget):
       looks.update(self._look_batch(items, batch))
     for n, (look, failure) in sorted(looks.items()):
@@ -265,7 +265,7 @@ class PlaceBatch:
         fields["evidence"] = look["evidence"]
       results[n] = (fields, combined(earlier, failure))
 
-  def _look_lines(self, items: Sequence[Item], batch, reverse_only=None
+  def _look_lines(self, items: Sequence[PlaceAction], batch, reverse_only=None
                   ) -> list[dict[str, Any]]:
     r = self._r
     return [{"key": prompts.key_of(k), "actor": items[n].actor,
@@ -279,22 +279,22 @@ class PlaceBatch:
                 ) -> Mapping[str, Any]:
     r = self._r
     none = general_call.none_token(r._ids)  # noqa: SLF001
-    schema = prompts.look_schema(
+    schema = prompts.batch_look_schema(
         {line["key"]: [b["id"] for b in line["listed"]] for line in lines},
         none, self._doer and not reverse)
-    return _ask_twice(r._look_model, prompts.look_prompt(  # noqa: SLF001
+    return _ask_twice(r._look_model, prompts.batch_look_prompt(  # noqa: SLF001
         place=r._place, items=lines, none=none, reverse=reverse,  # noqa: SLF001
         doer=self._doer and not reverse), schema,
         len(lines) * (r._max_tokens + DOER_TOKENS))  # noqa: SLF001
 
-  def _look_tokens(self, items: Sequence[Item], batch) -> int:
+  def _look_tokens(self, items: Sequence[PlaceAction], batch) -> int:
     r = self._r
     lines = self._look_lines(items, batch)
-    return estimate_tokens(prompts.look_prompt(
+    return estimate_tokens(prompts.batch_look_prompt(
         place=r._place, items=lines, none="none", reverse=False,  # noqa: SLF001
         doer=self._doer)) + self._answer_tokens(len(lines))
 
-  def _look_batch(self, items: Sequence[Item], batch
+  def _look_batch(self, items: Sequence[PlaceAction], batch
                   ) -> dict[int, tuple[dict[str, Any], dict[str, Any] | None]]:
     """{index: (the look's record, failure record or None)} of a batch, as
     second_look.second_look records each."""

@@ -122,7 +122,7 @@ def retry_note(wrong: Mapping[str, tuple[str, str]],
           f"{none_token(behaviour_ids)}.")
 
 
-def look_schema(choices: Mapping[str, Sequence[str]], none: str,
+def batch_look_schema(choices: Mapping[str, Sequence[str]], none: str,
                 doer: bool) -> dict[str, Any]:
   """One object keyed by the actions' ids: each the second look's answer
   (second_look.look_schema) among its own candidates, and its doer."""
@@ -136,7 +136,7 @@ def look_schema(choices: Mapping[str, Sequence[str]], none: str,
   return _item_schema({k: one(ids) for k, ids in choices.items()})
 
 
-def look_prompt(*, place: str, items: Sequence[Mapping[str, Any]],
+def batch_look_prompt(*, place: str, items: Sequence[Mapping[str, Any]],
                 none: str, reverse: bool, doer: bool) -> str:
   """The second look at several actions, each with its own nearest
   behaviours listed before it (`items`: `key`, `actor`, `action`,

@@ -156,7 +156,7 @@ class Referee:
       failure = combined(failure, self._look(fields, actor, action, checked))
     return fields, failure
 
-  def adjudicate_place(self, items: Sequence[batch_lib.Item],
+  def adjudicate_place(self, items: Sequence[batch_lib.PlaceAction],
                        budget: int = batch_lib.CONTEXT_TOKENS
                        ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     """`adjudicate` for the new actions of one place in one slot, judged
