@@ -16,6 +16,7 @@ tags differ between the two. Called by bench/judgement_probe.py
 `--batch-sizes N ...`, or alone:
 
   .venv/bin/python bench/batch_probe.py --all --batch-sizes 3 7
+  .venv/bin/python bench/batch_probe.py --simulate   # the rule's error rates
 
 Any endpoint, as judgement_probe.py (by default the embedded model).
 """
@@ -33,7 +34,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from crsec_concordia.calibration import scores  # noqa: E402
 from crsec_concordia.calibration.probes import Case, Probes  # noqa: E402
 from crsec_concordia.calibration.run_policy import RefereeSettings  # noqa: E402
 from crsec_concordia.game_masters.referee.batch import PlaceAction  # noqa: E402
@@ -42,6 +42,12 @@ from crsec_concordia.scenarios import Scenario  # noqa: E402
 
 RESAMPLES = 2000
 SEED = 0
+# The rule's margin: the repeat-to-repeat recall difference of the same
+# model on the same cases (docs/calibration.md, "Models compared").
+MARGIN = 0.05
+# The cases simulated: one venue's referee cases (the mini café's 66), and
+# the shipped venues' pooled.
+SIMULATED_CASES = (66, 200)
 PER_ACTION = "per action"
 
 
@@ -92,9 +98,15 @@ def counts(truth: Sequence[Sequence[str]], got: Sequence[Sequence[str]]
   return np.array(rows, dtype=float).reshape(-1, 3)
 
 
-def _pr(total: np.ndarray) -> tuple[float, float]:
-  tp, fp, fn = (int(x) for x in total)
-  return scores.precision((tp, fp, fn)), scores.recall((tp, fp, fn))
+def _rates(sums: np.ndarray) -> np.ndarray:
+  """(precision, recall) of each row of summed (TP, FP, FN) counts, as
+  calibration/scores.py defines them (1.0 with nothing claimed, or nothing
+  to find)."""
+  tp, fp, fn = sums[..., 0], sums[..., 1], sums[..., 2]
+  with np.errstate(invalid="ignore", divide="ignore"):
+    p = np.where(tp + fp > 0, tp / (tp + fp), 1.0)
+    r = np.where(tp + fn > 0, tp / (tp + fn), 1.0)
+  return np.stack([p, r], axis=-1)
 
 
 def compare(truth: Sequence[Sequence[str]], base: ModeTags,
@@ -103,28 +115,77 @@ def compare(truth: Sequence[Sequence[str]], base: ModeTags,
   """{mode: {"P": (value, lo, hi), "R": ..., "dP": (diff, lo, hi), "dR":
   ...}}: each mode's precision and recall with 95% bootstrap intervals
   over cases, and its paired difference from `base` (none for base)."""
+  return compare_counts(counts(truth, base.tags),
+                        {m.name: counts(truth, m.tags) for m in others},
+                        base.name, resamples, seed)
+
+
+def compare_counts(base: np.ndarray, others: dict[str, np.ndarray],
+                   name: str = PER_ACTION, resamples: int = RESAMPLES,
+                   seed: int = SEED) -> dict[str, dict[str, tuple[float, ...]]]:
+  """`compare` on per-case (TP, FP, FN) rows."""
   rng = np.random.default_rng(seed)
-  n = len(truth)
-  draws = rng.integers(0, n, size=(resamples, n)) if n else None
-  base_rows = counts(truth, base.tags)
+  n = len(base)
+  draws = rng.integers(0, n, size=(resamples, n)) if n else np.zeros(
+      (1, 0), dtype=int)
+  base_value = _rates(base.sum(axis=0))
+  base_boot = _rates(base[draws].sum(axis=1))
   out: dict[str, dict[str, tuple[float, ...]]] = {}
-  for mode in (base, *others):
-    rows = counts(truth, mode.tags)
-    value = _pr(rows.sum(axis=0))
+  for mode, rows in {name: base, **others}.items():
+    value = _rates(rows.sum(axis=0))
+    boot = _rates(rows[draws].sum(axis=1))
     figures: dict[str, tuple[float, ...]] = {}
-    boot = ([_pr(rows[d].sum(axis=0)) for d in draws]
-            if draws is not None else [value])
-    base_boot = ([_pr(base_rows[d].sum(axis=0)) for d in draws]
-                 if draws is not None else [_pr(base_rows.sum(axis=0))])
-    base_value = _pr(base_rows.sum(axis=0))
-    for k, name in enumerate(("P", "R")):
-      column = np.array([b[k] for b in boot])
-      figures[name] = (value[k], *np.quantile(column, [0.025, 0.975]))
-      if mode is not base:
-        diff = column - np.array([b[k] for b in base_boot])
-        figures["d" + name] = (value[k] - base_value[k],
-                               *np.quantile(diff, [0.025, 0.975]))
-    out[mode.name] = figures
+    for k, key in enumerate(("P", "R")):
+      figures[key] = (float(value[k]), *map(float, np.quantile(
+          boot[:, k], [0.025, 0.975])))
+      if mode != name:
+        figures["d" + key] = (float(value[k] - base_value[k]), *map(
+            float, np.quantile(boot[:, k] - base_boot[:, k],
+                               [0.025, 0.975])))
+    out[mode] = figures
+  return out
+
+
+def passes(figures: dict[str, tuple[float, ...]],
+           margin: float = MARGIN) -> bool:
+  """The rule (docs/calibration.md): the paired difference's interval for
+  precision and for recall lies above -margin."""
+  return figures["dP"][1] > -margin and figures["dR"][1] > -margin
+
+
+def simulate(cases: int = 66, venues: int = 200, shown: float = 0.5,
+             recall: float = 0.8, false_tags: float = 0.05,
+             losses: Sequence[float] = (0.0, 0.05, 0.1, 0.15),
+             churn: float = 0.1, resamples: int = 500, seed: int = SEED
+             ) -> dict[float, float]:
+  """{recall lost batched: the share of simulated venues the rule
+  passes}. Each venue: `cases` cases, a share `shown` labelled with one
+  behaviour; per action finds it at `recall` and adds a false tag at
+  `false_tags`; batched answers each case as per action did (paired, as
+  the same model asked both ways) except that a share `churn` of cases is
+  answered afresh at the same rates (answers that differ with nothing
+  lost on average) and a found tag is lost at the rate that takes `loss`
+  off recall."""
+  rng = np.random.default_rng(seed)
+  out = {}
+  for loss in losses:
+    passed = 0
+    for v in range(venues):
+      want = rng.random(cases) < shown
+      found = want & (rng.random(cases) < recall)
+      false = rng.random(cases) < false_tags
+      fresh = rng.random(cases) < churn
+      again = np.where(fresh, want & (rng.random(cases) < recall), found)
+      again_false = np.where(fresh, rng.random(cases) < false_tags, false)
+      lost = again & (rng.random(cases) < loss / recall)
+
+      def rows(hit, wrong):
+        return np.stack([hit, wrong, want & ~hit], axis=1).astype(float)
+      figures = compare_counts(rows(found, false),
+                               {"b": rows(again & ~lost, again_false)},
+                               resamples=resamples, seed=seed + v)
+      passed += passes(figures["b"])
+    out[loss] = passed / venues
   return out
 
 
@@ -165,9 +226,18 @@ def run_venue(model, embedder, scenario: Scenario, probes: Probes,
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
+  argv = list(argv if argv is not None else sys.argv[1:])
+  if argv[:1] == ["--simulate"]:
+    print(f"the rule (paired difference's 95% interval above -{MARGIN}), "
+          "recall 0.8 per action, a tenth of the cases answered afresh "
+          "batched:")
+    for n in SIMULATED_CASES:
+      for loss, share in simulate(cases=n).items():
+        print(f"  {n} cases, batched loses {loss:.2f} recall: passed on "
+              f"{share:.0%} of simulated venues", flush=True)
+    return 0
   import judgement_probe  # noqa: PLC0415 (its flags and venues)
-  return judgement_probe.main(list(argv if argv is not None
-                                   else sys.argv[1:]))
+  return judgement_probe.main(argv)
 
 
 if __name__ == "__main__":
