@@ -69,12 +69,13 @@ def in_batches(items: Sequence[Any], tokens: Callable[[Sequence[Any]], int],
 
 def _ask_twice(model, prompt: str, schema: Mapping[str, Any],
                max_tokens: int) -> Mapping[str, Any]:
-  """The answer, asked once more if the first call fails (raises the
-  second failure)."""
+  """The answer, asked once more if the first is invalid (a longer answer
+  than one action's, so likelier cut short; raises the second failure).
+  An endpoint that fails past its own retries is not asked again here."""
   try:
     return model.sample_json(prompt, schema, max_tokens=max_tokens,
                              temperature=0.0)
-  except _FAILED:
+  except StructuredOutputError:
     return model.sample_json(prompt, schema, max_tokens=max_tokens,
                              temperature=0.0)
 
