@@ -30,11 +30,18 @@ uncalibrated model gets) and all_on() (the structures' cost to a perfect
 model), with the matcher's LLM judge on the labelled norms, every case a
 structure refused, and a last line `oracle ceiling: worst P X.XX R X.XX`
 (trusting). `--oracle --all` takes the held-out venues too.
+
+--batch-sizes N ... asks each venue's referee cases per action and in
+batches of N cases at one place (a place's slot judged together,
+game_masters/referee/batch.py; N: a run's place-slot sizes,
+bench/place_slot_sizes.py) and compares them case by case
+(bench/batch_probe.py): P and R per mode with intervals, the paired
+difference, and every case whose tags differ.
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | [--all] [--heldout]
        [--only referee|occasion|conflicts ...] [--policy run|all_on|trusting]
        [--jobs N] [--record [DIR]] [--cache FILE]
-       [--oracle [--noise R] [--noise-seed N]]
+       [--oracle [--noise R] [--noise-seed N]] [--batch-sizes N ...]
 """
 
 import argparse
@@ -60,6 +67,7 @@ from crsec_concordia.metrics.classifiers import (  # noqa: E402
     judgement_error as calibrate_lib)
 from crsec_concordia.metrics.classifiers import probe_run  # noqa: E402
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
+import batch_probe  # noqa: E402  (bench/, beside this file)
 import oracle_ceiling  # noqa: E402  (bench/, beside this file)
 import probe_scores  # noqa: E402
 
@@ -210,6 +218,11 @@ def _parser() -> argparse.ArgumentParser:
                       help="with --oracle: flip the labels at this rate")
   parser.add_argument("--noise-seed", type=int, default=0, metavar="N",
                       help="with --noise: the draw's seed (default 0)")
+  parser.add_argument("--batch-sizes", type=int, nargs="+", default=None,
+                      metavar="N",
+                      help="compare the referee's cases asked per action "
+                           "and in batches of N at one place (e.g. a run's "
+                           "median and largest place-slot sizes)")
   return parser
 
 
@@ -232,6 +245,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     parser.error("--noise must be a rate between 0 and 1")
   if args.noise and not args.oracle:
     parser.error("--noise flips the oracle's labels: give --oracle")
+  if args.batch_sizes is not None and (args.oracle or args.record):
+    parser.error("--batch-sizes compares the model's answers: not with "
+                 "--oracle or --record")
+  if args.batch_sizes is not None and min(args.batch_sizes) < 1:
+    parser.error("--batch-sizes must each be 1 or more")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     policy = settings.policy
     print(f"scenario {scenario.name}: {probe_scores.policy_name(policy)}, "
           f"near tie {settings.tie}", flush=True)
+    if args.batch_sizes is not None:
+      lines += batch_probe.run_venue(model, embedder, scenario, cases,
+                                     settings, args.batch_sizes)
+      continue
     calibration = probe_run.measure_venue(model, embedder, scenario, cases,
                                           jobs=args.jobs, settings=settings)
     measured.append(calibration)
@@ -272,6 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     below = calibration["referee"] and not tags.meets_target()
     lines.append(line + ("  [below target]" if below else ""))
     print(line, end="\n\n", flush=True)
+  if args.batch_sizes is not None:
+    print("summary, per action against batched, policy " + args.policy)
+    print("\n".join(lines))
+    return 0
   print(f"summary, policy {args.policy} (target: referee P >= "
         f"{probe_scores.TARGET_PRECISION} and R >= "
         f"{probe_scores.TARGET_RECALL})")

@@ -36,6 +36,7 @@ from crsec_concordia.game_masters import going_on as going_on_lib
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import perception as perception_lib
 from crsec_concordia.game_masters import referee as referee_lib
+from crsec_concordia.game_masters.referee import place_slot
 from crsec_concordia.game_masters import slot_actions
 from crsec_concordia.game_masters import whereabouts as whereabouts_lib
 from crsec_concordia.game_masters.action_text import (clean_action,
@@ -80,6 +81,7 @@ class Adjudication(entity_component.ContextComponent,
       places: Sequence[Mapping[str, str]] | None = None,
       perception: perception_lib.LocalPerception | None = None,
       whereabouts_key: str = whereabouts_lib.WHEREABOUTS_KEY,
+      batched: bool = False,
   ):
     """Creates the component.
 
@@ -129,6 +131,8 @@ class Adjudication(entity_component.ContextComponent,
         name (the prefab's weighs the observers' norms).
       whereabouts_key: the key of the game master's Whereabouts, if any
         (without one, every observer perceives every deed).
+      batched: the new actions of one place in a slot judged in one call
+        (referee/batch.py, place_slot.py) rather than one call each.
     """
     super().__init__()
     self._declared = places is not None
@@ -138,7 +142,8 @@ class Adjudication(entity_component.ContextComponent,
         policy=policy, target_norms=target_norms, places=places,
         where=self._here if places is not None else None,
         listed=self._listed if places is not None else None,
-        log=lambda entry: self._logging_channel(entry), floors=floors)
+        log=lambda entry: self._logging_channel(entry), floors=floors,
+        batched=batched)
     self._perception = perception
     self._default_place = default_place
     self._whereabouts_key = whereabouts_key
@@ -149,6 +154,8 @@ class Adjudication(entity_component.ContextComponent,
     self._warm = warm
     self._lock = threading.Lock()
     self._putative: str | None = None
+    # The slot's batched judgements, by actor (referee/place_slot.py).
+    self._judged: Mapping[str, Any] = {}
     self._records: list[dict[str, Any]] = []
     self._counts: dict[str, int] = {}
     self._events = 0
@@ -260,6 +267,9 @@ class Adjudication(entity_component.ContextComponent,
     tasks = {"event": functools.partial(
         self.adjudicate, actor, action, situation,
         occasion.behaviours if checks else ())}
+    judged = self._judged.get(actor)
+    if judged is not None and judged[0] == action:
+      tasks["event"] = lambda: judged[1]
     if checks:
       tasks["check"] = functools.partial(self._referee.check, occasion, actor,
                                          action)
@@ -298,6 +308,12 @@ class Adjudication(entity_component.ContextComponent,
     stamp = self._component(self._clock_key,
                             clock_lib.SlotClock).current_stamp()
     fields = clock_lib.stamp_fields(stamp)
+    self._judged = (place_slot.judge_slot(
+        self._referee, place_slot.new_actions(
+            slot.actions, stamp, self._going_on, self._component(
+                self._action_spec_key, action_spec_lib.FixedActionSpec)),
+        self._here if self._declared else lambda _: "",
+        self._threads.run_tasks) if self._referee.settings.batched else {})
     # Every agent's action at once; everything after in name order.
     results = self._threads.run_tasks({
         actor: functools.partial(self.resolve_action, actor, action, stamp)

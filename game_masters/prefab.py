@@ -158,11 +158,13 @@ def components(
     names: Sequence[str],
     policy: RefereePolicy | None = None,
     seed: int = 0,
+    batched: bool = False,
 ) -> dict[str, entity_component.ContextComponent]:
   """The game master's components under their keys (Concordia's reserved
   ones where they answer the engine); `policy`: the referee's structures
   (None: UNCALIBRATED_POLICY); `seed`: the run's (whom an intervention's
-  share draws)."""
+  share draws); `batched`: a place's slot judged in one call
+  (referee/batch.py)."""
   place = short_place(scenario.setting)
   settings = referee_settings(embedder, policy)
   whereabouts, perception = place_components(embedder, scenario, entities,
@@ -202,7 +204,8 @@ def components(
                 if _observers_embed(entities) else None),
           policy=settings.policy,
           target_norms=scenario.target_norms,
-          places=whereabouts.places.prompt_places(), perception=perception),
+          places=whereabouts.places.prompt_places(), perception=perception,
+          batched=batched),
   }
 
 
@@ -245,7 +248,9 @@ class VenueGameMaster(prefab_lib.Prefab):
     names = [e.name for e in entities] or scenario.agent_names
     built = components(model, embedding.embedder_of(memory_bank), scenario,
                        entities, names, referee_policy(self.params),
-                       seed=int(self.params.get("seed", 0)))
+                       seed=int(self.params.get("seed", 0)),
+                       batched=bool(self.params.get(
+                           run_policy.BATCHED_PARAM, False)))
     # SwitchAct only reaches its model when a reserved key has no component
     # (never here); its calls would be counted under GM.other.
     act = switch_act.SwitchAct(model=_tagged(model, OTHER_TAG),

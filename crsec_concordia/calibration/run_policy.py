@@ -45,6 +45,9 @@ AUTO, ALL_ON, TRUSTING, CALIBRATED = ("auto", "all-on", "trusting",
 NAMES = (AUTO, ALL_ON, TRUSTING, CALIBRATED)
 DEFAULT = AUTO
 PARAM = "referee_policy"  # The game master's param (game_masters/prefab.py).
+# The game master's param that turns RefereeSettings.batched on (absent:
+# off, so a run's config.json is as it was without it).
+BATCHED_PARAM = "referee_batched"
 # The policy chosen by leave-one-venue-out for a venue with no labelled
 # cases of its own (written by bench/referee_heldout.py --write).
 DEFAULT_POLICY = store.SHIPPED / "default_policy.json"
@@ -212,6 +215,11 @@ class RefereeSettings:
   thresholds they read, the nearest rule's tie among them."""
   policy: RefereePolicy
   floors: SimilarityThresholds
+  # The new actions of one place in a slot judged in one call
+  # (game_masters/referee/batch.py) rather than one call each. Off by
+  # default until the embedded model's accuracy batched is measured
+  # against per action on every venue (docs/calibration.md).
+  batched: bool = False
 
   @property
   def tie(self) -> float:
@@ -228,22 +236,26 @@ class RefereeSettings:
 
 
 def settings(policy: Chosen | RefereePolicy | None,
-             floors: SimilarityThresholds) -> RefereeSettings:
+             floors: SimilarityThresholds, batched: bool = False
+             ) -> RefereeSettings:
   """The referee's settings: `policy` as `resolve` gives it or a game
   master's params hold it (None: every structure), with the embedder's
-  record of thresholds (`floors`) and so its near tie."""
+  record of thresholds (`floors`) and so its near tie; `batched`: a
+  place's slot judged in one call (RefereeSettings.batched)."""
   if isinstance(policy, Chosen):
     policy = policy.policy
   return RefereeSettings(RefereePolicy.all_on() if policy is None
-                         else policy, floors)
+                         else policy, floors, batched)
 
 
 def for_venue(venue: str | Scenario, identity: ModelIdentity,
               floors: SimilarityThresholds,
-              choice: str | Chosen | None = AUTO) -> RefereeSettings:
+              choice: str | Chosen | None = AUTO, batched: bool = False
+              ) -> RefereeSettings:
   """The settings a run of `venue` by the model `identity` applies, with
   the embedder whose record is `floors`: what the probe runner, `crsec
-  calibrate` and the bench score a venue under."""
+  calibrate` and the bench score a venue under (`batched`: a place's slot
+  judged together, RefereeSettings.batched)."""
   return settings(resolve(choice, identity, venue,
                           None if floors.measured else floors.embedder),
-                  floors)
+                  floors, batched)

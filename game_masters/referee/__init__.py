@@ -24,6 +24,12 @@ a slot, at once. Each action goes through, in order, one module a step:
                      focused call the embedder verifies; it decides among
                      the occasion's behaviours (`decide`).
 
+With the referee's `batched` setting (off by default), the new actions of
+one place in a slot go through the same steps together
+(`Referee.adjudicate_place`): batch.py asks the general call and the
+second look of a batch in one call each (batch_prompts.py), place_slot.py
+groups a slot's actions by place for the Adjudication component.
+
 Why each step is as it is, with the figures: docs/trials/referee.md.
 """
 

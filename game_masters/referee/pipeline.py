@@ -21,6 +21,7 @@ from crsec_concordia.embedding.records import SimilarityThresholds
 from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters.action_text import tells_of_actor
+from crsec_concordia.game_masters.referee import batch as batch_lib
 from crsec_concordia.game_masters.referee import doer_check
 from crsec_concordia.game_masters.referee import general_call
 from crsec_concordia.game_masters.referee import occasion_check
@@ -51,7 +52,8 @@ class Referee:
                where: Callable[[str], str] | None = None,
                listed: Callable[[str, str], Sequence[str]] | None = None,
                log: Callable[[Mapping[str, Any]], None] | None = None,
-               floors: SimilarityThresholds | None = None):
+               floors: SimilarityThresholds | None = None,
+               batched: bool = False):
     """See Adjudication (game_masters/adjudication.py) for the arguments;
     `policy`: which structures apply (by default all of them;
     crsec_concordia/calibration/policy.py), `doer=False` leaving out the
@@ -68,11 +70,12 @@ class Referee:
     record of thresholds (embedder_thresholds.py; None: MiniLM's, the
     default embedder's). The two make the referee's settings
     (run_policy.settings: the nearest rule's tie among them), the same a
-    probe run of the venue builds."""
+    probe run of the venue builds; `batched`: a place's slot judged in
+    one call (`adjudicate_place`, batch.py)."""
     self.gates = gate_tally.GateTally()
     self._log = log
     self.settings = run_policy.settings(
-        policy, MINILM_THRESHOLDS if floors is None else floors)
+        policy, MINILM_THRESHOLDS if floors is None else floors, batched)
     self._floors = self.settings.floors
     self._places = (None if places is None else
                     [{"id": str(p["id"]), "description": str(p["description"])}
@@ -152,6 +155,16 @@ class Referee:
       # are recorded, neither replaces the other.
       failure = combined(failure, self._look(fields, actor, action, checked))
     return fields, failure
+
+  def adjudicate_place(self, items: Sequence[batch_lib.PlaceAction],
+                       budget: int = batch_lib.CONTEXT_TOKENS
+                       ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """`adjudicate` for the new actions of one place in one slot, judged
+    together (batch.py): each item's event fields and failure record, in
+    the items' order, the caller's (by actor name), whatever the threads."""
+    return batch_lib.PlaceBatch(self, failed=FAILED_EVIDENCE,
+                                no_action=NO_ACTION_EVIDENCE,
+                                budget=budget).judge(items)
 
   def _unjudged(self, action: str, evidence: str, adjudicated: bool,
                 **more: Any) -> dict[str, Any]:
