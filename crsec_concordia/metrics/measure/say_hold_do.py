@@ -55,6 +55,9 @@ DEEDS = (COMPLIES, VIOLATES, BOTH, UNTAGGED, NO_OCCASION)
 TAGGED = (COMPLIES, VIOLATES, BOTH)
 ENTREPRENEUR = "entrepreneur"
 NOT_MEASURED = "not measured"
+# The table's name (.csv, .parquet) in a run's metrics/ and a compare
+# directory, written when the runs asked their agents.
+SHD_TABLE = "say_hold_do"
 COLUMNS = ["agent", "role", "entrepreneur", "target", "say", "hold", "do",
            "compliances", "violations", "say_error", "hold_error",
            "do_error"]

@@ -54,9 +54,6 @@ BY_PLACE = "adoption_by_place"
 COMPARE_SUMMARY_JSON = "compare_summary.json"
 COMPARE_SUMMARY_CSV = "compare_summary.csv"
 COMPARE_PER_STEP_CSV = "compare_per_step.csv"
-# A run's (metrics/) and a compare's: say, hold and do per run, agent and
-# target (measure/say_hold_do.py), when the runs asked their agents.
-SAY_HOLD_DO = "say_hold_do"
 
 _lock = threading.Lock()
 _said = False  # Whether the missing extra's line was logged.
@@ -185,7 +182,7 @@ def write_run(metrics: run_metrics.RunMetrics,
   for name, rows in metrics.summary.get("network", {}).items():
     write_table(pd.DataFrame(rows), out, name)  # diffusion_tree, by_distance
   if "say_hold_do" in metrics.summary:  # The run asked its agents.
-    write_table(say_hold_do_rows([metrics]), out, SAY_HOLD_DO)
+    write_table(say_hold_do_rows([metrics]), out, say_hold_do.SHD_TABLE)
   (out / SUMMARY_JSON).write_text(
       json.dumps(run_metrics.json_safe(metrics.summary), indent=2,
                  ensure_ascii=False), encoding="utf-8")
@@ -236,7 +233,7 @@ def write_compare(metrics: aggregate.CompareMetrics,
           out / COMPARE_SUMMARY_CSV, index=False)
   runs = [m for ms in metrics.runs.values() for m in ms]
   if "say_hold_do" in metrics.summary:  # Some run asked its agents.
-    write_table(say_hold_do_rows(runs), out, SAY_HOLD_DO)
+    write_table(say_hold_do_rows(runs), out, say_hold_do.SHD_TABLE)
   write_table(per_seed(runs), out, "compare_per_seed")
   write_table(pd.concat([long_form(m) for m in runs], ignore_index=True)
               if runs else pd.DataFrame(columns=LONG), out, "compare_long")
