@@ -195,7 +195,7 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "usage": _usage(summary["usage"]),
       "matcher": summary["matcher"],
       "places": town_report.section(page, [m]),
-      "say_hold_do": say_hold_report.section(
+      "say_hold_do": say_hold_report.shd_section(
           [(run.name, summary["say_hold_do"])]
           if "say_hold_do" in summary else [],
           {t.id: t.text for t in targets}, m.say_hold_do),
@@ -391,7 +391,7 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
       emergent=[dict(e, seed=m.run.seed) for m in normative
                 for e in m.summary["emergent_norms"]],
       places=town_report.section(page, normative),
-      say_hold_do=say_hold_report.section(
+      say_hold_do=say_hold_report.shd_section(
           list((summary.get("say_hold_do") or {}).items()),
           {t.id: t.text for t in targets}),
       runs=runs, questionnaire=page.link(qdir / "index.html",

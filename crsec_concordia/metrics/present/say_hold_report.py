@@ -57,7 +57,7 @@ def _agents(frame: pd.DataFrame, texts: Mapping[str, str]
           for r in frame.itertuples()]
 
 
-def section(groups: Sequence[tuple[str, Mapping[str, Any]]],
+def shd_section(groups: Sequence[tuple[str, Mapping[str, Any]]],
             texts: Mapping[str, str],
             agents: pd.DataFrame | None = None) -> dict[str, Any] | None:
   """The partial's data: `groups` of (label, summary block); `agents` the
