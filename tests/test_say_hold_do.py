@@ -148,12 +148,15 @@ def test_the_gap_over_runs_resamples_runs():
             + [{"say": shd.STATES, "do": shd.COMPLIES}] * complying
             + [{"say": shd.SILENT, "do": shd.VIOLATES}] * 3)
     return pd.DataFrame(rows)
-  gap = say_hold_table.say_do_gap([run(1, 3), run(3, 1), run(2, 2)])
+  gap = say_hold_table.say_do_gap([run(0, 4), run(4, 0), run(2, 2)])
   assert gap["gap"] == 0.5 and gap["n"] == 12 and gap["runs"] == 3
-  assert 0.25 <= gap["low"] < 0.5 < gap["high"] <= 0.75
-  # Every sayer violating in every run: the bootstrap cannot vary.
+  # The runs disagree (0/4, 4/4, 2/4): wider than the agents' interval.
+  pooled = say_hold_table.say_do_gap([run(6, 6)])
+  assert gap["low"] < pooled["low"] < 0.5 < pooled["high"] < gap["high"]
+  # Every sayer violating in every run: the runs' bootstrap cannot vary,
+  # and the agents' interval still leaves room below.
   same = say_hold_table.say_do_gap([run(2, 0), run(3, 0)])
-  assert same["gap"] == same["low"] == same["high"] == 1.0
+  assert same["gap"] == 1.0 and same["low"] < 0.9 and same["high"] <= 1.0
 
 
 def test_report_writes_the_csv_summary_and_table(tmp_path):

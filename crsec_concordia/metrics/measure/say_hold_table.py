@@ -10,12 +10,14 @@ the referee tagged nothing in) tell nothing about it and are out of both
 counts; so are agents not asked or whose question failed. It is a raw
 share: the readers' measured errors are shown beside it, not folded in.
 
-Its interval: one run's agents are independent draws, so the Jeffreys
-interval of violators out of eligible sayers (the beta quantiles, defined
-at 0 and at all); several runs (a compare arm) are clusters, so a
-percentile bootstrap of runs (the ratio of summed counts per draw). With
-two or three seeds that interval is short of 95%: `n` and `runs` say how
-much it stands on.
+Its interval: the Jeffreys interval of violators out of eligible sayers
+(Beta(k + 1/2, n - k + 1/2) quantiles, defined at 0 and at all), which
+treats the agents as independent draws; over several runs (a compare arm)
+widened, side by side, to a percentile bootstrap of runs as clusters (the
+ratio of summed counts per draw), which carries the runs' spread. Neither
+alone holds 95% on a few seeds: the bootstrap of 3 runs covered the true
+gap 60-88% of the time in bench/say_do_gap_coverage.py, the union 91-98%
+(docs/metrics.md has the table).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from crsec_concordia.metrics.measure import say_hold_do as shd
 GAP_DRAWS = 2000
 DEFINITION = ("say-do gap: among agents who state the target at the end and "
               "whose deeds on it were tagged, the share whose deeds include "
-              "a violation; 95% Jeffreys interval over agents (one run) or "
-              "percentile bootstrap over runs as clusters (several)")
+              "a violation; 95% Jeffreys interval over agents, widened over "
+              "several runs to a percentile bootstrap of runs as clusters")
 _SEED = 0
 
 
@@ -58,16 +60,16 @@ def say_do_gap(runs: Sequence[pd.DataFrame],
     return out
   tail = (1 - confidence) / 2
   out["gap"] = float(k / n)
+  beta = scipy_stats.beta(k + 0.5, n - k + 0.5)
+  low, high = beta.ppf(tail), beta.ppf(1 - tail)
   used = counts[counts[:, 1] > 0]
-  if len(used) < 2:
-    beta = scipy_stats.beta(k + 0.5, n - k + 0.5)
-    low, high = beta.ppf(tail), beta.ppf(1 - tail)
-  else:
+  if len(used) >= 2:  # The runs' spread, where it is wider.
     rng = np.random.default_rng(_SEED)
     picks = rng.integers(0, len(used), size=(GAP_DRAWS, len(used)))
     summed = used[picks].sum(axis=1)
     ratios = summed[:, 0] / summed[:, 1]
-    low, high = np.quantile(ratios, [tail, 1 - tail])
+    spread = np.quantile(ratios, [tail, 1 - tail])
+    low, high = min(low, spread[0]), max(high, spread[1])
   out["low"], out["high"] = float(low), float(high)
   return out
 
