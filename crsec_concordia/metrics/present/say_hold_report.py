@@ -14,7 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from crsec_concordia.metrics.measure import run_metrics
 from crsec_concordia.metrics.present.templating import Lines, Strong
+from crsec_concordia.scenarios import TargetNorm
 
 # Marks an entrepreneur (scenario role) in the per-agent rows.
 STAR = "★"
@@ -68,3 +70,17 @@ def shd_section(groups: Sequence[tuple[str, Mapping[str, Any]]],
           "groups": [{"label": label, "targets": _targets(block, texts)}
                      for label, block in groups],
           "agents": _agents(agents, texts) if agents is not None else []}
+
+
+def run_section(m: run_metrics.RunMetrics) -> dict[str, Any] | None:
+  """A run page's section (None: the run asked nobody)."""
+  block = m.summary.get("say_hold_do")
+  return shd_section([(m.run.name, block)] if block else [],
+                     {t.id: t.text for t in m.run.targets}, m.say_hold_do)
+
+
+def compare_section(summary: Mapping[str, Any], targets: Sequence[TargetNorm]
+               ) -> dict[str, Any] | None:
+  """A compare page's section, one group per arm (None: no run asked)."""
+  return shd_section(list((summary.get("say_hold_do") or {}).items()),
+                     {t.id: t.text for t in targets})
