@@ -35,7 +35,7 @@ from crsec_concordia.errors import MissingExtra, UserError
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
                                               read_interviews)
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure import places, run_metrics
+from crsec_concordia.metrics.measure import places, run_metrics, say_hold_do
 from crsec_concordia.metrics.present import tables
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON, SWEEP_JSON
@@ -47,6 +47,7 @@ RUNS = [*IDENTITY, "status", "completed_steps", "max_steps", "agents",
         "has_norms", "model", "wall_seconds", "path"]
 ADOPTION = [*IDENTITY, *places.ADOPTION_COLUMNS]
 INTERVIEWS = [*IDENTITY, "questionnaire", *INTERVIEW_COLUMNS]
+SAY_HOLD_DO = [*IDENTITY, *say_hold_do.COLUMNS]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +72,11 @@ class RunData:
   interviews one row per answer of `crsec interview` (RUN_DIR/interviews/),
            the norms the agent held beside it (and, in a run of several
            models, the `model` that answered); empty without interviews
+  say_hold_do one row per agent and target: what it states at the end
+           (`say`), holds (`hold`) and does (`do`), each reader's error,
+           `entrepreneur` (docs/metrics.md, "Say, hold, do"); SAY is "not
+           asked" in a run without stated_belief.csv; empty with
+           `metrics=False`
 
   `run` names a run uniquely within what was loaded: "normative seed 3"
   in a run or compare directory, the sweep's run id in a sweep;
@@ -83,6 +89,8 @@ class RunData:
       default_factory=lambda: pd.DataFrame(columns=ADOPTION))
   interviews: pd.DataFrame = dataclasses.field(
       default_factory=lambda: pd.DataFrame(columns=INTERVIEWS))
+  say_hold_do: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=SAY_HOLD_DO))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,8 +158,9 @@ def _events(run: reading.Run, identity: dict[str, Any]
 
 def _metrics(run: reading.Run, identity: dict[str, Any],
              embedder: SentenceEmbedder | None
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
-  """(the long metrics, adoption per place and group) of a run."""
+             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+  """(the long metrics, adoption per place and group, say-hold-do) of a
+  run."""
   embedder = user_embedder.used_by_run(run.run, embedder, fix="pass embedder=")
   matcher = (NormMatcher(run.targets, behaviours=run.behaviours,
                          embedder=embedder) if embedder is not None else None)
@@ -163,7 +172,8 @@ def _metrics(run: reading.Run, identity: dict[str, Any],
                     "metrics=False for the files alone") from None
   long = tables.long_form(computed)
   return (_with_identity(long, identity)[METRIC_COLUMNS],
-          _with_identity(computed.places, identity)[ADOPTION])
+          _with_identity(computed.places, identity)[ADOPTION],
+          _with_identity(computed.say_hold_do, identity)[SAY_HOLD_DO])
 
 
 def _stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
@@ -186,7 +196,7 @@ def load_run(path: str | Path, *, metrics: bool = True,
   `path` is none of the three, or a run's embedder cannot be imported.
   """
   path = Path(path)
-  rows, events, long, adoption, asked = [], {}, [], [], []
+  rows, events, long, adoption, asked, shd = [], {}, [], [], [], []
   for at in _locate(path):
     run = reading.read_run(at.path)
     identity = _identity(run, at)
@@ -195,12 +205,14 @@ def load_run(path: str | Path, *, metrics: bool = True,
     for kind, frame in _events(run, identity).items():
       events.setdefault(kind, []).append(frame)
     if metrics:
-      measured, by_place = _metrics(run, identity, embedder)
+      measured, by_place, said = _metrics(run, identity, embedder)
       long.append(measured)
       adoption.append(by_place)
+      shd.append(said)
   return RunData(
       runs=pd.DataFrame(rows, columns=RUNS),
       events={kind: _stack(frames, IDENTITY)
               for kind, frames in sorted(events.items())},
       metrics=_stack(long, METRIC_COLUMNS), adoption=_stack(adoption, ADOPTION),
-      interviews=_stack(asked, INTERVIEWS))
+      interviews=_stack(asked, INTERVIEWS),
+      say_hold_do=_stack(shd, SAY_HOLD_DO))

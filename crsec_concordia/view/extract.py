@@ -5,7 +5,8 @@ The page (page.py, page.js) reads one dict per run: the slots, the panels
 per slot, who is away per slot (not yet arrived, or left: a scenario's
 `arrive` and `leave`, rundir/presence.py; the page draws them apart from
 the places, where their home would otherwise show them), the slot's records, each agent's norms over time, the diffusion
-edges, the adoption curves of the report and the usage. `notes` says what
+edges, the adoption curves of the report, the usage, and each agent's
+say, hold and do per target (say_hold.py). `notes` says what
 the page cannot show for this run and why (no report, no snapshots, no
 per-agent call counts).
 """
@@ -18,7 +19,7 @@ from crsec_concordia.metrics.measure import adoption
 from crsec_concordia.rundir import format as fmt
 from crsec_concordia.rundir import presence
 from crsec_concordia.rundir.writing import totals
-from crsec_concordia.view import belief, norms, slots
+from crsec_concordia.view import belief, norms, say_hold, slots
 from crsec_concordia.view.load import Loaded
 
 # Curves of the report's per_step.csv the page draws, per target.
@@ -152,6 +153,10 @@ def run_data(loaded: Loaded,
       means.setdefault(norms.fold(content), set()).update(meant)
     if curves is None and summary is None:
       curves = _own_curves(loaded, reader, read, steps)
+  shd = say_hold.readings(
+      loaded, names, ids, hold[-1] if hold else [],
+      reader.readings if reader is not None
+      else say_hold.exact_reader(means))
   where = slots.panel_positions(run, names, panels, steps)
   usage = (run.usage or {}).get("by_tag") or run.run.get("usage_by_tag") or {}
   return {
@@ -177,4 +182,5 @@ def run_data(loaded: Loaded,
       "edges": norms.candidate_edges(run, names, where, steps, means, ids),
       "curves": curves,
       "usage": usage,
+      "shd": shd,
   }

@@ -28,6 +28,7 @@ from scipy import stats as scipy_stats
 
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.measure import say_hold_do, say_hold_table
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import ARMS
 from crsec_concordia.rundir.reading import Run
@@ -200,7 +201,7 @@ def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
   per_step = pd.DataFrame(rows, columns=["arm", "step", "time",
                                          "elapsed_minutes", "metric", "n",
                                          "mean", "ci_low", "ci_high"])
-  summary = {
+  summary: dict[str, Any] = {
       "scenario": manifest.get("scenario"),
       "seeds": manifest.get("seeds"),
       "confidence": 0.95,
@@ -209,5 +210,9 @@ def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
       "effects": effects,
       "failed": manifest.get("failed", []),
   }
+  if any(say_hold_do.asked(m.run) for ms in runs.values() for m in ms):
+    # Only when a run asked its agents their rules: per arm, runs pooled.
+    summary["say_hold_do"] = {arm: say_hold_table.block(
+        [m.say_hold_do for m in ms]) for arm, ms in runs.items()}
   return CompareMetrics(path=path, runs=runs, per_step=per_step,
                         summary=run_metrics.json_safe(summary))

@@ -32,6 +32,7 @@ from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import activity, adoption, diffusion, ties
 from crsec_concordia.metrics.measure import by_model, interventions
 from crsec_concordia.metrics.measure import emergent, places, timeline, usage
+from crsec_concordia.metrics.measure import say_hold_do, say_hold_table
 from crsec_concordia.rundir.format import ACTION, FAILURE, INTERVENTION
 from crsec_concordia.rundir.reading import Run
 from crsec_concordia.scenarios import TargetNorm
@@ -64,6 +65,9 @@ class RunMetrics:
   # one-room run.
   places: pd.DataFrame = dataclasses.field(
       default_factory=lambda: pd.DataFrame(columns=places.ADOPTION_COLUMNS))
+  # Say, hold, do per agent and target (say_hold_do.COLUMNS).
+  say_hold_do: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=say_hold_do.COLUMNS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,9 +120,14 @@ def compute(run: Run, matcher: NormMatcher | None = None) -> RunMetrics:
   per_step = pd.DataFrame(columns)
   summary = _summary(run, matcher, columns, ordered, measured, rates)
   by_place = _places(run, steps, measured, summary)
+  agents = say_hold_do.agent_table(run, matcher, rates)
+  if say_hold_do.asked(run):
+    # Only when the run asked its agents their rules: a run without keeps
+    # the summary it had.
+    summary["say_hold_do"] = say_hold_table.block([agents])
   return RunMetrics(
       run=run, per_step=per_step, per_hour=_per_hour(per_step),
-      summary=summary, places=by_place,
+      summary=summary, places=by_place, say_hold_do=agents,
       rates=rates, agent_flags={
           "belief": measured.beliefs["flags"],
           "behaviour": measured.behaviours.get("flags", {}),

@@ -33,6 +33,7 @@ import pandas as pd
 
 from crsec_concordia.errors import MissingExtra, require
 from crsec_concordia.metrics.measure import aggregate, run_metrics
+from crsec_concordia.metrics.measure import say_hold_do
 from crsec_concordia.metrics.present.csv_cells import safe_frame
 from crsec_concordia.rundir.format import METRICS, PER_STEP_CSV, SUMMARY_JSON
 
@@ -180,10 +181,22 @@ def write_run(metrics: run_metrics.RunMetrics,
     write_table(pd.DataFrame(metrics.summary["by_model"]), out, "by_model")
   for name, rows in metrics.summary.get("network", {}).items():
     write_table(pd.DataFrame(rows), out, name)  # diffusion_tree, by_distance
+  if "say_hold_do" in metrics.summary:  # The run asked its agents.
+    write_table(say_hold_do_rows([metrics]), out, say_hold_do.SHD_TABLE)
   (out / SUMMARY_JSON).write_text(
       json.dumps(run_metrics.json_safe(metrics.summary), indent=2,
                  ensure_ascii=False), encoding="utf-8")
   return out
+
+
+def say_hold_do_rows(runs: Iterable[run_metrics.RunMetrics]) -> pd.DataFrame:
+  """The say-hold-do rows of several runs, each named (run, arm, seed)."""
+  frames = [m.say_hold_do.assign(run=m.run.name, arm=m.run.arm,
+                                 seed=m.run.seed) for m in runs]
+  columns = ["run", "arm", "seed", *say_hold_do.COLUMNS]
+  frames = [f[columns] for f in frames if not f.empty]
+  return (pd.concat(frames, ignore_index=True) if frames
+          else pd.DataFrame(columns=columns))
 
 
 def write_runs(metrics: aggregate.CompareMetrics) -> None:
@@ -219,6 +232,8 @@ def write_compare(metrics: aggregate.CompareMetrics,
       "group", "metric", "n", "mean", "ci_low", "ci_high"])).to_csv(
           out / COMPARE_SUMMARY_CSV, index=False)
   runs = [m for ms in metrics.runs.values() for m in ms]
+  if "say_hold_do" in metrics.summary:  # Some run asked its agents.
+    write_table(say_hold_do_rows(runs), out, say_hold_do.SHD_TABLE)
   write_table(per_seed(runs), out, "compare_per_seed")
   write_table(pd.concat([long_form(m) for m in runs], ignore_index=True)
               if runs else pd.DataFrame(columns=LONG), out, "compare_long")

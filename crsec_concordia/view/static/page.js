@@ -389,6 +389,20 @@
     for (const [at, status] of n.status) if (at <= s) now = status;
     return now;
   }
+  // Say (its rules stated at the end), hold (its final norms) and do (the
+  // referee's tags over the run) per target, side by side.
+  function sayHoldDo(i) {
+    const rows = (R.shd || [])[i] || [];
+    if (!R.targets.length || !rows.length) return [];
+    const mark = (v) => el("td", {class: "shd-" + v.replace(/[^a-z]+/g, "-")}, v);
+    return [el("h3", {}, "Say, hold, do"),
+      el("table", {class: "shd"}, el("tr", {}, el("th", {}, "target norm"), el("th", {}, "says"),
+        el("th", {}, "holds"), el("th", {}, "does")),
+        rows.map(([say, hold, does], t) => el("tr", {"data-target": R.targets[t].id},
+          el("td", {}, R.targets[t].text), mark(say), mark(hold), mark(does)))),
+      el("div", {class: "muted"}, "says: its rules when asked after the last slot; holds: its norms " +
+        "at the end; does: the referee's tags on its deeds over the whole run (docs/metrics.md).")];
+  }
   function showAgent(i) {
     openAgent = i;
     const a = R.agents[i], s = R.steps[slot].s, mine = agentIndex()[i];
@@ -397,6 +411,7 @@
       `${a.r}` + (a.g ? ` · group ${a.g}` : "") + (awayAt(slot).has(i) ? ` · away (${awayAt(slot).get(i)})`
         : ` · at ${placeName(R.pos[slot][i]) || "the venue"}`) + ` at ${stepLabel(slot)}`),
       el("p", {}, a.persona || "")];
+    body.push(...sayHoldDo(i));
     body.push(el("h3", {}, "Day plan"));
     body.push(plan ? el("ul", {}, plan[1].items.map((it) => el("li", {}, `${it[0]}–${it[1]} ${it[2]}`)),
       plan[1].rev ? el("li", {class: "muted"}, `revised at ${stepLabel(plan[0])}`) : "")
