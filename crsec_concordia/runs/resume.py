@@ -21,6 +21,7 @@ from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.endings import BudgetReached
 from crsec_concordia.errors import UserError
+from crsec_concordia.interviews.stated_table import END
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.operations import failure_notice
 from crsec_concordia.rundir import lock, recovery
@@ -253,8 +254,10 @@ def _resume(run_dir: Path, endpoint, progress, model, embedder,
        "version": code["version"], "commit": code["commit"],
        "commit_dirty": code["commit_dirty"]})
   if done >= scenario.total_steps:
-    # Every slot was flushed; only the end of the run was lost. Its logs
-    # are written before run.json says it is completed.
+    # Every slot was flushed; only the end of the run was lost (its
+    # stated-belief question, if not asked yet, and its logs), which is
+    # done before run.json says it is completed.
+    session.hold_stated(END)
     session.write_logs()
     info.update(status="completed", finished=rundir.now())
     rundir.write_json(run_dir / rundir.RUN_JSON, info)
