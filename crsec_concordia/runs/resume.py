@@ -24,6 +24,7 @@ from crsec_concordia.errors import UserError
 from crsec_concordia.interviews.stated_table import END
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.operations import failure_notice
+from crsec_concordia.operations.names import split_usage
 from crsec_concordia.rundir import lock, recovery
 from crsec_concordia.rundir.format import FAILURE
 from crsec_concordia.rundir.reading import read_records
@@ -156,8 +157,8 @@ def _budget(info: dict[str, Any], given: Budget | None, run_dir: Path,
     else:
       info.pop("budget", None)
   if budget and done:
-    reached = budget.reached(rundir.totals(committed_usage(run_dir, info,
-                                                            done)), run_dir)
+    reached = budget.reached(rundir.totals(split_usage(committed_usage(
+        run_dir, info, done))[0]), run_dir)
     if reached:
       stop = BudgetReached(f"{reached}, and the run would go on with it")
       stop.run_dir = run_dir
