@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from concordia.language_model import language_model
 
-from crsec_concordia.interviews.stated import QUESTION
+from crsec_concordia.interviews.stated import STATED_QUESTION
 
 # How the structured adapter states a schema to a text-only model.
 _SCHEMA = re.compile(r"JSON schema:\n(\{.*?\})(?:\n\n|$)", re.S)
@@ -67,7 +67,7 @@ _DEED = re.compile(r'^(.+?) \([^)]*\): "(.*)"$', re.M)
 
 Answer = Mapping[str, Any] | str | Callable[[str, Mapping[str, Any]], Any]
 # The stated-belief question (interviews/stated.py), and whom it asks.
-STATED_BELIEF_PROMPT = re.escape(QUESTION)
+STATED_BELIEF_PROMPT = re.escape(STATED_QUESTION)
 _ASKED = re.compile(r'Someone asks (.+?): "' + STATED_BELIEF_PROMPT)
 
 

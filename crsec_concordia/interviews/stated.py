@@ -25,8 +25,8 @@ OP = STATED_BELIEF
 MAX_RULES = 8
 SCHEMA = obj({"rules": {"type": "array", "items": text(200),
                         "minItems": 0, "maxItems": MAX_RULES}})
-QUESTION = ("What rules do people here follow, as you see it? They may be "
-            "written down or unwritten.")
+STATED_QUESTION = ("What rules do people here follow, as you see it? They "
+                   "may be written down or unwritten.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +43,7 @@ def prompt(agent: Interviewee, memories: int = DEFAULT_MEMORIES) -> str:
   lines = [agent.instructions, f"About {agent.name}: {agent.persona}",
            f"What {agent.name} remembers (oldest first):",
            *([f"- {m}" for m in recent] or ["- nothing yet"]),
-           f'Someone asks {agent.name}: "{QUESTION}"',
+           f'Someone asks {agent.name}: "{STATED_QUESTION}"',
            f"rules: each rule {agent.name} believes people here follow, "
            f"one short sentence each, in {agent.name}'s own words; an "
            f"empty list if {agent.name} knows of none."]

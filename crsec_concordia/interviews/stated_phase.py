@@ -52,7 +52,7 @@ def mark_done(info: dict[str, Any], phase: str) -> None:
   found["done"] = [*found.get("done", ()), phase]
 
 
-def rows(phase: str, slot: int, answers: list[Stated],
+def phase_rows(phase: str, slot: int, answers: list[Stated],
          agents: list[Interviewee], model_id: dict[str, str]
          ) -> pd.DataFrame:
   """The table's rows of one phase: a row per rule, one NO_RULE row for an
@@ -80,7 +80,7 @@ def _write(frame: pd.DataFrame, path: Path) -> None:
     raise
 
 
-def hold(run_dir: Path, phase: str, slot: int, simulation,
+def ask_phase(run_dir: Path, phase: str, slot: int, simulation,
          scenario: Scenario, absent: frozenset[str], model_of: ModelOf
          ) -> pd.DataFrame:
   """Asks every agent not `absent`, writes the table with this phase's rows
@@ -96,7 +96,7 @@ def hold(run_dir: Path, phase: str, slot: int, simulation,
       {a.name: functools.partial(ask_stated, tagged[chosen[a.name][0]], a)
        for a in agents},
       workers=sum(threads.workers_for(m) for m in tagged.values()))
-  frame = rows(phase, slot, [done[a.name] for a in agents], agents,
+  frame = phase_rows(phase, slot, [done[a.name] for a in agents], agents,
                {name: model_id for name, (model_id, _) in chosen.items()})
   earlier = read_stated(run_dir)
   earlier = earlier[earlier["phase"] != phase]

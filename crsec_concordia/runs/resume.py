@@ -30,7 +30,7 @@ from crsec_concordia.rundir.format import FAILURE
 from crsec_concordia.rundir.reading import read_records
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs import config as config_lib
-from crsec_concordia.runs import episode, outage
+from crsec_concordia.runs import episode, outage, stated_run
 from crsec_concordia.runs.budget import Budget, Caps
 from crsec_concordia.runs.session import Session
 from crsec_concordia.scenarios import Scenario
@@ -258,7 +258,7 @@ def _resume(run_dir: Path, endpoint, progress, model, embedder,
     # Every slot was flushed; only the end of the run was lost (its
     # stated-belief question, if not asked yet, and its logs), which is
     # done before run.json says it is completed.
-    session.hold_stated(END)
+    stated_run.hold_phase(session, END)
     session.write_logs()
     info.update(status="completed", finished=rundir.now())
     rundir.write_json(run_dir / rundir.RUN_JSON, info)

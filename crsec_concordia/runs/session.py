@@ -48,11 +48,8 @@ from crsec_concordia import endings, game_masters, gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.embedding import thresholds as embedder_thresholds
-from crsec_concordia.game_masters.interventions import absent_and_closed
-from crsec_concordia.interviews import stated_phase
 from crsec_concordia.interviews.stated_table import END, START
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
-from crsec_concordia.operations.names import split_usage
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir import recovery
 from crsec_concordia.rundir.format import FAILURE, STEP
@@ -60,10 +57,9 @@ from crsec_concordia.runs import concordia_log
 from crsec_concordia.runs import outage as outage_lib
 from crsec_concordia.runs.ordered_writer import OrderedWriter
 from crsec_concordia.runs import progress as progress_lib
-from crsec_concordia.runs import run_log
+from crsec_concordia.runs import run_log, stated_run
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.interview_block import scheduled_slots
-from crsec_concordia.scenarios.models_block import MAIN_MODEL
 
 _log = logging.getLogger(__name__)
 
@@ -168,53 +164,6 @@ class Session:
       return self.roles.usage()
     return rundir.add_usage(self.base_usage, self.model.usage.by_tag())
 
-  def simulation_totals(self) -> dict[str, int]:
-    """The usage totals of the simulation alone (the stated-belief
-    questions are counted apart: split_usage)."""
-    return rundir.totals(split_usage(self.usage())[0])
-
-  def _usage_file(self, step: int, usage) -> dict[str, Any]:
-    """usage.json: every call by tag, the simulation's totals, and the
-    totals of the calls made apart from it (when there were any)."""
-    inside, apart = split_usage(usage)
-    written = {"completed_steps": step, "by_tag": usage,
-               "totals": rundir.totals(inside)}
-    if apart:
-      written["apart"] = rundir.totals(apart)
-    if self.roles is not None and self.roles.mixed:
-      by_model = self.roles.usage_by_model()
-      written["by_model"] = {
-          i: {"by_tag": u, "totals": rundir.totals(split_usage(u)[0])}
-          for i, u in by_model.items()}
-      self.info["usage_by_model"] = by_model
-    return written
-
-  def _model_of(self, agent: str) -> tuple[str, Any]:
-    """The model `agent` plays with, by the id run.json names it."""
-    if self.roles is None:
-      return MAIN_MODEL, self.model
-    model_id = self.roles.id_of(agent)
-    return model_id, self.roles.models[model_id]
-
-  def hold_stated(self, phase: str) -> None:
-    """The stated-belief question of `phase` (interviews/stated_phase.py),
-    if the run asks it and has not yet; run.json then records it done.
-    It reads the agents and changes nothing of the simulation."""
-    if not stated_phase.due(self.info, phase):
-      return
-    slot = int(self.info["completed_steps"]) if phase == END else 0
-    absent, _ = absent_and_closed(self.scenario, int(self.info["seed"]), slot)
-    stated_phase.hold(self.run_dir, phase, slot, self.simulation,
-                      self.scenario, absent, self._model_of)
-    stated_phase.mark_done(self.info, phase)
-    usage = self.usage()
-    self.info["usage_by_tag"] = usage
-    if phase == END:  # The last slot's usage.json, with the end's calls.
-      rundir.write_json(self.run_dir / rundir.USAGE_JSON,
-                        self._usage_file(slot, usage))
-    rundir.write_json(self.run_dir / rundir.RUN_JSON, self.info)
-    self._committed = copy.deepcopy(self.info)
-
   def wall_seconds(self) -> float:
     return round(self._base_wall + time.monotonic() - self._started, 1)
 
@@ -291,7 +240,7 @@ class Session:
     step = self._clock.completed_steps
     stamp = self.scenario.stamp_for(step)
     usage = self.usage()
-    totals = rundir.totals(split_usage(usage)[0])
+    totals = stated_run.simulation_totals(usage)
     records = self.drain()
     records.append({"kind": STEP, **game_masters.stamp_fields(stamp),
                     "actors": sorted(step_data.entity_actions), **totals})
@@ -307,7 +256,7 @@ class Session:
           rundir.write_json,
           self.run_dir / rundir.NORMS / rundir.norm_snapshot(step), snapshot)
     self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON,
-                self._usage_file(step, usage))
+                stated_run.usage_file(self, step, usage))
     self._write(rundir.write_json, self.run_dir / rundir.GATES_JSON,
                 {"completed_steps": step, **self.gate_counts()})
     # run.json is written last: it is the slot's commit point, so it
@@ -375,7 +324,7 @@ class Session:
           if int(self.info["completed_steps"]) == 0:
             # Said once, in slot 1's lines, not at each resume.
             self._tell_unmeasured()
-            self.hold_stated(START)
+            stated_run.hold_phase(self, START)
           while True:
             try:
               self._play_once(premise)
@@ -383,7 +332,7 @@ class Session:
             except outage_lib.SlotAbandoned:
               self._guard.wait(int(self._committed["completed_steps"]) + 1)
               premise = self._restart(premise)
-          self.hold_stated(END)
+          stated_run.hold_phase(self, END)
         finally:
           # What was logged after the last slot (a crash's own lines): past
           # the commit, so a resume drops it with the lost slot.
@@ -457,7 +406,7 @@ class Session:
           total=total, initial=done, desc=self.scenario.name,
           meter=(self.roles if self.roles is not None and self.roles.mixed
                  else self.model.usage),
-          totals=self.simulation_totals)
+          totals=lambda: stated_run.simulation_totals(self.usage()))
     self._writer.start()
     try:
       if waits:
