@@ -151,6 +151,7 @@ def test_its_calls_have_their_own_tag_and_no_per_agent_hour(pair):
   assert STATED_BELIEF not in read["by_tag"]
   assert read["by_module"] == usage_summary(plain)["by_module"]
   assert read["apart"]["calls"] == 2 * len(AGENTS)
+  assert "apart" not in usage_summary(plain)
 
 
 def test_a_failing_answer_is_kept_with_its_error_and_no_rule(tmp_path):

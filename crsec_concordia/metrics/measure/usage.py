@@ -31,9 +31,9 @@ def module_of(tag: str) -> str:
 
 
 def usage_summary(usage: dict[str, Any] | None) -> dict[str, Any] | None:
-  """{"by_tag", "by_module", "totals", "apart"} or None when the run has
-  no usage; `apart`: the totals of the calls made apart from the
-  simulation, left out of the rest."""
+  """{"by_tag", "by_module", "totals"} or None when the run has no usage;
+  and `apart`, the totals of the calls made apart from the simulation
+  (left out of the rest), when it made any."""
   if not usage:
     return None
   by_tag = {tag: {f: int(counts.get(f, 0) or 0) for f in FIELDS}
@@ -48,6 +48,8 @@ def usage_summary(usage: dict[str, Any] | None) -> dict[str, Any] | None:
       row[f] += counts[f]
   totals = usage.get("totals") or {
       f: sum(c[f] for c in by_tag.values()) for f in FIELDS}
-  return {"by_tag": by_tag, "by_module": dict(sorted(by_module.items())),
-          "totals": {f: int(totals.get(f, 0) or 0) for f in FIELDS},
-          "apart": apart}
+  summary = {"by_tag": by_tag, "by_module": dict(sorted(by_module.items())),
+             "totals": {f: int(totals.get(f, 0) or 0) for f in FIELDS}}
+  if any(apart.values()):
+    summary["apart"] = apart
+  return summary
