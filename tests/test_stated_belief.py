@@ -31,6 +31,7 @@ from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs.budget import Budget, Caps
 from crsec_concordia.testing import (STATED_BELIEF_PROMPT, SchemaModel,
                                      bag_of_words, stating)
+from tests import test_runner as tr
 
 STEPS = 2
 AGENTS = ["Abigail Chen", "Carlos Gomez", "Tamara Rodriguez", "Tom Gomez"]
@@ -218,3 +219,29 @@ def test_the_schema_takes_an_empty_list_and_bounds_the_rules():
   rules = SCHEMA["properties"]["rules"]
   assert rules["minItems"] == 0 and rules["maxItems"] >= 3
   assert rules["items"]["maxLength"] >= 100
+
+
+def test_each_agent_is_asked_with_its_own_model(tmp_path, embedder):
+  models = {"main": tr.cafe(), "referee": tr.cafe(), "second": tr.cafe()}
+  models["second"].add_rule(*stating([NO_SMOKING]), first=True)
+  spec = {"endpoints": {"referee": {}, "second": {}},
+          "game_master": "referee", "agents": {"Carlos Gomez": "second"}}
+  run_dir = runner.run_episode(
+      tr.tiny(), arm="normative", seed=1, out_dir=tmp_path / "mixed",
+      model=models["main"], embedder=embedder, progress=False, models=spec,
+      given_models={"referee": models["referee"],
+                    "second": models["second"]})
+  frame = read_stated(run_dir)
+  model_of = dict(zip(frame["agent"], frame["model"]))
+  assert model_of.pop("Carlos Gomez") == "second"
+  assert model_of and set(model_of.values()) == {"main"}
+  assert stated_rules(frame, END)["Carlos Gomez"] == (NO_SMOKING,)
+  asked_by = {i: [c.prompt for c in m.calls if c.tag == STATED_BELIEF]
+              for i, m in models.items()}
+  assert not asked_by["referee"]
+  assert len(asked_by["second"]) == 2
+  assert all("asks Carlos Gomez:" in p for p in asked_by["second"])
+  usage = rundir.read_json(run_dir / rundir.USAGE_JSON)
+  for i, m in models.items():
+    simulated = [c for c in m.calls if c.tag != STATED_BELIEF]
+    assert usage["by_model"][i]["totals"]["calls"] == len(simulated), i
