@@ -165,6 +165,9 @@ def test_a_failing_answer_is_kept_with_its_error_and_no_rule(tmp_path):
   assert stated_rules(frame, START) == {a: None for a in AGENTS}
   events = (run_dir / "events.jsonl").read_text(encoding="utf-8")
   assert STATED_BELIEF not in events
+  log = (run_dir / "run.log").read_text(encoding="utf-8")
+  assert log.count("stated belief (start)") == len(AGENTS)
+  assert log.count("stated belief (end)") == len(AGENTS)
 
 
 def test_a_resume_after_the_start_does_not_ask_it_again(tmp_path):

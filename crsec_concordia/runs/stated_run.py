@@ -10,6 +10,7 @@ not keep the same records; usage.json shows the rest `apart`.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from crsec_concordia.game_masters.interventions import absent_and_closed
@@ -18,6 +19,8 @@ from crsec_concordia.interviews.stated_table import END
 from crsec_concordia.operations.names import split_usage
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.scenarios.models_block import MAIN_MODEL
+
+_log = logging.getLogger(__name__)
 
 
 def simulation_totals(usage: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -65,8 +68,13 @@ def hold_phase(session, phase: str) -> bool:
     return False
   slot = int(info["completed_steps"]) if phase == END else 0
   absent, _ = absent_and_closed(session.scenario, int(info["seed"]), slot)
-  stated_phase.ask_phase(session.run_dir, phase, slot, session.simulation,
-                    session.scenario, absent, _model_of(session))
+  frame = stated_phase.ask_phase(session.run_dir, phase, slot,
+                                 session.simulation, session.scenario,
+                                 absent, _model_of(session))
+  for agent, error in zip(frame["agent"], frame["error"]):
+    if error:  # run.log's line; the table keeps it, events.jsonl never.
+      _log.warning("stated belief (%s): %s's question failed: %s", phase,
+                   agent, error)
   stated_phase.mark_done(info, phase)
   usage = session.usage()
   info["usage_by_tag"] = usage
