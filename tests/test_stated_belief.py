@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from crsec_concordia import runner
+from crsec_concordia import cli, runner
 from crsec_concordia.endings import BudgetReached
 from crsec_concordia.interviews.stated import SCHEMA, prompt
 from crsec_concordia.interviews.agent_view import Interviewee
@@ -248,3 +248,21 @@ def test_each_agent_is_asked_with_its_own_model(tmp_path, embedder):
   for i, m in models.items():
     simulated = [c for c in m.calls if c.tag != STATED_BELIEF]
     assert usage["by_model"][i]["totals"]["calls"] == len(simulated), i
+
+
+def test_the_command_line_switch_on_run_compare_and_sweep(tmp_path, capsys):
+  out = tmp_path / "quiet"
+  assert cli.main(["run", "hobbs_cafe_mini", "--steps", "1", "--out",
+                   str(out), "--no-progress", "--no-cache",
+                   "--model-factory",
+                   "crsec_concordia.testing:scripted_model_factory",
+                   "--embedder", "crsec_concordia.testing:bag_of_words",
+                   "--no-stated-belief"]) == 0
+  capsys.readouterr()
+  assert run_json(out)[STATED_BELIEF_KEY] == {"asked": False, "done": []}
+  assert not (out / "stated_belief.csv").exists()
+  parser = cli.build_parser()
+  for command in (["run"], ["compare", "x"], ["sweep", "x.yaml"]):
+    assert parser.parse_args(command).stated_belief is True
+    assert parser.parse_args([*command, "--no-stated-belief"]
+                             ).stated_belief is False
