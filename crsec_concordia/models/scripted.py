@@ -23,12 +23,14 @@ from crsec_concordia.models import base
 
 Answer = str | Mapping[str, Any] | Callable[[str], Any]
 
-# Calls every run makes unless told not to, by their usage tag
-# (operations/names.py, not imported here: it loads every operation),
-# answered when no rule (nor the fallback) does: the stated-belief
-# question, with no rule stated. A test that needs the agents to state
-# rules scripts them first.
-UNSCRIPTED: Mapping[str, Mapping[str, Any]] = {"StatedBelief": {"rules": []}}
+# Calls every run makes unless told not to, by the keys their schema asks
+# for (the tag is not known to a model served over HTTP), answered when no
+# rule (nor the fallback) does: the stated-belief question
+# (interviews/stated.py, not imported here: it loads the operations), with
+# no rule stated. A test that needs the agents to state rules scripts
+# them first.
+UNSCRIPTED: Mapping[frozenset[str], Mapping[str, Any]] = {
+    frozenset({"rules"}): {"rules": []}}
 
 
 @dataclasses.dataclass
@@ -74,8 +76,7 @@ class ScriptedModel(base.StructuredLanguageModel):
         counts[c.tag] = counts.get(c.tag, 0) + 1
       return counts
 
-  def _answer(self, prompt: str, schema: Mapping[str, Any] | None,
-              tag: str = base.DEFAULT_TAG) -> Any:
+  def _answer(self, prompt: str, schema: Mapping[str, Any] | None) -> Any:
     with self._lock:
       rules = list(self._rules)
     for pattern, answer in rules:
@@ -86,8 +87,9 @@ class ScriptedModel(base.StructuredLanguageModel):
         return answer(prompt, schema) if takes_schema else answer(prompt)
     if self._fallback is not None:
       return self._fallback(prompt, schema)
-    if tag in UNSCRIPTED:
-      return dict(UNSCRIPTED[tag])
+    keys = frozenset((schema or {}).get("properties") or ())
+    if keys in UNSCRIPTED:
+      return dict(UNSCRIPTED[keys])
     raise NoScriptedAnswer(f"no scripted answer for: {prompt[-300:]!r}")
 
   def _record(self, call: Call) -> None:
@@ -121,7 +123,7 @@ class ScriptedModel(base.StructuredLanguageModel):
                   ) -> dict[str, Any]:
     del max_tokens, temperature, seed
     self._record(Call(tag, "json", prompt, schema))
-    answer = self._answer(prompt, schema, tag)
+    answer = self._answer(prompt, schema)
     if isinstance(answer, str):
       try:
         answer = json.loads(answer)
