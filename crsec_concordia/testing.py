@@ -68,7 +68,7 @@ _DEED = re.compile(r'^(.+?) \([^)]*\): "(.*)"$', re.M)
 Answer = Mapping[str, Any] | str | Callable[[str, Mapping[str, Any]], Any]
 # The stated-belief question (interviews/stated.py), and whom it asks.
 STATED_BELIEF_PROMPT = re.escape(STATED_QUESTION)
-_ASKED = re.compile(r'Someone asks (.+?): "' + STATED_BELIEF_PROMPT)
+_ASKED = re.compile(r'\n(.+?) is asked: "' + STATED_BELIEF_PROMPT)
 
 
 def plainest(schema: Mapping[str, Any]) -> Any:

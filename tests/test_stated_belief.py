@@ -243,7 +243,7 @@ def test_each_agent_is_asked_with_its_own_model(tmp_path, embedder):
               for i, m in models.items()}
   assert not asked_by["referee"]
   assert len(asked_by["second"]) == 2
-  assert all("asks Carlos Gomez:" in p for p in asked_by["second"])
+  assert all("Carlos Gomez is asked:" in p for p in asked_by["second"])
   usage = rundir.read_json(run_dir / rundir.USAGE_JSON)
   for i, m in models.items():
     simulated = [c for c in m.calls if c.tag != STATED_BELIEF]

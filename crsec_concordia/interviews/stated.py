@@ -43,7 +43,7 @@ def prompt(agent: Interviewee, memories: int = DEFAULT_MEMORIES) -> str:
   lines = [agent.instructions, f"About {agent.name}: {agent.persona}",
            f"What {agent.name} remembers (oldest first):",
            *([f"- {m}" for m in recent] or ["- nothing yet"]),
-           f'Someone asks {agent.name}: "{STATED_QUESTION}"',
+           f'{agent.name} is asked: "{STATED_QUESTION}"',
            f"rules: each rule {agent.name} believes people here follow, "
            f"one short sentence each, in {agent.name}'s own words; an "
            f"empty list if {agent.name} knows of none."]
