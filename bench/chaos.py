@@ -52,7 +52,9 @@ from crsec_concordia import observations, runner  # noqa: E402
 from crsec_concordia.components.structured_act import TALK_TAG as TALK_OP  # noqa: E402
 from crsec_concordia.game_masters.conversations import clean_utterance  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
+from crsec_concordia.interviews.stated_table import read_stated  # noqa: E402
 from crsec_concordia.models.scripts import strings  # noqa: E402
+from crsec_concordia.operations.names import APART_TAGS  # noqa: E402
 from crsec_concordia.rundir.format import LOG_JSON  # noqa: E402
 from tests import schema_answers  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
@@ -169,6 +171,10 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
   # A record may hold several calls' errors (the doer check's calls, or an
   # action's second ask and second look): each error accounts for one call.
   unmatched = [[r, str(r.get("error"))] for r in failures]
+  # The stated-belief questions' failures are the table's, never records
+  # (interviews/stated_table.py): each failed call there is an error row.
+  stated = read_stated(run_dir)
+  stated_errors = [e for e in stated["error"] if e]
   saved = failed = faults_saved = thrown = 0
   paused = paused_slots(run_dir)
   for call in calls.calls.values():
@@ -181,6 +187,13 @@ def check(run_dir: Path, proxy: FaultProxy, calls: CallLog) -> dict[str, Any]:
       continue
     failed += 1
     message = call["message"]
+    if call["tag"] in APART_TAGS:
+      if not stated_errors:
+        problems.append(f"call {call['id']} ({call['tag']}) failed with no "
+                        f"error in the table: {call['error'][:160]}")
+      else:
+        stated_errors.pop()
+      continue
     match = next((m for m in unmatched if message and message in m[1]), None)
     if match is None and paused and any(s in message for s in OUTAGE_SAYS):
       thrown += 1  # In a slot thrown away for the outage, played again.

@@ -18,7 +18,10 @@ its JSON schema in the prompt, and the model answers with the plainest
 value valid for it, except that it judges every deed it is shown a breach
 of the rule shown with it, quoting the deed (so conflicts, the talk they
 start and the norms learnt from it all happen), and splits a plan's block
-into hour-long tasks. `rules` put your own answers first: a regular
+into hour-long tasks; asked what rules people follow (the stated-belief
+question every run asks at its start and end), it states none, unless
+`stating(...)` says which rules each agent states. `rules` put your own
+answers first: a regular
 expression on the prompt and an answer (a dict, a string, or a function of
 the prompt and the schema). `prompts` keeps every prompt asked, in order.
 
@@ -52,6 +55,8 @@ from typing import Any
 import numpy as np
 from concordia.language_model import language_model
 
+from crsec_concordia.interviews.stated import STATED_QUESTION
+
 # How the structured adapter states a schema to a text-only model.
 _SCHEMA = re.compile(r"JSON schema:\n(\{.*?\})(?:\n\n|$)", re.S)
 # The block DecomposePlan asks about.
@@ -61,6 +66,9 @@ DETECT_CONFLICT_PROMPT = r"holds some rules about how people should behave"
 _DEED = re.compile(r'^(.+?) \([^)]*\): "(.*)"$', re.M)
 
 Answer = Mapping[str, Any] | str | Callable[[str, Mapping[str, Any]], Any]
+# The stated-belief question (interviews/stated.py), and whom it asks.
+STATED_BELIEF_PROMPT = re.escape(STATED_QUESTION)
+_ASKED = re.compile(r'\n(.+?) is asked: "' + STATED_BELIEF_PROMPT)
 
 
 def plainest(schema: Mapping[str, Any]) -> Any:
@@ -111,6 +119,22 @@ def every_deed_breaks(prompt: str, schema: Mapping[str, Any]
   return {person: {"evidence": deeds.get(person, "none")[:limit],
                    "verdict": "breaks"}
           for person in schema.get("properties", {})}
+
+
+def stating(rules: Mapping[str, Sequence[str]] | Sequence[str]
+            ) -> tuple[str, Callable[[str, Mapping[str, Any]], Any]]:
+  """A rule for a scripted model (SchemaModel's `rules`, ScriptedModel's
+  `add_rule`): the stated-belief question answered with `rules` (one list
+  for every agent, or a list per agent by name; an agent not named states
+  none). Put it first, so that a test's agents state, say, a target
+  before they have met anyone."""
+  def answer(prompt: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    del schema
+    if isinstance(rules, Mapping):
+      asked = _ASKED.search(prompt)
+      return {"rules": list(rules.get(asked.group(1), ()) if asked else ())}
+    return {"rules": list(rules)}
+  return STATED_BELIEF_PROMPT, answer
 
 
 class SchemaModel(language_model.LanguageModel):

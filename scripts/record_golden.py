@@ -6,6 +6,10 @@ the replay's run directory and metrics as the test's expectation
 (tests/golden_replay.py). Run it when a change is meant to alter what the
 model is asked (a prompt, a schema, a seed); it takes a few minutes.
 `--from-cache FILE` skips the live run and takes a cache recorded before.
+`--keep-recorded` starts the live run from the recording's own cache
+(tests/golden/mini_cafe/responses.sqlite), so that the model is asked only
+the prompts the recording lacks (a new operation's, a changed prompt's)
+and every other call gives the answer it gave before.
 """
 
 from __future__ import annotations
@@ -37,13 +41,20 @@ def main() -> int:
   parser.add_argument("--from-cache", type=Path,
                       help="a response cache recorded before, instead of a "
                       "live run")
+  parser.add_argument("--keep-recorded", action="store_true",
+                      help="start the live run from the recording's cache: "
+                      "only the calls it lacks go to the model")
   args = parser.parse_args()
+  if args.from_cache and args.keep_recorded:
+    parser.error("--from-cache and --keep-recorded exclude each other")
   with tempfile.TemporaryDirectory() as tmp:
     work = Path(tmp)
     cache_path = work / golden.CACHE
     if args.from_cache:
       compact_copy(args.from_cache, cache_path)
     else:
+      if args.keep_recorded:
+        compact_copy(golden.GOLDEN / golden.CACHE, cache_path)
       model = make_model(EndpointConfig(), seed=golden.SEED,
                          cache_path=cache_path,
                          progress=lambda m: print(m, file=sys.stderr))

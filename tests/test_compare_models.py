@@ -15,6 +15,7 @@ import pytest
 
 from crsec_concordia import cli, runner
 from crsec_concordia.commands import compare
+from crsec_concordia.operations.names import STATED_BELIEF
 from tests import test_runner as tr
 from tests.test_compare import write_known_run
 from tests.test_models_by_role import two_servers
@@ -129,7 +130,8 @@ def test_both_arms_put_the_game_master_on_its_own_server(
       usage = json.loads((run_dir / "usage.json").read_text())["by_model"]
       assert all(t.startswith("GM") for t in usage["game_master"]["by_tag"])
       assert not any(t.startswith("GM") for t in usage["main"]["by_tag"])
-      for i in calls:
-        calls[i] += usage[i]["totals"]["calls"]
+      for i in calls:  # The simulation's, and the stated-belief questions.
+        calls[i] += usage[i]["totals"]["calls"] + usage[i]["by_tag"].get(
+            STATED_BELIEF, {}).get("calls", 0)
     assert calls["game_master"] == len(gm.chat_requests()) > 0
     assert calls["main"] == len(main.chat_requests()) > 0

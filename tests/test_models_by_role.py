@@ -18,6 +18,7 @@ from crsec_concordia import cli, runner
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.operations import failure_notice
+from crsec_concordia.operations.names import STATED_BELIEF
 from crsec_concordia.runs import model_roles
 from crsec_concordia.scenarios import load_scenario
 from crsec_concordia.runs import session as session_lib
@@ -65,10 +66,12 @@ def test_the_game_masters_calls_go_to_its_model_and_the_agents_to_theirs(
   assert not any("What does Carlos Gomez do next" in c.prompt
                  for c in models["main"].calls)
   usage = json.loads((run_dir / "usage.json").read_text())
-  for i, m in models.items():
-    assert usage["by_model"][i]["totals"]["calls"] == len(m.calls), i
-  assert usage["totals"]["calls"] == sum(len(m.calls)
-                                         for m in models.values())
+  # The totals are the simulation's: the stated-belief questions apart.
+  simulated = {i: [c for c in m.calls if c.tag != STATED_BELIEF]
+               for i, m in models.items()}
+  for i, calls in simulated.items():
+    assert usage["by_model"][i]["totals"]["calls"] == len(calls), i
+  assert usage["totals"]["calls"] == sum(map(len, simulated.values()))
 
 
 def test_each_record_names_its_model(mixed):
@@ -217,7 +220,9 @@ def test_the_game_master_on_its_own_server_from_the_command_line(
     capsys.readouterr()
     usage = json.loads((out / "usage.json").read_text())["by_model"]
     assert usage["game_master"]["totals"]["calls"] == len(gm.chat_requests())
-    assert usage["main"]["totals"]["calls"] == len(main.chat_requests())
+    stated = usage["main"]["by_tag"][STATED_BELIEF]["calls"]
+    assert usage["main"]["totals"]["calls"] + stated == len(
+        main.chat_requests())
     assert gm.chat_requests() and main.chat_requests()
     assert all(t.startswith("GM") for t in usage["game_master"]["by_tag"])
     assert not any(t.startswith("GM") for t in usage["main"]["by_tag"])

@@ -36,7 +36,9 @@ from crsec_concordia.commands.flags import (add_budget_flags,
                                             add_endpoint_flags,
                                             add_estimate_flags,
                                             add_models_flags, add_policy_flag,
-                                            add_progress_flag, budget_from,
+                                            add_progress_flag,
+                                            add_stated_belief_flag,
+                                            budget_from,
                                             embedder_from, endpoint_from,
                                             matchers_for, models_spec_from,
                                             positive)
@@ -87,6 +89,7 @@ def add_parser(sub) -> None:
                  help="with --until-decided: the most seeds (default "
                  f"{sequential.MOST})")
   add_progress_flag(p)
+  add_stated_belief_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
@@ -192,7 +195,8 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
       progress=(args.jobs == 1 and not (args.ray or args.address)
                 and not args.no_progress),
       policies={(n, name): policy for n in spec.endpoints},
-      models={c: models for c in spec.conditions} if models else None)
+      models={c: models for c in spec.conditions} if models else None,
+      stated_belief=args.stated_belief)
   budget = budget_from(args, tuple((out / r.run_dir).resolve() for r in runs))
   for job in jobs:
     job.embedder, job.embedder_dir = args.embedder, os.getcwd()

@@ -57,6 +57,17 @@ def add_progress_flag(parser: argparse.ArgumentParser) -> None:
       "works (what it did is printed all the same)")
 
 
+def add_stated_belief_flag(parser: argparse.ArgumentParser) -> None:
+  """--stated-belief/--no-stated-belief, the same on run, compare and
+  sweep: whether each run asks its agents, before the first slot and after
+  the last, what rules people here follow (RUN_DIR/stated_belief.csv)."""
+  parser.add_argument(
+      "--stated-belief", action=argparse.BooleanOptionalAction, default=True,
+      help="ask every agent what rules people here follow before the first "
+      "slot and after the last (stated_belief.csv; calls counted apart from "
+      "the simulation's; default: on)")
+
+
 def progress_printer(args: argparse.Namespace):
   """A model's loading messages on stderr (`make_model(progress=...)`), or
   None with --no-progress."""

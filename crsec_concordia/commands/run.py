@@ -13,7 +13,9 @@ from crsec_concordia.commands.flags import (add_budget_flags,
                                             add_estimate_flags,
                                             add_models_flags,
                                             add_policy_flag,
-                                            add_progress_flag, budget_from,
+                                            add_progress_flag,
+                                            add_stated_belief_flag,
+                                            budget_from,
                                             embedder_from, endpoint_from,
                                             models_spec_from, positive)
 from crsec_concordia.endings import RunEnded
@@ -41,6 +43,7 @@ def add_parser(sub) -> None:
   p.add_argument("--no-cache", action="store_true",
                  help="do not replay model answers from the response cache")
   add_progress_flag(p)
+  add_stated_belief_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
@@ -73,6 +76,12 @@ def print_summary(run_dir: Path) -> None:
           f"{total['tokens']:.0f} tokens{estimated} ("
           + ", ".join(f"{tag} {c['calls']:.1f}" for tag, c in costs.items())
           + ")")
+  apart = s["apart"]
+  if apart["calls"] or apart["cached_calls"]:
+    print(f"  apart from the simulation (the agents' stated rules): "
+          f"{apart['calls']} calls (+{apart['cached_calls']} cached, "
+          f"{apart['failed_calls']} failed), {apart['prompt_tokens']} prompt "
+          f"+ {apart['completion_tokens']} completion tokens")
   behaviours = ", ".join(f"{b} {n}" for b, n in s["behaviours"].items())
   print(f"  events by behaviour: {behaviours or 'none'}")
   policy = s["referee_policy"]
@@ -138,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
           cache=not args.no_cache, progress=not args.no_progress,
           referee_policy=args.referee_policy, embedder=embedder,
           models=models, budget=budget_from(args),
+          stated_belief=args.stated_belief,
           outage_wait=args.outage_wait)
     except RunEnded:
       print_summary(out)  # What it did before it stopped.

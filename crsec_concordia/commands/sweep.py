@@ -27,6 +27,7 @@ from crsec_concordia.commands.flags import (add_budget_flags,
                                             add_endpoint_flags,
                                             add_estimate_flags,
                                             add_policy_flag, add_progress_flag,
+                                            add_stated_belief_flag,
                                             budget_from, embedder_from,
                                             endpoint_from, matchers_for,
                                             positive)
@@ -73,6 +74,7 @@ def add_parser(sub) -> None:
   add_policy_flag(p, None, also=" (for the endpoints whose entry in the "
                   "file names none)")
   add_progress_flag(p)
+  add_stated_belief_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   add_budget_flags(p, total=True)
@@ -136,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
           out, runs, lambda r: built[(r.scenario, r.condition)], endpoints,
           cache=spec.cache and not args.no_cache, policies=policies,
           models={c: k.models for c, k in spec.conditions.items()
-                  if k.models})
+                  if k.models},
+          stated_belief=args.stated_belief)
       budget = budget_from(args, tuple((out / r.run_dir).resolve()
                                        for r in runs))
       for job in jobs:

@@ -6,7 +6,9 @@
 
 The run directory and the agents' memories are left as they were
 (restore.py); `crsec interview` is the command, and `load_run(...)
-.interviews` reads the answers back (table.py). ("questionnaire" is the
+.interviews` reads the answers back (table.py). A run itself asks each
+agent the rules it states, before its first slot and after its last
+(stated.py, stated_phase.py; read back by stated_table.py). ("questionnaire" is the
 human-evaluation kit's name, metrics/present/.)
 """
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crsec_concordia.interviews.questions import Question, Questionnaire
-from crsec_concordia.interviews.restore import Interviewee
+from crsec_concordia.interviews.agent_view import Interviewee
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import checked_call
 from crsec_concordia.operations.names import INTERVIEW

@@ -11,35 +11,22 @@ calling its `act`, whose components would remember being asked.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
-from concordia.components import agent as agent_components
-
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.components.norm_memory import NORM_MEMORY_KEY
 from crsec_concordia.errors import UserError
 from crsec_concordia.game_masters.interventions import absent_and_closed
+from crsec_concordia.interviews.agent_view import Interviewee, agents_of
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import CHECKPOINT_FILES, checkpoint_step
 from crsec_concordia.runs import config as config_lib
 from crsec_concordia.runs import episode
 from crsec_concordia.scenarios import Scenario
 
-_MEMORY_KEY = agent_components.memory.DEFAULT_MEMORY_COMPONENT_KEY
-
-
-@dataclasses.dataclass(frozen=True)
-class Interviewee:
-  """What one agent is and holds after the slot."""
-  name: str
-  role: str
-  instructions: str
-  persona: str
-  memories: tuple[str, ...]
-  norms: tuple[str, ...]  # Held: activated and valid, as it plans with them.
+__all__ = ["Interviewee", "absent_after", "agents_of", "checkpoint_for",
+           "checkpoints", "restore"]
 
 
 def checkpoints(run_dir: Path) -> list[int]:
@@ -78,24 +65,6 @@ def _read(path: Path) -> Any:
                     "checkpoint") from None
 
 
-def _of(entity, scenario: Scenario) -> Interviewee:
-  components = entity.get_all_context_components()
-  def text(key: str) -> str:
-    component = components.get(key)
-    return str(component.get_state().get("state", "")) if component else ""
-  memory = components.get(_MEMORY_KEY)
-  memories = (tuple(memory.get_all_memories_as_text())
-              if memory is not None else ())
-  norm_memory = components.get(NORM_MEMORY_KEY)
-  norms = (tuple(n.content for n in norm_memory.database.qualified())
-           if norm_memory is not None else ())
-  role = (scenario.agent(entity.name).role
-          if entity.name in scenario.agent_names else "")
-  return Interviewee(name=entity.name, role=role,
-                     instructions=text("Instructions"),
-                     persona=text("Persona"), memories=memories, norms=norms)
-
-
 def restore(run_dir: Path, checkpoint: Path, model, embedder
             ) -> tuple[Scenario, Any]:
   """The run's scenario, and a fresh simulation holding its checkpoint."""
@@ -117,9 +86,3 @@ def absent_after(run_dir: Path, scenario: Scenario, step: int) -> frozenset[str]
   seed = int(_read(run_dir / rundir.RUN_JSON)["seed"])
   absent, _ = absent_and_closed(scenario, seed, step)
   return absent
-
-
-def agents_of(simulation, scenario: Scenario) -> list[Interviewee]:
-  """The restored agents, in name order."""
-  agents = [_of(e, scenario) for e in simulation.get_entities()]
-  return sorted(agents, key=lambda a: a.name)

@@ -9,9 +9,10 @@ operations the paper does not name are named for what they do: the day
 plan without norms, its decomposition into tasks, the act and the talk
 (Concordia's act component asks them), reading a game master's free text,
 the game master's calls, the report's judge and an interview's question
-put to an agent after its run. A tag no operation
-declares is counted under "other"; so are tags of tests and third-party
-components. Runs recorded before the operations had these names counted
+put to an agent after its run, and the rules an agent states at a run's
+start and end (APART_TAGS: no part of the simulation's cost). A tag no
+operation declares is counted under "other"; so are tags of tests and
+third-party components. Runs recorded before the operations had these names counted
 their calls under their components' names (FORMER_TAGS), which still map
 to the module they did.
 """
@@ -94,6 +95,7 @@ GM_LOOK = "GM.look"
 GM_OTHER = "GM.other"
 METRICS_JUDGE = "MetricsJudge"
 INTERVIEW = "Interview"
+STATED_BELIEF = "StatedBelief"
 
 OTHERS: tuple[Operation, ...] = (
     # NormativePlan's prompt with no norms: a baseline agent's day, or a
@@ -122,7 +124,26 @@ OTHERS: tuple[Operation, ...] = (
               "crsec_concordia.metrics.classifiers.judge"),
     # A question put to a restored agent after its run (`crsec interview`).
     Operation(INTERVIEW, Module.OTHER, "crsec_concordia.interviews.ask"),
+    # The rules an agent states before the first slot and after the last,
+    # asked by the run itself (`crsec run --stated-belief`).
+    Operation(STATED_BELIEF, Module.OTHER,
+              "crsec_concordia.interviews.stated"),
 )
+
+# Tags of calls a run makes outside its simulation (questions put to its
+# agents): counted in usage.json's `by_tag`, but no part of what the
+# simulation costs, so every total and per-agent-hour figure leaves them
+# out and shows them apart.
+APART_TAGS = frozenset({INTERVIEW, STATED_BELIEF})
+
+def split_usage(by_tag: dict[str, dict[str, int]]
+                ) -> tuple[dict[str, dict[str, int]],
+                           dict[str, dict[str, int]]]:
+  """(the simulation's part, the part asked apart from it) of a usage
+  table by tag."""
+  inside = {t: c for t, c in by_tag.items() if t not in APART_TAGS}
+  return inside, {t: c for t, c in by_tag.items() if t in APART_TAGS}
+
 
 ALL_OPERATIONS: tuple[Operation, ...] = PAPER + OTHERS
 BY_NAME: dict[str, Operation] = {op.name: op for op in ALL_OPERATIONS}

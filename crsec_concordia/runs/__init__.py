@@ -11,5 +11,7 @@ One concern per module:
   episode.py      `run_episode` and `summarize`
   model_roles.py  models by role: the game master's, groups', agents'
   resume.py       `resume_episode` from the last completed slot
+  stated_run.py   the stated-belief question at a run's start and end, and
+                  usage counted apart from the simulation's
 `crsec_concordia.runner` re-exports the public API.
 """

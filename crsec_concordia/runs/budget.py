@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from crsec_concordia.endings import BudgetReached
+from crsec_concordia.operations.names import split_usage
 from crsec_concordia.rundir import writing as rundir
 
 
@@ -61,12 +62,14 @@ def spent(totals: Mapping[str, int]) -> tuple[int, int]:
 
 
 def spent_by(run_dir: Path) -> tuple[int, int]:
-  """(calls, tokens) a run has committed (run.json), or (0, 0)."""
+  """(calls, tokens) a run's simulation has committed (run.json), or (0,
+  0); the calls made apart from it (the stated-belief questions) are not
+  counted, so that asking them never changes the slots a budget allows."""
   try:
     info = json.loads((run_dir / rundir.RUN_JSON).read_text(encoding="utf-8"))
   except (OSError, ValueError):
     return 0, 0
-  return spent(rundir.totals(info.get("usage_by_tag") or {}))
+  return spent(rundir.totals(split_usage(info.get("usage_by_tag") or {})[0]))
 
 
 @dataclasses.dataclass(frozen=True)

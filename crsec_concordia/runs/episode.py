@@ -13,10 +13,13 @@ from concordia.prefabs.simulation import generic as simulation_lib
 from crsec_concordia import embedding, observations, threads
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.interviews import stated_phase
+from crsec_concordia.interviews.stated_table import STATED_BELIEF_KEY
 from crsec_concordia.judgement_prompts import identity_of, prompts_hash
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig, embedded, make_model
 from crsec_concordia.models.concordia_adapter import as_structured
+from crsec_concordia.operations.names import split_usage
 from crsec_concordia.rundir import lock
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir.format import ACTION
@@ -126,6 +129,7 @@ def run_episode(
     given_models: dict[str, Any] | None = None,
     budget: Budget | None = None,
     outage_wait: float | None = None,
+    stated_belief: bool = True,
 ) -> Path:
   """Plays one episode into a new run directory and returns its path.
 
@@ -155,6 +159,9 @@ def run_episode(
     outage_wait: seconds an endpoint outage is waited out before the run
       stops `interrupted: endpoint unreachable` (runs/outage.py; default
       ten minutes).
+    stated_belief: ask every agent, before the first slot and after the
+      last, what rules people here follow (RUN_DIR/stated_belief.csv;
+      interviews/stated_phase.py); run.json records the switch.
 
   Raises:
     UserError: bad arguments (a ScenarioError for a malformed scenario);
@@ -209,6 +216,7 @@ def run_episode(
         "completed_steps": 0, "status": "running", "model": described,
         "cache": cache, "versions": rundir.versions(), "started": rundir.now(),
         "finished": None, "wall_seconds": 0.0, "resumed": [],
+        STATED_BELIEF_KEY: stated_phase.switch(stated_belief),
     }
     if chosen is not None:
       info["referee_policy"] = chosen.describe()
@@ -277,7 +285,10 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
                                                 rundir.SCENARIO_JSON))
   hours = (int(info["completed_steps"]) * scenario.clock.minutes_per_step
            / 60.0)
-  costs = per_agent_hour(usage.get("by_tag", {}), len(scenario.agents), hours)
+  # Calls made apart from the simulation (the stated-belief questions) are
+  # no part of its cost: summed apart.
+  inside, apart = split_usage(usage.get("by_tag", {}))
+  costs = per_agent_hour(inside, len(scenario.agents), hours)
   return {"run_dir": str(run_dir), "status": info["status"],
           "steps": info["completed_steps"], "max_steps": info["max_steps"],
           "wall_seconds": info.get("wall_seconds"), "usage": usage,
@@ -288,4 +299,5 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           # A model factory's model reports no tokens: they are estimated.
           "tokens": (info.get("model") or {}).get("tokens"),
           "agents": len(scenario.agents), "simulated_hours": hours,
-          "per_agent_hour": costs if hours > 0 else {}}
+          "per_agent_hour": costs if hours > 0 else {},
+          "apart": rundir.totals(apart)}

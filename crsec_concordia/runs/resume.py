@@ -21,14 +21,16 @@ from crsec_concordia.embedding import identity as embedder_identity
 from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.endings import BudgetReached
 from crsec_concordia.errors import UserError
+from crsec_concordia.interviews.stated_table import END
 from crsec_concordia.models import EndpointConfig
 from crsec_concordia.operations import failure_notice
+from crsec_concordia.operations.names import split_usage
 from crsec_concordia.rundir import lock, recovery
 from crsec_concordia.rundir.format import FAILURE
 from crsec_concordia.rundir.reading import read_records
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.runs import config as config_lib
-from crsec_concordia.runs import episode, outage
+from crsec_concordia.runs import episode, outage, stated_run
 from crsec_concordia.runs.budget import Budget, Caps
 from crsec_concordia.runs.session import Session
 from crsec_concordia.scenarios import Scenario
@@ -155,8 +157,8 @@ def _budget(info: dict[str, Any], given: Budget | None, run_dir: Path,
     else:
       info.pop("budget", None)
   if budget and done:
-    reached = budget.reached(rundir.totals(committed_usage(run_dir, info,
-                                                            done)), run_dir)
+    reached = budget.reached(rundir.totals(split_usage(committed_usage(
+        run_dir, info, done))[0]), run_dir)
     if reached:
       stop = BudgetReached(f"{reached}, and the run would go on with it")
       stop.run_dir = run_dir
@@ -253,8 +255,10 @@ def _resume(run_dir: Path, endpoint, progress, model, embedder,
        "version": code["version"], "commit": code["commit"],
        "commit_dirty": code["commit_dirty"]})
   if done >= scenario.total_steps:
-    # Every slot was flushed; only the end of the run was lost. Its logs
-    # are written before run.json says it is completed.
+    # Every slot was flushed; only the end of the run was lost (its
+    # stated-belief question, if not asked yet, and its logs), which is
+    # done before run.json says it is completed.
+    stated_run.hold_phase(session, END)
     session.write_logs()
     info.update(status="completed", finished=rundir.now())
     rundir.write_json(run_dir / rundir.RUN_JSON, info)

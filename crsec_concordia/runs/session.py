@@ -48,6 +48,7 @@ from crsec_concordia import endings, game_masters, gate_tally, threads
 from crsec_concordia.components.port import (KIND_ORDER, port_of,
                                              record_order)
 from crsec_concordia.embedding import thresholds as embedder_thresholds
+from crsec_concordia.interviews.stated_table import END, START
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir import recovery
@@ -56,7 +57,7 @@ from crsec_concordia.runs import concordia_log
 from crsec_concordia.runs import outage as outage_lib
 from crsec_concordia.runs.ordered_writer import OrderedWriter
 from crsec_concordia.runs import progress as progress_lib
-from crsec_concordia.runs import run_log
+from crsec_concordia.runs import run_log, stated_run
 from crsec_concordia.scenarios import Scenario
 from crsec_concordia.scenarios.interview_block import scheduled_slots
 
@@ -239,7 +240,7 @@ class Session:
     step = self._clock.completed_steps
     stamp = self.scenario.stamp_for(step)
     usage = self.usage()
-    totals = rundir.totals(usage)
+    totals = stated_run.simulation_totals(usage)
     records = self.drain()
     records.append({"kind": STEP, **game_masters.stamp_fields(stamp),
                     "actors": sorted(step_data.entity_actions), **totals})
@@ -254,13 +255,8 @@ class Session:
       self._write(
           rundir.write_json,
           self.run_dir / rundir.NORMS / rundir.norm_snapshot(step), snapshot)
-    written = {"completed_steps": step, "by_tag": usage, "totals": totals}
-    if self.roles is not None and self.roles.mixed:
-      by_model = self.roles.usage_by_model()
-      written["by_model"] = {i: {"by_tag": u, "totals": rundir.totals(u)}
-                             for i, u in by_model.items()}
-      self.info["usage_by_model"] = by_model
-    self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON, written)
+    self._write(rundir.write_json, self.run_dir / rundir.USAGE_JSON,
+                stated_run.usage_file(self, step, usage))
     self._write(rundir.write_json, self.run_dir / rundir.GATES_JSON,
                 {"completed_steps": step, **self.gate_counts()})
     # run.json is written last: it is the slot's commit point, so it
@@ -328,6 +324,7 @@ class Session:
           if int(self.info["completed_steps"]) == 0:
             # Said once, in slot 1's lines, not at each resume.
             self._tell_unmeasured()
+            stated_run.hold_phase(self, START)
           while True:
             try:
               self._play_once(premise)
@@ -335,6 +332,7 @@ class Session:
             except outage_lib.SlotAbandoned:
               self._guard.wait(int(self._committed["completed_steps"]) + 1)
               premise = self._restart(premise)
+          stated_run.hold_phase(self, END)
         finally:
           # What was logged after the last slot (a crash's own lines): past
           # the commit, so a resume drops it with the lost slot.
@@ -408,7 +406,7 @@ class Session:
           total=total, initial=done, desc=self.scenario.name,
           meter=(self.roles if self.roles is not None and self.roles.mixed
                  else self.model.usage),
-          totals=lambda: rundir.totals(self.usage()))
+          totals=lambda: stated_run.simulation_totals(self.usage()))
     self._writer.start()
     try:
       if waits:

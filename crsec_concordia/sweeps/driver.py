@@ -105,12 +105,14 @@ def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
             endpoints: Mapping[str, EndpointConfig], *, cache: bool = True,
             progress: bool = False,
             policies: Mapping[tuple[str, str], Chosen | None] | None = None,
-            models: Mapping[str, Any] | None = None
+            models: Mapping[str, Any] | None = None,
+            stated_belief: bool = True
             ) -> tuple[list[RunJob], list[str], dict[str, str]]:
   """(jobs to run, ids of runs already completed here, runs whose
   directory holds a run of another set-up: id -> why). `policies`: the
   referee's policy per (endpoint, scenario), if any; `models`: the models
-  spec per condition, if any."""
+  spec per condition, if any; `stated_belief`: whether new runs ask their
+  agents' stated rules (run_episode's switch)."""
   jobs, done, other = [], [], {}
   for run in runs:
     run_dir = (sweep_dir / run.run_dir).resolve()
@@ -129,7 +131,8 @@ def prepare(sweep_dir: Path, runs: list[grid.RunSpec],
         seed=run.seed, steps=run.steps, endpoint=endpoints[run.endpoint],
         endpoint_name=run.endpoint, cache=cache, progress=progress,
         referee_policy=(policies or {}).get((run.endpoint, run.scenario)),
-        models=(models or {}).get(run.condition)))
+        models=(models or {}).get(run.condition),
+        stated_belief=stated_belief))
   return jobs, done, other
 
 

@@ -62,6 +62,9 @@ class RunJob:
   # Caps per run and in total (runs/budget.py), and --outage-wait.
   budget: Any = None
   outage_wait: float | None = None
+  # Whether a new run asks its agents' stated rules (a resumed one goes on
+  # as it began).
+  stated_belief: bool = True
 
 
 @dataclasses.dataclass
@@ -140,6 +143,8 @@ def _run_fresh(job: RunJob) -> None:
     kwargs["embedder"] = user_embedder.load_embedder(
         job.embedder, where=job.embedder_dir)
   kwargs.update(_limits(job))
+  if not job.stated_belief:
+    kwargs["stated_belief"] = False
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 
