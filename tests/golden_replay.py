@@ -37,6 +37,7 @@ MODEL_SHA256 = ("cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb04
 # The run directory's files compared, and run.json's fields that differ
 # from one replay to the next (times, the machine, the checkout).
 RUN_FILES = ("events.jsonl", "usage.json", "scenario.json", "config.json",
+             "stated_belief.csv",
              "run.json")
 VOLATILE_RUN_FIELDS = ("started", "finished", "wall_seconds", "versions",
                        "commit", "commit_dirty", "version", "scenario_path",
