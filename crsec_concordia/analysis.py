@@ -35,8 +35,9 @@ from crsec_concordia.errors import MissingExtra, UserError
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
                                               read_interviews)
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure import places, run_metrics
-from crsec_concordia.metrics.present import tables
+from crsec_concordia.interviews.stated_table import STATED_COLUMNS
+from crsec_concordia.metrics.measure import places, run_metrics, stated_shares
+from crsec_concordia.metrics.present import stated_report, tables
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON, SWEEP_JSON
 
@@ -47,6 +48,8 @@ RUNS = [*IDENTITY, "status", "completed_steps", "max_steps", "agents",
         "has_norms", "model", "wall_seconds", "path"]
 ADOPTION = [*IDENTITY, *places.ADOPTION_COLUMNS]
 INTERVIEWS = [*IDENTITY, "questionnaire", *INTERVIEW_COLUMNS]
+STATED = [*IDENTITY, *STATED_COLUMNS, "targets"]
+STATED_SHARES = [*IDENTITY, *stated_report.STATED_COLUMNS_OUT]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +74,13 @@ class RunData:
   interviews one row per answer of `crsec interview` (RUN_DIR/interviews/),
            the norms the agent held beside it (and, in a run of several
            models, the `model` that answered); empty without interviews
+  stated   one row per rule each agent stated at the start and the end
+           (RUN_DIR/stated_belief.csv), with the `targets` it means (None
+           with `metrics=False`); empty for runs that asked nobody
+  stated_shares per run, target, phase and arm: the stated-belief share
+           (raw and corrected, 95% interval), each arm's change and the
+           start held mark (docs/metrics.md, "Stated belief"); no rows for
+           a run that asked nobody (not asked, not zero)
 
   `run` names a run uniquely within what was loaded: "normative seed 3"
   in a run or compare directory, the sweep's run id in a sweep;
@@ -83,6 +93,10 @@ class RunData:
       default_factory=lambda: pd.DataFrame(columns=ADOPTION))
   interviews: pd.DataFrame = dataclasses.field(
       default_factory=lambda: pd.DataFrame(columns=INTERVIEWS))
+  stated: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=STATED))
+  stated_shares: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=STATED_SHARES))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,21 +163,25 @@ def _events(run: reading.Run, identity: dict[str, Any]
 
 
 def _metrics(run: reading.Run, identity: dict[str, Any],
-             embedder: SentenceEmbedder | None
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
-  """(the long metrics, adoption per place and group) of a run."""
+             embedder: SentenceEmbedder | None) -> list[pd.DataFrame]:
+  """[the long metrics, adoption per place and group, stated rules, stated
+  shares] of a run."""
   embedder = user_embedder.used_by_run(run.run, embedder, fix="pass embedder=")
-  matcher = (NormMatcher(run.targets, behaviours=run.behaviours,
-                         embedder=embedder) if embedder is not None else None)
   try:
+    matcher = NormMatcher(run.targets, behaviours=run.behaviours,
+                          embedder=embedder)
     computed = run_metrics.compute(run, matcher)
+    stated = stated_shares.rule_rows(run, matcher)
   except MissingExtra as e:  # The run used the default embedder.
     raise UserError(f"{run.path} was run with the default embedder: {e}, or "
                     "pass embedder= (your text -> vector function), or "
                     "metrics=False for the files alone") from None
   long = tables.long_form(computed)
-  return (_with_identity(long, identity)[METRIC_COLUMNS],
-          _with_identity(computed.places, identity)[ADOPTION])
+  shares = stated_report.stated_table_rows(computed.summary.get("stated_belief") or {})
+  return [_with_identity(long, identity)[METRIC_COLUMNS],
+          _with_identity(computed.places, identity)[ADOPTION],
+          _with_identity(stated, identity)[STATED],
+          _with_identity(shares, identity)[STATED_SHARES]]
 
 
 def _stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
@@ -186,7 +204,8 @@ def load_run(path: str | Path, *, metrics: bool = True,
   `path` is none of the three, or a run's embedder cannot be imported.
   """
   path = Path(path)
-  rows, events, long, adoption, asked = [], {}, [], [], []
+  rows, events, asked = [], {}, []
+  long, adoption, stated, shares = [], [], [], []
   for at in _locate(path):
     run = reading.read_run(at.path)
     identity = _identity(run, at)
@@ -195,12 +214,16 @@ def load_run(path: str | Path, *, metrics: bool = True,
     for kind, frame in _events(run, identity).items():
       events.setdefault(kind, []).append(frame)
     if metrics:
-      measured, by_place = _metrics(run, identity, embedder)
-      long.append(measured)
-      adoption.append(by_place)
+      for into, frame in zip((long, adoption, stated, shares),
+                             _metrics(run, identity, embedder)):
+        into.append(frame)
+    else:
+      stated.append(_with_identity(stated_shares.rule_rows(run, None),
+                                   identity)[STATED])
   return RunData(
       runs=pd.DataFrame(rows, columns=RUNS),
       events={kind: _stack(frames, IDENTITY)
               for kind, frames in sorted(events.items())},
       metrics=_stack(long, METRIC_COLUMNS), adoption=_stack(adoption, ADOPTION),
-      interviews=_stack(asked, INTERVIEWS))
+      interviews=_stack(asked, INTERVIEWS), stated=_stack(stated, STATED),
+      stated_shares=_stack(shares, STATED_SHARES))

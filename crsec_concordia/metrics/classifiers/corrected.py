@@ -45,24 +45,14 @@ def columns_of(measure: str, target_id: str) -> tuple[str, str, str]:
   return tuple(f"{measure}_{s}.{target_id}" for s in SUFFIXES)  # type: ignore[return-value]
 
 
-def measured_rates(run: Run, matcher: NormMatcher
-                   ) -> dict[str, dict[str, tuple[correction.Rates | None, str]]]:
-  """{target id: {measure: (rates or None, where they come from / why not)}}."""
-  out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
+def matcher_rates(matcher: NormMatcher
+                  ) -> dict[str, tuple[correction.Rates | None, str]]:
+  """{target id: (the matcher's rates or None, where they come from / why
+  not)}: the error of reading a norm's text as a target, whoever holds or
+  states it (held belief here, stated belief in stated_shares.py)."""
+  out: dict[str, tuple[correction.Rates | None, str]] = {}
   # Only the error measured with the matcher's own embedder corrects it.
   figures = measured.figures_for(matcher.embedder)
-  # The gate the run's referee applied (one for the whole run).
-  floor = referee_quality.run_tag_floor(run.records)
-  deed = referee_quality.run_tag_deed(run.records)
-  doer = referee_quality.run_tag_doer(run.records)
-  look = referee_quality.run_tag_look(run.records)
-  model = reading.referee_model(run.run) or None
-  policy = run_policy.of_run(run.run)
-  # A run on another embedder than the one the referee's error was
-  # measured with (run.json's `embedder`): that error does not hold.
-  ran_with = embedder_identity.identity_of_run(run.run)
-  ran_with = None if embedder_identity.is_measured_default(ran_with) else (
-      ran_with)
   for t in matcher.targets:
     belief: correction.Rates | None = None
     if matcher.judge is None:
@@ -77,6 +67,29 @@ def measured_rates(run: Run, matcher: NormMatcher
       belief, belief_note = judge_quality.rates(
           t, matcher.rule.name, matcher.judge_floor,
           getattr(matcher.judge, "identity", None))
+    out[t.id] = (belief, belief_note)
+  return out
+
+
+def measured_rates(run: Run, matcher: NormMatcher
+                   ) -> dict[str, dict[str, tuple[correction.Rates | None, str]]]:
+  """{target id: {measure: (rates or None, where they come from / why not)}}."""
+  out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
+  reading_error = matcher_rates(matcher)
+  # The gate the run's referee applied (one for the whole run).
+  floor = referee_quality.run_tag_floor(run.records)
+  deed = referee_quality.run_tag_deed(run.records)
+  doer = referee_quality.run_tag_doer(run.records)
+  look = referee_quality.run_tag_look(run.records)
+  model = reading.referee_model(run.run) or None
+  policy = run_policy.of_run(run.run)
+  # A run on another embedder than the one the referee's error was
+  # measured with (run.json's `embedder`): that error does not hold.
+  ran_with = embedder_identity.identity_of_run(run.run)
+  ran_with = None if embedder_identity.is_measured_default(ran_with) else (
+      ran_with)
+  for t in matcher.targets:
+    belief, belief_note = reading_error[t.id]
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
     referee = referee_quality.rates(

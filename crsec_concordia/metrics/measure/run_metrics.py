@@ -32,6 +32,7 @@ from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure import activity, adoption, diffusion, ties
 from crsec_concordia.metrics.measure import by_model, interventions
 from crsec_concordia.metrics.measure import emergent, places, timeline, usage
+from crsec_concordia.metrics.measure import stated_shares
 from crsec_concordia.rundir.format import ACTION, FAILURE, INTERVENTION
 from crsec_concordia.rundir.reading import Run
 from crsec_concordia.scenarios import TargetNorm
@@ -64,6 +65,9 @@ class RunMetrics:
   # one-room run.
   places: pd.DataFrame = dataclasses.field(
       default_factory=lambda: pd.DataFrame(columns=places.ADOPTION_COLUMNS))
+  # The rules the agents stated at the start and the end, read by the
+  # matcher (stated_shares.py); None when not measured.
+  stated: stated_shares.StatedRun | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,9 +120,14 @@ def compute(run: Run, matcher: NormMatcher | None = None) -> RunMetrics:
   per_step = pd.DataFrame(columns)
   summary = _summary(run, matcher, columns, ordered, measured, rates)
   by_place = _places(run, steps, measured, summary)
+  stated = stated_shares.stated_run(run, matcher)
+  if stated.asked:
+    # Only where the agents were asked: a run without keeps its summary.
+    summary["stated_belief"] = json_safe(
+        stated_shares.stated_block({run.arm: [stated]}))
   return RunMetrics(
       run=run, per_step=per_step, per_hour=_per_hour(per_step),
-      summary=summary, places=by_place,
+      summary=summary, places=by_place, stated=stated,
       rates=rates, agent_flags={
           "belief": measured.beliefs["flags"],
           "behaviour": measured.behaviours.get("flags", {}),

@@ -24,7 +24,8 @@ from crsec_concordia.metrics.classifiers import measured
 from crsec_concordia.metrics.measure import aggregate, run_metrics
 from crsec_concordia.metrics.measure import interventions
 from crsec_concordia.metrics.measure.aggregate import MatcherFactory
-from crsec_concordia.metrics.present import (figures, questionnaire, tables,
+from crsec_concordia.metrics.present import (figures, questionnaire,
+                                             stated_report, tables,
                                              town_report)
 from crsec_concordia.metrics.present.gate_lines import gate_lines
 from crsec_concordia.metrics.present.templating import (Cell, Lines, Page,
@@ -194,6 +195,8 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "usage": _usage(summary["usage"]),
       "matcher": summary["matcher"],
       "places": town_report.section(page, [m]),
+      "stated": stated_report.stated_section(summary.get("stated_belief"), {
+          t.id: t.text for t in targets}),
       "figures": {
           "adoption": page.figure(
               "adoption", figures.adoption(m.per_step, targets, clock,
@@ -386,6 +389,8 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
       emergent=[dict(e, seed=m.run.seed) for m in normative
                 for e in m.summary["emergent_norms"]],
       places=town_report.section(page, normative),
+      stated=stated_report.stated_section(summary.get("stated_belief"), {
+          t.id: t.text for t in targets}),
       runs=runs, questionnaire=page.link(qdir / "index.html",
                                          "Human evaluation kit"))
   return Report(index=index, figures=page.figures, questionnaire=qdir)

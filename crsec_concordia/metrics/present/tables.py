@@ -34,6 +34,9 @@ import pandas as pd
 from crsec_concordia.errors import MissingExtra, require
 from crsec_concordia.metrics.measure import aggregate, run_metrics
 from crsec_concordia.metrics.present.csv_cells import safe_frame
+from crsec_concordia.metrics.present.stated_report import (COMPARE_STATED_CSV,
+                                                           STATED_CSV)
+from crsec_concordia.metrics.present.stated_report import stated_table_rows
 from crsec_concordia.rundir.format import METRICS, PER_STEP_CSV, SUMMARY_JSON
 
 # The events' table in a run's metrics directory.
@@ -180,6 +183,9 @@ def write_run(metrics: run_metrics.RunMetrics,
     write_table(pd.DataFrame(metrics.summary["by_model"]), out, "by_model")
   for name, rows in metrics.summary.get("network", {}).items():
     write_table(pd.DataFrame(rows), out, name)  # diffusion_tree, by_distance
+  if metrics.summary.get("stated_belief"):  # The agents were asked.
+    write_table(stated_table_rows(metrics.summary["stated_belief"]), out,
+                STATED_CSV)
   (out / SUMMARY_JSON).write_text(
       json.dumps(run_metrics.json_safe(metrics.summary), indent=2,
                  ensure_ascii=False), encoding="utf-8")
@@ -218,6 +224,9 @@ def write_compare(metrics: aggregate.CompareMetrics,
   safe_frame(pd.DataFrame(rows, columns=[
       "group", "metric", "n", "mean", "ci_low", "ci_high"])).to_csv(
           out / COMPARE_SUMMARY_CSV, index=False)
+  if (metrics.summary.get("stated_belief") or {}).get("asked"):
+    write_table(stated_table_rows(metrics.summary["stated_belief"]), out,
+                COMPARE_STATED_CSV)
   runs = [m for ms in metrics.runs.values() for m in ms]
   write_table(per_seed(runs), out, "compare_per_seed")
   write_table(pd.concat([long_form(m) for m in runs], ignore_index=True)

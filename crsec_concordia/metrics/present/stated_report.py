@@ -1,0 +1,176 @@
+"""Stated belief at the start and the end, as the report shows it: the rows
+of metrics/stated_belief.csv, the page's table "Stated belief, start and
+end", and the reading of the finding "target norms emerge" on the
+difference in differences (measure/stated_shares.py).
+
+The finding's held-by-50% rule reads end belief alone, which cannot tell a
+norm the society made from one the model and the personas brought: every
+agent may state it before meeting anyone. The difference in differences
+nets out both what the agents brought (the start) and what the baseline
+arm, the same agents without CRSEC, came to state anyway (its change).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from crsec_concordia.interviews.stated_table import PHASES, START
+from crsec_concordia.metrics.measure import stated_shares
+from crsec_concordia.metrics.measure.stated_shares import DID, NOT_ASKED, POOLED
+from crsec_concordia.metrics.present.sequential import Design
+from crsec_concordia.metrics.present.templating import Lines
+
+STATED_CSV = "stated_belief"
+COMPARE_STATED_CSV = "compare_stated_belief"
+STATED_COLUMNS_OUT = ["target", "phase", "arm", "value", "low", "high",
+                      "kind", "raw", "raw_low", "raw_high", "agents", "runs",
+                      "held_at_start"]
+ARM_ORDER = ("normative", "baseline")
+HOLDS_DID, FAILS_DID, UNSURE_DID = "holds", "does not hold", "cannot tell"
+HELD_AT_START = ("held at the start: the lower end of its corrected start "
+                 "share's 95% interval, pooled over both arms' "
+                 "non-entrepreneurs, is above 0, so the agents brought it "
+                 "before meeting anyone and its emergence cannot be read "
+                 "from end belief alone")
+
+
+def _arms(block: Mapping[str, Any]) -> list[str]:
+  known = list(block.get("runs") or {})
+  return [a for a in ARM_ORDER if a in known] + [
+      a for a in known if a not in ARM_ORDER]
+
+
+def _share_row(tid: str, phase: str, arm: str, e: Mapping[str, Any] | None,
+               held: bool | str) -> dict[str, Any]:
+  e = e or {}
+  corrected = e.get("corrected") is not None
+  return {"target": tid, "phase": phase, "arm": arm,
+          "value": e.get("corrected"), "low": e.get("low"),
+          "high": e.get("high"),
+          "kind": "corrected" if corrected else (
+              "raw" if e.get("raw") is not None else NOT_ASKED),
+          "raw": e.get("raw"), "raw_low": e.get("raw_low"),
+          "raw_high": e.get("raw_high"), "agents": e.get("agents"),
+          "runs": e.get("runs"), "held_at_start": held}
+
+
+def stated_table_rows(block: Mapping[str, Any]) -> pd.DataFrame:
+  """Per target: the share per phase and arm, the start pooled over the
+  arms (with `held_at_start`), each arm's change and the DiD."""
+  out: list[dict[str, Any]] = []
+  if not block.get("asked"):
+    return pd.DataFrame(columns=STATED_COLUMNS_OUT)
+  for tid, t in block["targets"].items():
+    for phase in PHASES:
+      for arm in _arms(block):
+        out.append(_share_row(tid, phase, arm, t["shares"][phase].get(arm),
+                              ""))
+    out.append(_share_row(tid, START, POOLED, t["start_pooled"],
+                          bool(t["held_at_start"])))
+    for arm, d in [*t["change"].items(), (DID, t.get("did"))]:
+      if d is None:
+        continue
+      out.append({"target": tid, "phase": "did" if arm == DID else "change",
+                  "arm": arm, "value": d["value"], "low": d["low"],
+                  "high": d["high"], "kind": d["kind"], "raw": None,
+                  "raw_low": None, "raw_high": None, "agents": None,
+                  "runs": None, "held_at_start": ""})
+  return pd.DataFrame(out, columns=STATED_COLUMNS_OUT)
+
+
+def _pct(v: Any) -> str:
+  return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else (
+      f"{100 * float(v):.0f}%")
+
+
+def _signed(v: Any) -> str:
+  return "–" if v is None else f"{100 * float(v):+.0f} pts"
+
+
+def _share(e: Mapping[str, Any] | None) -> str:
+  if not e or e.get("raw") is None:
+    return NOT_ASKED
+  if e.get("corrected") is not None and e.get("low") is not None:
+    return (f"{_pct(e['corrected'])} [{_pct(e['low'])}, {_pct(e['high'])}]"
+            f" (raw {_pct(e['raw'])}, n={e['agents']})")
+  return (f"{_pct(e['raw'])} [{_pct(e['raw_low'])}, {_pct(e['raw_high'])}]"
+          f" raw, n={e['agents']}")
+
+
+def show_difference(d: Mapping[str, Any] | None) -> str:
+  if not d or d.get("value") is None:
+    return NOT_ASKED if d else "–"
+  return (f"{_signed(d['value'])} [{_signed(d['low'])}, "
+          f"{_signed(d['high'])}] {d['kind']}")
+
+
+def stated_section(block: Mapping[str, Any] | None, texts: Mapping[str, str]
+            ) -> dict[str, Any]:
+  """What the partial _stated.html.j2 shows."""
+  if not block or not block.get("asked"):
+    return {"asked": False, "header": [], "rows": [], "apart": []}
+  arms = _arms(block)
+  header = ["target norm"] + [f"{arm} {phase}" for phase in PHASES
+                              for arm in arms]
+  header += [f"{arm} change" for arm in arms]
+  with_did = any(t.get("did") for t in block["targets"].values())
+  header += ["difference in differences"] if with_did else []
+  header += ["at the start"]
+  table = []
+  for tid, t in block["targets"].items():
+    row: list[Any] = [Lines([texts.get(tid, tid), tid])]
+    row += [_share(t["shares"][phase].get(arm)) for phase in PHASES
+            for arm in arms]
+    row += [show_difference(t["change"].get(arm)) for arm in arms]
+    row += [show_difference(t.get("did"))] if with_did else []
+    row.append("held at the start" if t["held_at_start"] else "–")
+    table.append(row)
+  apart = []
+  for arm in arms:
+    for phase in PHASES:
+      a = block["apart"][arm][phase]
+      stating = ", ".join(f"{tid} {n}" for tid, n in
+                          a["entrepreneurs_stating"].items())
+      apart.append([arm, phase, str(a["failed"]), str(a["entrepreneurs"]),
+                    stating or "–"])
+  return {"asked": True, "header": header, "rows": table, "apart": apart,
+          "held": HELD_AT_START}
+
+
+def did_finding(runs: Mapping[str, Sequence[Any]], design: Design
+                ) -> dict[str, Any]:
+  """The finding "target norms emerge" read on the DiD, for
+  findings._emerge: holds when every target's DiD interval lies above 0,
+  does not hold when one's lies below; the interval's confidence is 1 -
+  the look's level (95% at a plain compare), so each side errs at most
+  level / 2 at a look, and over the looks of --until-decided at most
+  ALPHA / 2 by the union bound."""
+  by_arm = {arm: [m.stated for m in ms if m.stated is not None]
+            for arm, ms in runs.items()}
+  rule = ("per target, (normative end - start) - (baseline end - start) "
+          "of the corrected stated-belief shares: holds when every "
+          "target's interval at confidence 1 - the look's level (95% at a "
+          "plain compare) lies above 0, does not hold when one's lies "
+          "below 0")
+  level = design.level(len(runs.get("normative", [])))
+  asked = {arm for arm, rs in by_arm.items() if any(r.asked for r in rs)}
+  out = {"did_rule": rule, "did_verdict": UNSURE_DID}
+  if not {"normative", "baseline"} <= asked:
+    out["did_numbers"] = (NOT_ASKED if not asked else
+                          f"only the {', '.join(sorted(asked))} arm asked")
+    return out
+  at_look = stated_shares.differences(by_arm, 1.0 - level) if level else {}
+  shown = stated_shares.differences(by_arm)
+  out["did_numbers"] = "; ".join(f"{tid}: {show_difference(d.get(DID))}"
+                                 for tid, d in shown.items())
+  dids = [d.get(DID) or {} for d in at_look.values()]
+  if dids and all(d.get("low") is not None for d in dids):
+    if all(d["low"] > 0 for d in dids):
+      out["did_verdict"] = HOLDS_DID
+    elif any(d["high"] < 0 for d in dids):
+      out["did_verdict"] = FAILS_DID
+  return out
