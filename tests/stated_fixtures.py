@@ -22,6 +22,8 @@ from tests.metrics_fixtures import PAPER_AGENTS, RunBuilder, paper_scenario
 Said = Callable[[str, int, str, str, str], Sequence[str] | None]
 SMOKE = "No smoking indoors."
 OTHER = "Greet the people you meet by name."
+# A wording of each shipped target.
+EVERY_TARGET = [SMOKE, "Be quiet in public places.", "Tip after meals."]
 TARGET = "no_smoking_indoors"
 ENTREPRENEURS = {a[0] for a in PAPER_AGENTS if a[1] == "entrepreneur"}
 
@@ -81,8 +83,10 @@ def everyone(arm, seed, phase, agent, role):  # pylint: disable=unused-argument
 
 
 def normative_gain(arm, seed, phase, agent, role):  # pylint: disable=unused-argument
-  """Normative non-entrepreneurs gain the target; nobody else states it
-  (entrepreneurs always do)."""
-  if role == "entrepreneur" or (arm == "normative" and phase == "end"):
+  """Normative non-entrepreneurs gain every target; nobody else states one
+  (entrepreneurs always state the first)."""
+  if role == "entrepreneur":
     return [SMOKE]
+  if arm == "normative" and phase == "end":
+    return EVERY_TARGET
   return [OTHER]

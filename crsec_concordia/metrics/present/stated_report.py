@@ -26,7 +26,7 @@ from crsec_concordia.metrics.present.templating import Lines
 
 STATED_CSV = "stated_belief"
 COMPARE_STATED_CSV = "compare_stated_belief"
-STATED_COLUMNS_OUT = ["target", "phase", "arm", "value", "low", "high",
+STATED_COLUMNS_OUT = ["target", "phase", "group", "value", "low", "high",
                       "kind", "raw", "raw_low", "raw_high", "agents", "runs",
                       "held_at_start"]
 ARM_ORDER = ("normative", "baseline")
@@ -45,10 +45,10 @@ def _arms(block: Mapping[str, Any]) -> list[str]:
 
 
 def _share_row(tid: str, phase: str, arm: str, e: Mapping[str, Any] | None,
-               held: bool | str) -> dict[str, Any]:
+               held: bool | None) -> dict[str, Any]:
   e = e or {}
   corrected = e.get("corrected") is not None
-  return {"target": tid, "phase": phase, "arm": arm,
+  return {"target": tid, "phase": phase, "group": arm,
           "value": e.get("corrected"), "low": e.get("low"),
           "high": e.get("high"),
           "kind": "corrected" if corrected else (
@@ -68,17 +68,17 @@ def stated_table_rows(block: Mapping[str, Any]) -> pd.DataFrame:
     for phase in PHASES:
       for arm in _arms(block):
         out.append(_share_row(tid, phase, arm, t["shares"][phase].get(arm),
-                              ""))
+                              None))
     out.append(_share_row(tid, START, POOLED, t["start_pooled"],
                           bool(t["held_at_start"])))
     for arm, d in [*t["change"].items(), (DID, t.get("did"))]:
       if d is None:
         continue
       out.append({"target": tid, "phase": "did" if arm == DID else "change",
-                  "arm": arm, "value": d["value"], "low": d["low"],
+                  "group": arm, "value": d["value"], "low": d["low"],
                   "high": d["high"], "kind": d["kind"], "raw": None,
                   "raw_low": None, "raw_high": None, "agents": None,
-                  "runs": None, "held_at_start": ""})
+                  "runs": None, "held_at_start": None})
   return pd.DataFrame(out, columns=STATED_COLUMNS_OUT)
 
 
