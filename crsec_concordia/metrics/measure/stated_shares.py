@@ -230,18 +230,38 @@ def _rates(by_arm: Mapping[str, Sequence[StatedRun]]
   return {tid: rate for tid, (rate, _) in first.rates.items()}
 
 
+def _by_arm(by_arm: Mapping[str, Sequence[StatedRun]],
+            rates: Mapping[str, Rates | None], seed: int = 0
+            ) -> dict[str, dict[str, dict[str, _Drawn]] | None]:
+  """Each arm's draws, its own resampling stream, the rates' draws shared."""
+  return {arm: _draw(rs, list(rates), rates, seed, i + 1)
+          for i, (arm, rs) in enumerate(sorted(by_arm.items())) if rs}
+
+
 def differences(by_arm: Mapping[str, Sequence[StatedRun]],
                 confidence: float = correction.CONFIDENCE, seed: int = 0
                 ) -> dict[str, dict[str, Any]]:
   """Per target: each arm's change (end - start) and, with both arms, the
   difference in differences (`DID`), at `confidence`."""
+  return differences_at(by_arm, (confidence,), seed)[0]
+
+
+def differences_at(by_arm: Mapping[str, Sequence[StatedRun]],
+                   confidences: Sequence[float], seed: int = 0
+                   ) -> list[dict[str, dict[str, Any]]]:
+  """`differences` at each of `confidences`, from one set of draws."""
   if not any(by_arm.values()):
-    return {}
+    return [{} for _ in confidences]
   rates = _rates(by_arm)
-  drawn = {arm: _draw(rs, list(rates), rates, seed, i + 1)
-           for i, (arm, rs) in enumerate(sorted(by_arm.items())) if rs}
+  drawn = _by_arm(by_arm, rates, seed)
+  return [_changes(drawn, list(rates), c) for c in confidences]
+
+
+def _changes(drawn: Mapping[str, dict[str, dict[str, _Drawn]] | None],
+             tids: Sequence[str], confidence: float
+             ) -> dict[str, dict[str, Any]]:
   out: dict[str, dict[str, Any]] = {}
-  for tid in rates:
+  for tid in tids:
     row: dict[str, Any] = {}
     for arm, d in drawn.items():
       row[arm] = (difference([(1, d[END][tid]), (-1, d[START][tid])],
@@ -287,14 +307,13 @@ def stated_block(by_arm: Mapping[str, Sequence[StatedRun]]
     return {"asked": False, "note": NOT_ASKED}
   rates = _rates(by_arm)
   tids = list(rates)
-  drawn = {arm: _draw(rs, tids, rates, 0, i + 1)
-           for i, (arm, rs) in enumerate(sorted(by_arm.items()))}
+  drawn = _by_arm(by_arm, rates)
   pooled = _draw(runs, tids, rates, 0, 0)
-  changes = differences(by_arm)
+  changes = _changes(drawn, tids, correction.CONFIDENCE)
   targets = {}
   for tid in tids:
-    shares = {phase: {arm: (estimate_of(d[phase][tid]).as_dict() if d
-                            else None) for arm, d in drawn.items()}
+    shares = {phase: {arm: (estimate_of(drawn[arm][phase][tid]).as_dict()
+                            if drawn.get(arm) else None) for arm in by_arm}
               for phase in PHASES}
     start = (estimate_of(pooled[START][tid]) if pooled
              else correction.NAN_ESTIMATE)

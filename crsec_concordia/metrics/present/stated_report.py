@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from crsec_concordia.interviews.stated_table import PHASES, START
+from crsec_concordia.metrics.classifiers.correction import CONFIDENCE
 from crsec_concordia.metrics.measure import stated_shares
 from crsec_concordia.metrics.measure.stated_shares import DID, NOT_ASKED, POOLED
 from crsec_concordia.metrics.present.sequential import Design
@@ -163,8 +164,10 @@ def did_finding(runs: Mapping[str, Sequence[Any]], design: Design
     out["did_numbers"] = (NOT_ASKED if not asked else
                           f"only the {', '.join(sorted(asked))} arm asked")
     return out
-  at_look = stated_shares.differences(by_arm, 1.0 - level) if level else {}
-  shown = stated_shares.differences(by_arm)
+  shown, at_look = stated_shares.differences_at(
+      by_arm, (CONFIDENCE, 1.0 - level))
+  if not level:  # No look at this many seeds: nothing is decided.
+    at_look = {}
   out["did_numbers"] = "; ".join(f"{tid}: {show_difference(d.get(DID))}"
                                  for tid, d in shown.items())
   dids = [d.get(DID) or {} for d in at_look.values()]
