@@ -14,8 +14,12 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from crsec_concordia.interviews.stated_table import NO_RULE, STATED_COLUMNS
 from crsec_concordia.metrics.classifiers import measured
+from crsec_concordia.metrics.classifiers.correction import Rates
+from crsec_concordia.metrics.measure.stated_shares import StatedRun
 from crsec_concordia.rundir.format import STATED_BELIEF_CSV
 from tests.metrics_fixtures import PAPER_AGENTS, RunBuilder, paper_scenario
 
@@ -90,3 +94,23 @@ def normative_gain(arm, seed, phase, agent, role):  # pylint: disable=unused-arg
   if arm == "normative" and phase == "end":
     return EVERY_TARGET
   return [OTHER]
+
+
+# The matcher's measured error on the shipped café target (test half).
+CAFE_RATES = Rates(tp=24, fp=12, fn=0, tn=82)
+
+
+def flags_run(arm: str, seed: int, start: Sequence[bool],
+              end: Sequence[bool]) -> StatedRun:
+  """A run's stated flags for one target "t", each agent one rule."""
+  n = len(start)
+  return StatedRun(
+      arm=arm, asked=("start", "end"),
+      agents=tuple(f"a{i}" for i in range(n)),
+      flags={"start": {"t": np.asarray(start, bool)},
+             "end": {"t": np.asarray(end, bool)}},
+      rules={"start": np.ones(n, int), "end": np.ones(n, int)},
+      present={"start": np.ones(n, bool), "end": np.ones(n, bool)},
+      failed={"start": (), "end": ()},
+      entrepreneurs={"start": {}, "end": {}},
+      rates={"t": (CAFE_RATES, "measured")}, seed=seed)

@@ -253,7 +253,7 @@ DID_RATES = Rates(tp=24, fp=12, fn=0, tn=82)
 
 
 def _stated(rng, arm: str, start: float, end: float, agents: int,
-            rho: float) -> StatedRun:
+            rho: float, seed: int) -> StatedRun:
   """One run's stated flags: each agent holds the target with the run's
   chance (Beta, intra-run correlation `rho`), states one rule, and the
   matcher flags it with its measured sensitivity and specificity."""
@@ -272,7 +272,7 @@ def _stated(rng, arm: str, start: float, end: float, agents: int,
                    rules=rules, present=present,
                    failed={"start": (), "end": ()},
                    entrepreneurs={"start": {}, "end": {}},
-                   rates={"t": (DID_RATES, "simulated")})
+                   rates={"t": (DID_RATES, "simulated")}, seed=seed)
 
 
 def did_looks(seed: int, normative: tuple[float, float],
@@ -284,11 +284,11 @@ def did_looks(seed: int, normative: tuple[float, float],
   held, stops = 0, []
   for _ in range(DID_SIMS):
     runs = {"normative": [SimpleNamespace(stated=_stated(
-                rng, "normative", *normative, agents, rho))
-                          for _ in range(DID_DESIGN.most)],
+                rng, "normative", *normative, agents, rho, s))
+                          for s in range(DID_DESIGN.most)],
             "baseline": [SimpleNamespace(stated=_stated(
-                rng, "baseline", *baseline, agents, rho))
-                         for _ in range(DID_DESIGN.most)]}
+                rng, "baseline", *baseline, agents, rho, s))
+                         for s in range(DID_DESIGN.most)]}
     stop = DID_DESIGN.most + 1
     for n in range(DID_DESIGN.first, DID_DESIGN.most + 1):
       verdict = stated_report.did_finding(

@@ -6,6 +6,7 @@ present/stated_report.py), on hand-built runs with a stated_belief.csv
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -14,7 +15,8 @@ import crsec_concordia
 from crsec_concordia.embedding import shared_embedder
 from crsec_concordia.metrics.measure import aggregate, run_metrics
 from crsec_concordia.metrics.measure.stated_shares import DID
-from crsec_concordia.metrics.present import findings, report
+from crsec_concordia.metrics.present import findings, report, stated_report
+from crsec_concordia.metrics.present.sequential import Design
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import METRICS, SUMMARY_JSON
 from tests import stated_fixtures as sf
@@ -139,12 +141,33 @@ def test_the_emerge_finding_reads_the_did_beside_its_own_rule(gained):
   _, cm = gained
   emerge = findings.decide_findings(cm.runs)[0]
   assert emerge["finding"].startswith("Target norms emerge")
-  # Every target gained: the DiD holds for each. One seed pair is too few
-  # for a verdict, but the rule's reading is kept.
-  assert emerge["did_verdict"] == "cannot tell"
-  assert emerge["did_reading"] == "holds"
+  # One seed pair: no t bound, so no reading either way; the numbers say it.
+  assert emerge["did_verdict"] == emerge["did_reading"] == "cannot tell"
   assert f"{sf.TARGET}: +100 pts" in emerge["did_numbers"]
-  assert "lies above 0" in emerge["did_rule"]
+  assert "shown > 0" in emerge["did_rule"]
+
+
+def _did(normative, baseline, seeds=(1, 2, 3)):
+  runs = {"normative": [SimpleNamespace(stated=sf.flags_run(
+              "normative", s, *normative)) for s in seeds],
+          "baseline": [SimpleNamespace(stated=sf.flags_run(
+              "baseline", s, *baseline)) for s in seeds]}
+  return stated_report.did_finding(runs, Design.fixed(len(seeds)))
+
+
+def test_the_did_reading_on_three_seeds():
+  nobody, everybody = [False] * 8, [True] * 8
+  assert _did((nobody, everybody), (nobody, nobody))["did_verdict"] == (
+      "holds")
+  assert _did((everybody, everybody), (everybody, everybody))[
+      "did_verdict"] == "cannot tell"
+  assert _did((nobody, nobody), (nobody, everybody))["did_verdict"] == (
+      "does not hold")
+  one_arm = stated_report.did_finding(
+      {"normative": [SimpleNamespace(stated=sf.flags_run(
+          "normative", 1, nobody, everybody))]}, Design.fixed(3))
+  assert one_arm["did_verdict"] == "cannot tell"
+  assert one_arm["did_numbers"] == "only the normative arm asked"
 
 
 def test_load_run_returns_the_stated_rules_and_shares(gained):

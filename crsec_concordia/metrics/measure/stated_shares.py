@@ -66,6 +66,7 @@ class StatedRun:
   failed: Mapping[str, tuple[str, ...]]        # phase -> agents (any role)
   entrepreneurs: Mapping[str, Mapping[str, tuple[str, ...] | None]]
   rates: Mapping[str, tuple[Rates | None, str]]
+  seed: int | None = None
 
 
 def stated_run(run: Run, matcher: NormMatcher) -> StatedRun:
@@ -92,7 +93,8 @@ def stated_run(run: Run, matcher: NormMatcher) -> StatedRun:
                     if roles.get(a) == ENTREPRENEUR}
   return StatedRun(arm=run.arm, asked=asked, agents=agents, flags=flags,
                    rules=rules, present=present, failed=failed,
-                   entrepreneurs=apart, rates=matcher_rates(matcher))
+                   entrepreneurs=apart, rates=matcher_rates(matcher),
+                   seed=run.seed)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -355,3 +357,4 @@ def rule_rows(run: Run, matcher: NormMatcher | None) -> pd.DataFrame:
        tuple(sorted(meant[r])) if ok else ())
       for r, ok in zip(frame["rule"], said)])
   return frame[[*STATED_COLUMNS, "targets"]]
+

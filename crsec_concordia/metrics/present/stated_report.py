@@ -20,8 +20,9 @@ import pandas as pd
 
 from crsec_concordia.interviews.stated_table import PHASES, START
 from crsec_concordia.metrics.classifiers.correction import CONFIDENCE
-from crsec_concordia.metrics.measure import stated_shares
+from crsec_concordia.metrics.measure import stated_seeds, stated_shares
 from crsec_concordia.metrics.measure.stated_shares import DID, NOT_ASKED, POOLED
+from crsec_concordia.metrics.present import sequential
 from crsec_concordia.metrics.present.sequential import Design
 from crsec_concordia.metrics.present.templating import Lines
 
@@ -145,18 +146,19 @@ def stated_section(block: Mapping[str, Any] | None, texts: Mapping[str, str]
 def did_finding(runs: Mapping[str, Sequence[Any]], design: Design
                 ) -> dict[str, Any]:
   """The finding "target norms emerge" read on the DiD, for
-  findings._emerge: holds when every target's DiD interval lies above 0,
-  does not hold when one's lies below; the interval's confidence is 1 -
-  the look's level (95% at a plain compare), so each side errs at most
-  level / 2 at a look, and over the looks of --until-decided at most
-  ALPHA / 2 by the union bound."""
+  findings._emerge, by the findings' own sequential rule: per target, the
+  seeds' differences (stated_seeds.py) shown > 0 by the one-sided t bound
+  at the look's level (spread floored at the sampling one), and the pooled
+  bootstrap interval at the same level above 0 (it carries the matcher's
+  uncertainty, as _share_part's does); holds when every target's is,
+  does not hold when one target's is shown < 0 both ways."""
   by_arm = {arm: [m.stated for m in ms if m.stated is not None]
             for arm, ms in runs.items()}
-  rule = ("per target, (normative end - start) - (baseline end - start) "
-          "of the corrected stated-belief shares: holds when every "
-          "target's interval at confidence 1 - the look's level (95% at a "
-          "plain compare) lies above 0, does not hold when one's lies "
-          "below 0")
+  rule = ("per target and seed, (normative end - start) - (baseline end - "
+          "start) of the stated-belief shares (corrected at the matcher's "
+          "point figures): holds when every target's mean is shown > 0 at "
+          "the look's level and its pooled corrected interval at that level "
+          "lies above 0, does not hold when one's is shown < 0 both ways")
   level = design.level(len(runs.get("normative", [])))
   asked = {arm for arm, rs in by_arm.items() if any(r.asked for r in rs)}
   out = {"did_rule": rule, "did_verdict": UNSURE_DID}
@@ -164,16 +166,25 @@ def did_finding(runs: Mapping[str, Sequence[Any]], design: Design
     out["did_numbers"] = (NOT_ASKED if not asked else
                           f"only the {', '.join(sorted(asked))} arm asked")
     return out
-  shown, at_look = stated_shares.differences_at(
-      by_arm, (CONFIDENCE, 1.0 - level))
-  if not level:  # No look at this many seeds: nothing is decided.
-    at_look = {}
+  shown, pooled = stated_shares.differences_at(
+      by_arm, (CONFIDENCE, 1.0 - 2 * level if level else CONFIDENCE))
   out["did_numbers"] = "; ".join(f"{tid}: {show_difference(d.get(DID))}"
                                  for tid, d in shown.items())
-  dids = [d.get(DID) or {} for d in at_look.values()]
-  if dids and all(d.get("low") is not None for d in dids):
-    if all(d["low"] > 0 for d in dids):
-      out["did_verdict"] = HOLDS_DID
-    elif any(d["high"] < 0 for d in dids):
-      out["did_verdict"] = FAILS_DID
+  if not level:  # No look at this many seeds: nothing is decided.
+    return out
+  above, below = [], []
+  for tid, d in pooled.items():
+    values, floor = stated_seeds.seed_differences(by_arm, tid)
+    interval = d.get(DID) or {}
+    if values.size < 2 or interval.get("low") is None:
+      above.append(False)
+      below.append(False)
+      continue
+    up, down = sequential.mean_rule(values, 0.0, floor, level)
+    above.append(bool(up) and interval["low"] > 0)
+    below.append(bool(down) and interval["high"] < 0)
+  if above and all(above):
+    out["did_verdict"] = HOLDS_DID
+  elif any(below):
+    out["did_verdict"] = FAILS_DID
   return out
