@@ -35,8 +35,10 @@ from crsec_concordia.errors import MissingExtra, UserError
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
                                               read_interviews)
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure import places, run_metrics, say_hold_do
-from crsec_concordia.metrics.present import tables
+from crsec_concordia.interviews.stated_table import STATED_COLUMNS
+from crsec_concordia.metrics.measure import (places, run_metrics, say_hold_do,
+                                             stated_shares)
+from crsec_concordia.metrics.present import stated_report, tables
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import COMPARE_JSON, RUN_JSON, SWEEP_JSON
 
@@ -48,6 +50,8 @@ RUNS = [*IDENTITY, "status", "completed_steps", "max_steps", "agents",
 ADOPTION = [*IDENTITY, *places.ADOPTION_COLUMNS]
 INTERVIEWS = [*IDENTITY, "questionnaire", *INTERVIEW_COLUMNS]
 SAY_HOLD_DO = [*IDENTITY, *say_hold_do.COLUMNS]
+STATED = [*IDENTITY, *STATED_COLUMNS, "targets"]
+STATED_SHARES = [*IDENTITY, *stated_report.STATED_COLUMNS_OUT]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +81,13 @@ class RunData:
            `entrepreneur` (docs/metrics.md, "Say, hold, do"); SAY is "not
            asked" in a run without stated_belief.csv; empty with
            `metrics=False`
+  stated   one row per rule each agent stated at the start and the end
+           (RUN_DIR/stated_belief.csv), with the `targets` it means (None
+           with `metrics=False`); empty for runs that asked nobody
+  stated_shares per run, target, phase and arm: the stated-belief share
+           (raw and corrected, 95% interval), each arm's change and the
+           start held mark (docs/metrics.md, "Stated belief"); no rows for
+           a run that asked nobody (not asked, not zero)
 
   `run` names a run uniquely within what was loaded: "normative seed 3"
   in a run or compare directory, the sweep's run id in a sweep;
@@ -91,6 +102,10 @@ class RunData:
       default_factory=lambda: pd.DataFrame(columns=INTERVIEWS))
   say_hold_do: pd.DataFrame = dataclasses.field(
       default_factory=lambda: pd.DataFrame(columns=SAY_HOLD_DO))
+  stated: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=STATED))
+  stated_shares: pd.DataFrame = dataclasses.field(
+      default_factory=lambda: pd.DataFrame(columns=STATED_SHARES))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,23 +172,27 @@ def _events(run: reading.Run, identity: dict[str, Any]
 
 
 def _metrics(run: reading.Run, identity: dict[str, Any],
-             embedder: SentenceEmbedder | None
-             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-  """(the long metrics, adoption per place and group, say-hold-do) of a
-  run."""
+             embedder: SentenceEmbedder | None) -> list[pd.DataFrame]:
+  """[the long metrics, adoption per place and group, stated rules, stated
+  shares, say-hold-do] of a run."""
   embedder = user_embedder.used_by_run(run.run, embedder, fix="pass embedder=")
-  matcher = (NormMatcher(run.targets, behaviours=run.behaviours,
-                         embedder=embedder) if embedder is not None else None)
   try:
+    matcher = NormMatcher(run.targets, behaviours=run.behaviours,
+                          embedder=embedder)
     computed = run_metrics.compute(run, matcher)
+    stated = stated_shares.rule_rows(run, matcher)
   except MissingExtra as e:  # The run used the default embedder.
     raise UserError(f"{run.path} was run with the default embedder: {e}, or "
                     "pass embedder= (your text -> vector function), or "
                     "metrics=False for the files alone") from None
   long = tables.long_form(computed)
-  return (_with_identity(long, identity)[METRIC_COLUMNS],
+  shares = stated_report.stated_table_rows(
+      computed.summary.get("stated_belief") or {})
+  return [_with_identity(long, identity)[METRIC_COLUMNS],
           _with_identity(computed.places, identity)[ADOPTION],
-          _with_identity(computed.say_hold_do, identity)[SAY_HOLD_DO])
+          _with_identity(stated, identity)[STATED],
+          _with_identity(shares, identity)[STATED_SHARES],
+          _with_identity(computed.say_hold_do, identity)[SAY_HOLD_DO]]
 
 
 def _stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
@@ -196,7 +215,8 @@ def load_run(path: str | Path, *, metrics: bool = True,
   `path` is none of the three, or a run's embedder cannot be imported.
   """
   path = Path(path)
-  rows, events, long, adoption, asked, shd = [], {}, [], [], [], []
+  rows, events, asked = [], {}, []
+  long, adoption, stated, shares, shd = [], [], [], [], []
   for at in _locate(path):
     run = reading.read_run(at.path)
     identity = _identity(run, at)
@@ -205,14 +225,17 @@ def load_run(path: str | Path, *, metrics: bool = True,
     for kind, frame in _events(run, identity).items():
       events.setdefault(kind, []).append(frame)
     if metrics:
-      measured, by_place, said = _metrics(run, identity, embedder)
-      long.append(measured)
-      adoption.append(by_place)
-      shd.append(said)
+      for into, frame in zip((long, adoption, stated, shares, shd),
+                             _metrics(run, identity, embedder)):
+        into.append(frame)
+    else:
+      stated.append(_with_identity(stated_shares.rule_rows(run, None),
+                                   identity)[STATED])
   return RunData(
       runs=pd.DataFrame(rows, columns=RUNS),
       events={kind: _stack(frames, IDENTITY)
               for kind, frames in sorted(events.items())},
       metrics=_stack(long, METRIC_COLUMNS), adoption=_stack(adoption, ADOPTION),
-      interviews=_stack(asked, INTERVIEWS),
+      interviews=_stack(asked, INTERVIEWS), stated=_stack(stated, STATED),
+      stated_shares=_stack(shares, STATED_SHARES),
       say_hold_do=_stack(shd, SAY_HOLD_DO))

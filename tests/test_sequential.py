@@ -16,13 +16,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from crsec_concordia.metrics.present import finding_rules as rules
-from crsec_concordia.metrics.present import sequential
+from crsec_concordia.metrics.classifiers.correction import Rates
+from crsec_concordia.metrics.measure.stated_shares import StatedRun
+from crsec_concordia.metrics.present import sequential, stated_report
 from crsec_concordia.metrics.present.sequential import Design
 
 DESIGN = Design(first=3, most=10)
@@ -237,3 +240,76 @@ def test_a_finding_of_parts_needs_what_its_open_parts_need():
       falling, below=True)]) == (False, True, None)
   assert sequential.combine([held, held]) == (True, False, None)
   assert sequential.combine([]) == (False, False, None)
+
+
+# -- the emerge finding read on the difference in differences --------------
+# (present/stated_report.did_finding): a bootstrap per compare, so fewer
+# compares are simulated than for the vectorised rules above.
+
+DID_SIMS = 200
+DID_DESIGN = Design(first=3, most=6)
+# The matcher's measured error on the shipped café target (test half).
+DID_RATES = Rates(tp=24, fp=12, fn=0, tn=82)
+
+
+def _stated(rng, arm: str, start: float, end: float, agents: int,
+            rho: float, seed: int) -> StatedRun:
+  """One run's stated flags: each agent holds the target with the run's
+  chance (Beta, intra-run correlation `rho`), states one rule, and the
+  matcher flags it with its measured sensitivity and specificity."""
+  k = 1 / rho - 1
+  flags, rules, present = {}, {}, {}
+  for phase, mean in (("start", start), ("end", end)):
+    chance = rng.beta(mean * k, (1 - mean) * k)
+    holds = rng.random(agents) < chance
+    flagged = np.where(holds, rng.random(agents) < DID_RATES.sensitivity,
+                       rng.random(agents) > DID_RATES.specificity)
+    flags[phase] = {"t": flagged}
+    rules[phase] = np.ones(agents, dtype=int)
+    present[phase] = np.ones(agents, dtype=bool)
+  return StatedRun(arm=arm, asked=("start", "end"),
+                   agents=tuple(f"a{i}" for i in range(agents)), flags=flags,
+                   rules=rules, present=present,
+                   failed={"start": (), "end": ()},
+                   entrepreneurs={"start": {}, "end": {}},
+                   rates={"t": (DID_RATES, "simulated")}, seed=seed)
+
+
+def did_looks(seed: int, normative: tuple[float, float],
+              baseline: tuple[float, float], agents: int = 8,
+              rho: float = 0.1) -> tuple[float, float]:
+  """(share of compares the DiD reading ever says holds at a look, median
+  seeds at the stop: most + 1 when never decided)."""
+  rng = np.random.default_rng(seed)
+  held, stops = 0, []
+  for _ in range(DID_SIMS):
+    runs = {"normative": [SimpleNamespace(stated=_stated(
+                rng, "normative", *normative, agents, rho, s))
+                          for s in range(DID_DESIGN.most)],
+            "baseline": [SimpleNamespace(stated=_stated(
+                rng, "baseline", *baseline, agents, rho, s))
+                         for s in range(DID_DESIGN.most)]}
+    stop = DID_DESIGN.most + 1
+    for n in range(DID_DESIGN.first, DID_DESIGN.most + 1):
+      verdict = stated_report.did_finding(
+          {arm: ms[:n] for arm, ms in runs.items()},
+          DID_DESIGN)["did_verdict"]
+      if verdict != "cannot tell":
+        held += verdict == "holds"
+        stop = n
+        break
+    stops.append(stop)
+  return held / DID_SIMS, float(np.median(stops))
+
+
+@pytest.mark.parametrize("start,end", [(0.3, 0.3), (0.2, 0.7)])
+def test_did_reading_keeps_its_error_with_no_true_effect(start, end):
+  """Both arms change alike (or not at all): "holds" at most 5% of the
+  time over the looks, plus two standard errors of the simulated share."""
+  share, _ = did_looks(7, (start, end), (start, end))
+  assert share <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / DID_SIMS)
+
+
+def test_did_reading_stops_at_once_on_a_large_effect():
+  share, median = did_looks(8, (0.1, 0.9), (0.1, 0.1))
+  assert share >= 0.9 and median == DID_DESIGN.first

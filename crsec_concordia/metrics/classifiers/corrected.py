@@ -35,7 +35,6 @@ from crsec_concordia.metrics.classifiers import judge_quality, referee_quality
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.reading import Run
-from crsec_concordia.scenarios import TargetNorm
 
 MEASURES = ("belief", "behaviour")
 SUFFIXES = ("corrected", "corrected_low", "corrected_high")
@@ -46,31 +45,37 @@ def columns_of(measure: str, target_id: str) -> tuple[str, str, str]:
   return tuple(f"{measure}_{s}.{target_id}" for s in SUFFIXES)  # type: ignore[return-value]
 
 
-def matcher_rates(target: TargetNorm, matcher: NormMatcher,
-                  figures: dict[str, Any] | None
-                  ) -> tuple[correction.Rates | None, str]:
-  """The matcher's measured error on `target` (rates or None, and where
-  they come from or why not): whatever it reads, a held norm or a stated
-  rule. `figures`: measured.figures_for(matcher.embedder)."""
-  if matcher.judge is not None:  # The judge's model decides.
-    return judge_quality.rates(target, matcher.rule.name, matcher.judge_floor,
-                               getattr(matcher.judge, "identity", None))
-  rates = measured.rates(target, matcher.rule.name, SPLIT, figures)
-  note = (rates.source if rates else
-          "matcher error not measured for this rule or wording: "
-          "belief not corrected")
-  if not figures and matcher.embedder is not None:
-    note = measured.not_calibrated_note(
-        embedding.identity_for(matcher.embedder).name)
-  return rates, note
+def matcher_rates(matcher: NormMatcher
+                  ) -> dict[str, tuple[correction.Rates | None, str]]:
+  """{target id: (the matcher's rates or None, where they come from / why
+  not)}: the error of reading a norm's text as a target, whoever holds or
+  states it (held belief here, stated belief in stated_shares.py)."""
+  out: dict[str, tuple[correction.Rates | None, str]] = {}
+  # Only the error measured with the matcher's own embedder corrects it.
+  figures = measured.figures_for(matcher.embedder)
+  for t in matcher.targets:
+    belief: correction.Rates | None = None
+    if matcher.judge is None:
+      belief = measured.rates(t, matcher.rule.name, SPLIT, figures)
+      belief_note = (belief.source if belief else
+                     "matcher error not measured for this rule or wording: "
+                     "belief not corrected")
+      if not figures and matcher.embedder is not None:
+        belief_note = measured.not_calibrated_note(
+            embedding.identity_for(matcher.embedder).name)
+    else:  # The judge's model decides: its calibration's counts.
+      belief, belief_note = judge_quality.rates(
+          t, matcher.rule.name, matcher.judge_floor,
+          getattr(matcher.judge, "identity", None))
+    out[t.id] = (belief, belief_note)
+  return out
 
 
 def measured_rates(run: Run, matcher: NormMatcher
                    ) -> dict[str, dict[str, tuple[correction.Rates | None, str]]]:
   """{target id: {measure: (rates or None, where they come from / why not)}}."""
   out: dict[str, dict[str, tuple[correction.Rates | None, str]]] = {}
-  # Only the error measured with the matcher's own embedder corrects it.
-  figures = measured.figures_for(matcher.embedder)
+  reading_error = matcher_rates(matcher)
   # The gate the run's referee applied (one for the whole run).
   floor = referee_quality.run_tag_floor(run.records)
   deed = referee_quality.run_tag_deed(run.records)
@@ -84,7 +89,7 @@ def measured_rates(run: Run, matcher: NormMatcher
   ran_with = None if embedder_identity.is_measured_default(ran_with) else (
       ran_with)
   for t in matcher.targets:
-    belief, belief_note = matcher_rates(t, matcher, figures)
+    belief, belief_note = reading_error[t.id]
     if not run.has_norms:
       belief, belief_note = None, "no norm databases (baseline): no belief"
     referee = referee_quality.rates(

@@ -125,9 +125,13 @@ def _agent_rates(se: np.ndarray, sp: np.ndarray, k: np.ndarray
   return np.where(k > 0, hit, 0.0), np.where(k > 0, false, 0.0)
 
 
-def _corrected(flags: np.ndarray, k: np.ndarray, se: np.ndarray,
-               sp: np.ndarray) -> np.ndarray:
+def corrected_share(flags: np.ndarray, k: np.ndarray, se: np.ndarray,
+                    sp: np.ndarray, present: np.ndarray | None = None
+                    ) -> np.ndarray:
   """Corrected share for agents along the last axis; se, sp broadcast.
+  `present` (same shape as `flags`) marks the agents that count, where
+  samples of unequal size are padded (padding has k = 0 and is never
+  flagged); a sample with nobody present has no share (NaN).
 
   Rogan-Gladen over the agents that hold any norm (k > 0), then scaled to
   all agents: an agent with none is a known non-holder, never flagged.
@@ -144,13 +148,19 @@ def _corrected(flags: np.ndarray, k: np.ndarray, se: np.ndarray,
     mean_false = np.where(some, false, 0.0).sum(-1) / count
     denominator = mean_hit - mean_false
     p = (raw - mean_false) / denominator
-  share = np.clip(p, 0.0, 1.0) * count / some.shape[-1]
-  return np.where(count == 0, 0.0,
-                  np.where(denominator > 0, share, np.nan))
+  if present is None:
+    share = np.clip(p, 0.0, 1.0) * count / some.shape[-1]
+    return np.where(count == 0, 0.0,
+                    np.where(denominator > 0, share, np.nan))
+  total = np.broadcast_to(present, hit.shape).sum(-1)
+  with np.errstate(divide="ignore", invalid="ignore"):
+    share = np.clip(p, 0.0, 1.0) * count / total
+  return np.where(total == 0, np.nan, np.where(
+      count == 0, 0.0, np.where(denominator > 0, share, np.nan)))
 
 
-def _unanimous_draws(f: np.ndarray, flags: np.ndarray, k: np.ndarray,
-                     kk: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def unanimous_draws(f: np.ndarray, flags: np.ndarray, k: np.ndarray,
+                    kk: np.ndarray, rng: np.random.Generator) -> np.ndarray:
   """The resampled flags, or, when every agent that could be flagged was
   flagged alike (none, or all), flags drawn afresh.
 
@@ -200,7 +210,7 @@ def estimate(flags: Sequence[Sequence[bool]] | np.ndarray,
   else:
     pick = rng.integers(0, agents, size=(draws, agents))
     f, kk = flags[0][pick], k[0][pick]
-  f = _unanimous_draws(f, flags, k, kk, rng)
+  f = unanimous_draws(f, flags, k, kk, rng)
   tail = (1.0 - confidence) / 2 * 100
   # The bootstrap's spread of a mean of n units is (n-1)/n of the
   # variance's unbiased estimate, so with a few runs the intervals fall
@@ -216,9 +226,10 @@ def estimate(flags: Sequence[Sequence[bool]] | np.ndarray,
     return Estimate(raw, float(raw_low), float(raw_high), math.nan, math.nan,
                     math.nan, agents=runs * agents, runs=runs)
   se, sp = rates.draw(rng, draws)
-  point = _corrected(flags.reshape(-1), k.reshape(-1),
-                     np.asarray(rates.sensitivity), np.asarray(rates.specificity))
-  corrected = _corrected(f, kk, se, sp)
+  point = corrected_share(flags.reshape(-1), k.reshape(-1),
+                          np.asarray(rates.sensitivity),
+                          np.asarray(rates.specificity))
+  corrected = corrected_share(f, kk, se, sp)
   corrected = corrected[np.isfinite(corrected)]
   if np.isfinite(point):
     corrected = np.clip(point + stretch * (corrected - point), 0.0, 1.0)

@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure import run_metrics
+from crsec_concordia.metrics.measure import run_metrics, stated_shares
 from crsec_concordia.metrics.measure import say_hold_do, say_hold_table
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import ARMS
@@ -209,6 +209,9 @@ def aggregate_runs(path: Path, run_dirs: dict[str, list[Path]],
       "arms": arms_out,
       "effects": effects,
       "failed": manifest.get("failed", []),
+      "stated_belief": stated_shares.stated_block(
+          {arm: [m.stated for m in ms if m.stated is not None]
+           for arm, ms in runs.items()}),
   }
   if any(say_hold_do.asked(m.run) for ms in runs.values() for m in ms):
     # Only when a run asked its agents their rules: per arm, runs pooled.

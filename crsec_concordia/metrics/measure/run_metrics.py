@@ -33,6 +33,7 @@ from crsec_concordia.metrics.measure import activity, adoption, diffusion, ties
 from crsec_concordia.metrics.measure import by_model, interventions
 from crsec_concordia.metrics.measure import emergent, places, timeline, usage
 from crsec_concordia.metrics.measure import say_hold_do, say_hold_table
+from crsec_concordia.metrics.measure import stated_shares
 from crsec_concordia.rundir.format import ACTION, FAILURE, INTERVENTION
 from crsec_concordia.rundir.reading import Run
 from crsec_concordia.scenarios import TargetNorm
@@ -68,6 +69,9 @@ class RunMetrics:
   # Say, hold, do per agent and target (say_hold_do.COLUMNS).
   say_hold_do: pd.DataFrame = dataclasses.field(
       default_factory=lambda: pd.DataFrame(columns=say_hold_do.COLUMNS))
+  # The rules the agents stated at the start and the end, read by the
+  # matcher (stated_shares.py); None when not measured.
+  stated: stated_shares.StatedRun | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,9 +129,14 @@ def compute(run: Run, matcher: NormMatcher | None = None) -> RunMetrics:
     # Only when the run asked its agents their rules: a run without keeps
     # the summary it had.
     summary["say_hold_do"] = say_hold_table.block([agents])
+  stated = stated_shares.stated_run(run, matcher)
+  if stated.asked:
+    # Only where the agents were asked: a run without keeps its summary.
+    summary["stated_belief"] = json_safe(
+        stated_shares.stated_block({run.arm: [stated]}))
   return RunMetrics(
       run=run, per_step=per_step, per_hour=_per_hour(per_step),
-      summary=summary, places=by_place, say_hold_do=agents,
+      summary=summary, places=by_place, say_hold_do=agents, stated=stated,
       rates=rates, agent_flags={
           "belief": measured.beliefs["flags"],
           "behaviour": measured.behaviours.get("flags", {}),

@@ -35,7 +35,6 @@ import pandas as pd
 
 from crsec_concordia.interviews.stated_table import END
 from crsec_concordia.metrics.classifiers import correction, corrected
-from crsec_concordia.metrics.classifiers import measured
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.metrics.measure.stated import stated_targets
 from crsec_concordia.rundir import reading
@@ -140,11 +139,11 @@ def reader_errors(run: Run, matcher: NormMatcher,
   """{target id: {"say"|"hold"|"do": (rates or None, note)}}: the matcher
   reads SAY and HOLD, the referee DO. `rates`: corrected.measured_rates's,
   when already had."""
-  figures = measured.figures_for(matcher.embedder)
   run_rates = rates or corrected.measured_rates(run, matcher)
+  reading_error = corrected.matcher_rates(matcher)
   out = {}
   for t in matcher.targets:
-    said = corrected.matcher_rates(t, matcher, figures)
+    said = reading_error[t.id]
     held = said if run.has_norms else (None, "no norm memory in this run")
     out[t.id] = {"say": said, "hold": held,
                  "do": run_rates[t.id]["behaviour"]}

@@ -38,7 +38,7 @@ from crsec_concordia.metrics.classifiers import corrected, correction
 from crsec_concordia.metrics.classifiers.correction import Estimate
 from crsec_concordia.metrics.measure import run_metrics
 from crsec_concordia.metrics.present import finding_rules as rules
-from crsec_concordia.metrics.present import sequential
+from crsec_concordia.metrics.present import sequential, stated_report
 from crsec_concordia.metrics.present.sequential import Design, Part
 
 MIN_SEEDS = sequential.FIRST
@@ -149,7 +149,9 @@ def _emerge(runs: Runs, design: Design) -> dict[str, Any]:
                                for t in targets) + _end(n),
           "rule": "per target, the seeds' final belief shares: holds when "
                   "every target's mean is shown >= 50%, does not hold when "
-                  "one is shown below"}
+                  "one is shown below",
+          # Beside it, net of the start and of the baseline: did_*.
+          **stated_report.did_finding(runs, design)}
 
 
 def _injunctive(runs: Runs, design: Design) -> dict[str, Any]:
@@ -353,6 +355,8 @@ def decide_findings(runs: Runs, design: Design | None = None
       # the numbers point, but they are too few for the design's first look.
       f["reading"] = f["verdict"]
       f["verdict"] = UNSURE
+      if "did_verdict" in f:
+        f["did_reading"], f["did_verdict"] = f["did_verdict"], UNSURE
       f["numbers"] = (f"{f['numbers']} (cannot tell: {guard}; the rule on "
                       f"these runs alone: {f['reading']})")
     if f["verdict"] != UNSURE:

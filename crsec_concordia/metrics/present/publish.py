@@ -258,6 +258,10 @@ def _group_markdown(g: RunGroup, decided: list[dict[str, Any]],
   for f in decided:
     lines.append(f"| {_md_escape(f['finding'])} | **{f['verdict']}** | "
                  f"{_md_escape(f['numbers'])} | {_md_escape(f['rule'])} |")
+    if "did_verdict" in f:  # The same finding, net of the start.
+      lines.append(f"| ... net of the start (stated belief) | "
+                   f"**{f['did_verdict']}** | {_md_escape(f['did_numbers'])}"
+                   f" | {_md_escape(f['did_rule'])} |")
   lines += _error_markdown(list(errors))
   lines += _uncorrected_markdown(raw)
   lines += ["", "### Cost", "",

@@ -25,7 +25,8 @@ from crsec_concordia.metrics.measure import aggregate, run_metrics
 from crsec_concordia.metrics.measure import interventions
 from crsec_concordia.metrics.measure.aggregate import MatcherFactory
 from crsec_concordia.metrics.present import (figures, questionnaire,
-                                             say_hold_report, tables,
+                                             say_hold_report,
+                                             stated_report, tables,
                                              town_report)
 from crsec_concordia.metrics.present.gate_lines import gate_lines
 from crsec_concordia.metrics.present.templating import (Cell, Lines, Page,
@@ -196,6 +197,8 @@ def _run_sections(page: Page, m: run_metrics.RunMetrics) -> dict[str, Any]:
       "matcher": summary["matcher"],
       "places": town_report.section(page, [m]),
       "say_hold_do": say_hold_report.run_section(m),
+      "stated": stated_report.stated_section(summary.get("stated_belief"), {
+          t.id: t.text for t in targets}),
       "figures": {
           "adoption": page.figure(
               "adoption", figures.adoption(m.per_step, targets, clock,
@@ -389,6 +392,8 @@ def compare_report(compare_dir: str | Path, out_dir: str | Path | None = None,
                 for e in m.summary["emergent_norms"]],
       places=town_report.section(page, normative),
       say_hold_do=say_hold_report.compare_section(summary, targets),
+      stated=stated_report.stated_section(summary.get("stated_belief"), {
+          t.id: t.text for t in targets}),
       runs=runs, questionnaire=page.link(qdir / "index.html",
                                          "Human evaluation kit"))
   return Report(index=index, figures=page.figures, questionnaire=qdir)

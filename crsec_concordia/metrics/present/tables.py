@@ -35,6 +35,9 @@ from crsec_concordia.errors import MissingExtra, require
 from crsec_concordia.metrics.measure import aggregate, run_metrics
 from crsec_concordia.metrics.measure import say_hold_do
 from crsec_concordia.metrics.present.csv_cells import safe_frame
+from crsec_concordia.metrics.present.stated_report import (COMPARE_STATED_CSV,
+                                                           STATED_CSV)
+from crsec_concordia.metrics.present.stated_report import stated_table_rows
 from crsec_concordia.rundir.format import METRICS, PER_STEP_CSV, SUMMARY_JSON
 
 # The events' table in a run's metrics directory.
@@ -183,6 +186,9 @@ def write_run(metrics: run_metrics.RunMetrics,
     write_table(pd.DataFrame(rows), out, name)  # diffusion_tree, by_distance
   if "say_hold_do" in metrics.summary:  # The run asked its agents.
     write_table(say_hold_do_rows([metrics]), out, say_hold_do.SHD_TABLE)
+  if metrics.summary.get("stated_belief"):  # The agents were asked.
+    write_table(stated_table_rows(metrics.summary["stated_belief"]), out,
+                STATED_CSV)
   (out / SUMMARY_JSON).write_text(
       json.dumps(run_metrics.json_safe(metrics.summary), indent=2,
                  ensure_ascii=False), encoding="utf-8")
@@ -231,6 +237,9 @@ def write_compare(metrics: aggregate.CompareMetrics,
   safe_frame(pd.DataFrame(rows, columns=[
       "group", "metric", "n", "mean", "ci_low", "ci_high"])).to_csv(
           out / COMPARE_SUMMARY_CSV, index=False)
+  if (metrics.summary.get("stated_belief") or {}).get("asked"):
+    write_table(stated_table_rows(metrics.summary["stated_belief"]), out,
+                COMPARE_STATED_CSV)
   runs = [m for ms in metrics.runs.values() for m in ms]
   if "say_hold_do" in metrics.summary:  # Some run asked its agents.
     write_table(say_hold_do_rows(runs), out, say_hold_do.SHD_TABLE)
