@@ -36,7 +36,7 @@ import pandas as pd
 from crsec_concordia.interviews.stated_table import END
 from crsec_concordia.metrics.classifiers import correction, corrected
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure.stated import stated_targets
+from crsec_concordia.metrics.measure.stated import ENTREPRENEUR, stated_targets
 from crsec_concordia.rundir import reading
 from crsec_concordia.rundir.format import ACTION, STATED_BELIEF_CSV
 from crsec_concordia.rundir.reading import Run
@@ -52,7 +52,6 @@ HOLDINGS = (HOLDS, NOT_HELD, NO_MEMORY)
 DEEDS = (COMPLIES, VIOLATES, BOTH, UNTAGGED, NO_OCCASION)
 # The deeds that tell compliance from violation: the gap's denominator.
 TAGGED = (COMPLIES, VIOLATES, BOTH)
-ENTREPRENEUR = "entrepreneur"
 NOT_MEASURED = "not measured"
 # The table's name (.csv, .parquet) in a run's metrics/ and a compare
 # directory, written when the runs asked their agents.

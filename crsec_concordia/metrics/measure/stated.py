@@ -18,6 +18,9 @@ from crsec_concordia.interviews.stated_table import (PHASES, read_stated,
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
 from crsec_concordia.rundir.reading import Run
 
+# The role of a scenario's norm entrepreneurs: the measures of what agents
+# say report them apart.
+ENTREPRENEUR = "entrepreneur"
 # {phase: {agent: ids of the targets it states, or None (its question
 # failed)}}
 StatedTargets = Mapping[str, Mapping[str, frozenset[str] | None]]

@@ -41,10 +41,9 @@ from crsec_concordia.metrics.classifiers import correction
 from crsec_concordia.metrics.classifiers.corrected import matcher_rates
 from crsec_concordia.metrics.classifiers.correction import Estimate, Rates
 from crsec_concordia.metrics.classifiers.matching import NormMatcher
-from crsec_concordia.metrics.measure.stated import stated_targets
+from crsec_concordia.metrics.measure.stated import ENTREPRENEUR, stated_targets
 from crsec_concordia.rundir.reading import Run
 
-ENTREPRENEUR = "entrepreneur"
 NOT_ASKED = "not asked"
 # The arm that pools both arms' start (whether a target was held at the
 # start), and the DiD's row.
