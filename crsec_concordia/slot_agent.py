@@ -9,10 +9,9 @@ or more of them may wait on the model this time (an entrepreneur's first
 observation: CreateNorm beside IdentifyNorm); then they run at once, on
 this thread and the process's helper threads (threads.run_tasks), so
 their calls still overlap without a pool started for them. The
-components of one hook
-never depend on each other's order (each says so; AgentJournal.note is
-idempotent), so either way gives the same contexts. The measurements:
-docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
+components of one hook never depend on each other's order (each says so;
+AgentJournal.note is idempotent), so either way gives the same contexts.
+The measurements: docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
 
 Its measurements (what its components log) keep the last few data of each
 channel: Concordia's keep every datum of the run, each act's whole prompt
