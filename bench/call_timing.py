@@ -2,8 +2,9 @@
 
 The scaling benches ask how much of a slot's wall time the endpoint was
 busy: each request's interval (and its prompt tokens) is recorded by
-wrapping the OpenAI client's `create`, and `busy_time` adds up the time
-at least one request was open and the integral of requests in flight.
+wrapping the model's chat poster (crsec_concordia/models/chat_post.py),
+and `busy_time` adds up the time at least one request was open and the
+integral of requests in flight.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import contextlib
 import threading
 import time
 
-import openai.resources.chat.completions as openai_chat
+from crsec_concordia.models import chat_post
 
 
 class Calls:
@@ -24,27 +25,27 @@ class Calls:
 
   @contextlib.contextmanager
   def installed(self):
-    completions = openai_chat.Completions
-    real = completions.create
+    poster = chat_post.ChatPoster
+    real = poster.post
     calls = self
 
-    def create(self, *args, **kwargs):
+    def post(self, *args, **kwargs):
       start = time.monotonic()
       tokens = 0
       try:
-        response = real(self, *args, **kwargs)
-        usage = getattr(response, "usage", None)
-        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        return response
+        answer = real(self, *args, **kwargs)
+        usage = answer.get("usage") or {}
+        tokens = int(usage.get("prompt_tokens") or 0)
+        return answer
       finally:
         with calls._lock:  # pylint: disable=protected-access
           calls.calls.append((start, time.monotonic(), tokens))
 
-    completions.create = create
+    poster.post = post
     try:
       yield self
     finally:
-      completions.create = real
+      poster.post = real
 
   def __call__(self) -> list[tuple[float, float]]:
     """The requests' intervals so far."""

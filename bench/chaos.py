@@ -99,8 +99,8 @@ class CallLog:
 
   def install(self, model) -> None:
     sample_json = model.sample_json
-    completions = model._client.chat.completions  # pylint: disable=protected-access
-    create = completions.create
+    poster = model._poster  # pylint: disable=protected-access
+    post = poster.post
     log = self
 
     def logged_sample_json(prompt, schema, **kwargs):
@@ -111,15 +111,14 @@ class CallLog:
         call["answer"] = json.loads(json.dumps(answer))
         return answer
 
-    def create_with_id(*args, **kwargs):
+    def post_with_id(body, headers=None):
       call = getattr(log._local, "call", None)  # pylint: disable=protected-access
       if call:
-        kwargs["extra_headers"] = {**(kwargs.get("extra_headers") or {}),
-                                   CALL_HEADER: call}
-      return create(*args, **kwargs)
+        headers = {**(headers or {}), CALL_HEADER: call}
+      return post(body, headers)
 
     model.sample_json = logged_sample_json
-    completions.create = create_with_id
+    poster.post = post_with_id
 
 
 def parsed(text: str) -> Any:

@@ -45,8 +45,10 @@ mean and largest prompt tokens, the peak resident memory and what each
 agent added to it, the share of wall time with a request in flight, the
 most threads at once, and the places that saw conflicts, talks and new
 norms; then `town cost ratio 1000/10 agents: X.XX` (calls or tokens per
-agent-hour, the larger ratio) and `prompt tokens ratio 1000/10 agents:
-X.XX`. `--max-in-flight N` sets the endpoint's bound (default: an
+agent-hour, the larger ratio), `prompt tokens ratio 1000/10 agents:
+X.XX` and per size `town of N: CPU X.X ms per agent-slot, peak threads
+N` (the process's CPU time over the whole run, set-up included: the
+figure to compare between commits on a busy machine). `--max-in-flight N` sets the endpoint's bound (default: an
 OpenAI-compatible endpoint's).
 
   .venv/bin/python bench/society_scaling.py --town          # a few minutes
@@ -508,7 +510,7 @@ def towns(sizes: tuple[int, ...], latency: float, in_flight: int | None,
   finally:
     stop_fake_server(server)
   town_society.print_rows(rows)
-  for line in town_society.ratio_lines(rows):
+  for line in town_society.ratio_lines(rows) + town_society.cpu_lines(rows):
     print(line)
   print(f"bench: {time.monotonic() - began:.0f} s in all")
   return 0

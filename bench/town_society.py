@@ -302,6 +302,20 @@ def ratio_lines(rows: list[dict[str, Any]]) -> list[str]:
           f"prompt tokens ratio {pair}: {prompt:.2f}"]
 
 
+def cpu_ms_per_agent_slot(row: dict[str, Any]) -> float:
+  """The process's CPU time over the whole run (set-up, slots, records),
+  in milliseconds per agent and slot."""
+  return 1000.0 * row["cpu"] / (row["agents"] * row["slots"])
+
+
+def cpu_lines(rows: list[dict[str, Any]]) -> list[str]:
+  """Per town: CPU milliseconds per agent-slot and the most threads alive
+  at once (the figures to compare between commits)."""
+  return [f"town of {r['agents']}: CPU {cpu_ms_per_agent_slot(r):.1f} ms "
+          f"per agent-slot, peak threads {r['peak_threads']} (endpoint "
+          f"in flight {r['max_in_flight']})" for r in rows]
+
+
 def print_rows(rows: list[dict[str, Any]]) -> None:
   print(f"{'agents':>6} {'places':>6} {'wall s':>7} {'set-up':>6} "
         f"{'CPU s':>6} "

@@ -24,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from crsec_concordia.name_patterns import pattern_of
+
 _HEADER = re.compile(r"^\[Day (?P<day>\d+) (?P<clock>\d\d:\d\d) \| step (?P<step>\d+)\] ")
 # The place is the id of one of the scenario's places (indoors or outdoors
 # in a scenario that declares none).
@@ -59,7 +61,7 @@ def says_nothing(actor: str, text: str) -> bool:
   """Whether `text` holds no word but the actor's name (or its first)."""
   rest = text
   for name in (actor, *actor.split()[:1]):
-    rest = re.sub(rf"\b{re.escape(name)}\b", " ", rest, flags=re.I)
+    rest = pattern_of(rf"\b{re.escape(name)}\b", re.I).sub(" ", rest)
   return not _LETTER.search(rest)
 
 

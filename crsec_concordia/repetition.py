@@ -23,6 +23,8 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
+from crsec_concordia.name_patterns import pattern_of
+
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -31,7 +33,7 @@ def words(text: str, names: Iterable[str] = ()) -> list[str]:
   lowered = text.lower()
   parts = {p for n in names for p in (n.lower(), n.lower().split()[0])}
   for part in sorted(parts, key=len, reverse=True):
-    lowered = re.sub(rf"\b{re.escape(part)}\b", " ", lowered)
+    lowered = pattern_of(rf"\b{re.escape(part)}\b").sub(" ", lowered)
   return _WORD.findall(lowered)
 
 

@@ -6,11 +6,12 @@ for hooks that return at once, and in a society that acts at once each
 thread start is a GIL hand-over between the agents and their model calls.
 So a hook runs its components in the agent's thread, in order, unless two
 or more of them may wait on the model this time (an entrepreneur's first
-observation: CreateNorm beside IdentifyNorm); then Concordia's pool runs
-them as before, so their calls still overlap. The components of one hook
-never depend on each other's order (each says so; AgentJournal.note is
-idempotent), so either way gives the same contexts. The measurements:
-docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
+observation: CreateNorm beside IdentifyNorm); then they run at once, on
+this thread and the process's helper threads (threads.run_tasks), so
+their calls still overlap without a pool started for them. The
+components of one hook never depend on each other's order (each says so;
+AgentJournal.note is idempotent), so either way gives the same contexts.
+The measurements: docs/trials/acting-and-planning.md#a-society-that-acts-at-once.
 
 Its measurements (what its components log) keep the last few data of each
 channel: Concordia's keep every datum of the run, each act's whole prompt
@@ -21,12 +22,15 @@ with every slot.
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
 from concordia.agents import entity_agent_with_logging
 from concordia.typing import entity_component
 from concordia.utils import measurements as measurements_lib
+
+from crsec_concordia import threads
 
 
 def waits_on_model(component: Any, hook: str) -> bool:
@@ -66,9 +70,12 @@ class SlotAgent(entity_agent_with_logging.EntityAgentWithLogging):
 
   def _parallel_call_(self, method_name: str, *args, executor=None
                       ) -> entity_component.ComponentContextMapping:
+    del executor  # The process's helpers run them (threads.run_tasks).
     unique = list(dict.fromkeys(self._context_components.values()))
-    if sum(waits_on_model(c, method_name) for c in unique) > 1:
-      return super()._parallel_call_(method_name, *args, executor=executor)
-    results = {id(c): getattr(c, method_name)(*args) for c in unique}
+    parallel = sum(waits_on_model(c, method_name) for c in unique) > 1
+    done = threads.run_tasks(
+        {f"{i:04d}": functools.partial(getattr(c, method_name), *args)
+         for i, c in enumerate(unique)}, parallel=parallel)
+    results = {id(c): done[f"{i:04d}"] for i, c in enumerate(unique)}
     return types.MappingProxyType({
         name: results[id(c)] for name, c in self._context_components.items()})

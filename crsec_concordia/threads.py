@@ -9,6 +9,10 @@ may have in flight, twice over, so that a worker's Python between two
 calls leaves no request slot idle), and the tasks beyond wait in the
 pool's queue. No task here waits on another task of its own pool, so a
 bounded pool cannot deadlock; the results are the same whatever the order.
+The process's threads are then the agents' (KeptThreads, sized by the
+endpoint), the background pool's and the helpers' (`run_tasks`), both of
+a fixed size: bounded by the endpoint's capacity plus a constant, whatever
+the number of agents or places.
 
 KeptThreads keeps its threads from one slot to the next: a pool starts its
 threads one at a time, and each start waits until the new thread runs,
@@ -42,13 +46,87 @@ def workers_for(model: Any) -> int:
 
 def run_tasks(tasks: Mapping[str, Callable[[], _T]], parallel: bool = True,
               workers: int = DEFAULT_WORKERS) -> Mapping[str, _T]:
-  """`concurrency.run_tasks(tasks)` on at most `workers` threads, but a
-  single task (or any, with `parallel` off) runs in this thread: a pool for
-  one task costs a thread start, under the GIL, on a path every agent takes
-  every slot."""
-  if parallel and len(tasks) > 1:
-    return concurrency.run_tasks(tasks, max_workers=max(1, workers))
+  """Runs `tasks` at once on this thread and at most `workers - 1` of the
+  process's HELPERS (`Helpers.run`), or all in this thread when there is
+  one task, `parallel` is off, or no helper is free. The results, by key,
+  are the same either way."""
+  if parallel and len(tasks) > 1 and workers > 1:
+    return _helpers.run(tasks, min(workers, len(tasks)) - 1)
   return {key: task() for key, task in tasks.items()}
+
+
+# The helper threads of the whole process: a bound, not a tuning.
+HELPERS = DEFAULT_WORKERS
+
+
+class Helpers:
+  """Threads that lend a hand to whoever runs tasks, HELPERS in all.
+
+  Concordia's `concurrency.run_tasks` starts a pool for each call: every
+  agent's components that ask the model at once started threads of their
+  own, hundreds in a society of a thousand, each start a hand-over of the
+  GIL. Here the caller borrows the helpers that are free (never waiting for
+  one) and works through the tasks beside them, so the process has at most
+  HELPERS such threads, however many agents call at once, and none waits
+  for a thread: a task that runs tasks of its own borrows in turn, or runs
+  them itself.
+  """
+
+  def __init__(self, size: int):
+    self._free = threading.Semaphore(size)
+    self._pool = futures.ThreadPoolExecutor(max_workers=size,
+                                            thread_name_prefix="Helper")
+
+  def run(self, tasks: Mapping[str, Callable[[], _T]], wanted: int
+          ) -> dict[str, _T]:
+    """Every task's result by key; after a task raises, no task starts
+    and the error of the first such task (by key) is raised once the
+    started ones are done."""
+    waiting = list(reversed(list(tasks)))
+    results: dict[str, _T] = {}
+    errors: dict[str, BaseException] = {}
+    lock = threading.Condition()
+    lent = 0
+
+    def work() -> None:
+      while True:
+        with lock:
+          if errors or not waiting:
+            return
+          key = waiting.pop()
+        try:
+          value = tasks[key]()
+        except BaseException as e:  # pylint: disable=broad-except
+          with lock:
+            errors[key] = e
+        else:
+          with lock:
+            results[key] = value
+
+    def helper() -> None:
+      nonlocal lent
+      try:
+        work()
+      finally:
+        self._free.release()
+        with lock:
+          lent -= 1
+          lock.notify_all()
+
+    while lent < wanted and self._free.acquire(blocking=False):
+      lent += 1
+    for _ in range(lent):
+      self._pool.submit(helper)
+    work()
+    with lock:
+      while lent:
+        lock.wait()
+    if errors:
+      raise errors[min(errors)]
+    return {key: results[key] for key in tasks}
+
+
+_helpers = Helpers(HELPERS)
 
 
 class KeptThreads:

@@ -13,6 +13,8 @@ import re
 
 from concordia.components.game_master import event_resolution as resolution_lib
 
+from crsec_concordia.name_patterns import pattern_of
+
 MAX_ACTION_CHARS = 600
 
 
@@ -29,7 +31,8 @@ def clean_action(putative_event: str, actor: str | None) -> str:
   if text.startswith(resolution_lib.PUTATIVE_EVENT_TAG):
     text = text[len(resolution_lib.PUTATIVE_EVENT_TAG):].strip()
   if actor:
-    text = re.sub(rf"^{re.escape(actor)}(?: \([^()\n]*\))?:\s*", "", text)
+    text = pattern_of(rf"^{re.escape(actor)}(?: \([^()\n]*\))?:\s*").sub(
+        "", text)
   text = re.sub(r"\s+", " ", text)
   return text[:MAX_ACTION_CHARS]
 
@@ -51,5 +54,5 @@ def observed_text(actor: str, action: str, narration: str) -> str:
 def tells_of_actor(actor: str, action: str) -> bool:
   """Whether the action opens with the actor's name (delivered as written)."""
   first = actor.split()[0]
-  return bool(re.match(rf"(?:{re.escape(actor)}|{re.escape(first)})\b",
-                       action))
+  return bool(pattern_of(
+      rf"(?:{re.escape(actor)}|{re.escape(first)})\b").match(action))

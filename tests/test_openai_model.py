@@ -23,6 +23,7 @@ from crsec_concordia.models import (
     OpenAICompatibleModel,
     StructuredOutputError,
 )
+from crsec_concordia.models import chat_post
 from crsec_concordia.models.cache import ResponseCache
 from crsec_concordia.models.wire import is_loopback
 from tests.fake_openai import FakeOpenAI, Reply, error
@@ -38,6 +39,7 @@ def _fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
   # the same with a shorter first wait, and the file stays fast.
   monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.01,
                       raising=False)
+  monkeypatch.setattr(chat_post, "FIRST_RETRY_DELAY", 0.01)
 
 
 def make(server: FakeOpenAI, **kwargs) -> OpenAICompatibleModel:

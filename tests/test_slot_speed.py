@@ -156,15 +156,19 @@ def test_the_same_run_as_with_concordias_own_pieces(
 class Probe(entity_component.ContextComponent):
   """Says which thread ran its hooks, and whether it may wait on the model."""
 
-  def __init__(self, label: str, waits: bool):
+  def __init__(self, label: str, waits: bool,
+               meet: threading.Barrier | None = None):
     super().__init__()
     self.label, self.waits, self.threads = label, waits, []
+    self.meet = meet
 
   def waits_on_model(self, hook: str) -> bool:
     return self.waits and hook == "pre_act"
 
   def pre_act(self, action_spec) -> str:
     self.threads.append(threading.current_thread())
+    if self.meet is not None:
+      self.meet.wait()
     return f"{self.label}\n"
 
   def get_state(self):
@@ -185,16 +189,27 @@ class Echo(entity_component.ActingComponent):
     del state
 
 
-@pytest.mark.parametrize("waiting, inline", [(0, True), (1, True),
-                                             (2, False)])
+@pytest.mark.parametrize("waiting", [0, 1])
 def test_an_agent_runs_its_hooks_in_its_own_thread_unless_two_may_wait(
-    waiting, inline):
+    waiting):
   probes = {f"p{i}": Probe(f"p{i}", waits=i < waiting) for i in range(4)}
   agent = prefabs.SlotAgent(agent_name="A", act_component=Echo(),
                             context_components=probes)
   assert agent.act() == "p0|p1|p2|p3"
   here = threading.current_thread()
-  assert all((p.threads == [here]) == inline for p in probes.values())
+  assert all(p.threads == [here] for p in probes.values())
+
+
+def test_two_components_that_may_wait_run_at_once():
+  # Each waits for the other at a barrier: one after the other, the first
+  # would time out (BrokenBarrierError, the act failing).
+  meet = threading.Barrier(2, timeout=10)
+  probes = {f"p{i}": Probe(f"p{i}", waits=i < 2,
+                           meet=meet if i < 2 else None) for i in range(4)}
+  agent = prefabs.SlotAgent(agent_name="A", act_component=Echo(),
+                            context_components=probes)
+  assert agent.act() == "p0|p1|p2|p3"
+  assert probes["p0"].threads != probes["p1"].threads
 
 
 # -- ListMemoryBank -----------------------------------------------------------

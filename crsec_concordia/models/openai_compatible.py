@@ -22,7 +22,7 @@ import openai
 from concordia.language_model import language_model
 
 from crsec_concordia.errors import require
-from crsec_concordia.models import base, endpoint_errors, wire
+from crsec_concordia.models import base, chat_post, endpoint_errors, wire
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.outage import OutageWatch
@@ -122,6 +122,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
                        if max_in_flight else contextlib.nullcontext())
     self._client_lock = threading.Lock()
     self._client_instance: openai.OpenAI | None = None
+    self._poster_instance: chat_post.ChatPoster | None = None
     # Whether the endpoint went down during the slot in flight.
     self.outage = OutageWatch()
     if connect is None:
@@ -148,6 +149,22 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         self.shown_url = base.redact_url(self.base_url)
         self._client_instance = self._make_client(self.base_url)
       return self._client_instance
+
+  @property
+  def _poster(self) -> chat_post.ChatPoster:
+    """What posts the chat requests (to the server `_client` connects)."""
+    poster = self._poster_instance
+    if poster is not None:
+      return poster
+    client = self._client  # Connects first if the server starts on demand.
+    with self._client_lock:
+      if self._poster_instance is None:
+        self._poster_instance = chat_post.ChatPoster(
+            str(client.base_url), self._client_args["api_key"],
+            timeout=self._client_args["timeout"],
+            max_retries=self._client_args["max_retries"],
+            trust_env=not wire.is_loopback(self.base_url))
+      return self._poster_instance
 
   # -- plumbing ---------------------------------------------------------------
 
@@ -245,29 +262,27 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     if self.cache is not None and (hit := self.cache.get(key)) is not None:
       self.usage.record(tag, cached=True)
       return hit[0]
-    # The messages and the response format go in `extra_body`, which the
-    # client sends as they are: as parameters it walks them against its
-    # type annotations first, CPU time under the GIL the other agents'
-    # threads need. The JSON sent is the same; the required `messages`
-    # argument is replaced by extra_body's.
-    body: dict[str, Any] = {"messages": messages}
+    # Posted as JSON (models/chat_post.py), not through the client's
+    # `create`, whose request and answer models cost CPU under the GIL
+    # that the other agents' threads need.
     request: dict[str, Any] = dict(
-        model=self.model_name, messages=[], max_tokens=max_tokens,
+        model=self.model_name, messages=messages, max_tokens=max_tokens,
         temperature=temperature, top_p=top_p)
     if stop:
       request["stop"] = list(stop)[:4]
     if seed is not None:
       request["seed"] = seed
     if response_format is not None:
-      body["response_format"] = response_format
-    request["extra_body"] = {**body, **extra}
+      request["response_format"] = response_format
+    request.update(extra)
     try:
       with self._in_flight:
         # Past the wait for a request slot: a call waiting there when the
         # endpoint went down is not sent.
         self.outage.refuse_if_down()
         started = time.monotonic()
-        response = self._client.chat.completions.create(**request)
+        response = self._poster.post(request)
+        text = chat_post.answer_text(response)
     except openai.OpenAIError as e:
       self.usage.record(tag, failed=True)
       failure = self._describe_failure(e)
@@ -275,8 +290,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         self.outage.saw(str(failure))
       raise failure from None
     except ValueError as e:
-      # A 200 whose body is not JSON: the client raises a bare decoding
-      # error, which its retries do not cover. For a structured call it is
+      # A 200 whose body is not a chat completion's JSON (chat_post raises
+      # ValueError), which no retry covers. For a structured call it is
       # an invalid answer (retried, then a recorded failure).
       self.usage.record(tag, failed=True)
       if schema is None:
@@ -285,10 +300,10 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
             "check that it is an OpenAI-compatible endpoint") from None
       accept(f"(the response body was not JSON: {e})")
       return None
-    text = response.choices[0].message.content or ""
-    usage = response.usage
-    prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
-    completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+    usage = response.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    completion_tokens = int(usage.get("completion_tokens") or 0)
     reused = wire.reused_prompt_tokens(response)
     self.usage.record(tag, prompt_tokens=prompt_tokens,
                       completion_tokens=completion_tokens,

@@ -47,21 +47,27 @@ def truncate_at_terminators(text: str, terminators: Collection[str]) -> str:
 
 
 def reused_prompt_tokens(response: Any) -> int:
-  """Prompt tokens the server took from its prompt cache, if it says.
+  """Prompt tokens the server took from its prompt cache, if it says
+  (`response`: the client's answer object, or the answer's JSON).
 
   OpenAI-style servers (vLLM, hosted APIs, recent llama.cpp) report them as
   `usage.prompt_tokens_details.cached_tokens`; llama.cpp's own `timings`
   has `cache_n`. A server that says neither reused none we know of.
   """
-  details = getattr(getattr(response, "usage", None),
-                    "prompt_tokens_details", None)
+  if isinstance(response, dict):  # The answer's JSON, as chat_post reads it.
+    usage = response.get("usage")
+    details = usage.get("prompt_tokens_details") if isinstance(
+        usage, dict) else None
+    timings = response.get("timings")
+  else:
+    details = getattr(getattr(response, "usage", None),
+                      "prompt_tokens_details", None)
+    timings = (getattr(response, "model_extra", None) or {}).get("timings")
   cached = getattr(details, "cached_tokens", None)
   if cached is None and isinstance(details, dict):
     cached = details.get("cached_tokens")
-  if cached is None:
-    timings = (getattr(response, "model_extra", None) or {}).get("timings")
-    if isinstance(timings, dict):
-      cached = timings.get("cache_n")
+  if cached is None and isinstance(timings, dict):
+    cached = timings.get("cache_n")
   try:
     return max(0, int(cached or 0))
   except (TypeError, ValueError):

@@ -24,6 +24,7 @@ from crsec_concordia import embedding
 from crsec_concordia.embedding import SentenceEmbedder
 from crsec_concordia.embedding.thresholds import MINILM_THRESHOLDS
 from crsec_concordia.models.base import StructuredModel
+from crsec_concordia.name_patterns import pattern_of
 from crsec_concordia.norms import PersonalNorm, RejectionReason
 from crsec_concordia.operations.base import (BOOLEAN, NORM_TYPE, NORM_TYPE_HELP,
                                               UTILITY, FailureSink, obj,
@@ -79,7 +80,8 @@ def pair_prompt(candidate: PersonalNorm, held: PersonalNorm) -> str:
 def names_person(content: str, names: list[str]) -> str | None:
   for full in names:
     for part in [full] + full.split():
-      if len(part) > 2 and re.search(rf"\b{re.escape(part)}\b", content):
+      if len(part) > 2 and pattern_of(rf"\b{re.escape(part)}\b").search(
+          content):
         return full
   return None
 
