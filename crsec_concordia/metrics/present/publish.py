@@ -29,7 +29,8 @@ from typing import Any
 from crsec_concordia.errors import UserError
 from crsec_concordia.metrics.measure import run_metrics
 from crsec_concordia.metrics.present import (findings, publish_conditions,
-                                             publish_figures, publish_town,
+                                             publish_figures, publish_said,
+                                             publish_town,
                                              sequential)
 from crsec_concordia.metrics.present.cells import md_escape as _md_escape
 from crsec_concordia.rundir import reading
@@ -314,9 +315,13 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
         "measurement_error": errors, "not_corrected": uncorrected(g),
         "figures": [p for p, _ in pictures] + town_pictures,
         **({"places": town_json} if town_json else {})})
+    said, said_json = publish_said.said_section(
+        g.runs, {t.id: t.text for ms in g.runs.values() for m in ms[:1]
+                 for t in m.run.targets})
+    groups_json[-1].update(said_json)
     parts.append(_group_markdown(g, decided, pictures, rows, errors,
                                  uncorrected(g))
-                 + "\n".join(town) + ("\n" if town else ""))
+                 + "\n".join(said + town) + ("\n" if said or town else ""))
   compared, compared_json = publish_conditions.conditions_section(
       groups, out / "figures")
   drawn.update(Path(r["figure"]).name for r in compared_json
