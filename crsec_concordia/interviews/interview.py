@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from crsec_concordia.embedding import user as user_embedder
 from crsec_concordia.interviews.ask import OP, Answer, ask_question
 from crsec_concordia.interviews.questions import Questionnaire, load_questions
 from crsec_concordia.interviews.table import (INTERVIEW_COLUMNS,
-                                              NORM_SEPARATOR)
+                                              NORM_SEPARATOR, write_csv)
 from crsec_concordia.interviews.restore import (Interviewee, absent_after,
                                                 agents_of, checkpoint_for,
                                                 restore)
@@ -85,18 +83,6 @@ def rows(step: int, answers: list[Answer], agents: list[Interviewee],
       "held_norms": NORM_SEPARATOR.join(held.get(a.agent, ()))}
       for a in answers], columns=columns)
 
-
-def _write_csv(frame: pd.DataFrame, path: Path) -> None:
-  """Atomically: a reader never sees half a table."""
-  path.parent.mkdir(parents=True, exist_ok=True)
-  fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-  try:
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-      frame.to_csv(f, index=False)
-    os.replace(tmp, path)
-  except BaseException:
-    Path(tmp).unlink(missing_ok=True)
-    raise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +171,7 @@ def interview(run_dir: Path | str, questions: Path | str, *,
   models = _models(run_dir, endpoint, model, progress, given_models)
   frame = _ask_at(run_dir, step, checkpoint, questionnaire, models,
                   embedder)
-  _write_csv(frame, out)
+  write_csv(frame, out)
   return Interviews(out, frame)
 
 
@@ -227,6 +213,6 @@ def interview_scheduled(run_dir: Path | str, *,
                 questionnaire, models, embedder) for slot in slots],
         ignore_index=True)
     out = default_out(run_dir, questionnaire)
-    _write_csv(frame, out)
+    write_csv(frame, out)
     results.append(Interviews(out, frame))
   return results

@@ -13,8 +13,6 @@ that is not done and never one that is.
 from __future__ import annotations
 
 import functools
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from crsec_concordia.interviews.stated import OP, Stated, ask_stated
 from crsec_concordia.interviews.stated_table import (NO_RULE, STATED_BELIEF_KEY,
                                                      STATED_COLUMNS,
                                                      read_stated)
+from crsec_concordia.interviews.table import write_csv
 from crsec_concordia.models.concordia_adapter import as_structured
 from crsec_concordia.rundir.format import STATED_BELIEF_CSV
 from crsec_concordia.scenarios import Scenario
@@ -68,17 +67,6 @@ def phase_rows(phase: str, slot: int, answers: list[Stated],
   return pd.DataFrame(out, columns=STATED_COLUMNS)
 
 
-def _write(frame: pd.DataFrame, path: Path) -> None:
-  """Atomically: a reader never sees half a table."""
-  fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-  try:
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-      frame.to_csv(f, index=False)
-    os.replace(tmp, path)
-  except BaseException:
-    Path(tmp).unlink(missing_ok=True)
-    raise
-
 
 def ask_phase(run_dir: Path, phase: str, slot: int, simulation,
          scenario: Scenario, absent: frozenset[str], model_of: ModelOf
@@ -102,5 +90,5 @@ def ask_phase(run_dir: Path, phase: str, slot: int, simulation,
   earlier = earlier[earlier["phase"] != phase]
   whole = frame if earlier.empty else pd.concat([earlier, frame],
                                                 ignore_index=True)
-  _write(whole, Path(run_dir) / STATED_BELIEF_CSV)
+  write_csv(whole, Path(run_dir) / STATED_BELIEF_CSV)
   return frame

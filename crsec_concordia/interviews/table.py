@@ -3,6 +3,8 @@ that `load_run` reads them without loading a simulation)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -27,3 +29,16 @@ def read_interviews(run_dir: Path) -> pd.DataFrame:
   if not frames:
     return pd.DataFrame(columns=["questionnaire", *INTERVIEW_COLUMNS])
   return pd.concat(frames, ignore_index=True)
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+  """Atomically: a reader never sees half a table."""
+  path.parent.mkdir(parents=True, exist_ok=True)
+  fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+  try:
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+      frame.to_csv(f, index=False)
+    os.replace(tmp, path)
+  except BaseException:
+    Path(tmp).unlink(missing_ok=True)
+    raise

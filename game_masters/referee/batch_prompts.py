@@ -75,20 +75,14 @@ def batch_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
   talk = general_call.adjudication_schema(ids)["properties"]["behaviour"][
       "enum"][-2]
   place_list, place_field = _place_lines(places, default_place)
-  listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
   doer_field = (f"{DOER_FIELD}: the name of the person who does the behaviour "
                 "you chose, as the action writes it, or \"nobody\" if no "
                 f"one in the action does it; \"nobody\" if you chose {none}.\n"
                 if doer else "")
   actions = "\n".join(_item_lines(item) for item in items)
   return (
-      f"You are the referee at {place}.\n"
-      f"{place_list}"
-      f"Behaviours:\n{listing}\n"
-      f"- {talk}: the actor only mentions, asks or thinks about one of these, "
-      "or sees someone else do it\n"
-      f"- {none}: none of these\n\n"
-      "Each action below has an id. Answer for every id, each action on its "
+      general_call.referee_header(place, place_list, behaviours, talk, none)
+      + "Each action below has an id. Answer for every id, each action on its "
       "own:\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"

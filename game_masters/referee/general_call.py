@@ -101,6 +101,24 @@ def _place_lines(places: Sequence[Mapping[str, str]] | None,
           f"place: the id of the place where the action happens; {unsaid}.\n")
 
 
+def referee_header(place: str, place_list: str,
+                   behaviours: Sequence[Mapping[str, str]], talk: str,
+                   none: str) -> str:
+  """What every adjudication prompt opens with, one action or a place's
+  slot: the setting, the places, the behaviours and the two choices that
+  are none of them. Nothing of a venue here: where people are by default
+  is the setting's (`place` is the scenario's setting line), not a rule of
+  this prompt."""
+  listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
+  return (
+      f"You are the referee at {place}.\n"
+      f"{place_list}"
+      f"Behaviours:\n{listing}\n"
+      f"- {talk}: the actor only mentions, asks or thinks about one of these, "
+      "or sees someone else do it\n"
+      f"- {none}: none of these\n\n")
+
+
 def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
                         actor: str, action: str, situation: str = "",
                         default_place: str | None = None,
@@ -126,18 +144,9 @@ def adjudication_prompt(*, place: str, behaviours: Sequence[Mapping[str, str]],
             else "an action that does not say where happens where people "
             "usually are in the setting above")
   place_list, place_field = _place_lines(places, unsaid)
-  listing = "\n".join(f"- {b['id']}: {b['description']}" for b in behaviours)
-  # Nothing of a venue here: where people are by default is the setting's
-  # (`place` is the scenario's setting line: a café's room, a garden's
-  # open air), not a rule of this prompt.
   return (
-      f"You are the referee at {place}.\n"
-      f"{place_list}"
-      f"Behaviours:\n{listing}\n"
-      f"- {talk}: the actor only mentions, asks or thinks about one of these, "
-      "or sees someone else do it\n"
-      f"- {none}: none of these\n\n"
-      "For the action below:\n"
+      referee_header(place, place_list, behaviours, talk, none)
+      + "For the action below:\n"
       "narration: the same action in one short sentence, present tense, with "
       "the same meaning.\n"
       f"{place_field}"
