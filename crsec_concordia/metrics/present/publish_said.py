@@ -24,7 +24,8 @@ Runs = Mapping[str, Sequence[run_metrics.RunMetrics]]
 
 
 def _md(cell: Any) -> str:
-  return md_escape(" / ".join(cell) if isinstance(cell, Lines) else str(cell))
+  return md_escape(" / ".join(cell.items) if isinstance(cell, Lines)
+                   else str(cell))
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -33,7 +34,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
           + ["| " + " | ".join(map(_md, r)) + " |" for r in rows])
 
 
-def blocks(runs: Runs) -> dict[str, Any]:
+def said_blocks(runs: Runs) -> dict[str, Any]:
   """{"stated_belief": block, "say_hold_do": {arm: block}}, each only when
   some run asked its agents."""
   out: dict[str, Any] = {}
@@ -52,7 +53,7 @@ def blocks(runs: Runs) -> dict[str, Any]:
 def said_section(runs: Runs, texts: Mapping[str, str]
                  ) -> tuple[list[str], dict[str, Any]]:
   """(Markdown lines, results.json's part) of one group."""
-  found = blocks(runs)
+  found = said_blocks(runs)
   lines: list[str] = []
   if "stated_belief" in found:
     s = stated_report.stated_section(found["stated_belief"], texts)
