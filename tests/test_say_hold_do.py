@@ -156,7 +156,10 @@ def test_the_gap_over_runs_resamples_runs():
   # Every sayer violating in every run: the runs' bootstrap cannot vary,
   # and the agents' interval still leaves room below.
   same = say_hold_table.say_do_gap([run(2, 0), run(3, 0)])
-  assert same["gap"] == 1.0 and same["low"] < 0.9 and same["high"] <= 1.0
+  assert same["gap"] == 1.0 and same["low"] < 0.9 and same["high"] == 1.0
+  # No sayer violating: the interval starts at 0, where its point is.
+  none = say_hold_table.say_do_gap([run(0, 2)])
+  assert none["gap"] == 0.0 and none["low"] == 0.0 < none["high"] < 1.0
 
 
 def test_report_writes_the_csv_summary_and_table(tmp_path):

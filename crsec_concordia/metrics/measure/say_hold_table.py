@@ -61,7 +61,10 @@ def say_do_gap(runs: Sequence[pd.DataFrame],
   tail = (1 - confidence) / 2
   out["gap"] = float(k / n)
   beta = scipy_stats.beta(k + 0.5, n - k + 0.5)
-  low, high = beta.ppf(tail), beta.ppf(1 - tail)
+  # Jeffreys' ends at 0 and 1 where none or all violate (Brown, Cai and
+  # DasGupta 2001), so the interval holds its own point.
+  low = 0.0 if k == 0 else float(beta.ppf(tail))
+  high = 1.0 if k == n else float(beta.ppf(1 - tail))
   used = counts[counts[:, 1] > 0]
   if len(used) >= 2:  # The runs' spread, where it is wider.
     rng = np.random.default_rng(_SEED)
