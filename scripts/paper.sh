@@ -51,6 +51,7 @@ $crsec sweep examples/sweeps/committed_minority_small.yaml \
 # The embedded model's calibration, shipped with the package, for corrected
 # behaviour shares (crsec_concordia/calibration/data/; docs/calibration.md).
 $crsec calibrate --out crsec_concordia/calibration/data/
-$crsec report --publish docs/results "$RUNS"/hobbs_cafe-baseline-seed1 \
+$crsec report --publish docs/results --notes docs/results/reading.md \
+  "$RUNS"/hobbs_cafe-baseline-seed1 \
   "$RUNS"/hobbs_cafe-normative-seed1 "$RUNS/mini-seeds" \
   "$RUNS/minority-small"
