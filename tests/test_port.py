@@ -29,6 +29,7 @@ from crsec_concordia.components import (JOURNAL_KEY, NO_PORT, PORT_KEY,
                                         AgentPort, CrsecPort, PortError,
                                         port_of)
 from crsec_concordia.norms import NormDatabase, Origin
+from crsec_concordia.operations.names import APART_TAGS
 from crsec_concordia.rundir import format as run_format
 from tests import crsec_script as cs
 from tests import test_runner as tr
@@ -223,7 +224,7 @@ def test_a_third_partys_agents_play_a_complete_run(tmp_path, embedder,
       "No smoking indoors."]
   usage = json.loads((d / run_format.USAGE_JSON).read_text())
   # Only the game master asked the model: no CRSEC operation ran.
-  assert usage["by_tag"] and all(t.startswith("GM.")
+  assert usage["by_tag"] and all(t.startswith("GM.") or t in APART_TAGS
                                  for t in usage["by_tag"])
   assert sorted(p.name for p in (d / run_format.CHECKPOINTS).iterdir()) == [
       "log.jsonl", "step_4_checkpoint.json", "step_5_checkpoint.json"]
