@@ -92,7 +92,9 @@ if loaded:
 sys.exit(code)
 """
 STEPS = 3
-STOP_AFTER = 20  # Calls: in the second slot of the mini café.
+# Calls: in the second slot of the mini café (after the four agents'
+# stated rules, asked before the first slot).
+STOP_AFTER = 24
 USER_FLAGS = ("--model-factory", "labmod:make", "--embedder", "labmod:embed")
 # What a slot's record counts of the model's calls: a resumed run answers
 # the calls the interrupted slot had made from the response cache.
