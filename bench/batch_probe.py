@@ -227,17 +227,21 @@ def run_venue(model, embedder, scenario: Scenario, probes: Probes,
 
 def _main(argv: Sequence[str] | None = None) -> int:
   argv = list(argv if argv is not None else sys.argv[1:])
-  if argv[:1] == ["--simulate"]:
-    print(f"the rule (paired difference's 95% interval above -{MARGIN}), "
-          "recall 0.8 per action, a tenth of the cases answered afresh "
-          "batched:")
-    for n in SIMULATED_CASES:
-      for loss, share in simulate(cases=n).items():
-        print(f"  {n} cases, batched loses {loss:.2f} recall: passed on "
-              f"{share:.0%} of simulated venues", flush=True)
-    return 0
-  import judgement_probe  # noqa: PLC0415 (its flags and venues)
-  return judgement_probe.main(argv)
+  if argv != ["--simulate"]:
+    # The model's answers are asked by judgement_probe.py, which calls this
+    # module (one direction only: no import circle).
+    print("usage: batch_probe.py --simulate; to compare a model's answers "
+          "batched and per action: bench/judgement_probe.py --batch-sizes N "
+          "...", file=sys.stderr)
+    return 2
+  print(f"the rule (paired difference's 95% interval above -{MARGIN}), "
+        "recall 0.8 per action, a tenth of the cases answered afresh "
+        "batched:")
+  for n in SIMULATED_CASES:
+    for loss, share in simulate(cases=n).items():
+      print(f"  {n} cases, batched loses {loss:.2f} recall: passed on "
+            f"{share:.0%} of simulated venues", flush=True)
+  return 0
 
 
 if __name__ == "__main__":
