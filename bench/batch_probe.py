@@ -197,13 +197,54 @@ def differing(cases: Sequence[Case], base: ModeTags, other: ModeTags
           for c, b, o in zip(cases, base.tags, other.tags) if b != o]
 
 
-def _fmt(figure: tuple[float, ...]) -> str:
+def fmt(figure: tuple[float, ...]) -> str:
   return f"{figure[0]:.2f} [{figure[1]:.2f}, {figure[2]:.2f}]"
 
 
+@dataclasses.dataclass
+class VenueResult:
+  """One venue's comparison: its summary lines, and each mode's per-case
+  (TP, FP, FN) rows (`pooled` joins venues' rows to score them as one)."""
+  lines: list[str]
+  rows: dict[str, np.ndarray]
+
+
+def largest(sizes: Sequence[int]) -> str:
+  """The mode the rule reads: batches of the run's largest place-slot."""
+  return f"batches of {max(sizes)}"
+
+
+def venue_figures(result: VenueResult, sizes: Sequence[int],
+                  margin: float = MARGIN) -> dict:
+  """What calibration/batching.py keeps of a venue: each mode's figures,
+  and `keeps`: whether its own paired difference at the largest size is
+  no lower than -margin for precision and for recall (docs/calibration.md,
+  the rule)."""
+  rows = result.rows
+  figures = compare_counts(rows[PER_ACTION], {
+      m: r for m, r in rows.items() if m != PER_ACTION})
+  at = figures[largest(sizes)]
+  return {"n": int(len(rows[PER_ACTION])), "figures": figures,
+          "keeps": at["dP"][0] >= -margin and at["dR"][0] >= -margin}
+
+
+def pooled(results: Sequence[VenueResult], sizes: Sequence[int]) -> dict:
+  """Every venue's cases scored as one, and `passes`: the rule's pooled
+  half (the paired difference's interval above -margin at the largest
+  size)."""
+  rows = {m: np.concatenate([r.rows[m] for r in results])
+          for m in results[0].rows}
+  figures = compare_counts(rows[PER_ACTION], {
+      m: r for m, r in rows.items() if m != PER_ACTION})
+  return {"n": int(len(rows[PER_ACTION])), "figures": figures,
+          "passes": passes(figures[largest(sizes)]), "margin": MARGIN,
+          "sizes": sorted(sizes)}
+
+
 def run_venue(model, embedder, scenario: Scenario, probes: Probes,
-              settings: RefereeSettings, sizes: Sequence[int]) -> list[str]:
-  """The venue's comparison, printed; its summary lines."""
+              settings: RefereeSettings, sizes: Sequence[int]
+              ) -> VenueResult:
+  """The venue's comparison, printed; its summary lines and rows."""
   venue = probe_run._Venue(model, embedder, scenario, settings)  # noqa: SLF001
   cases = list(probes.referee)
   truth = [sorted(c.behaviours) for c in cases]
@@ -214,15 +255,16 @@ def run_venue(model, embedder, scenario: Scenario, probes: Probes,
   lines = []
   for mode in (base, *others):
     f = figures[mode.name]
-    line = (f"{scenario.name} {mode.name}: P {_fmt(f['P'])} R {_fmt(f['R'])}"
-            + (f"; minus per action: P {_fmt(f['dP'])} R {_fmt(f['dR'])}"
+    line = (f"{scenario.name} {mode.name}: P {fmt(f['P'])} R {fmt(f['R'])}"
+            + (f"; minus per action: P {fmt(f['dP'])} R {fmt(f['dR'])}"
                if "dP" in f else "") + f" (n={len(cases)})")
     print(line, flush=True)
     lines.append(line)
   for mode in others:
     for line in differing(cases, base, mode):
       print(line)
-  return lines
+  return VenueResult(lines, {m.name: counts(truth, m.tags)
+                             for m in (base, *others)})
 
 
 def _main(argv: Sequence[str] | None = None) -> int:

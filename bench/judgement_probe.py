@@ -45,7 +45,6 @@ Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -54,6 +53,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from crsec_concordia import embedding, models  # noqa: E402
+from crsec_concordia.calibration import batching  # noqa: E402
 from crsec_concordia.calibration import policy as policy_lib  # noqa: E402
 from crsec_concordia.calibration import probes, store  # noqa: E402
 from crsec_concordia.calibration import run_policy  # noqa: E402
@@ -62,7 +62,8 @@ from crsec_concordia.calibration.probes import (Probes,  # noqa: E402
                                                 load_probes, probes_path)
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
-from crsec_concordia.judgement_prompts import identity_of  # noqa: E402
+from crsec_concordia.judgement_prompts import (  # noqa: E402
+    batch_prompts_hash, identity_of)
 from crsec_concordia.metrics.classifiers import (  # noqa: E402
     judgement_error as calibrate_lib)
 from crsec_concordia.metrics.classifiers import probe_run  # noqa: E402
@@ -223,6 +224,14 @@ def _parser() -> argparse.ArgumentParser:
                       help="compare the referee's cases asked per action "
                            "and in batches of N at one place (e.g. a run's "
                            "median and largest place-slot sizes)")
+  parser.add_argument("--record-batching", type=Path, nargs="?",
+                      const=batching.RECORD, default=None, metavar="FILE",
+                      help="with --batch-sizes: keep the rule's verdicts "
+                      "per venue and pooled where runs read them, for "
+                      "--referee-batched's auto (default FILE: the "
+                      "package's, crsec_concordia/calibration/data/"
+                      f"{batching.RECORD.name}); give --all --heldout so "
+                      "the pooled verdict covers every venue")
   return parser
 
 
@@ -248,8 +257,33 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
   if args.batch_sizes is not None and (args.oracle or args.record):
     parser.error("--batch-sizes compares the model's answers: not with "
                  "--oracle or --record")
+  if args.record_batching is not None and args.batch_sizes is None:
+    parser.error("--record-batching keeps the batched comparison: give "
+                 "--batch-sizes")
   if args.batch_sizes is not None and min(args.batch_sizes) < 1:
     parser.error("--batch-sizes must each be 1 or more")
+
+
+def _batch_verdicts(args: argparse.Namespace, compared: list) -> int:
+  """The rule's verdicts (docs/calibration.md), printed, and with
+  --record-batching kept where runs read them (calibration/batching.py)."""
+  venues = {name: batch_probe.venue_figures(result, args.batch_sizes)
+            for name, result in compared}
+  pooled = batch_probe.pooled([r for _, r in compared], args.batch_sizes)
+  at = batch_probe.largest(args.batch_sizes)
+  f = pooled["figures"][at]
+  print(f"pooled over {pooled['n']} cases, {at} minus per action: "
+        f"P {batch_probe.fmt(f['dP'])} R {batch_probe.fmt(f['dR'])}: "
+        + ("passes" if pooled["passes"] else "fails") + " the rule")
+  for name, figures in venues.items():
+    print(f"  {name}: " + ("keeps batched" if figures["keeps"]
+                           else "per action (lost accuracy batched)"))
+  if args.record_batching is not None:
+    path = batching.record(args.record_batching, identity_of(
+        models.EndpointConfig.resolve()), batch_prompts_hash(), venues,
+        pooled)
+    print(f"recorded: {path}")
+  return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
   identity = identity_of(endpoint)
   embedder = shared_embedder()
   floors = embedding.thresholds_of(embedder)
-  lines, measured = [], []
+  lines, measured, compared = [], [], []
   for scenario, cases in venues:
     settings = (run_policy.for_venue(scenario, identity, floors)
                 if args.policy == RUN else
@@ -278,8 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scenario {scenario.name}: {probe_scores.policy_name(policy)}, "
           f"near tie {settings.tie}", flush=True)
     if args.batch_sizes is not None:
-      lines += batch_probe.run_venue(model, embedder, scenario, cases,
-                                     settings, args.batch_sizes)
+      compared.append((scenario.name, batch_probe.run_venue(
+          model, embedder, scenario, cases, settings, args.batch_sizes)))
+      lines += compared[-1][1].lines
       continue
     calibration = probe_run.measure_venue(model, embedder, scenario, cases,
                                           jobs=args.jobs, settings=settings)
@@ -297,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
   if args.batch_sizes is not None:
     print("summary, per action against batched, policy " + args.policy)
     print("\n".join(lines))
-    return 0
+    return _batch_verdicts(args, compared)
   print(f"summary, policy {args.policy} (target: referee P >= "
         f"{probe_scores.TARGET_PRECISION} and R >= "
         f"{probe_scores.TARGET_RECALL})")

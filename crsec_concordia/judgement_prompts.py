@@ -18,8 +18,9 @@ import json
 from typing import Any
 
 from crsec_concordia.calibration.identity import ModelIdentity
-from crsec_concordia.game_masters.referee import (doer_check, general_call,
-                                                  occasion_check, second_look)
+from crsec_concordia.game_masters.referee import (batch_prompts, doer_check,
+                                                  general_call, occasion_check,
+                                                  second_look)
 from crsec_concordia.models.config import EndpointConfig
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.detect_conflict import Observed
@@ -73,8 +74,41 @@ def _rendered() -> list[Any]:
 def prompts_hash() -> str:
   """The judgement prompts' hash: the first HASH_CHARS hex digits of the
   SHA-256 of their rendered words and schemas."""
-  text = json.dumps(_rendered(), sort_keys=True, ensure_ascii=False)
+  return _hash(_rendered())
+
+
+def _rendered_batches() -> list[Any]:
+  """The referee's batch prompts and schemas (a place's slot judged
+  together), rendered on the placeholders."""
+  keys = [batch_prompts.key_of(n) for n in range(2)]
+  items = [dict(key=k, actor=f"{{actor {k}}}", action=f"{{action {k}}}",
+                here="place_a", situation="{situation}") for k in keys]
+  none = general_call.none_token(_IDS)
+  return [
+      batch_prompts.batch_prompt(place="{setting}", behaviours=_BEHAVIOURS,
+                                 items=items, places=None,
+                                 default_place="{default place}", doer=True),
+      batch_prompts.batch_prompt(place="{setting}", behaviours=_BEHAVIOURS,
+                                 items=items, places=_PLACES,
+                                 default_place=None, doer=False),
+      batch_prompts.batch_schema(keys, _IDS, ["place_a"], True),
+      batch_prompts.retry_note({keys[0]: ("{actor}", "{evidence}")}, _IDS),
+      batch_prompts.batch_look_prompt(
+          place="{setting}", items=[dict(item, listed=_BEHAVIOURS)
+                                    for item in items],
+          none=none, reverse=True, doer=True),
+      batch_prompts.batch_look_schema({k: _IDS for k in keys}, none, True)]
+
+
+def _hash(rendered: list[Any]) -> str:
+  text = json.dumps(rendered, sort_keys=True, ensure_ascii=False)
   return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def batch_prompts_hash() -> str:
+  """The hash of the referee's batch prompts (calibration/batching.py
+  keys its measurements by it), as prompts_hash does the others."""
+  return _hash(_rendered_batches())
 
 
 def identity_of(config: EndpointConfig) -> ModelIdentity:

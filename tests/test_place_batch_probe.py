@@ -71,8 +71,9 @@ def venue():
 def test_a_model_alike_in_both_modes_differs_on_no_case(venue, capsys):
   scenario, cases, labels, settings, embedder = venue
   model = _labelled_model(labels)
-  lines = batch_probe.run_venue(model, embedder, scenario, cases, settings,
-                                [3, 7])
+  result = batch_probe.run_venue(model, embedder, scenario, cases, settings,
+                                 [3, 7])
+  lines = result.lines
   out = capsys.readouterr().out
   assert "differs" not in out
   assert len(lines) == 3
@@ -84,19 +85,28 @@ def test_a_model_alike_in_both_modes_differs_on_no_case(venue, capsys):
   sizes = [len(c.schema["properties"]) for c in model.calls
            if "Each action below" in c.prompt]
   assert max(sizes) == 7 and sum(sizes) == 2 * len(cases.referee)
+  # Alike both ways: the venue keeps batched, and so does the pool.
+  assert batch_probe.venue_figures(result, [3, 7])["keeps"]
+  assert batch_probe.pooled([result, result], [3, 7])["passes"]
 
 
 def test_answers_that_differ_batched_are_listed_and_the_difference_shown(
     venue, capsys):
   scenario, cases, labels, settings, embedder = venue
-  lines = batch_probe.run_venue(_labelled_model(labels, drop_second=True),
-                                embedder, scenario, cases, settings, [3])
+  result = batch_probe.run_venue(_labelled_model(labels, drop_second=True),
+                                 embedder, scenario, cases, settings, [3])
+  lines = result.lines
   out = capsys.readouterr().out
   assert "differs (batches of 3)" in out
   d_recall = re.search(r"minus per action: P \S+ \[.*?\] R (-?[\d.]+) "
                        r"\[(-?[\d.]+), (-?[\d.]+)\]", lines[1])
   value, _, high = map(float, d_recall.groups())
   assert value < 0 and high <= 0
+  # A second action of every batch lost: more than the margin, so the
+  # venue is judged per action and the pool fails.
+  assert value < -batch_probe.MARGIN
+  assert not batch_probe.venue_figures(result, [3])["keeps"]
+  assert not batch_probe.pooled([result], [3])["passes"]
 
 
 def test_the_paired_difference_of_identical_modes_is_zero():

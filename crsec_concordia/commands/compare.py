@@ -31,7 +31,8 @@ from typing import Any
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.commands import compare_looks
-from crsec_concordia.commands.flags import (add_budget_flags,
+from crsec_concordia.commands.flags import (add_batched_flag,
+                                            add_budget_flags,
                                             add_embedder_flag,
                                             add_endpoint_flags,
                                             add_estimate_flags,
@@ -90,6 +91,7 @@ def add_parser(sub) -> None:
                  f"{sequential.MOST})")
   add_progress_flag(p)
   add_stated_belief_flag(p)
+  add_batched_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
   add_embedder_flag(p)
   add_endpoint_flags(p)
@@ -201,6 +203,7 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
   for job in jobs:
     job.embedder, job.embedder_dir = args.embedder, os.getcwd()
     job.budget, job.outage_wait = budget, args.outage_wait
+    job.referee_batched = args.referee_batched
   manifest: dict[str, Any] = {
       "scenario": name, "scenario_path": str(args.scenario), "seeds": seeds,
       "steps": args.steps, "jobs": args.jobs,

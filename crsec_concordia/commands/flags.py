@@ -68,6 +68,19 @@ def add_stated_belief_flag(parser: argparse.ArgumentParser) -> None:
       "the simulation's; default: on)")
 
 
+def add_batched_flag(parser: argparse.ArgumentParser) -> None:
+  """--referee-batched/--no-referee-batched, the same on run, compare and
+  sweep (calibration/batching.py); neither: `auto`."""
+  parser.add_argument(
+      "--referee-batched", action=argparse.BooleanOptionalAction,
+      default=None,
+      help="judge the new actions of one place in a slot in one call "
+      "(--referee-batched) or each in its own (--no-referee-batched); "
+      "default: batched where the model's accuracy batched was measured to "
+      "hold on the venue's labelled cases (or, for a venue with none, on "
+      "every measured venue's), else per action")
+
+
 def progress_printer(args: argparse.Namespace):
   """A model's loading messages on stderr (`make_model(progress=...)`), or
   None with --no-progress."""

@@ -12,6 +12,7 @@ from crsec_concordia.commands.flags import (add_budget_flags,
                                             add_endpoint_flags,
                                             add_estimate_flags,
                                             add_models_flags,
+                                            add_batched_flag,
                                             add_policy_flag,
                                             add_progress_flag,
                                             add_stated_belief_flag,
@@ -45,6 +46,7 @@ def add_parser(sub) -> None:
   add_progress_flag(p)
   add_stated_belief_flag(p)
   add_policy_flag(p, run_policy.DEFAULT)
+  add_batched_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   add_models_flags(p)
@@ -88,6 +90,11 @@ def print_summary(run_dir: Path) -> None:
   if policy:
     print(f"  referee policy: {policy['source']}; structures: "
           f"{', '.join(policy['structures']) or 'none'}")
+  batched = s["referee_batched"]
+  if batched:
+    how = ("a place's slot judged together" if batched["on"]
+           else "each action judged alone")
+    print(f"  referee: {how} ({batched['source']})")
   checks = s["referee"]
   if any(checks.values()):
     print(f"  referee: {checks['spared']} actions not put to it (far from "
@@ -145,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
           scenario, arm=args.agents, seed=args.seed, out_dir=out,
           endpoint=endpoint_from(args), steps=args.steps,
           cache=not args.no_cache, progress=not args.no_progress,
-          referee_policy=args.referee_policy, embedder=embedder,
+          referee_policy=args.referee_policy,
+          referee_batched=args.referee_batched, embedder=embedder,
           models=models, budget=budget_from(args),
           stated_belief=args.stated_belief,
           outage_wait=args.outage_wait)

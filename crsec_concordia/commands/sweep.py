@@ -22,7 +22,8 @@ from pathlib import Path
 
 from crsec_concordia import outputs
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.commands.flags import (add_budget_flags,
+from crsec_concordia.commands.flags import (add_batched_flag,
+                                            add_budget_flags,
                                             add_embedder_flag,
                                             add_endpoint_flags,
                                             add_estimate_flags,
@@ -75,6 +76,7 @@ def add_parser(sub) -> None:
                   "file names none)")
   add_progress_flag(p)
   add_stated_belief_flag(p)
+  add_batched_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
   add_budget_flags(p, total=True)
@@ -145,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
       for job in jobs:
         job.embedder, job.embedder_dir = args.embedder, os.getcwd()
         job.budget, job.outage_wait = budget, args.outage_wait
+        job.referee_batched = args.referee_batched
       progress = _start(book, runs, jobs, done, other, out)
       progress.shown = not args.no_progress
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:

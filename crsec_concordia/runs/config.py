@@ -14,6 +14,7 @@ from concordia.typing import prefab as prefab_lib
 
 from crsec_concordia import game_masters
 from crsec_concordia.calibration.policy import RefereePolicy
+from crsec_concordia.calibration.run_policy import BATCHED_PARAM
 from crsec_concordia.calibration.run_policy import PARAM as POLICY_PARAM
 from crsec_concordia.errors import UserError
 from crsec_concordia.prefabs import PREFABS
@@ -52,11 +53,12 @@ def check_arm(arm: str) -> None:
 
 
 def build_config(scenario: Scenario, arm: str, seed: int,
-                 referee_policy: RefereePolicy | None = None
-                 ) -> prefab_lib.Config:
+                 referee_policy: RefereePolicy | None = None,
+                 batched: bool = False) -> prefab_lib.Config:
   """The Concordia config: one instance per agent, and the game master
   (with `referee_policy` in its params when one is given; none: every
-  structure, game_masters/prefab.py)."""
+  structure, game_masters/prefab.py; `batched` in them when on: a place's
+  slot judged together)."""
   check_arm(arm)
   prefabs = {**agent_prefabs(), **game_masters.GAME_MASTER_PREFABS}
   if f"{arm}__Entity" not in prefabs:
@@ -70,6 +72,8 @@ def build_config(scenario: Scenario, arm: str, seed: int,
   gm_params = {"name": GM_NAME, "scenario": scenario.to_dict(), "seed": seed}
   if referee_policy is not None:
     gm_params[POLICY_PARAM] = referee_policy.to_dict()
+  if batched:
+    gm_params[BATCHED_PARAM] = True
   instances.append(prefab_lib.InstanceConfig(
       prefab=GM_PREFAB, role=prefab_lib.Role.GAME_MASTER, params=gm_params))
   return prefab_lib.Config(prefabs=prefabs, instances=instances,

@@ -11,11 +11,13 @@ from typing import Any
 from concordia.prefabs.simulation import generic as simulation_lib
 
 from crsec_concordia import embedding, observations, threads
+from crsec_concordia.calibration import batching as batching_lib
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.interviews import stated_phase
 from crsec_concordia.interviews.stated_table import STATED_BELIEF_KEY
-from crsec_concordia.judgement_prompts import identity_of, prompts_hash
+from crsec_concordia.judgement_prompts import (batch_prompts_hash,
+                                               identity_of, prompts_hash)
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig, embedded, make_model
 from crsec_concordia.models.concordia_adapter import as_structured
@@ -125,6 +127,7 @@ def run_episode(
     model=None,
     embedder=None,
     referee_policy: str | run_policy.Chosen | None = None,
+    referee_batched: bool | None = None,
     models: dict[str, Any] | None = None,
     given_models: dict[str, Any] | None = None,
     budget: Budget | None = None,
@@ -150,6 +153,9 @@ def run_episode(
       (None, the default), "all-on", "trusting", "calibrated" (the model's
       own calibration's choice) or a JSON file of switches, or one already
       resolved (calibration/run_policy.py).
+    referee_batched: judge a place's slot's new actions in one call (True)
+      or each in its own (False); None: as the model's measured accuracy
+      batched says of the venue (calibration/batching.py).
     models: a models spec: the game master, groups, named agents or a
       share of agents on other models (runs/model_roles.py); it replaces
       the scenario's `models:` block, played when none is given.
@@ -188,13 +194,16 @@ def run_episode(
   # pair of it and the embedder.
   gm_endpoint, gm_model = model_roles.game_master_endpoint(models,
                                                           given_models)
+  gm_identity = _identity(gm_endpoint or endpoint,
+                          model if gm_endpoint is None and gm_model is None
+                          else gm_model)
   chosen = run_policy.resolve(
-      referee_policy, _identity(gm_endpoint or endpoint,
-                                model if gm_endpoint is None and gm_model is
-                                None else gm_model), scenario,
+      referee_policy, gm_identity, scenario,
       None if given is None or given.measured else given.name)
+  batching = batching_lib.resolve(referee_batched, gm_identity, scenario,
+                                  batch_prompts_hash())
   config = config_lib.build_config(
-      scenario, arm, seed, chosen.policy if chosen else None)
+      scenario, arm, seed, chosen.policy if chosen else None, batching.on)
   model, described = model_for(endpoint, seed, cache, model, progress)
   roles = roles_for(models, scenario, seed, cache, progress, model, described,
                     given_models)
@@ -220,6 +229,7 @@ def run_episode(
     }
     if chosen is not None:
       info["referee_policy"] = chosen.describe()
+    info["referee_batched"] = batching.describe()
     info.update(embedder.recorded())
     info.update(embedder.thresholds_recorded())
     if roles is not None:
@@ -296,6 +306,7 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           "actions": acted, "no_action": no_action, "repeated": repeated,
           "continued": continued, "act_reasons": dict(sorted(reasons.items())),
           "referee": referee, "referee_policy": info.get("referee_policy"),
+          "referee_batched": info.get("referee_batched"),
           # A model factory's model reports no tokens: they are estimated.
           "tokens": (info.get("model") or {}).get("tokens"),
           "agents": len(scenario.agents), "simulated_hours": hours,

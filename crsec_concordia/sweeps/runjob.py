@@ -65,6 +65,8 @@ class RunJob:
   # Whether a new run asks its agents' stated rules (a resumed one goes on
   # as it began).
   stated_belief: bool = True
+  # --referee-batched's choice (None: auto), resolved per run.
+  referee_batched: bool | None = None
 
 
 @dataclasses.dataclass
@@ -145,6 +147,8 @@ def _run_fresh(job: RunJob) -> None:
   kwargs.update(_limits(job))
   if not job.stated_belief:
     kwargs["stated_belief"] = False
+  if job.referee_batched is not None:
+    kwargs["referee_batched"] = job.referee_batched
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 

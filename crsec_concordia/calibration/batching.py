@@ -1,0 +1,112 @@
+"""Whether a run's referee judges a place's slot together: `--referee-batched`.
+
+Asking about a place's new actions in one call (game_masters/referee/
+batch.py) costs a fraction of the calls of asking about each, but whether
+a model judges as well that way is a measured fact of that model, not a
+given: bench/judgement_probe.py `--batch-sizes ... --record-batching`
+asks every labelled venue's referee cases both ways and keeps, per model
+and batch prompts, each venue's paired difference and the rule's verdicts
+(docs/calibration.md, "A place's slot judged together"). With no flag
+(`auto`), a run batches where that measurement says nothing was lost: on
+a measured venue by its own verdict, on any other venue by the verdict
+pooled over every measured venue; a model nobody measured batched (an
+endpoint's, a program's own) is asked per action, as its answers were
+never shown to hold batched. `--referee-batched` or `--no-referee-batched`
+decides it outright. The choice lands in the game master's params
+(config.json: a resumed run keeps it) and in run.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from crsec_concordia.calibration import store
+from crsec_concordia.calibration.identity import ModelIdentity
+
+# The shipped measurements (the embedded model's), one entry per model
+# identity and batch prompts.
+RECORD = store.SHIPPED / "batched_referee.json"
+FORMAT = 1
+AUTO = "auto"
+
+
+@dataclasses.dataclass(frozen=True)
+class Batching:
+  """Whether the referee judges a place's slot together, and why."""
+  on: bool
+  source: str
+
+  def describe(self) -> dict[str, Any]:
+    """What run.json records of it."""
+    return {"on": self.on, "source": self.source}
+
+
+def read(path: Path = RECORD) -> list[dict[str, Any]]:
+  """The measurements kept in `path` (none if it does not exist)."""
+  if not path.is_file():
+    return []
+  return list(json.loads(path.read_text(encoding="utf-8"))["entries"])
+
+
+def _matching(entries: Sequence[Mapping[str, Any]], identity: ModelIdentity,
+              batch_prompts: str) -> Mapping[str, Any] | None:
+  for entry in entries:
+    if (ModelIdentity.from_dict(entry["model"]).same_model(identity)
+        and entry.get("batch_prompts") == batch_prompts):
+      return entry
+  return None
+
+
+def venue_name(venue: Any) -> str:
+  """A venue's name: a Scenario's, a scenario file's stem, or the name."""
+  if not isinstance(venue, str):
+    return venue.name
+  return Path(venue).stem if venue.endswith(".yaml") else venue
+
+
+def resolve(choice: bool | None, identity: ModelIdentity, venue: Any,
+            batch_prompts: str,
+            entries: Sequence[Mapping[str, Any]] | None = None) -> Batching:
+  """The run's batching: `choice` (True or False) as given, else (None,
+  `auto`) what the measurement of `identity` in the batch prompts whose
+  hash is `batch_prompts` says of `venue`."""
+  if choice is not None:
+    return Batching(bool(choice), "--referee-batched" if choice
+                    else "--no-referee-batched")
+  entry = _matching(read() if entries is None else entries, identity,
+                    batch_prompts)
+  if entry is None:
+    return Batching(False, f"{AUTO}: per action (nobody measured "
+                    f"{identity.name} batched in these batch prompts)")
+  name = venue_name(venue)
+  measured = entry["venues"].get(name)
+  if measured is not None:
+    verdict = bool(measured["keeps"])
+    return Batching(verdict and bool(entry["pooled"]["passes"]),
+                    f"{AUTO}: {name}'s labelled cases "
+                    + ("held batched" if verdict else "lost accuracy batched"))
+  passes = bool(entry["pooled"]["passes"])
+  return Batching(passes, f"{AUTO}: the measured venues pooled "
+                  + ("held batched" if passes else "lost accuracy batched"))
+
+
+def record(path: Path, identity: ModelIdentity, batch_prompts: str,
+           venues: Mapping[str, Mapping[str, Any]],
+           pooled: Mapping[str, Any]) -> Path:
+  """Keeps a measurement in `path`, replacing one of the same model and
+  batch prompts; `venues`: {name: figures with `keeps`}, `pooled`:
+  figures with `passes`."""
+  entries = [e for e in read(path)
+             if not (ModelIdentity.from_dict(e["model"]).same_model(identity)
+                     and e.get("batch_prompts") == batch_prompts)]
+  entries.append({"model": identity.to_dict(), "batch_prompts": batch_prompts,
+                  "venues": dict(venues), "pooled": dict(pooled)})
+  path.parent.mkdir(parents=True, exist_ok=True)
+  path.write_text(json.dumps({"format": FORMAT, "entries": entries},
+                             indent=1, sort_keys=True) + "\n",
+                  encoding="utf-8")
+  return path
