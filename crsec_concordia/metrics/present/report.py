@@ -238,10 +238,15 @@ def _referee_policy(info: dict) -> str:
   """Which of the referee's structures the run applied (run.json's
   `referee_policy`; none recorded: every one, calibration/run_policy.py)."""
   policy = info.get("referee_policy")
+  batched = info.get("referee_batched")
+  judged = ("a place's slot" if batched and batched["on"]
+            else "each action")
+  how = (f"; {judged} judged in one call ({batched['source']})"
+         if batched else "")
   if not policy:
-    return "every one"
+    return "every one" + how
   return (f"{', '.join(policy.get('structures') or ()) or 'none'} "
-          f"({policy.get('source')})")
+          f"({policy.get('source')})" + how)
 
 
 def run_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
