@@ -10,11 +10,16 @@ every agent's `conflicts_batched` param on (the distinct questions of one
 place in one slot in one call, operations/detect_conflict_batch.py). The
 scripted judge answers each question alike in both forms (a breach where a
 deed's habit meets its rule, quoting the deed), so the two runs' conflict
-records must be the same. Prints, per size: DetectConflict calls and
-questions per agent-hour in each mode, the largest call's questions, and
-whether the conflict records are the same.
+records must be the same. The café's entrepreneurs all hold the same
+five norms word for word, which today's sharing already asks once; with
+`--own-words` each words them its own way (one of four phrasings of each,
+by its number), as a model's CreateNorm does, so few questions are held
+word for word and each observer asks alone. Prints, per size: DetectConflict
+calls and questions per agent-hour in each mode, the largest call's
+questions, and whether the conflict records are the same.
 
   .venv/bin/python bench/conflict_batch.py                 # 10 agents
+  .venv/bin/python bench/conflict_batch.py --own-words --sizes 10 30
   .venv/bin/python bench/conflict_batch.py --sizes 10 30 --places 3
 """
 
@@ -38,6 +43,7 @@ from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.operations.detect_conflict import OP  # noqa: E402
 from crsec_concordia.prefabs import params as params_lib  # noqa: E402
 from crsec_concordia.runs import config as config_lib  # noqa: E402
+from tests import crsec_script as cs  # noqa: E402
 
 # What a batched DetectConflict prompt opens its questions with.
 BATCHED = r"Each question below has an id"
@@ -60,9 +66,36 @@ def batch_judge(prompt: str, schema: dict) -> dict:
   return {k: answer[k] for k in schema["properties"]}
 
 
-def model(size: int, places: int):
+# Four phrasings of each of the scripted café's five norms (the judge reads
+# "smok", "quiet" and "tip" in a rule, as in bench/shared_judgement.py).
+PHRASINGS = (
+    ("No smoking indoors.", "Smoking inside is not allowed.",
+     "Do not smoke indoors.", "Nobody should smoke inside."),
+    ("Be quiet in public places.", "Keep quiet around others.",
+     "Stay quiet in shared rooms.", "Keep your voice quiet and low."),
+    ("Tip after meals.", "Leave a tip after eating.",
+     "Always tip the staff.", "People usually tip after a meal."),
+    ("Clean up after yourself.", "Tidy up your own mess.",
+     "Leave your table clean.", "Clear away what you used."),
+    ("Wait your turn in line.", "Do not cut the queue.",
+     "Queue patiently for service.", "Wait for your turn to order."))
+
+
+def own_words(prompt: str, schema: dict) -> dict:
+  """CreateNorm: the five norms in the agent's own phrasings."""
+  del schema
+  k = int(re.search(r"Guest (\d{3})", prompt).group(1)) // 3 % 4
+  kinds = ("injunctive", "injunctive", "descriptive", "injunctive",
+           "injunctive")
+  return {"norms": [{"content": p[k], "type": t, "utility": 90 - 10 * n}
+                    for n, (p, t) in enumerate(zip(PHRASINGS, kinds))]}
+
+
+def model(size: int, places: int, words: bool = False):
   scripted = cafe.model(size, places)
   scripted.add_rule(BATCHED, batch_judge, first=True)
+  if words:
+    scripted.add_rule(cs.CREATE, own_words, first=True)
   return scripted
 
 
@@ -79,8 +112,8 @@ def _forced(batched_on: bool):
 
 
 def measure(size: int, places: int, batched_on: bool, embedder,
-            out: Path) -> dict:
-  scripted = model(size, places)
+            out: Path, words: bool = False) -> dict:
+  scripted = model(size, places, words)
   original, forced = _forced(batched_on)
   config_lib.entity_params = forced
   started = time.monotonic()
@@ -106,15 +139,21 @@ def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--sizes", type=int, nargs="+", default=[10])
   parser.add_argument("--places", type=int, default=1)
+  parser.add_argument("--own-words", action="store_true",
+                      help="each entrepreneur words its norms its own way")
   args = parser.parse_args(argv)
   embedder = shared_embedder()
   print(f"{cafe.SLOTS} slots of {cafe.MINUTES} min, scripted café in "
-        f"{args.places} place(s); DetectConflict per agent-hour "
+        f"{args.places} place(s), norms in "
+        f"{'their own' if args.own_words else 'the same'} words; "
+        "DetectConflict per agent-hour "
         f"({params_lib.CONFLICTS_BATCHED} off | on)")
   with tempfile.TemporaryDirectory() as tmp:
     for size in args.sizes:
-      shared = measure(size, args.places, False, embedder, Path(tmp))
-      joint = measure(size, args.places, True, embedder, Path(tmp))
+      shared = measure(size, args.places, False, embedder, Path(tmp),
+                       args.own_words)
+      joint = measure(size, args.places, True, embedder, Path(tmp),
+                      args.own_words)
       same = shared["conflicts"] == joint["conflicts"]
       print(f"{size} agents: calls {shared['calls']:.2f} | "
             f"{joint['calls']:.2f} ({joint['calls'] / shared['calls']:.2f} "
