@@ -281,7 +281,8 @@ def test_a_crowded_place_is_cut_to_the_budget_in_a_fixed_order():
 def test_split_keeps_each_batch_within_the_budget():
   items = [_item(f"Actor {n}", "No smoking indoors.", "H") for n in range(9)]
   budget = batch_lib.tokens(items[:4])
-  batches = batch_lib.split(items, budget)
+  batches = batch_lib.questions_in_calls(items, budget)
   assert [i for b in batches for i in b] == items
   assert all(batch_lib.tokens(b) <= budget for b in batches)
-  assert batch_lib.split(items[:1], 1) == [items[:1]]  # Too large alone.
+  # An item too large alone is a call of its own.
+  assert batch_lib.questions_in_calls(items[:1], 1) == [items[:1]]

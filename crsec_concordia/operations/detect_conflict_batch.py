@@ -87,8 +87,8 @@ def tokens(items: Sequence[Observed]) -> int:
   return estimate_tokens(prompt(items)) + answer_tokens(len(items))
 
 
-def split(items: Sequence[Observed], budget: int = CONTEXT_TOKENS
-          ) -> list[list[Observed]]:
+def questions_in_calls(items: Sequence[Observed],
+                       budget: int = CONTEXT_TOKENS) -> list[list[Observed]]:
   """`items` cut into calls that each fit `budget`, in their order."""
   return in_batches(items, tokens, budget)
 

@@ -203,8 +203,8 @@ class _Slot:
     for q in ordered:
       places.setdefault(q[2], []).append(q)
     for questions in places.values():
-      for batch in batch_lib.split([first[q] for q in questions],
-                                   self.budget):
+      for batch in batch_lib.questions_in_calls(
+          [first[q] for q in questions], self.budget):
         call = _BatchCall(batch, {question_of(i): tuple(holders[
             question_of(i)]) for i in batch}, sinks)
         for item in batch:
