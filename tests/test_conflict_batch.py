@@ -98,8 +98,11 @@ def test_one_call_per_place_slot_and_the_records_of_per_question(
     assert (room.records(run_dir, kind)
             == room.records(per_question, kind)), kind
   assert room.records(run_dir, "conflict")
-  # The switch is in the agents' params: a resumed run keeps it.
+  # The switch is in the agents' params: a resumed run keeps it; absent,
+  # config.json is as it was.
   assert '"conflicts_batched": true' in (run_dir / "config.json").read_text(
+      encoding="utf-8")
+  assert "conflicts_batched" not in (per_question / "config.json").read_text(
       encoding="utf-8")
 
 
@@ -286,3 +289,11 @@ def test_split_keeps_each_batch_within_the_budget():
   assert all(batch_lib.tokens(b) <= budget for b in batches)
   # An item too large alone is a call of its own.
   assert batch_lib.questions_in_calls(items[:1], 1) == [items[:1]]
+
+
+def test_the_param_is_true_or_false():
+  with pytest.raises(ValueError, match="conflicts_batched 'yes': true or "
+                     "false"):
+    params_lib.check("normative__Entity",
+                     {params_lib.CONFLICTS_BATCHED: "yes"})
+  params_lib.check("normative__Entity", {params_lib.CONFLICTS_BATCHED: True})
