@@ -125,9 +125,10 @@ def _item(actor: str, norm: str, holder: str, place: str = "indoors",
 
 def _slot(asked: dict[str, list[Observed]], model, order: list[str],
           budget: int = batch_lib.CONTEXT_TOKENS,
-          sinks: dict[str, Callable] | None = None) -> dict[str, list]:
+          sinks: dict[str, Callable] | None = None,
+          alone: frozenset[str] = frozenset()) -> dict[str, list]:
   """The holders' answers, each holder in a thread of its own, started in
-  `order`."""
+  `order`; those in `alone` hand theirs in without the switch."""
   names = sorted(asked)
   shared = SharedJudgements(names, budget=budget)
   shared.open_slot(names)
@@ -137,7 +138,8 @@ def _slot(asked: dict[str, list[Observed]], model, order: list[str],
   def holder(name: str) -> None:
     sink = (sinks or {}).get(name, lambda failure: None)
     answers[name] = shared.judge(tickets[name], asked[name],
-                                 model.tagged(OP), sink, batched=True)
+                                 model.tagged(OP), sink,
+                                 batched=name not in alone)
   workers = [threading.Thread(target=holder, args=(n,)) for n in order]
   for w in workers:
     w.start()
@@ -297,3 +299,21 @@ def test_the_param_is_true_or_false():
     params_lib.check("normative__Entity",
                      {params_lib.CONFLICTS_BATCHED: "yes"})
   params_lib.check("normative__Entity", {params_lib.CONFLICTS_BATCHED: True})
+
+
+def test_a_holder_without_the_switch_asks_the_rest_as_before():
+  """Bob shares the smoker's question with Ann, who batches: it is asked
+  in her place's batch; his other question he asks as he would alone."""
+  asked = {"Ann": [_item("Carlos", "No smoking indoors.", "Ann")],
+           "Bob": [_item("Carlos", "No smoking indoors.", "Bob"),
+                   _item("Tom", "Tip after meals.", "Bob", deed="tips.")]}
+  scripted = _model()
+  answers = _slot(asked, scripted, ["Bob", "Ann"], alone=frozenset({"Bob"}))
+  prompts = sorted(c.prompt for c in scripted.calls if c.tag == OP)
+  assert len(prompts) == 2
+  batched, = [p for p in prompts if re.search(BATCHED, p)]
+  assert [a for a, _, _ in questions_of(batched).values()] == ["Carlos"]
+  alone, = [p for p in prompts if p.startswith("Bob holds some rules")]
+  assert "Tom (indoors)" in alone and "Carlos" not in alone
+  assert answers["Bob"][0] == answers["Ann"][0] == (True,
+                                                    "lights a cigarette")
