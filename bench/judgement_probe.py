@@ -36,7 +36,13 @@ batches of N cases at one place (a place's slot judged together,
 game_masters/referee/batch.py; N: a run's place-slot sizes,
 bench/place_slot_sizes.py) and compares them case by case
 (bench/batch_probe.py): P and R per mode with intervals, the paired
-difference, and every case whose tags differ.
+difference, and every case whose tags differ. It asks each venue's
+DetectConflict cases one at a time and in batches of N cases seen at one
+place too (a slot's questions of a place asked together, the agents'
+`conflicts_batched` param; bench/conflict_batch_probe.py): hits and false
+alarms per mode with intervals, the paired difference and the rule's
+verdict, every case whose verdict differs, and the venues pooled
+(`--only conflicts` asks those alone).
 Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
        [--probes FILE] | [--all] [--heldout]
        [--only referee|occasion|conflicts ...] [--policy run|all_on|trusting]
@@ -47,6 +53,8 @@ Usage: .venv/bin/python bench/judgement_probe.py [--scenario NAME_OR_PATH]
 import argparse
 import sys
 from pathlib import Path
+
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -69,6 +77,7 @@ from crsec_concordia.metrics.classifiers import (  # noqa: E402
 from crsec_concordia.metrics.classifiers import probe_run  # noqa: E402
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
 import batch_probe  # noqa: E402  (bench/, beside this file)
+import conflict_batch_probe  # noqa: E402  (bench/, beside this file)
 import oracle_ceiling  # noqa: E402  (bench/, beside this file)
 import probe_scores  # noqa: E402
 
@@ -221,14 +230,15 @@ def _parser() -> argparse.ArgumentParser:
                       help="with --noise: the draw's seed (default 0)")
   parser.add_argument("--batch-sizes", type=int, nargs="+", default=None,
                       metavar="N",
-                      help="compare the referee's cases asked per action "
-                           "and in batches of N at one place (e.g. a run's "
-                           "median and largest place-slot sizes)")
+                      help="compare the referee's and DetectConflict's "
+                           "cases asked one at a time and in batches of N "
+                           "at one place (e.g. a run's median and largest "
+                           "place-slot sizes)")
   parser.add_argument("--record-batching", type=Path, nargs="?",
                       const=batching.RECORD, default=None, metavar="FILE",
-                      help="with --batch-sizes: keep the rule's verdicts "
-                      "per venue and pooled where runs read them, for "
-                      "--referee-batched's auto (default FILE: the "
+                      help="with --batch-sizes: keep the referee's rule's "
+                      "verdicts per venue and pooled where runs read them, "
+                      "for --referee-batched's auto (default FILE: the "
                       "package's, crsec_concordia/calibration/data/"
                       f"{batching.RECORD.name}); give --all --heldout so "
                       "the pooled verdict covers every venue")
@@ -304,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
   embedder = shared_embedder()
   floors = embedding.thresholds_of(embedder)
   lines, measured, compared = [], [], []
+  pooled: dict[str, list] = {}  # DetectConflict's outcome rows, by mode.
   for scenario, cases in venues:
     settings = (run_policy.for_venue(scenario, identity, floors)
                 if args.policy == RUN else
@@ -312,9 +323,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scenario {scenario.name}: {probe_scores.policy_name(policy)}, "
           f"near tie {settings.tie}", flush=True)
     if args.batch_sizes is not None:
-      compared.append((scenario.name, batch_probe.run_venue(
-          model, embedder, scenario, cases, settings, args.batch_sizes)))
-      lines += compared[-1][1].lines
+      if cases.referee:
+        compared.append((scenario.name, batch_probe.run_venue(
+            model, embedder, scenario, cases, settings, args.batch_sizes)))
+        lines += compared[-1][1].lines
+      if cases.conflicts:
+        found, rows = conflict_batch_probe.run_venue(
+            model, embedder, scenario, cases, settings, args.batch_sizes)
+        lines += found
+        for mode, mode_rows in rows.items():
+          pooled.setdefault(mode, []).append(mode_rows)
       continue
     calibration = probe_run.measure_venue(model, embedder, scenario, cases,
                                           jobs=args.jobs, settings=settings)
@@ -330,9 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     lines.append(line + ("  [below target]" if below else ""))
     print(line, end="\n\n", flush=True)
   if args.batch_sizes is not None:
+    if len(venues) > 1 and pooled:
+      lines += conflict_batch_probe.lines_of(
+          "all venues", {m: np.concatenate(r) for m, r in pooled.items()})
     print("summary, per action against batched, policy " + args.policy)
     print("\n".join(lines))
-    return _batch_verdicts(args, compared)
+    return _batch_verdicts(args, compared) if compared else 0
   print(f"summary, policy {args.policy} (target: referee P >= "
         f"{probe_scores.TARGET_PRECISION} and R >= "
         f"{probe_scores.TARGET_RECALL})")

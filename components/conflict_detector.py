@@ -13,7 +13,10 @@ breaks it is the model's judgement (operations/detect_conflict.py). A
 behaviour near no norm is not sent, and the rest of one observation is
 judged in one call; in a simulation, a question other agents hold too (the
 same deed against the same rule's words) is asked once for all of them
-(operations/detect_conflict_sharing.py).
+(operations/detect_conflict_sharing.py), and with `batched` the distinct
+questions of one place in one slot, across its observers, are asked in one
+call (operations/detect_conflict_batch.py; without a simulation's sharing
+service the detector asks alone, as without the switch).
 Noticing happens while the agent goes on with its day: detection runs in
 its own thread from the moment the observation arrives, with the norms
 held then, and is joined when the game master collects the requests (an
@@ -71,7 +74,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                talk_model: language_model.LanguageModel | None = None,
                embedder: SentenceEmbedder | None = None,
                relevance: float | None = None, cooldown_steps: int = 6,
-               norm_memory_key: str = NORM_MEMORY_KEY):
+               norm_memory_key: str = NORM_MEMORY_KEY,
+               batched: bool = False):
     """Creates the detector.
 
     Args:
@@ -88,6 +92,10 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       cooldown_steps: slots before the agent asks to talk with the same
         person again.
       norm_memory_key: the key of the entity's NormMemory.
+      batched: the questions it shares in a slot are asked with the
+        place's other questions of the slot, in one call
+        (operations/detect_conflict_batch.py); off by default until
+        measured on a model (docs/calibration.md).
     """
     super().__init__()
     self._model = structured_view(model)
@@ -99,6 +107,7 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
                        else relevance)
     self._cooldown = cooldown_steps
     self._norm_memory_key = norm_memory_key
+    self._batched = batched
     self._lock = threading.Lock()
     self._requests: list[dict[str, Any]] = []
     self._told_not_held = False
@@ -201,7 +210,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
     on_failure = self._failure_sink(stamp)
     pairs = self.related(events, norms)
     if ticket is not None and self._shared is not None:
-      self._shared.hand_in(ticket, [item for _, item in pairs], on_failure)
+      self._shared.hand_in(ticket, [item for _, item in pairs], on_failure,
+                           self._batched)
     self._conclude(pairs, stamp, ticket, on_failure)
 
   def _failure_sink(self, stamp: observations.Stamp | None
@@ -327,7 +337,8 @@ class ConflictDetector(UsesNormMemory, entity_component.ContextComponent,
       # work may not have started.
       pairs = self.related(ordered, norms) if norms else []
       if ticket is not None:
-        shared.hand_in(ticket, [item for _, item in pairs], on_failure)
+        shared.hand_in(ticket, [item for _, item in pairs], on_failure,
+                       self._batched)
     except Exception as e:  # pylint: disable=broad-except
       if ticket is not None:
         shared.withdraw(ticket)  # The other holders must not wait for it.

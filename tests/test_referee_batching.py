@@ -26,28 +26,28 @@ def _entries(tmp_path, keeps, passes, prompts="h"):
 
 def test_a_choice_given_is_kept_whatever_was_measured(tmp_path):
   entries = _entries(tmp_path, keeps=False, passes=False)
-  assert batching.resolve(True, ME, "cafe", "h", entries).on
-  assert not batching.resolve(False, ME, "garden", "h", entries).on
+  assert batching.batching_for(True, ME, "cafe", "h", entries).on
+  assert not batching.batching_for(False, ME, "garden", "h", entries).on
 
 
 def test_auto_follows_the_venue_then_the_pool(tmp_path):
   entries = _entries(tmp_path, keeps=False, passes=True)
-  assert not batching.resolve(None, ME, "cafe", "h", entries).on
-  assert batching.resolve(None, ME, "garden", "h", entries).on
+  assert not batching.batching_for(None, ME, "cafe", "h", entries).on
+  assert batching.batching_for(None, ME, "garden", "h", entries).on
   # A venue nobody labelled: the pooled verdict.
-  assert batching.resolve(None, ME, "workshop", "h", entries).on
+  assert batching.batching_for(None, ME, "workshop", "h", entries).on
   failed = _entries(tmp_path, keeps=True, passes=False)
-  assert not batching.resolve(None, ME, "garden", "h", failed).on
-  assert not batching.resolve(None, ME, "workshop", "h", failed).on
+  assert not batching.batching_for(None, ME, "garden", "h", failed).on
+  assert not batching.batching_for(None, ME, "workshop", "h", failed).on
 
 
 def test_auto_asks_per_action_where_nobody_measured_batched(tmp_path):
   entries = _entries(tmp_path, keeps=True, passes=True)
   other = ModelIdentity("another", "openai-compatible", "p")
-  got = batching.resolve(None, other, "garden", "h", entries)
+  got = batching.batching_for(None, other, "garden", "h", entries)
   assert not got.on and "nobody measured" in got.source
   # Other batch prompts than those measured: not measured either.
-  assert not batching.resolve(None, ME, "garden", "h2", entries).on
+  assert not batching.batching_for(None, ME, "garden", "h2", entries).on
 
 
 def test_recording_again_replaces_the_same_model_and_prompts(tmp_path):

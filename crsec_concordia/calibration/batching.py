@@ -26,12 +26,12 @@ from typing import Any
 
 from crsec_concordia.calibration import store
 from crsec_concordia.calibration.identity import ModelIdentity
+from crsec_concordia.calibration.run_policy import AUTO
 
 # The shipped measurements (the embedded model's), one entry per model
 # identity and batch prompts.
 RECORD = store.SHIPPED / "batched_referee.json"
-FORMAT = 1
-AUTO = "auto"
+RECORD_FORMAT = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +68,7 @@ def venue_name(venue: Any) -> str:
   return Path(venue).stem if venue.endswith(".yaml") else venue
 
 
-def resolve(choice: bool | None, identity: ModelIdentity, venue: Any,
+def batching_for(choice: bool | None, identity: ModelIdentity, venue: Any,
             batch_prompts: str,
             entries: Sequence[Mapping[str, Any]] | None = None) -> Batching:
   """The run's batching: `choice` (True or False) as given, else (None,
@@ -106,7 +106,7 @@ def record(path: Path, identity: ModelIdentity, batch_prompts: str,
   entries.append({"model": identity.to_dict(), "batch_prompts": batch_prompts,
                   "venues": dict(venues), "pooled": dict(pooled)})
   path.parent.mkdir(parents=True, exist_ok=True)
-  path.write_text(json.dumps({"format": FORMAT, "entries": entries},
+  path.write_text(json.dumps({"format": RECORD_FORMAT, "entries": entries},
                              indent=1, sort_keys=True) + "\n",
                   encoding="utf-8")
   return path

@@ -10,7 +10,9 @@ follows / unrelated; a breach with no words quoted is no breach. The
 behaviours of one slot are judged in one call per observer, one schema
 entry per person seen, so the model can skip or merge no one; questions
 several observers hold are asked once, with no observer named
-(detect_conflict_sharing.py). The trials:
+(detect_conflict_sharing.py), and with the agents' `conflicts_batched`
+switch the distinct questions of one place's slot are asked in one call
+(detect_conflict_batch.py). The trials:
 docs/trials/operations.md#detectconflict.
 """
 

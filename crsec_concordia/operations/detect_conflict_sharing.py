@@ -29,8 +29,13 @@ would cost a call per observer again). Each call is made by the first
 holder to need it while the others wait (single flight), and its cost is
 counted once; a failed call is recorded once, in the journal of its first
 holder by name, and every holder goes on without those judgements, as
-after any failed call. Nothing outlives the slot, so a checkpoint holds
-nothing of it.
+after any failed call. A holder that hands its questions in `batched`
+(ConflictDetector's switch) has every question it holds asked with the
+slot's other questions of the same place, each once, in as few calls as a
+request holds (detect_conflict_batch.py), planned in place, rule and
+question order; each holder then reads the verdicts of its own questions,
+and a failure is recorded per question, in the journal of its first holder
+by name. Nothing outlives the slot, so a checkpoint holds nothing of it.
 """
 
 from __future__ import annotations
@@ -42,8 +47,10 @@ from collections.abc import Iterable, Sequence
 
 from crsec_concordia import threads
 from crsec_concordia.models.base import StructuredModel
+from crsec_concordia.operations import detect_conflict_batch as batch_lib
 from crsec_concordia.operations.base import FailureSink
-from crsec_concordia.operations.detect_conflict import (OP, Observed,
+from crsec_concordia.operations.detect_conflict import (OP, Judgement,
+                                                        Observed,
                                                         detect_conflicts)
 
 # A question: the deed (actor, behaviour, place, the sentence nearest the
@@ -93,28 +100,50 @@ class _Call:
       self._done.wait()
       return self._answers
     try:
-      judgements = detect_conflicts(model, observer=self.observer,
-                                    items=self.items,
-                                    on_failure=self._failed)
       self._answers = {question_of(j.observed): (j.breaks, j.evidence)
-                       for j in judgements or ()}
+                       for j in self._ask(model) if j is not None}
     except Exception as e:  # pylint: disable=broad-except
       self._failed({"op": OP, "error": f"{type(e).__name__}: {e}"})
     finally:
       self._done.set()
     return self._answers
 
+  def _ask(self, model: StructuredModel) -> list[Judgement | None]:
+    return detect_conflicts(model, observer=self.observer, items=self.items,
+                            on_failure=self._failed) or []
+
+
+class _BatchCall(_Call):
+  """The questions of one place's slot asked together (detect_conflict_batch),
+  each failure recorded per question by its first holder by name."""
+
+  def __init__(self, items: list[Observed],
+               holders: dict[Question, tuple[str, ...]],
+               sinks: dict[str, FailureSink]):
+    names = tuple(sorted({n for q in holders.values() for n in q}))
+    super().__init__(None, items, names, sinks[names[0]])
+    self._by_question = holders
+    self._sinks = sinks
+
+  def _ask(self, model: StructuredModel) -> list[Judgement | None]:
+    def failed(index: int, failure) -> None:
+      names = self._by_question[question_of(self.items[index])]
+      self._sinks[names[0]]({**failure, "holders": list(names)})
+    return batch_lib.detect_conflicts_batched(model, self.items, failed)
+
 
 @dataclasses.dataclass
 class _Asked:
   items: list[Observed]
   on_failure: FailureSink
+  batched: bool = False
 
 
 class _Slot:
   """One slot's observers, questions and calls."""
 
-  def __init__(self, observers: Iterable[str]):
+  def __init__(self, observers: Iterable[str], budget: int):
+    self.budget = budget
     self.expected = frozenset(observers)
     self.observed: set[str] = set()
     self.tickets: set[str] = set()
@@ -136,11 +165,16 @@ class _Slot:
         if name not in holders.setdefault(q, []):
           holders[q].append(name)
         first.setdefault(q, item)
+    batched = {q for q, names in holders.items()
+               if any(self.asked[n].batched for n in names)}
+    self._plan_batches({q: holders[q] for q in batched}, first)
+    holders = {q: names for q, names in holders.items() if q not in batched}
     sharing = {n for names in holders.values() if len(names) > 1
                for n in names}
     for name in sorted(set(self.asked) - sharing):
       # Shares no question: asks as it would alone, its items in its order.
-      items = self.asked[name].items
+      items = [i for i in self.asked[name].items
+               if question_of(i) not in batched]
       if items:
         call = _Call(name, list(items), (name,), self.asked[name].on_failure)
         for item in items:
@@ -159,6 +193,24 @@ class _Slot:
         for name in holders[q]:
           self.calls[(name, q)] = call
 
+  def _plan_batches(self, holders: dict[Question, list[str]],
+                    first: dict[Question, Observed]) -> None:
+    """The batched questions: a place's together, in place, rule and
+    question order, cut to fit a request."""
+    sinks = {n: a.on_failure for n, a in self.asked.items()}
+    ordered = sorted(holders, key=lambda q: (q[2], q[4], q))
+    places: dict[str, list[Question]] = {}
+    for q in ordered:
+      places.setdefault(q[2], []).append(q)
+    for questions in places.values():
+      for batch in batch_lib.questions_in_calls(
+          [first[q] for q in questions], self.budget):
+        call = _BatchCall(batch, {question_of(i): tuple(holders[
+            question_of(i)]) for i in batch}, sinks)
+        for item in batch:
+          for name in holders[question_of(item)]:
+            self.calls[(name, question_of(item))] = call
+
 
 @dataclasses.dataclass(frozen=True)
 class Ticket:
@@ -170,16 +222,19 @@ class Ticket:
 class SharedJudgements:
   """The DetectConflict questions of a simulation's slots, each asked once."""
 
-  def __init__(self, holders: Iterable[str]):
+  def __init__(self, holders: Iterable[str],
+               budget: int = batch_lib.CONTEXT_TOKENS):
     """Shares the questions of `holders`, the agents whose
-    ConflictDetectors are given this service."""
+    ConflictDetectors are given this service; `budget`: the tokens of one
+    batched call (a request's context)."""
     self._holders = frozenset(holders)
+    self._budget = budget
     self._lock = threading.Lock()
     self._slot: _Slot | None = None
 
   def open_slot(self, observers: Iterable[str]) -> None:
     """A slot begins; `observers` are the agents who observe in it."""
-    slot = _Slot(self._holders.intersection(observers))
+    slot = _Slot(self._holders.intersection(observers), self._budget)
     with self._lock:
       self._slot = slot
     self._check(slot)
@@ -217,21 +272,22 @@ class SharedJudgements:
     self._check(ticket.slot)
 
   def judge(self, ticket: Ticket, items: Sequence[Observed],
-            model: StructuredModel, on_failure: FailureSink
-            ) -> list[Answer]:
+            model: StructuredModel, on_failure: FailureSink,
+            batched: bool = False) -> list[Answer]:
     """`hand_in`, then `answers`."""
-    self.hand_in(ticket, items, on_failure)
+    self.hand_in(ticket, items, on_failure, batched)
     return self.answers(ticket, items, model)
 
   def hand_in(self, ticket: Ticket, items: Sequence[Observed],
-              on_failure: FailureSink) -> None:
+              on_failure: FailureSink, batched: bool = False) -> None:
     """The ticket's questions, `items`; `on_failure` records the failures
-    of the calls its holder is the first holder of. It does not wait."""
+    of the calls its holder is the first holder of; `batched`: asked with
+    the place's other questions of the slot. It does not wait."""
     slot = ticket.slot
     with self._lock:
       if ticket.holder in slot.asked:
         raise ValueError(f"{ticket.holder} has already asked this slot")
-      slot.asked[ticket.holder] = _Asked(list(items), on_failure)
+      slot.asked[ticket.holder] = _Asked(list(items), on_failure, batched)
     self._check(slot)
 
   def answers(self, ticket: Ticket, items: Sequence[Observed],

@@ -41,7 +41,8 @@ class NormativeEntity(prefab_lib.Prefab):
       "description each, which the plan and its tasks choose among), "
       "on_invalid_action (mark | nothing | raise: what act() returns "
       "when the model gives no valid action; crsec_concordia/"
-      "invalid_action.py).")
+      "invalid_action.py), conflicts_batched (optional, off: a slot's "
+      "DetectConflict questions of one place asked in one call).")
   params: Mapping[str, Any] = dataclasses.field(
       default_factory=lambda: dict(DEFAULTS))
 
@@ -68,7 +69,8 @@ class NormativeEntity(prefab_lib.Prefab):
     if modules["communication"]:
       context[crsec.CONFLICT_DETECTOR_KEY] = crsec.ConflictDetector(
           structured.tagged("DetectConflict"),
-          talk_model=structured.tagged("DecideToTalk"), embedder=embedder)
+          talk_model=structured.tagged("DecideToTalk"), embedder=embedder,
+          batched=bool(p.get(params.CONFLICTS_BATCHED, False)))
     if modules["communication"] or modules["observation"]:
       context[crsec.NORM_IDENTIFIER_KEY] = crsec.NormIdentifier(
           structured.tagged("IdentifyNorm"),

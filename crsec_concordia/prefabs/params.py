@@ -18,6 +18,10 @@ from crsec_concordia import invalid_action
 from crsec_concordia.norms import ROLES
 from crsec_concordia.prefabs.agent_parts import DEFAULTS, MODULES
 
+# The agent's param that has its DetectConflict questions of a slot asked
+# with the place's others, in one call (ConflictDetector's `batched`;
+# absent: off, so a run's config.json is as it was without it).
+CONFLICTS_BATCHED = "conflicts_batched"
 # Whole-number params and the least value each may take.
 COUNTS = {"initial_norm_count": 0, "synthesis_threshold": 1,
           "reflect_every": 1, "observation_history": 1}
@@ -65,7 +69,7 @@ def _problems(params: Mapping[str, Any]) -> list[str]:
                        f"{', '.join(modules)}")
         elif not isinstance(value, bool):
           found.append(f"modules.{key} {value!r}: true or false")
-  for key in ("committed",):
+  for key in ("committed", CONFLICTS_BATCHED):
     value = params.get(key)
     if value is not None and not isinstance(value, bool):
       found.append(f"{key} {value!r}: true or false")

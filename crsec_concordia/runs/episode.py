@@ -200,7 +200,7 @@ def run_episode(
   chosen = run_policy.resolve(
       referee_policy, gm_identity, scenario,
       None if given is None or given.measured else given.name)
-  batching = batching_lib.resolve(referee_batched, gm_identity, scenario,
+  batching = batching_lib.batching_for(referee_batched, gm_identity, scenario,
                                   batch_prompts_hash())
   config = config_lib.build_config(
       scenario, arm, seed, chosen.policy if chosen else None, batching.on)

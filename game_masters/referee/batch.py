@@ -21,7 +21,7 @@ in the order the caller gives (by actor name), never by thread order.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crsec_concordia import gate_tally, observations
@@ -31,11 +31,9 @@ from crsec_concordia.game_masters.referee import second_look as look_lib
 from crsec_concordia.game_masters.referee._shared import (combined,
                                                           failure_record)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
-from crsec_concordia.models.embedded import ServerSettings
 from crsec_concordia.models.factory import estimate_tokens
+from crsec_concordia.models.request_budget import CONTEXT_TOKENS, in_batches
 
-# The budget of one request: the embedded server's context per request.
-CONTEXT_TOKENS = ServerSettings.n_ctx_per_slot
 # The doer's name in an answer: the doer check's own answer budget.
 DOER_TOKENS = 40
 _FAILED = (StructuredOutputError, EndpointError)
@@ -51,20 +49,6 @@ class PlaceAction:
 
 
 Result = tuple[dict[str, Any], "dict[str, Any] | None"]
-
-
-def in_batches(items: Sequence[Any], tokens: Callable[[Sequence[Any]], int],
-          budget: int = CONTEXT_TOKENS) -> list[list[Any]]:
-  """`items` in batches, in their order, each as large as fits `budget`
-  (`tokens`: a batch's prompt and answers); an item too large alone is a
-  batch of its own."""
-  batches: list[list[Any]] = []
-  for item in items:
-    if batches and tokens([*batches[-1], item]) <= budget:
-      batches[-1].append(item)
-    else:
-      batches.append([item])
-  return batches
 
 
 def _ask_twice(model, prompt: str, schema: Mapping[str, Any],

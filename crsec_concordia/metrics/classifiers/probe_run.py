@@ -213,19 +213,25 @@ def _occasion_case(venue: _Venue, occasion: Occasion,
   return record
 
 
-def _conflict_case(venue: _Venue, case: ConflictCase) -> dict[str, Any]:
-  """DetectConflict on one behaviour against one norm, the sentence
-  nearest the rule given as ConflictDetector finds it."""
+def conflict_item(venue: _Venue, case: ConflictCase) -> Observed:
+  """The DetectConflict question of a labelled case: its behaviour against
+  its norm, the sentence nearest the rule given as ConflictDetector finds
+  it."""
   near, = relevance.nearest_rules(venue.embedder, [case.action], [case.norm])
-  item = Observed(
+  return Observed(
       case.actor, case.action,
       case.place or venue.scenario.default_place or "indoors",
       PersonalNorm(id="n", content=case.norm, utility=80, type="injunctive"),
       near.focus)
+
+
+def _conflict_case(venue: _Venue, case: ConflictCase) -> dict[str, Any]:
+  """DetectConflict on one behaviour against one norm (`conflict_item`)."""
+  item = conflict_item(venue, case)
   failures: list[str] = []
   record = {"norm": case.norm, "actor": case.actor, "action": case.action,
             "breaks": case.breaks, "intention": case.intention,
-            "focus": near.focus}
+            "focus": item.focus}
   try:
     judged = detect_conflicts(
         venue.model, observer="This person", items=[item],
