@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Sequence
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -215,7 +216,7 @@ def largest(sizes: Sequence[int]) -> str:
 
 
 def venue_figures(result: VenueResult, sizes: Sequence[int],
-                  margin: float = MARGIN) -> dict:
+                  margin: float = MARGIN) -> dict[str, Any]:
   """What calibration/batching.py keeps of a venue: each mode's figures,
   and `keeps`: whether its own paired difference at the largest size is
   no lower than -margin for precision and for recall (docs/calibration.md,
@@ -228,7 +229,8 @@ def venue_figures(result: VenueResult, sizes: Sequence[int],
           "keeps": at["dP"][0] >= -margin and at["dR"][0] >= -margin}
 
 
-def pooled(results: Sequence[VenueResult], sizes: Sequence[int]) -> dict:
+def pooled(results: Sequence[VenueResult], sizes: Sequence[int]
+           ) -> dict[str, Any]:
   """Every venue's cases scored as one, and `passes`: the rule's pooled
   half (the paired difference's interval above -margin at the largest
   size)."""

@@ -26,6 +26,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -211,6 +212,38 @@ def lines_of(label: str, rows: dict[str, np.ndarray]) -> list[str]:
                f"{'passes' if passes(f) else 'fails'}")
     lines.append(line + f" (n={len(rows[mode])})")
   return lines
+
+
+def largest(sizes: Sequence[int]) -> str:
+  """The mode the rule reads: batches of the largest size."""
+  return f"batches of {max(sizes)}"
+
+
+def _figures(rows: dict[str, np.ndarray]) -> dict[str, Any]:
+  return compare(rows[ONE_AT_A_TIME], {m: r for m, r in rows.items()
+                                       if m != ONE_AT_A_TIME})
+
+
+def venue_figures(rows: dict[str, np.ndarray], sizes: Sequence[int],
+                  margin: float = MARGIN) -> dict[str, Any]:
+  """What calibration/batching.py keeps of a venue: each mode's figures,
+  and `keeps`: whether its own paired difference at the largest size
+  finds no fewer breaches and raises no more false alarms than the
+  margin allows (the point figures; the pooled rule reads intervals)."""
+  figures = _figures(rows)
+  at = figures[largest(sizes)]
+  return {"n": int(len(rows[ONE_AT_A_TIME])), "figures": figures,
+          "keeps": at["dhits"][0] >= -margin and at["dalarms"][0] <= margin}
+
+
+def pooled(found: Sequence[dict[str, np.ndarray]], sizes: Sequence[int]
+           ) -> dict[str, Any]:
+  """Every venue's cases scored as one, and `passes`: the rule."""
+  rows = {m: np.concatenate([r[m] for r in found]) for m in found[0]}
+  figures = _figures(rows)
+  return {"n": int(len(rows[ONE_AT_A_TIME])), "figures": figures,
+          "passes": passes(figures[largest(sizes)]), "margin": MARGIN,
+          "sizes": sorted(sizes)}
 
 
 def run_venue(model, embedder, scenario: Scenario, probes: Probes,

@@ -71,7 +71,7 @@ from crsec_concordia.calibration.probes import (Probes,  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
 from crsec_concordia.judgement_prompts import (  # noqa: E402
-    batch_prompts_hash, identity_of)
+    batch_prompts_hash, conflict_batch_prompts_hash, identity_of)
 from crsec_concordia.metrics.classifiers import (  # noqa: E402
     judgement_error as calibrate_lib)
 from crsec_concordia.metrics.classifiers import probe_run  # noqa: E402
@@ -274,25 +274,30 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     parser.error("--batch-sizes must each be 1 or more")
 
 
-def _batch_verdicts(args: argparse.Namespace, compared: list) -> int:
-  """The rule's verdicts (docs/calibration.md), printed, and with
-  --record-batching kept where runs read them (calibration/batching.py)."""
-  venues = {name: batch_probe.venue_figures(result, args.batch_sizes)
-            for name, result in compared}
-  pooled = batch_probe.pooled([r for _, r in compared], args.batch_sizes)
-  at = batch_probe.largest(args.batch_sizes)
-  f = pooled["figures"][at]
-  print(f"pooled over {pooled['n']} cases, {at} minus per action: "
-        f"P {batch_probe.fmt(f['dP'])} R {batch_probe.fmt(f['dR'])}: "
-        + ("passes" if pooled["passes"] else "fails") + " the rule")
-  for name, figures in venues.items():
-    print(f"  {name}: " + ("keeps batched" if figures["keeps"]
-                           else "per action (lost accuracy batched)"))
-  if args.record_batching is not None:
-    path = batching.record(args.record_batching, identity_of(
-        models.EndpointConfig.resolve()), batch_prompts_hash(), venues,
-        pooled)
-    print(f"recorded: {path}")
+def _batch_verdicts(args: argparse.Namespace, compared: list,
+                    conflicts: list) -> int:
+  """The rules' verdicts (docs/calibration.md), printed, and with
+  --record-batching kept where runs read them (calibration/batching.py):
+  `compared`, the referee's (venue, VenueResult); `conflicts`,
+  DetectConflict's (venue, rows by mode)."""
+  identity = identity_of(models.EndpointConfig.resolve())
+  for op, found, probe, prompts in (
+      (batching.REFEREE, compared, batch_probe, batch_prompts_hash),
+      (batching.CONFLICTS, conflicts, conflict_batch_probe,
+       conflict_batch_prompts_hash)):
+    if not found:
+      continue
+    venues = {name: probe.venue_figures(rows, args.batch_sizes)
+              for name, rows in found}
+    pooled = probe.pooled([rows for _, rows in found], args.batch_sizes)
+    print(f"{op}, pooled over {pooled['n']} cases at the largest size: "
+          + ("passes" if pooled["passes"] else "fails") + " the rule; "
+          + "; ".join(f"{name} {'keeps batched' if v['keeps'] else 'lost'}"
+                      for name, v in venues.items()))
+    if args.record_batching is not None:
+      path = batching.record(args.record_batching, identity, prompts(),
+                             venues, pooled, op)
+      print(f"recorded: {path}")
   return 0
 
 
@@ -313,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
   identity = identity_of(endpoint)
   embedder = shared_embedder()
   floors = embedding.thresholds_of(embedder)
-  lines, measured, compared = [], [], []
+  lines, measured, compared, conflicts = [], [], [], []
   pooled: dict[str, list] = {}  # DetectConflict's outcome rows, by mode.
   for scenario, cases in venues:
     settings = (run_policy.for_venue(scenario, identity, floors)
@@ -331,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         found, rows = conflict_batch_probe.run_venue(
             model, embedder, scenario, cases, settings, args.batch_sizes)
         lines += found
+        conflicts.append((scenario.name, rows))
         for mode, mode_rows in rows.items():
           pooled.setdefault(mode, []).append(mode_rows)
       continue
@@ -353,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
           "all venues", {m: np.concatenate(r) for m, r in pooled.items()})
     print("summary, per action against batched, policy " + args.policy)
     print("\n".join(lines))
-    return _batch_verdicts(args, compared) if compared else 0
+    return _batch_verdicts(args, compared, conflicts)
   print(f"summary, policy {args.policy} (target: referee P >= "
         f"{probe_scores.TARGET_PRECISION} and R >= "
         f"{probe_scores.TARGET_RECALL})")

@@ -26,6 +26,7 @@ from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations.detect_conflict import Observed
 from crsec_concordia.operations.detect_conflict import prompt as conflict_prompt
 from crsec_concordia.operations.detect_conflict import schema as conflict_schema
+from crsec_concordia.operations import detect_conflict_batch as conflict_batch
 from crsec_concordia.operations import judge_means
 
 HASH_CHARS = 12
@@ -103,6 +104,17 @@ def _rendered_batches() -> list[Any]:
 def _hash(rendered: list[Any]) -> str:
   text = json.dumps(rendered, sort_keys=True, ensure_ascii=False)
   return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def conflict_batch_prompts_hash() -> str:
+  """The hash of DetectConflict's batch prompt and schema
+  (calibration/batching.py keys its measurements by it)."""
+  observed = [Observed(f"{{actor {k}}}", f"{{action {k}}}", "{place}",
+                       PersonalNorm(id=f"n{k}", content=f"{{norm {k}}}",
+                                    utility=80, type="injunctive"),
+                       f"{{focus {k}}}") for k in range(2)]
+  return _hash([conflict_batch.prompt(observed),
+                conflict_batch.schema(observed)])
 
 
 def batch_prompts_hash() -> str:

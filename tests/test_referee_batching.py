@@ -9,11 +9,14 @@ from crsec_concordia.calibration import batching
 from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.calibration.run_policy import BATCHED_PARAM
 from crsec_concordia.judgement_prompts import batch_prompts_hash
+from crsec_concordia.prefabs.params import CONFLICTS_BATCHED
 from crsec_concordia.runner import run_episode
+from crsec_concordia.runs import config as config_lib
 from tests import crsec_script as cs
 from tests.test_place_batch import BATCH, LOOK, batch_answer
 
 ME = ModelIdentity("m", "embedded", "p")
+_for = batching.batching_for
 
 
 def _entries(tmp_path, keeps, passes, prompts="h"):
@@ -26,28 +29,28 @@ def _entries(tmp_path, keeps, passes, prompts="h"):
 
 def test_a_choice_given_is_kept_whatever_was_measured(tmp_path):
   entries = _entries(tmp_path, keeps=False, passes=False)
-  assert batching.batching_for(True, ME, "cafe", "h", entries).on
-  assert not batching.batching_for(False, ME, "garden", "h", entries).on
+  assert _for(True, ME, "cafe", "h", entries=entries).on
+  assert not _for(False, ME, "garden", "h", entries=entries).on
 
 
 def test_auto_follows_the_venue_then_the_pool(tmp_path):
   entries = _entries(tmp_path, keeps=False, passes=True)
-  assert not batching.batching_for(None, ME, "cafe", "h", entries).on
-  assert batching.batching_for(None, ME, "garden", "h", entries).on
+  assert not _for(None, ME, "cafe", "h", entries=entries).on
+  assert _for(None, ME, "garden", "h", entries=entries).on
   # A venue nobody labelled: the pooled verdict.
-  assert batching.batching_for(None, ME, "workshop", "h", entries).on
+  assert _for(None, ME, "workshop", "h", entries=entries).on
   failed = _entries(tmp_path, keeps=True, passes=False)
-  assert not batching.batching_for(None, ME, "garden", "h", failed).on
-  assert not batching.batching_for(None, ME, "workshop", "h", failed).on
+  assert not _for(None, ME, "garden", "h", entries=failed).on
+  assert not _for(None, ME, "workshop", "h", entries=failed).on
 
 
 def test_auto_asks_per_action_where_nobody_measured_batched(tmp_path):
   entries = _entries(tmp_path, keeps=True, passes=True)
   other = ModelIdentity("another", "openai-compatible", "p")
-  got = batching.batching_for(None, other, "garden", "h", entries)
+  got = _for(None, other, "garden", "h", entries=entries)
   assert not got.on and "nobody measured" in got.source
   # Other batch prompts than those measured: not measured either.
-  assert not batching.batching_for(None, ME, "garden", "h2", entries).on
+  assert not _for(None, ME, "garden", "h2", entries=entries).on
 
 
 def test_recording_again_replaces_the_same_model_and_prompts(tmp_path):
@@ -93,3 +96,30 @@ def test_the_choice_reaches_the_game_master_and_run_json(tmp_path):
   info = json.loads((on / "run.json").read_text())
   assert info["referee_batched"] == {"on": True,
                                      "source": "--referee-batched"}
+
+
+def test_each_operation_reads_its_own_measurement(tmp_path):
+  path = tmp_path / "b.json"
+  batching.record(path, ME, "h", {"cafe": {"n": 5, "keeps": True}},
+                  {"n": 5, "passes": True}, batching.REFEREE)
+  batching.record(path, ME, "h", {"cafe": {"n": 5, "keeps": False}},
+                  {"n": 5, "passes": True}, batching.CONFLICTS)
+  entries = batching.read(path)
+  assert len(entries) == 2
+  assert _for(None, ME, "cafe", "h", batching.REFEREE,
+                               entries).on
+  assert not _for(None, ME, "cafe", "h", batching.CONFLICTS,
+                                   entries).on
+  given = _for(False, ME, "cafe", "h", batching.CONFLICTS)
+  assert given.source == "--no-conflicts-batched"
+
+
+def test_conflicts_batched_reaches_the_normative_agents_only():
+  scenario = config_lib.load("hobbs_cafe_mini")
+  def agents(arm, on):
+    config = config_lib.build_config(scenario, arm, 1, None, False, on)
+    return [i.params for i in config.instances
+            if i.role.name == "ENTITY"]
+  assert all(p[CONFLICTS_BATCHED] is True for p in agents("normative", True))
+  assert not any(CONFLICTS_BATCHED in p for p in agents("normative", False))
+  assert not any(CONFLICTS_BATCHED in p for p in agents("baseline", True))

@@ -1,18 +1,20 @@
-"""Whether a run's referee judges a place's slot together: `--referee-batched`.
+"""Whether a run asks a place's slot's questions together: `--referee-batched`
+and `--conflicts-batched`.
 
-Asking about a place's new actions in one call (game_masters/referee/
-batch.py) costs a fraction of the calls of asking about each, but whether
-a model judges as well that way is a measured fact of that model, not a
-given: bench/judgement_probe.py `--batch-sizes ... --record-batching`
-asks every labelled venue's referee cases both ways and keeps, per model
-and batch prompts, each venue's paired difference and the rule's verdicts
-(docs/calibration.md, "A place's slot judged together"). With no flag
-(`auto`), a run batches where that measurement says nothing was lost: on
-a measured venue by its own verdict, on any other venue by the verdict
-pooled over every measured venue; a model nobody measured batched (an
-endpoint's, a program's own) is asked per action, as its answers were
-never shown to hold batched. `--referee-batched` or `--no-referee-batched`
-decides it outright. The choice lands in the game master's params
+Asking about a place's new actions in one call (the referee's,
+game_masters/referee/batch.py; DetectConflict's distinct questions,
+operations/detect_conflict_batch.py) costs a fraction of the calls of
+asking about each, but whether a model judges as well that way is a
+measured fact of that model, not a given: bench/judgement_probe.py
+`--batch-sizes ... --record-batching` asks every labelled venue's cases
+both ways and keeps, per operation, model and batch prompts, each venue's
+paired difference and the rule's verdicts (docs/calibration.md, "A
+place's slot judged together"). With no flag (`auto`), a run batches where
+that measurement says nothing was lost: on a measured venue by its own
+verdict, on any other venue by the verdict pooled over every measured
+venue; a model nobody measured batched (an endpoint's, a program's own)
+is asked one question at a time, as its answers were never shown to hold
+batched. The flags decide it outright. The choice lands in the params
 (config.json: a resumed run keeps it) and in run.json.
 """
 
@@ -32,6 +34,9 @@ from crsec_concordia.calibration.run_policy import AUTO
 # identity and batch prompts.
 RECORD = store.SHIPPED / "batched_referee.json"
 RECORD_FORMAT = 1
+# The operations measured batched (an entry's `op`).
+REFEREE, CONFLICTS = "referee", "conflicts"
+FLAGS = {REFEREE: "--referee-batched", CONFLICTS: "--conflicts-batched"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,13 +57,17 @@ def read(path: Path = RECORD) -> list[dict[str, Any]]:
   return list(json.loads(path.read_text(encoding="utf-8"))["entries"])
 
 
+def _same(entry: Mapping[str, Any], identity: ModelIdentity,
+          batch_prompts: str, op: str) -> bool:
+  return (ModelIdentity.from_dict(entry["model"]).same_model(identity)
+          and entry.get("batch_prompts") == batch_prompts
+          and entry.get("op", REFEREE) == op)
+
+
 def _matching(entries: Sequence[Mapping[str, Any]], identity: ModelIdentity,
-              batch_prompts: str) -> Mapping[str, Any] | None:
-  for entry in entries:
-    if (ModelIdentity.from_dict(entry["model"]).same_model(identity)
-        and entry.get("batch_prompts") == batch_prompts):
-      return entry
-  return None
+              batch_prompts: str, op: str) -> Mapping[str, Any] | None:
+  return next((e for e in entries if _same(e, identity, batch_prompts, op)),
+              None)
 
 
 def venue_name(venue: Any) -> str:
@@ -69,18 +78,20 @@ def venue_name(venue: Any) -> str:
 
 
 def batching_for(choice: bool | None, identity: ModelIdentity, venue: Any,
-            batch_prompts: str,
-            entries: Sequence[Mapping[str, Any]] | None = None) -> Batching:
-  """The run's batching: `choice` (True or False) as given, else (None,
-  `auto`) what the measurement of `identity` in the batch prompts whose
-  hash is `batch_prompts` says of `venue`."""
+                 batch_prompts: str, op: str = REFEREE,
+                 entries: Sequence[Mapping[str, Any]] | None = None
+                 ) -> Batching:
+  """The run's batching of `op`: `choice` (True or False) as given, else
+  (None, `auto`) what the measurement of `identity` in the batch prompts
+  whose hash is `batch_prompts` says of `venue`."""
   if choice is not None:
-    return Batching(bool(choice), "--referee-batched" if choice
-                    else "--no-referee-batched")
+    flag = FLAGS[op]
+    return Batching(bool(choice), flag if choice
+                    else flag.replace("--", "--no-", 1))
   entry = _matching(read() if entries is None else entries, identity,
-                    batch_prompts)
+                    batch_prompts, op)
   if entry is None:
-    return Batching(False, f"{AUTO}: per action (nobody measured "
+    return Batching(False, f"{AUTO}: one at a time (nobody measured "
                     f"{identity.name} batched in these batch prompts)")
   name = venue_name(venue)
   measured = entry["venues"].get(name)
@@ -96,15 +107,15 @@ def batching_for(choice: bool | None, identity: ModelIdentity, venue: Any,
 
 def record(path: Path, identity: ModelIdentity, batch_prompts: str,
            venues: Mapping[str, Mapping[str, Any]],
-           pooled: Mapping[str, Any]) -> Path:
-  """Keeps a measurement in `path`, replacing one of the same model and
-  batch prompts; `venues`: {name: figures with `keeps`}, `pooled`:
-  figures with `passes`."""
+           pooled: Mapping[str, Any], op: str = REFEREE) -> Path:
+  """Keeps a measurement of `op` in `path`, replacing one of the same
+  model and batch prompts; `venues`: {name: figures with `keeps`},
+  `pooled`: figures with `passes`."""
   entries = [e for e in read(path)
-             if not (ModelIdentity.from_dict(e["model"]).same_model(identity)
-                     and e.get("batch_prompts") == batch_prompts)]
-  entries.append({"model": identity.to_dict(), "batch_prompts": batch_prompts,
-                  "venues": dict(venues), "pooled": dict(pooled)})
+             if not _same(e, identity, batch_prompts, op)]
+  entries.append({"op": op, "model": identity.to_dict(),
+                  "batch_prompts": batch_prompts, "venues": dict(venues),
+                  "pooled": dict(pooled)})
   path.parent.mkdir(parents=True, exist_ok=True)
   path.write_text(json.dumps({"format": RECORD_FORMAT, "entries": entries},
                              indent=1, sort_keys=True) + "\n",

@@ -204,6 +204,7 @@ def _compare(args: argparse.Namespace, out: Path, scenario: Scenario,
     job.embedder, job.embedder_dir = args.embedder, os.getcwd()
     job.budget, job.outage_wait = budget, args.outage_wait
     job.referee_batched = args.referee_batched
+    job.conflicts_batched = args.conflicts_batched
   manifest: dict[str, Any] = {
       "scenario": name, "scenario_path": str(args.scenario), "seeds": seeds,
       "steps": args.steps, "jobs": args.jobs,

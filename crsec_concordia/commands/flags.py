@@ -69,8 +69,9 @@ def add_stated_belief_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def add_batched_flag(parser: argparse.ArgumentParser) -> None:
-  """--referee-batched/--no-referee-batched, the same on run, compare and
-  sweep (calibration/batching.py); neither: `auto`."""
+  """--referee-batched and --conflicts-batched (each with its --no-), the
+  same on run, compare and sweep (calibration/batching.py); neither:
+  `auto`."""
   parser.add_argument(
       "--referee-batched", action=argparse.BooleanOptionalAction,
       default=None,
@@ -79,6 +80,13 @@ def add_batched_flag(parser: argparse.ArgumentParser) -> None:
       "default: batched where the model's accuracy batched was measured to "
       "hold on the venue's labelled cases (or, for a venue with none, on "
       "every measured venue's), else per action")
+  parser.add_argument(
+      "--conflicts-batched", action=argparse.BooleanOptionalAction,
+      default=None,
+      help="ask the distinct DetectConflict questions of one place in a "
+      "slot in one call, or one observer's at a time; default: as "
+      "--referee-batched's, from the model's measured accuracy on the "
+      "labelled conflict cases")
 
 
 def progress_printer(args: argparse.Namespace):

@@ -90,11 +90,13 @@ def print_summary(run_dir: Path) -> None:
   if policy:
     print(f"  referee policy: {policy['source']}; structures: "
           f"{', '.join(policy['structures']) or 'none'}")
-  batched = s["referee_batched"]
-  if batched:
-    how = ("a place's slot judged together" if batched["on"]
-           else "each action judged alone")
-    print(f"  referee: {how} ({batched['source']})")
+  for what, key in (("referee", "referee_batched"),
+                    ("DetectConflict", "conflicts_batched")):
+    batched = s[key]
+    if batched:
+      how = ("a place's slot asked together" if batched["on"]
+             else "one at a time")
+      print(f"  {what}: {how} ({batched['source']})")
   checks = s["referee"]
   if any(checks.values()):
     print(f"  referee: {checks['spared']} actions not put to it (far from "
@@ -153,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
           endpoint=endpoint_from(args), steps=args.steps,
           cache=not args.no_cache, progress=not args.no_progress,
           referee_policy=args.referee_policy,
-          referee_batched=args.referee_batched, embedder=embedder,
+          referee_batched=args.referee_batched,
+          conflicts_batched=args.conflicts_batched, embedder=embedder,
           models=models, budget=budget_from(args),
           stated_belief=args.stated_belief,
           outage_wait=args.outage_wait)

@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         job.embedder, job.embedder_dir = args.embedder, os.getcwd()
         job.budget, job.outage_wait = budget, args.outage_wait
         job.referee_batched = args.referee_batched
+        job.conflicts_batched = args.conflicts_batched
       progress = _start(book, runs, jobs, done, other, out)
       progress.shown = not args.no_progress
       if jobs and _play(args, spec, out, jobs, book, progress) == 130:

@@ -15,6 +15,7 @@ from concordia.typing import prefab as prefab_lib
 from crsec_concordia import game_masters
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.run_policy import BATCHED_PARAM
+from crsec_concordia.prefabs.params import CONFLICTS_BATCHED
 from crsec_concordia.calibration.run_policy import PARAM as POLICY_PARAM
 from crsec_concordia.errors import UserError
 from crsec_concordia.prefabs import PREFABS
@@ -54,20 +55,25 @@ def check_arm(arm: str) -> None:
 
 def build_config(scenario: Scenario, arm: str, seed: int,
                  referee_policy: RefereePolicy | None = None,
-                 batched: bool = False) -> prefab_lib.Config:
+                 batched: bool = False,
+                 conflicts_batched: bool = False) -> prefab_lib.Config:
   """The Concordia config: one instance per agent, and the game master
   (with `referee_policy` in its params when one is given; none: every
   structure, game_masters/prefab.py; `batched` in them when on: a place's
-  slot judged together)."""
+  slot judged together; `conflicts_batched` in each agent's when on:
+  DetectConflict's questions of a place's slot asked together)."""
   check_arm(arm)
   prefabs = {**agent_prefabs(), **game_masters.GAME_MASTER_PREFABS}
   if f"{arm}__Entity" not in prefabs:
     raise UserError(f"no prefab {arm}__Entity is registered; is "
                     "crsec_concordia.prefabs complete?")
+  extra = ({CONFLICTS_BATCHED: True}
+           if conflicts_batched and arm == "normative" else {})
   instances = [
       prefab_lib.InstanceConfig(prefab=f"{arm}__Entity",
                                 role=prefab_lib.Role.ENTITY,
-                                params=entity_params(scenario, a.name))
+                                params={**entity_params(scenario, a.name),
+                                        **extra})
       for a in scenario.agents]
   gm_params = {"name": GM_NAME, "scenario": scenario.to_dict(), "seed": seed}
   if referee_policy is not None:

@@ -17,6 +17,7 @@ from crsec_concordia.calibration.identity import ModelIdentity
 from crsec_concordia.interviews import stated_phase
 from crsec_concordia.interviews.stated_table import STATED_BELIEF_KEY
 from crsec_concordia.judgement_prompts import (batch_prompts_hash,
+                                               conflict_batch_prompts_hash,
                                                identity_of, prompts_hash)
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import EndpointConfig, embedded, make_model
@@ -128,6 +129,7 @@ def run_episode(
     embedder=None,
     referee_policy: str | run_policy.Chosen | None = None,
     referee_batched: bool | None = None,
+    conflicts_batched: bool | None = None,
     models: dict[str, Any] | None = None,
     given_models: dict[str, Any] | None = None,
     budget: Budget | None = None,
@@ -156,6 +158,10 @@ def run_episode(
     referee_batched: judge a place's slot's new actions in one call (True)
       or each in its own (False); None: as the model's measured accuracy
       batched says of the venue (calibration/batching.py).
+    conflicts_batched: ask the normative agents' distinct DetectConflict
+      questions of a place's slot in one call (True) or as each observer
+      holds them (False); None: as the agents' model's measured accuracy
+      batched says of the venue.
     models: a models spec: the game master, groups, named agents or a
       share of agents on other models (runs/model_roles.py); it replaces
       the scenario's `models:` block, played when none is given.
@@ -200,10 +206,14 @@ def run_episode(
   chosen = run_policy.resolve(
       referee_policy, gm_identity, scenario,
       None if given is None or given.measured else given.name)
-  batching = batching_lib.batching_for(referee_batched, gm_identity, scenario,
-                                  batch_prompts_hash())
+  batching = batching_lib.batching_for(referee_batched, gm_identity,
+                                       scenario, batch_prompts_hash())
+  conflicts = batching_lib.batching_for(
+      conflicts_batched, _identity(endpoint, model), scenario,
+      conflict_batch_prompts_hash(), batching_lib.CONFLICTS)
   config = config_lib.build_config(
-      scenario, arm, seed, chosen.policy if chosen else None, batching.on)
+      scenario, arm, seed, chosen.policy if chosen else None, batching.on,
+      conflicts.on)
   model, described = model_for(endpoint, seed, cache, model, progress)
   roles = roles_for(models, scenario, seed, cache, progress, model, described,
                     given_models)
@@ -230,6 +240,8 @@ def run_episode(
     if chosen is not None:
       info["referee_policy"] = chosen.describe()
     info["referee_batched"] = batching.describe()
+    if arm == "normative":
+      info["conflicts_batched"] = conflicts.describe()
     info.update(embedder.recorded())
     info.update(embedder.thresholds_recorded())
     if roles is not None:
@@ -307,6 +319,7 @@ def summarize(run_dir: Path | str) -> dict[str, Any]:
           "continued": continued, "act_reasons": dict(sorted(reasons.items())),
           "referee": referee, "referee_policy": info.get("referee_policy"),
           "referee_batched": info.get("referee_batched"),
+          "conflicts_batched": info.get("conflicts_batched"),
           # A model factory's model reports no tokens: they are estimated.
           "tokens": (info.get("model") or {}).get("tokens"),
           "agents": len(scenario.agents), "simulated_hours": hours,

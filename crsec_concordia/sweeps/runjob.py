@@ -65,8 +65,10 @@ class RunJob:
   # Whether a new run asks its agents' stated rules (a resumed one goes on
   # as it began).
   stated_belief: bool = True
-  # --referee-batched's choice (None: auto), resolved per run.
+  # --referee-batched's and --conflicts-batched's choices (None: auto),
+  # resolved per run.
   referee_batched: bool | None = None
+  conflicts_batched: bool | None = None
 
 
 @dataclasses.dataclass
@@ -149,6 +151,8 @@ def _run_fresh(job: RunJob) -> None:
     kwargs["stated_belief"] = False
   if job.referee_batched is not None:
     kwargs["referee_batched"] = job.referee_batched
+  if job.conflicts_batched is not None:
+    kwargs["conflicts_batched"] = job.conflicts_batched
   job.run_dir.parent.mkdir(parents=True, exist_ok=True)
   runner.run_episode(job.scenario, **kwargs)
 
