@@ -75,6 +75,7 @@ _NORM = re.compile(r"^\d+\. .*(?:importance|\(\w+\)$)|^- .*\(\w+, \d+/100\)")
 _EVENT = re.compile(r'^(?:Day \d+ \d\d:\d\d|\[|\d\d:\d\d:$|\d+\. [A-Z][\w .\'-]+'
                     r" \(|[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}(?: \([^)]*\))?: |Conversation between"
                     r'|Source:|Statement:)|saw this|(?:has|had) just|now holds'
+                    r"|^(?:[A-Z][\w'-]* ){1,4}\([a-z][\w, ]*\) "
                     r'|Going on as before|seen others do')
 _PLAN = re.compile(r"^\d\d:\d\d-\d\d:\d\d: |task now|^Plan for today")
 

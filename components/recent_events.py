@@ -12,6 +12,8 @@ cannot reuse. Here the act reads the same events, shorter:
     Gomez, Isabella Rodriguez.");
   - the time is said once for the events of one slot, and each event is a
     line of its own;
+  - an action's actor is named once (`observations.action_line`): the
+    action itself starts with the name;
   - the clock line ("It is Day 1 10:10.") is left out: the call to action
     says the time.
 
@@ -49,7 +51,11 @@ def brief(text: str) -> str:
     if event.stamp.time != time:
       time = event.stamp.time
       lines.append(f"{time}:")
-    lines.append(part[len(observations.header(event.stamp)):].strip())
+    if isinstance(event, observations.ActionObservation):
+      lines.append(observations.action_line(event.actor, event.place,
+                                            event.text))
+    else:
+      lines.append(part[len(observations.header(event.stamp)):].strip())
   if going_on:
     lines.append(f"Going on as before: {', '.join(dict.fromkeys(going_on))}.")
   return "\n".join(line for line in lines if line) + ("\n" if lines else "")

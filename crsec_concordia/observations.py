@@ -147,6 +147,17 @@ def format_action(stamp: Stamp, actor: str, place: str, text: str,
   return f"{header(stamp)}{actor} ({where}): {text.strip()}"
 
 
+def action_line(actor: str, place: str, text: str) -> str:
+  """An action as a prompt reads it, its actor named once: an action
+  starts with its actor's name ("Tom Gomez (indoors) reads."), so the
+  record's "Tom Gomez (indoors): Tom Gomez reads." says the name twice; an
+  action that does not start with it keeps the record's form."""
+  text = text.strip()
+  if text.startswith(f"{actor} "):
+    return f"{actor} ({place}){text[len(actor):]}"
+  return f"{actor} ({place}): {text}"
+
+
 def format_conversation(stamp: Stamp, a: str, b: str, topic: str,
                         turns: list[tuple[str, str]]) -> str:
   body = "\n".join(f'{s}: "{t.strip()}"' for s, t in turns)
