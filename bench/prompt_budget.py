@@ -71,7 +71,7 @@ DEEDS = ("lights a cigarette at the table.", "talks loudly on the phone.",
          "leaves a tip in the jar.", "smokes a cigarette on the terrace.")
 _ASKED = re.compile(r"What does (.+?) do (?:next|about)")
 _CLOCK = re.compile(r"\d\d:\d\d")
-_NORM = re.compile(r"^\d+\. .*(?:importance|\(\w+\)$)|^- .*\(\w+, \d+/100\)")
+_NORM = re.compile(r"^\d+\. .*(?:importance|\(\w+\)$|\d+/100\)$)")
 _EVENT = re.compile(r'^(?:Day \d+ \d\d:\d\d|\[|\d\d:\d\d:$|\d+\. [A-Z][\w .\'-]+'
                     r" \(|[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}(?: \([^)]*\))?: |Conversation between"
                     r'|Source:|Statement:)|saw this|(?:has|had) just|now holds'
