@@ -66,9 +66,11 @@ SYSTEM = openai_compatible._JSON_SYSTEM  # pylint: disable=protected-access
 SECTIONS = ("persona", "norms", "plan", "events", "fields", "instructions")
 # Deeds the scripted agents take turns at, each breaking or keeping one of
 # the café's behaviours, so conflicts, talk and norms happen.
-DEEDS = ("lights a cigarette at the table.", "talks loudly on the phone.",
-         "pays for breakfast and leaves no tip.", "reads quietly by the window.",
-         "leaves a tip in the jar.", "smokes a cigarette on the terrace.")
+# Four words at most: an act that copies another agent's action is asked
+# again (components/_copies.py), and shorter ones never count as copies.
+DEEDS = ("lights a cigarette indoors.", "shouts across the room.",
+         "leaves no tip.", "reads quietly.", "leaves a tip.",
+         "smokes on the terrace.")
 _ASKED = re.compile(r"What does (.+?) do (?:next|about)")
 _CLOCK = re.compile(r"\d\d:\d\d")
 _NORM = re.compile(r"^\d+\. .*(?:importance|\(\w+\)$|\d+/100\)$)")
