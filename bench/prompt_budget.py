@@ -74,11 +74,13 @@ DEEDS = ("lights a cigarette indoors.", "shouts across the room.",
 _ASKED = re.compile(r"What does (.+?) do (?:next|about)")
 _CLOCK = re.compile(r"\d\d:\d\d")
 _NORM = re.compile(r"^\d+\. .*(?:importance|\(\w+\)$|\d+/100\)$)")
-_EVENT = re.compile(r'^(?:Day \d+ \d\d:\d\d|\[|\d\d:\d\d:$|\d+\. [A-Z][\w .\'-]+'
+_EVENT = re.compile(r'^(?:Day \d+ \d\d:\d\d|\[|\d\d:\d\d(?:, [\w ]+)?:$|\d+\. [A-Z][\w .\'-]+'
                     r" \(|[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}(?: \([^)]*\))?: |Conversation between"
                     r'|Source:|Statement:)|saw this|(?:has|had) just|now holds'
                     r"|^(?:[A-Z][\w'-]* ){1,4}\([a-z][\w, ]*\) "
                     r'|Going on as before|seen others do')
+# The headings of lists of events.
+_LISTS = re.compile(r"^Recent events|seen others do|^Conversation so far")
 _PLAN = re.compile(r"^\d\d:\d\d-\d\d:\d\d: |task now|^Plan for today")
 
 
@@ -139,9 +141,13 @@ def sections(prompt: str, schema: Mapping[str, Any] | None,
   description of one of the answer's keys, or else an instruction."""
   keys = tuple(schema_keys(schema or {}))
   out = dict.fromkeys(SECTIONS, 0.0)
+  listing = False  # Within a list of events, up to the next blank line.
   for line in prompt.splitlines(keepends=True):
     bare = line.strip()
-    if any(p[:60] in bare for p in personas) or re.match(
+    listing = listing and bool(bare)
+    if listing:
+      part = "events"
+    elif any(p[:60] in bare for p in personas) or re.match(
         r"^(?:About .*:|Goal: |Setting: )", bare):
       part = "persona"
     elif _NORM.search(bare) or re.search(r"\bnorms?\b.*\(importance", bare):
@@ -154,6 +160,7 @@ def sections(prompt: str, schema: Mapping[str, Any] | None,
       part = "events"
     else:
       part = "instructions"
+    listing = listing or bool(_LISTS.search(bare))
     out[part] += tokens(line)
   return out
 

@@ -147,15 +147,17 @@ def format_action(stamp: Stamp, actor: str, place: str, text: str,
   return f"{header(stamp)}{actor} ({where}): {text.strip()}"
 
 
-def action_line(actor: str, place: str, text: str) -> str:
+def action_line(actor: str, place: str | None, text: str) -> str:
   """An action as a prompt reads it, its actor named once: an action
   starts with its actor's name ("Tom Gomez (indoors) reads."), so the
   record's "Tom Gomez (indoors): Tom Gomez reads." says the name twice; an
-  action that does not start with it keeps the record's form."""
+  action that does not start with it keeps the record's form. With no
+  `place` (a heading above the line says it), none is written."""
   text = text.strip()
+  where = f" ({place})" if place else ""
   if text.startswith(f"{actor} "):
-    return f"{actor} ({place}){text[len(actor):]}"
-  return f"{actor} ({place}): {text}"
+    return f"{actor}{where}{text[len(actor):]}"
+  return f"{actor}{where}: {text}"
 
 
 def format_conversation(stamp: Stamp, a: str, b: str, topic: str,

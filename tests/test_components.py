@@ -832,13 +832,13 @@ def test_an_answer_cut_at_the_length_limit_keeps_its_whole_sentences():
   assert _act_answer.whole_sentences(long_word, limit=300) == long_word
 
 
-def test_the_act_and_reflect_name_an_action_s_actor_once():
+def test_the_act_and_reflect_name_an_action_s_actor_and_place_once():
   from crsec_concordia.components.recent_events import brief  # pylint: disable=import-outside-toplevel
   seen = "\n".join([
       obs.format_action(S, "Tom Gomez", "indoors", "Tom Gomez reads."),
       obs.format_action(S, "Ana Diaz", "terrace", "She waves at Tom.")])
-  assert brief(seen) == ("Day 1 09:10:\nTom Gomez (indoors) reads.\n"
-                         "Ana Diaz (terrace): She waves at Tom.\n")
+  assert brief(seen) == ("Day 1 09:10, indoors:\nTom Gomez reads.\n"
+                         "Day 1 09:10, terrace:\nAna Diaz: She waves at Tom.\n")
   # A name that only begins another word is no repeated name.
   assert obs.action_line("Tom", "indoors", "Tomas sits.") == (
       "Tom (indoors): Tomas sits.")

@@ -13,13 +13,14 @@ def test_a_prompt_splits_into_its_sections_line_by_line():
             "1. People should queue. (injunctive, importance 80/100)\n"
             "09:00-10:00: read\n"
             "Recent events (oldest first):\n"
-            "Bo Li (indoors): Bo Li waves.\n"
+            "Day 1 09:10, indoors:\nBo Li waves.\n\n"
             "answer: what Ana Diaz does.\nactivity: a few words.\n")
   parts = prompt_budget.sections(prompt, schema, [persona])
   lines = prompt.splitlines(keepends=True)
-  expected = {"instructions": lines[0], "persona": lines[1] + lines[2],
+  expected = {"persona": lines[1] + lines[2],
               "norms": lines[3], "plan": lines[4],
-              "events": lines[5] + lines[6], "fields": lines[7] + lines[8]}
+              "events": "".join(lines[5:8]),
+              "fields": "".join(lines[9:]), "instructions": lines[0] + "\n"}
   assert parts == {k: len(v) / 4 for k, v in expected.items()}
   assert sum(parts.values()) == len(prompt) / 4
 
