@@ -160,6 +160,19 @@ def action_line(actor: str, place: str | None, text: str) -> str:
   return f"{actor}{where}: {text}"
 
 
+_PLACED = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>[a-z][a-z0-9_]*)\)"
+                     r"(?P<rest>:? .*)$", re.S)
+
+
+def unplaced(line: str) -> tuple[str | None, str]:
+  """(its place, the line without it) for an `action_line` with a place
+  (or the record's form); (None, the line) for any other line."""
+  found = _PLACED.match(line)
+  if found is None:
+    return None, line
+  return found["place"], found["actor"] + found["rest"]
+
+
 def format_conversation(stamp: Stamp, a: str, b: str, topic: str,
                         turns: list[tuple[str, str]]) -> str:
   body = "\n".join(f'{s}: "{t.strip()}"' for s, t in turns)

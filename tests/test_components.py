@@ -848,4 +848,17 @@ def test_the_act_and_reflect_name_an_action_s_actor_and_place_once():
   agent.observe(obs.format_action(S, "Tom Gomez", "indoors",
                                   "Tom Gomez lights a cigarette."))
   [reflect] = [c for c in model.calls if c.tag == "Reflect"]
-  assert "1. Tom Gomez (indoors) lights a cigarette.\n" in reflect.prompt
+  assert "\nindoors:\n1. Tom Gomez lights a cigarette.\n" in reflect.prompt
+
+
+def test_reflect_says_a_place_once_for_each_run_of_actions_there():
+  from crsec_concordia.operations.reflect import seen_list  # pylint: disable=import-outside-toplevel
+  seen = [obs.action_line("Ana Diaz", "indoors", "Ana Diaz sings."),
+          obs.action_line("Bo Li", "indoors", "He shouts."),
+          obs.action_line("Cy Ng", "terrace", "Cy Ng smokes."),
+          "Dee Roe (indoors): Dee Roe hums.",  # A checkpoint's older form.
+          "a line of free text"]
+  assert seen_list(seen) == (
+      "indoors:\n1. Ana Diaz sings.\n2. Bo Li: He shouts.\n"
+      "terrace:\n3. Cy Ng smokes.\n"
+      "indoors:\n4. Dee Roe: Dee Roe hums.\n5. a line of free text")
