@@ -56,6 +56,7 @@ from crsec_concordia.models import openai_compatible  # noqa: E402
 from crsec_concordia.models.scripted import Call  # noqa: E402
 from crsec_concordia.operations.names import STATED_BELIEF  # noqa: E402
 from crsec_concordia.scenarios import load_scenario  # noqa: E402
+from crsec_concordia.testing import plainest  # noqa: E402
 from tests import crsec_script as cs  # noqa: E402
 from tests.test_game_master import referee  # noqa: E402
 
@@ -109,7 +110,17 @@ class BudgetModel(ScriptedModel):
         out["next"] = text
       return out
     self.add_rule(cs.ACT, act, first=True)
-    self.add_rule(r"You are the referee", referee, first=True)
+    def judge(prompt: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+      # The tests' referee answers the general call; an occasion's call
+      # asks for fewer keys, the plainest value where the referee has none.
+      said = referee(prompt)
+      out = {k: said.get(k, plainest(v))
+             for k, v in schema["properties"].items()}
+      for key, value in out.items():
+        if value not in schema["properties"][key].get("enum", [value]):
+          out[key] = schema["properties"][key]["enum"][-1]  # "none".
+      return out
+    self.add_rule(r"You are the referee", judge, first=True)
     self.add_rule(cs.LOOK, cs.look_none, first=True)
 
   def sample_json(self, prompt: str, schema: base.JsonSchema, *,
