@@ -144,7 +144,7 @@ class NormIdentifier(UsesNormMemory, entity_component.ContextComponent,
       with self._lock:
         # Only what is new is reflected on (an action going on is not).
         self._buffer.extend(
-            f"{e.actor} ({e.place}): {e.text}"
+            observations.action_line(e.actor, e.place, e.text)
             for e in new_events(events, me, self._perceived))
     with self._lock:
       if len(self._buffer) >= self._reflect_every:

@@ -10,8 +10,11 @@ cannot reuse. Here the act reads the same events, shorter:
 
   - a continued action is named, not retold ("Going on as before: Carlos
     Gomez, Isabella Rodriguez.");
-  - the time is said once for the events of one slot, and each event is a
-    line of its own;
+  - the time and the place are said once, in a heading, for the actions
+    of one slot at one place (a heading again where the place changes),
+    and each event is a line of its own;
+  - an action's actor is named once (`observations.action_line`): the
+    action itself starts with the name;
   - the clock line ("It is Day 1 10:10.") is left out: the call to action
     says the time.
 
@@ -35,7 +38,7 @@ def brief(text: str) -> str:
   """`text` as the act reads it (see the module docstring)."""
   going_on: list[str] = []
   lines: list[str] = []
-  time = None
+  heading: tuple[str, str | None] | None = None
   for part in observations.split(text.replace(f"{_TAG} ", "")):
     event = observations.parse(part)
     if isinstance(event, observations.ClockObservation):
@@ -46,10 +49,16 @@ def brief(text: str) -> str:
     if event is None:
       lines.append(part.strip())
       continue
-    if event.stamp.time != time:
-      time = event.stamp.time
-      lines.append(f"{time}:")
-    lines.append(part[len(observations.header(event.stamp)):].strip())
+    place = (event.place if isinstance(event, observations.ActionObservation)
+             else None)
+    if (event.stamp.time, place) != heading:
+      heading = (event.stamp.time, place)
+      lines.append(f"{event.stamp.time}, {place}:" if place
+                   else f"{event.stamp.time}:")
+    if isinstance(event, observations.ActionObservation):
+      lines.append(observations.action_line(event.actor, None, event.text))
+    else:
+      lines.append(part[len(observations.header(event.stamp)):].strip())
   if going_on:
     lines.append(f"Going on as before: {', '.join(dict.fromkeys(going_on))}.")
   return "\n".join(line for line in lines if line) + ("\n" if lines else "")

@@ -270,8 +270,10 @@ class NormDatabase:
         self._norms[norm.id] = norm
 
   def render_qualified(self) -> str:
-    """The qualified norms as a numbered list, for prompts and pre-act."""
+    """The qualified norms as a numbered list, for prompts and pre-act:
+    each with its type and importance out of 100, the list's header saying
+    once what the number is (components/norm_memory.py)."""
     norms = self.qualified()
     return "\n".join(
-        f"{i}. {n.content} ({n.type}, importance {n.utility}/100)"
+        f"{i}. {n.content} ({n.type}, {n.utility}/100)"
         for i, n in enumerate(norms, 1))

@@ -147,6 +147,32 @@ def format_action(stamp: Stamp, actor: str, place: str, text: str,
   return f"{header(stamp)}{actor} ({where}): {text.strip()}"
 
 
+def action_line(actor: str, place: str | None, text: str) -> str:
+  """An action as a prompt reads it, its actor named once: an action
+  starts with its actor's name ("Tom Gomez (indoors) reads."), so the
+  record's "Tom Gomez (indoors): Tom Gomez reads." says the name twice; an
+  action that does not start with it keeps the record's form. With no
+  `place` (a heading above the line says it), none is written."""
+  text = text.strip()
+  where = f" ({place})" if place else ""
+  if text.startswith(f"{actor} "):
+    return f"{actor}{where}{text[len(actor):]}"
+  return f"{actor}{where}: {text}"
+
+
+_PLACED = re.compile(r"^(?P<actor>[^:()\n]+?) \((?P<place>[a-z][a-z0-9_]*)\)"
+                     r"(?P<rest>:? .*)$", re.S)
+
+
+def unplaced(line: str) -> tuple[str | None, str]:
+  """(its place, the line without it) for an `action_line` with a place
+  (or the record's form); (None, the line) for any other line."""
+  found = _PLACED.match(line)
+  if found is None:
+    return None, line
+  return found["place"], found["actor"] + found["rest"]
+
+
 def format_conversation(stamp: Stamp, a: str, b: str, topic: str,
                         turns: list[tuple[str, str]]) -> str:
   body = "\n".join(f'{s}: "{t.strip()}"' for s, t in turns)

@@ -144,6 +144,8 @@ def turn_call_to_action(*, stamp: observations.Stamp, place: str,
     lines.append(f"{initiator} saw this: {behaviour}")
     if norm:
       lines.append(f"To {initiator}, this goes against a norm: {norm}")
+      # The topic is that norm, just said: not said again.
+      topic = "this" if topic == topic_of(norm) else topic
   if turns:
     lines.append(f"{initiator} and {partner} are talking about {topic}. "
                  "Conversation so far:")

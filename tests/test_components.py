@@ -830,3 +830,35 @@ def test_an_answer_cut_at_the_length_limit_keeps_its_whole_sentences():
   assert _act_answer.whole_sentences("Tom sits down.") == "Tom sits down."
   long_word = "a" * 300  # No sentence end: kept as it is.
   assert _act_answer.whole_sentences(long_word, limit=300) == long_word
+
+
+def test_the_act_and_reflect_name_an_action_s_actor_and_place_once():
+  from crsec_concordia.components.recent_events import brief  # pylint: disable=import-outside-toplevel
+  seen = "\n".join([
+      obs.format_action(S, "Tom Gomez", "indoors", "Tom Gomez reads."),
+      obs.format_action(S, "Ana Diaz", "terrace", "She waves at Tom.")])
+  assert brief(seen) == ("Day 1 09:10, indoors:\nTom Gomez reads.\n"
+                         "Day 1 09:10, terrace:\nAna Diaz: She waves at Tom.\n")
+  # A name that only begins another word is no repeated name.
+  assert obs.action_line("Tom", "indoors", "Tomas sits.") == (
+      "Tom (indoors): Tomas sits.")
+  model = cs.cafe_model()
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="entrepreneur", reflect_every=1)
+  agent.observe(obs.format_action(S, "Tom Gomez", "indoors",
+                                  "Tom Gomez lights a cigarette."))
+  [reflect] = [c for c in model.calls if c.tag == "Reflect"]
+  assert "\nindoors:\n1. Tom Gomez lights a cigarette.\n" in reflect.prompt
+
+
+def test_reflect_says_a_place_once_for_each_run_of_actions_there():
+  from crsec_concordia.operations.reflect import seen_list  # pylint: disable=import-outside-toplevel
+  seen = [obs.action_line("Ana Diaz", "indoors", "Ana Diaz sings."),
+          obs.action_line("Bo Li", "indoors", "He shouts."),
+          obs.action_line("Cy Ng", "terrace", "Cy Ng smokes."),
+          "Dee Roe (indoors): Dee Roe hums.",  # A checkpoint's older form.
+          "a line of free text"]
+  assert seen_list(seen) == (
+      "indoors:\n1. Ana Diaz sings.\n2. Bo Li: He shouts.\n"
+      "terrace:\n3. Cy Ng smokes.\n"
+      "indoors:\n4. Dee Roe: Dee Roe hums.\n5. a line of free text")

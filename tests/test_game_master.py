@@ -1071,3 +1071,20 @@ def test_an_action_that_says_nothing_is_no_action_whoever_wrote_it(
   assert "Tom Gomez." not in seen_by_abigail
   # No deed, nothing perceived: the marker reaches no observer's prompt.
   assert obs.NO_ACTION_MARK not in seen_by_abigail
+
+
+def test_a_talk_turn_says_its_norm_once_to_whom_it_was_shown():
+  from game_masters import conversations  # pylint: disable=import-outside-toplevel
+  norm = "People should not smoke indoors."
+  asked = functools.partial(
+      conversations.turn_call_to_action, stamp=obs.Stamp(1, "09:10", 2),
+      place="Hobbs Cafe", initiator="Ana Diaz", partner="Bo Li",
+      topic=conversations.topic_of(norm), norm=norm,
+      behaviour="Bo Li lights a cigarette.")
+  opening = asked(speaker="Ana Diaz", turns=[])
+  assert opening.count("smoke indoors") == 1
+  assert "goes over to Bo Li to talk about this." in opening
+  reply = asked(speaker="Bo Li", turns=[("Ana Diaz", "Please step out.")])
+  # The partner was shown neither the deed nor the norm: the topic says it.
+  assert ("Ana Diaz and Bo Li are talking about people should not smoke "
+          "indoors.") in reply

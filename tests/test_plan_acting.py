@@ -454,5 +454,5 @@ def test_an_agent_with_no_norm_plans_and_acts_with_the_baseline_s_prompts():
       qualified=True)
   agent.act(spec("09:00"))
   plan = [c for c in model.calls if c.tag == "NormativePlan"][-1].prompt
-  assert "1. No smoking indoors. (importance 90/100)" in plan
+  assert "1. No smoking indoors. (90/100)" in plan
   assert "No smoking indoors." in last_act_prompt(model)

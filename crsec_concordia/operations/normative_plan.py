@@ -198,7 +198,7 @@ def persona_lines(name: str, persona: str, goal: str, setting: str,
   if norms is None:
     return head
   norm_lines = "\n".join(
-      f"{i}. {n.content} (importance {n.utility}/100)"
+      f"{i}. {n.content} ({n.utility}/100)"
       for i, n in enumerate(norms, 1)) or "(none)"
   return (head + "\n"
           f"Norms {name} holds (importance 100 = must follow, 1 = may "

@@ -11,13 +11,28 @@ did best with: docs/trials/operations.md#reflect.
 from __future__ import annotations
 
 from crsec_concordia.models.base import StructuredModel
-from crsec_concordia.operations.base import (FailureSink, numbered, obj,
+from crsec_concordia.observations import unplaced
+from crsec_concordia.operations.base import (FailureSink, obj,
                                               structured_call, text)
 from crsec_concordia.operations.names import REFLECT
 
 OP = REFLECT
 SCHEMA = obj({"thoughts": {"type": "array", "items": text(120),
                            "minItems": 1, "maxItems": 3}})
+
+
+def seen_list(seen: list[str]) -> str:
+  """The actions seen, numbered, oldest first; an action's place said once
+  in a heading above each run of actions at one place, not on every line
+  (a reflection reads dozens of them)."""
+  lines, here = [], None
+  for i, item in enumerate(seen, 1):
+    place, line = unplaced(item)
+    if place is not None and place != here:
+      lines.append(f"{place}:")
+    here = place
+    lines.append(f"{i}. {line}")
+  return "\n".join(lines)
 
 
 def prompt(name: str, persona: str, observations: list[str]) -> str:
@@ -28,7 +43,7 @@ def prompt(name: str, persona: str, observations: list[str]) -> str:
   """
   return (
       f"{name}: {persona}\n\n"
-      f"What {name} has seen others do recently:\n{numbered(observations)}\n\n"
+      f"What {name} has seen others do recently:\n{seen_list(observations)}\n\n"
       f"thoughts: up to three short insights {name} draws from this about how "
       "people behave here and how they should behave, in the first person.")
 

@@ -105,10 +105,10 @@ def base_components(params: Mapping[str, Any], memory_bank: MemoryBank
   """What both arms share: instructions, persona, memory, observations."""
   name = param(params, "name")
   setting = param(params, "setting")
-  instructions = (
-      f"You play {name} in a simulation of everyday life"
-      + (f" at {setting}" if setting else "") +
-      ". Stay in character, true to the description below.")
+  # Staying in character, true to the persona, the act's reply line asks
+  # (components/_act_answer.py): not said twice in one prompt.
+  instructions = (f"You play {name} in a simulation of everyday life"
+                  + (f" at {setting}" if setting else "") + ".")
   return {
       "Instructions": agent_components.constant.Constant(
           state=instructions, pre_act_label="Instructions"),

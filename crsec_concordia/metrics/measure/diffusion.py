@@ -62,7 +62,8 @@ TREE_COLUMNS = ["target", "receiver", "via", "sources", "step", "time",
 
 def _observed(run: Run) -> dict[tuple[str, int], list[str]]:
   """(agent, step) -> the actors whose deeds its reflection read then (the
-  `thought` record's `observed` lines, "Actor (place): what they did")."""
+  `thought` record's `observed` lines, "Actor (place) does ..." or, an
+  action not starting with its actor's name, "Actor (place): ...")."""
   out: dict[tuple[str, int], list[str]] = {}
   for r in run.of_kind(THOUGHT):
     actors = [str(line).split(" (", 1)[0] for line in r.get("observed") or ()]
