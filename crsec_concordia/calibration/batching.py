@@ -32,7 +32,7 @@ from crsec_concordia.calibration.run_policy import AUTO
 
 # The shipped measurements (the embedded model's), one entry per model
 # identity and batch prompts.
-RECORD = store.SHIPPED / "batched_referee.json"
+RECORD = store.SHIPPED / "batching.json"
 RECORD_FORMAT = 1
 # The operations measured batched (an entry's `op`).
 REFEREE, CONFLICTS = "referee", "conflicts"
