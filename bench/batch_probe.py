@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from pathlib import Path
 
@@ -125,18 +125,31 @@ def compare_counts(base: np.ndarray, others: dict[str, np.ndarray],
                    name: str = PER_ACTION, resamples: int = RESAMPLES,
                    seed: int = SEED) -> dict[str, dict[str, tuple[float, ...]]]:
   """`compare` on per-case (TP, FP, FN) rows."""
+  return paired_bootstrap(base, others, _rates, ("P", "R"), name, resamples,
+                          seed)
+
+
+def paired_bootstrap(base: np.ndarray, others: dict[str, np.ndarray],
+                     rates: Callable[[np.ndarray], np.ndarray],
+                     keys: tuple[str, str], name: str,
+                     resamples: int = RESAMPLES, seed: int = SEED
+                     ) -> dict[str, dict[str, tuple[float, ...]]]:
+  """{mode: {key: (value, lo, hi), "d" + key: (diff, lo, hi)}}: the two
+  `rates` of each mode's summed per-case rows with 95% intervals from
+  resampling the cases, and the paired difference from `base` (the same
+  resamples scored both ways; none for base itself)."""
   rng = np.random.default_rng(seed)
   n = len(base)
   draws = rng.integers(0, n, size=(resamples, n)) if n else np.zeros(
       (1, 0), dtype=int)
-  base_value = _rates(base.sum(axis=0))
-  base_boot = _rates(base[draws].sum(axis=1))
+  base_value = rates(base.sum(axis=0))
+  base_boot = rates(base[draws].sum(axis=1))
   out: dict[str, dict[str, tuple[float, ...]]] = {}
   for mode, rows in {name: base, **others}.items():
-    value = _rates(rows.sum(axis=0))
-    boot = _rates(rows[draws].sum(axis=1))
+    value = rates(rows.sum(axis=0))
+    boot = rates(rows[draws].sum(axis=1))
     figures: dict[str, tuple[float, ...]] = {}
-    for k, key in enumerate(("P", "R")):
+    for k, key in enumerate(keys):
       figures[key] = (float(value[k]), *map(float, np.quantile(
           boot[:, k], [0.025, 0.975])))
       if mode != name:

@@ -32,6 +32,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from crsec_concordia.calibration.probes import ConflictCase, Probes  # noqa: E402
 from crsec_concordia.calibration.run_policy import RefereeSettings  # noqa: E402
@@ -40,6 +41,8 @@ from crsec_concordia.models.base import EndpointError  # noqa: E402
 from crsec_concordia.models.request_budget import in_batches  # noqa: E402
 from crsec_concordia.operations import detect_conflict_batch as batch_lib  # noqa: E402
 from crsec_concordia.scenarios import Scenario  # noqa: E402
+
+import batch_probe  # noqa: E402  (bench/, beside this file)
 
 RESAMPLES = 2000
 SEED = 0
@@ -114,26 +117,9 @@ def compare(base: np.ndarray, others: dict[str, np.ndarray],
   hi), "dalarms": ...}} from per-case outcome rows: each mode's rates with
   95% bootstrap intervals over cases, and the paired difference from
   `base` (none for base)."""
-  rng = np.random.default_rng(seed)
-  n = len(base)
-  draws = rng.integers(0, n, size=(resamples, n)) if n else np.zeros(
-      (1, 0), dtype=int)
-  base_value = _rates(base.sum(axis=0))
-  base_boot = _rates(base[draws].sum(axis=1))
-  out: dict[str, dict[str, tuple[float, ...]]] = {}
-  for mode, rows in {name: base, **others}.items():
-    value = _rates(rows.sum(axis=0))
-    boot = _rates(rows[draws].sum(axis=1))
-    figures: dict[str, tuple[float, ...]] = {}
-    for k, key in enumerate(("hits", "alarms")):
-      figures[key] = (float(value[k]), *map(float, np.quantile(
-          boot[:, k], [0.025, 0.975])))
-      if mode != name:
-        figures["d" + key] = (float(value[k] - base_value[k]), *map(
-            float, np.quantile(boot[:, k] - base_boot[:, k],
-                               [0.025, 0.975])))
-    out[mode] = figures
-  return out
+  return batch_probe.paired_bootstrap(base, others, _rates,
+                                      ("hits", "alarms"), name, resamples,
+                                      seed)
 
 
 def passes(figures: dict[str, tuple[float, ...]],
