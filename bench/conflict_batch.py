@@ -42,7 +42,6 @@ from crsec_concordia import runner  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.operations.detect_conflict import OP  # noqa: E402
 from crsec_concordia.prefabs import params as params_lib  # noqa: E402
-from crsec_concordia.runs import config as config_lib  # noqa: E402
 from tests import crsec_script as cs  # noqa: E402
 
 # What a batched DetectConflict prompt opens its questions with.
@@ -99,31 +98,15 @@ def model(size: int, places: int, words: bool = False):
   return scripted
 
 
-def _forced(batched_on: bool):
-  """config.entity_params with every agent's conflicts_batched as given."""
-  original = config_lib.entity_params
-
-  def entity_params(scenario, name):
-    params = original(scenario, name)
-    if batched_on:
-      params[params_lib.CONFLICTS_BATCHED] = True
-    return params
-  return original, entity_params
-
-
 def measure(size: int, places: int, batched_on: bool, embedder,
             out: Path, words: bool = False) -> dict:
   scripted = model(size, places, words)
-  original, forced = _forced(batched_on)
-  config_lib.entity_params = forced
   started = time.monotonic()
-  try:
-    run_dir = runner.run_episode(
-        cafe.scenario(size, places), arm="normative", seed=1,
-        out_dir=out / f"{size}-{'batched' if batched_on else 'shared'}",
-        model=scripted, embedder=embedder, progress=False)
-  finally:
-    config_lib.entity_params = original
+  run_dir = runner.run_episode(
+      cafe.scenario(size, places), arm="normative", seed=1,
+      out_dir=out / f"{size}-{'batched' if batched_on else 'shared'}",
+      model=scripted, embedder=embedder, progress=False,
+      conflicts_batched=batched_on)
   hours = size * cafe.SLOTS * cafe.MINUTES / 60
   calls = [c for c in scripted.calls if c.tag == OP]
   return {"calls": len(calls) / hours,

@@ -37,10 +37,8 @@ import shared_judgement as cafe  # noqa: E402
 from crsec_concordia import runner  # noqa: E402
 from crsec_concordia.calibration import run_policy  # noqa: E402
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
-from crsec_concordia.game_masters import prefab  # noqa: E402
 from crsec_concordia.rundir import format as format_lib  # noqa: E402
 from crsec_concordia.rundir import reading  # noqa: E402
-from tests import crsec_script as cs  # noqa: E402
 
 GM_TAGS = ("GM.adjudicate", "GM.doer", "GM.look")
 WORDS = {"cigarette": "smoking_indoors", "loud": "loud", "shout": "loud",
@@ -108,29 +106,15 @@ def model(size: int, places: int):
   return scripted
 
 
-def _forced(batched_on: bool):
-  """prefab.components with the referee's batched setting as given."""
-  original = prefab.components
-
-  def components(*args, **kwargs):
-    kwargs["batched"] = batched_on
-    return original(*args, **kwargs)
-  return original, components
-
-
 def measure(size: int, places: int, batched_on: bool, embedder,
             out: Path) -> dict:
   scripted = model(size, places)
-  original, forced = _forced(batched_on)
-  prefab.components = forced
   started = time.monotonic()
-  try:
-    run_dir = runner.run_episode(
-        cafe.scenario(size, places), arm="normative", seed=1,
-        out_dir=out / f"{size}-{'batched' if batched_on else 'alone'}",
-        model=scripted, embedder=embedder, progress=False)
-  finally:
-    prefab.components = original
+  run_dir = runner.run_episode(
+      cafe.scenario(size, places), arm="normative", seed=1,
+      out_dir=out / f"{size}-{'batched' if batched_on else 'alone'}",
+      model=scripted, embedder=embedder, progress=False,
+      referee_batched=batched_on)
   hours = size * cafe.SLOTS * cafe.MINUTES / 60
   calls = scripted.calls_by_tag()
   per = {t: calls.get(t, 0) / hours for t in GM_TAGS}
