@@ -40,7 +40,13 @@ _NO_IMAGES = _IMAGES + "  return text;  // Text stays text.\n"
 def script_json(value: Any) -> str:
   """`value` as JSON that no text inside can end a `<script>` block with
   (nor be read as markup or a line break by an older parser)."""
-  text = json.dumps(value, ensure_ascii=False)
+  return script_safe(json.dumps(value, ensure_ascii=False))
+
+
+def script_safe(text: str) -> str:
+  """JSON text with `<`, `>`, `&` and the two JavaScript line separators
+  written as \\u escapes: the same value, and nothing a page can read as
+  markup or as the end of its `<script>` block."""
   return (text.replace("<", "\\u003c").replace(">", "\\u003e")
           .replace("&", "\\u0026").replace("\u2028", "\\u2028")
           .replace("\u2029", "\\u2029"))

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from crsec_concordia.rundir.log_page import script_safe
 from crsec_concordia.view import belief, extract, load
 
 _STATIC = "static"
@@ -26,11 +27,9 @@ def _static(name: str) -> str:
 
 def as_json(data: Any) -> str:
   """`data` as JSON that no text in it can end a script element with."""
-  text = json.dumps(data, ensure_ascii=False, separators=(",", ":"),
-                    allow_nan=False, default=str)
-  return (text.replace("<", "\\u003c").replace(">", "\\u003e")
-          .replace("&", "\\u0026").replace("\u2028", "\\u2028")
-          .replace("\u2029", "\\u2029"))
+  return script_safe(json.dumps(data, ensure_ascii=False,
+                                 separators=(",", ":"), allow_nan=False,
+                                 default=str))
 
 
 def _clean(value: Any) -> Any:
