@@ -242,7 +242,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     seed = self._effective_seed(seed, messages)
     extra: dict[str, Any] = {}
     response_format = None
-    if key is None:
+    if key is None and self.cache is not None:
       key = self._cache_key(messages, max_tokens=max_tokens,
                             temperature=temperature, top_p=top_p, stop=stop,
                             seed=seed, schema=schema)
@@ -373,10 +373,12 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     first_seed = self._effective_seed(seed, messages)
     # One cache entry per logical call, keyed by its first attempt: only the
     # valid answer is stored, so a rerun must find it without repeating the
-    # invalid attempts that preceded it (they are not cached).
+    # invalid attempts that preceded it (they are not cached). Without a
+    # cache no key is read: hashing the messages is CPU for nothing.
     key = self._cache_key(messages, max_tokens=max_tokens,
                           temperature=temperature, top_p=0.95, stop=(),
-                          seed=first_seed, schema=schema)
+                          seed=first_seed, schema=schema
+                          ) if self.cache is not None else ""
     raw, error = "", ""
     attempts = self._json_retries + 1
     for attempt in range(attempts):
