@@ -196,18 +196,22 @@ class ChatPoster:
       response = self._http.post(self.url, content=content, headers=headers)
       return ((response.status_code, response.content)
               if response.status_code < 400 else response)
-    request = httpx2.Request("POST", self.url)
     try:
       status, said, data = self._kept.post(content, headers)
     except TimeoutError as e:
-      raise httpx2.TimeoutException(str(e), request=request) from e
+      raise httpx2.TimeoutException(str(e), request=self._request()) from e
     except (OSError, http.client.HTTPException) as e:
       raise httpx2.TransportError(str(e) or type(e).__name__,
-                                  request=request) from e
+                                  request=self._request()) from e
     if status < 400:
       return status, data
     return httpx2.Response(status, headers=said, content=data,
-                           request=request)
+                           request=self._request())
+
+  def _request(self) -> httpx2.Request:
+    """The request an error names (made only for an error: building one
+    parses the URL and headers, CPU that every answer paid)."""
+    return httpx2.Request("POST", self.url)
 
   def post(self, body: Mapping[str, Any],
            headers: Mapping[str, str] | None = None) -> dict[str, Any]:
