@@ -21,6 +21,7 @@ import jsonschema
 import openai
 from concordia.language_model import language_model
 
+from crsec_concordia import threads
 from crsec_concordia.errors import require
 from crsec_concordia.models import base, chat_post, endpoint_errors, wire
 from crsec_concordia.models.cache import ResponseCache, cache_key
@@ -118,7 +119,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self.call_log = call_log
     self._one_line_json = one_line_json
     self.max_in_flight = max_in_flight or None
-    self._in_flight = (threading.BoundedSemaphore(max_in_flight)
+    self._in_flight = (threads.Permits(max_in_flight)
                        if max_in_flight else contextlib.nullcontext())
     self._client_lock = threading.Lock()
     self._client_instance: openai.OpenAI | None = None
