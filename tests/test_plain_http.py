@@ -26,6 +26,8 @@ class RawServer:
     self.requests: list[bytes] = []
     self.connections = self.served = 0
     self.lock = threading.Lock()
+    self.open: list[socket.socket] = []
+    self.handlers: list[threading.Thread] = []
     self.sock = socket.create_server(("127.0.0.1", 0))
     self.port = self.sock.getsockname()[1]
     self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -33,10 +35,34 @@ class RawServer:
 
   def _serve(self) -> None:
     while True:
-      conn, _ = self.sock.accept()
+      try:
+        conn, _ = self.sock.accept()
+      except OSError:  # Closed: the test is over.
+        return
       with self.lock:
         self.connections += 1
-      threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+        self.open.append(conn)
+      handler = threading.Thread(target=self._answer, args=(conn,),
+                                 daemon=True)
+      self.handlers.append(handler)
+      handler.start()
+
+  def close(self) -> None:
+    """Ends every thread of the server (no thread outlives its test)."""
+    try:
+      self.sock.shutdown(socket.SHUT_RDWR)  # Wakes the blocked accept.
+    except OSError:
+      pass
+    self.sock.close()
+    with self.lock:
+      for conn in self.open:
+        try:
+          conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+          pass
+    self.thread.join()
+    for handler in self.handlers:
+      handler.join()
 
   def _answer(self, conn: socket.socket) -> None:
     reader = conn.makefile("rb")
@@ -65,6 +91,21 @@ class RawServer:
 
   def url(self) -> str:
     return f"http://127.0.0.1:{self.port}/v1/chat/completions"
+
+
+@pytest.fixture(autouse=True)
+def _servers(monkeypatch):
+  """Every RawServer a test starts is closed after it."""
+  made: list[RawServer] = []
+  start = RawServer.__init__
+
+  def started(self, *args, **kwargs):
+    start(self, *args, **kwargs)
+    made.append(self)
+  monkeypatch.setattr(RawServer, "__init__", started)
+  yield
+  for server in made:
+    server.close()
 
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
