@@ -72,10 +72,12 @@ class SlotAgent(entity_agent_with_logging.EntityAgentWithLogging):
                       ) -> entity_component.ComponentContextMapping:
     del executor  # The process's helpers run them (threads.run_tasks).
     unique = list(dict.fromkeys(self._context_components.values()))
-    parallel = sum(waits_on_model(c, method_name) for c in unique) > 1
-    done = threads.run_tasks(
-        {f"{i:04d}": functools.partial(getattr(c, method_name), *args)
-         for i, c in enumerate(unique)}, parallel=parallel)
-    results = {id(c): done[f"{i:04d}"] for i, c in enumerate(unique)}
+    if sum(waits_on_model(c, method_name) for c in unique) > 1:
+      done = threads.run_tasks(
+          {f"{i:04d}": functools.partial(getattr(c, method_name), *args)
+           for i, c in enumerate(unique)})
+      results = {id(c): done[f"{i:04d}"] for i, c in enumerate(unique)}
+    else:  # In order, on this thread: what run_tasks does with one thread.
+      results = {id(c): getattr(c, method_name)(*args) for c in unique}
     return types.MappingProxyType({
         name: results[id(c)] for name, c in self._context_components.items()})

@@ -23,6 +23,7 @@ docs/trials/acting-and-planning.md#a-society-that-acts-at-once).
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from concurrent import futures
@@ -216,3 +217,37 @@ def background(fn: Callable[[], None]) -> Background:
       _background = futures.ThreadPoolExecutor(
           max_workers=DEFAULT_WORKERS, thread_name_prefix="Background")
     return Background(_background.submit(fn))
+
+
+class Permits:
+  """At most `count` holders at once (`with permits:`), as a bounded
+  semaphore, in C.
+
+  `threading.BoundedSemaphore` is Python around a Condition: each take and
+  return of a request slot ran its lines under the GIL, and each waiter
+  made a lock of its own, for every model call of every agent. Here the
+  permits are tokens in a `queue.SimpleQueue` (C): taking one is a
+  blocking `get` (the GIL released while it waits), giving it back a
+  `put`. Which waiter gets a freed permit is the system's choice, as with
+  the semaphore; nothing here depends on it.
+  """
+
+  def __init__(self, count: int):
+    if count < 1:
+      raise ValueError("Permits needs a count of at least 1")
+    self.count = count
+    self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
+    for _ in range(count):
+      self._tokens.put(None)
+
+  @property
+  def free(self) -> int:
+    """The permits no one holds now."""
+    return self._tokens.qsize()
+
+  def __enter__(self) -> None:
+    self._tokens.get()
+
+  def __exit__(self, *exc_info: Any) -> None:
+    self._tokens.put(None)
+

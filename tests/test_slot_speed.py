@@ -332,10 +332,28 @@ def test_the_one_pass_checkpoint_is_concordias(tmp_path, embedder):
   sim.play(premise=scenario.premise, max_steps=2)
   ours = sim.make_checkpoint_data()
   sim._checkpoint_counter -= 1  # pylint: disable=protected-access
+  # Concordia's checkpoint with Concordia's own serializer, not ours.
+  sim._make_json_serializable = types.MethodType(  # pylint: disable=protected-access
+      simulation_lib.Simulation._make_json_serializable, sim)  # pylint: disable=protected-access
   theirs = simulation_lib.Simulation.make_checkpoint_data(sim)
   assert json.dumps(ours, sort_keys=True) == json.dumps(theirs,
                                                         sort_keys=True)
   assert ours["entities"] and ours["game_masters"] and ours["raw_log"]
+
+
+def test_the_serializer_is_concordias_value_for_value():
+  class Text(str):
+    pass
+  concordia = types.SimpleNamespace()
+  concordia._make_json_serializable = types.MethodType(  # pylint: disable=protected-access
+      simulation_lib.Simulation._make_json_serializable, concordia)  # pylint: disable=protected-access
+  value = {"a": [1, 2.5, True, None, "x", Text("y"), (3, [4, {"b": None}])],
+           "c": {"d": object(), "e": {1, 2}, "f": np.float32(1.5),
+                 "g": [object(), {"h": ()}]}, "i": None, 5: Text("z"),
+           "j": ("k", {"l": [[], {}]})}
+  ours = simulation._serializable(value)  # pylint: disable=protected-access
+  theirs = concordia._make_json_serializable(value)  # pylint: disable=protected-access
+  assert ours == theirs and repr(ours) == repr(theirs)
 
 
 # -- the embedding warmer and the observation order ----------------------------

@@ -73,3 +73,44 @@ def test_helper_threads_stay_bounded_under_many_nested_callers():
   assert not any(t.is_alive() for t in callers)
   assert 0 < peak[0] <= threads.HELPERS
   assert helpers_alive() <= threads.HELPERS
+
+
+def test_permits_hold_at_most_their_count_and_come_back_after_errors():
+  permits = threads.Permits(3)
+  lock = threading.Lock()
+  inside, most = [0], [0]
+  all_in = threading.Barrier(3, timeout=10)
+
+  def hold(i: int) -> int:
+    with permits:
+      with lock:
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+      if i < 3:
+        all_in.wait()  # The first three meet: the count is reached.
+      with lock:
+        inside[0] -= 1
+      if i % 7 == 0:
+        raise ValueError(i)
+    return i
+
+  workers = [threading.Thread(target=lambda i=i: _swallow(hold, i))
+             for i in range(3)]
+  for w in workers:
+    w.start()
+  for w in workers:
+    w.join()
+  assert most[0] == 3
+  many = threads.run_tasks({f"{i:03d}": (lambda i=i: _swallow(hold, i))
+                            for i in range(3, 200)})
+  assert most[0] == 3 and len(many) == 197
+  assert permits.free == 3  # Every permit came back, the errors' too.
+  with pytest.raises(ValueError):
+    threads.Permits(0)
+
+
+def _swallow(fn, i):
+  try:
+    return fn(i)
+  except ValueError:
+    return None

@@ -13,8 +13,9 @@ its retry policy (connection errors, timeouts, 408, 409, 429 and 5xx, with
 its backoff and `Retry-After`) and its exception classes, so that
 models/endpoint_errors.py reads a failure as before. A plain `http://`
 endpoint that no proxy stands before (a local server: vLLM, llama.cpp,
-the embedded one) is posted to on each thread's kept `http.client`
-connection, a third of `httpx2`'s CPU time again.
+the embedded one) is posted to on each thread's kept connection
+(models/plain_http.py: one send, a lean read), a fifth of `httpx2`'s CPU
+time.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import http.client
 import json
 import math
 import random
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -32,6 +32,8 @@ from typing import Any
 
 import httpx2
 import openai
+
+from crsec_concordia.models import plain_http
 
 # The `openai` client's backoff: 0.5 s, 1 s, 2 s... at most 8 s, less a
 # random quarter; a server's Retry-After up to a minute is honoured.
@@ -110,53 +112,6 @@ def answer_text(response: Any) -> str:
   return text or ""
 
 
-class _KeptConnections:
-  """Plain-HTTP keep-alive connections (`http.client`), one per thread.
-
-  For an `http://` endpoint reached without a proxy (a server on this
-  machine or the local network): a request is one `send` of headers and
-  body together and a response read as it comes, a third of `httpx2`'s
-  CPU time per request. A connection the server closed while it was idle
-  is replaced once, at once, as `httpx2` does.
-  """
-
-  def __init__(self, url: str, timeout: float):
-    parts = urllib.parse.urlsplit(url)
-    self._host, self._port = parts.hostname or "", parts.port or 80
-    self._path = parts.path + (f"?{parts.query}" if parts.query else "")
-    self._timeout = timeout
-    self._local = threading.local()
-
-  def post(self, content: bytes, headers: Mapping[str, str]
-           ) -> tuple[int, list[tuple[str, str]], bytes]:
-    """(status, headers, body); raises OSError (TimeoutError for a
-    timeout) or http.client.HTTPException."""
-    for attempt in range(2):
-      connection = getattr(self._local, "connection", None)
-      kept = connection is not None
-      if connection is None:
-        connection = self._local.connection = http.client.HTTPConnection(
-            self._host, self._port, timeout=self._timeout)
-      try:
-        connection.request("POST", self._path, body=content,
-                           headers=dict(headers))
-        response = connection.getresponse()
-        data = response.read()
-      except (OSError, http.client.HTTPException) as e:
-        connection.close()
-        self._local.connection = None
-        stale = isinstance(e, (http.client.RemoteDisconnected,
-                               ConnectionResetError, BrokenPipeError))
-        if kept and stale and attempt == 0:
-          continue
-        raise
-      if response.will_close:
-        connection.close()
-        self._local.connection = None
-      return response.status, response.getheaders(), data
-    raise AssertionError("unreachable")
-
-
 def _plain(url: str, trust_env: bool) -> bool:
   """Whether `url` is plain HTTP that no proxy variable sends elsewhere."""
   parts = urllib.parse.urlsplit(url)
@@ -181,7 +136,7 @@ class ChatPoster:
     self._headers = {"Authorization": f"Bearer {api_key}",
                      "Content-Type": "application/json",
                      "Accept": "application/json"}
-    self._kept = (_KeptConnections(self.url, timeout)
+    self._kept = (plain_http.KeptConnections(self.url, timeout)
                   if _plain(self.url, trust_env) else None)
     self._http = httpx2.Client(
         timeout=httpx2.Timeout(timeout), trust_env=trust_env,
@@ -196,18 +151,22 @@ class ChatPoster:
       response = self._http.post(self.url, content=content, headers=headers)
       return ((response.status_code, response.content)
               if response.status_code < 400 else response)
-    request = httpx2.Request("POST", self.url)
     try:
       status, said, data = self._kept.post(content, headers)
     except TimeoutError as e:
-      raise httpx2.TimeoutException(str(e), request=request) from e
+      raise httpx2.TimeoutException(str(e), request=self._request()) from e
     except (OSError, http.client.HTTPException) as e:
       raise httpx2.TransportError(str(e) or type(e).__name__,
-                                  request=request) from e
+                                  request=self._request()) from e
     if status < 400:
       return status, data
     return httpx2.Response(status, headers=said, content=data,
-                           request=request)
+                           request=self._request())
+
+  def _request(self) -> httpx2.Request:
+    """The request an error names (made only for an error: building one
+    parses the URL and headers, CPU that every answer paid)."""
+    return httpx2.Request("POST", self.url)
 
   def post(self, body: Mapping[str, Any],
            headers: Mapping[str, str] | None = None) -> dict[str, Any]:

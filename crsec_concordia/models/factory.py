@@ -20,13 +20,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from concordia.language_model import language_model
 
-from crsec_concordia import user_code
+from crsec_concordia import threads, user_code
 from crsec_concordia.errors import UserError
 from crsec_concordia.models import base
 from crsec_concordia.models.cache import ResponseCache, cache_key
@@ -90,7 +89,7 @@ class FactoryModel(ConcordiaModelAdapter):
     self.cache = cache
     bound = max_in_flight or getattr(model, "max_in_flight", None)
     self.max_in_flight = int(bound) if bound else None
-    self._in_flight = (threading.BoundedSemaphore(self.max_in_flight)
+    self._in_flight = (threads.Permits(self.max_in_flight)
                        if self.max_in_flight else contextlib.nullcontext())
 
   def _bounded(self, call: Callable[[], _T]) -> _T:

@@ -21,6 +21,7 @@ import jsonschema
 import openai
 from concordia.language_model import language_model
 
+from crsec_concordia import threads
 from crsec_concordia.errors import require
 from crsec_concordia.models import base, chat_post, endpoint_errors, wire
 from crsec_concordia.models.cache import ResponseCache, cache_key
@@ -118,7 +119,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self.call_log = call_log
     self._one_line_json = one_line_json
     self.max_in_flight = max_in_flight or None
-    self._in_flight = (threading.BoundedSemaphore(max_in_flight)
+    self._in_flight = (threads.Permits(max_in_flight)
                        if max_in_flight else contextlib.nullcontext())
     self._client_lock = threading.Lock()
     self._client_instance: openai.OpenAI | None = None
@@ -242,7 +243,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     seed = self._effective_seed(seed, messages)
     extra: dict[str, Any] = {}
     response_format = None
-    if key is None:
+    if key is None and self.cache is not None:
       key = self._cache_key(messages, max_tokens=max_tokens,
                             temperature=temperature, top_p=top_p, stop=stop,
                             seed=seed, schema=schema)
@@ -373,10 +374,12 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     first_seed = self._effective_seed(seed, messages)
     # One cache entry per logical call, keyed by its first attempt: only the
     # valid answer is stored, so a rerun must find it without repeating the
-    # invalid attempts that preceded it (they are not cached).
+    # invalid attempts that preceded it (they are not cached). Without a
+    # cache no key is read: hashing the messages is CPU for nothing.
     key = self._cache_key(messages, max_tokens=max_tokens,
                           temperature=temperature, top_p=0.95, stop=(),
-                          seed=first_seed, schema=schema)
+                          seed=first_seed, schema=schema
+                          ) if self.cache is not None else ""
     raw, error = "", ""
     attempts = self._json_retries + 1
     for attempt in range(attempts):

@@ -53,7 +53,7 @@ from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.rundir import writing as rundir
 from crsec_concordia.rundir import recovery
 from crsec_concordia.rundir.format import FAILURE, STEP
-from crsec_concordia.runs import concordia_log
+from crsec_concordia.runs import concordia_log, heap
 from crsec_concordia.runs import outage as outage_lib
 from crsec_concordia.runs.ordered_writer import OrderedWriter
 from crsec_concordia.runs import progress as progress_lib
@@ -416,10 +416,11 @@ class Session:
       try:
         if done == 0:
           self.create_initial_norms()
-        self.simulation.play(
-            premise=premise, max_steps=total - done,
-            get_state_callback=self._save_checkpoint,
-            step_callback=self._on_step)
+        with heap.set_up_frozen():
+          self.simulation.play(
+              premise=premise, max_steps=total - done,
+              get_state_callback=self._save_checkpoint,
+              step_callback=self._on_step)
       except Exception as e:
         # A failure the outage caused (one no component caught) is the
         # outage's, not the run's.

@@ -16,8 +16,14 @@ Similarity = Callable[[str, str], float]
 
 def similarity_of(embedder: SentenceEmbedder) -> Similarity:
   """The referee's similarity from Concordia's embedder (any text -> vector
-  function): the simulation's, as the game master's prefab passes it."""
-  return functools.partial(embedding.pair_similarity, embedder)
+  function): the simulation's, as the game master's prefab passes it.
+
+  Through the embedder's vector cache (`embedding.cached`, the one the
+  agents' components share): the gates compare every action with each
+  behaviour's description, the same few texts slot after slot, and a
+  user's function embedded them again at every comparison."""
+  return functools.partial(embedding.pair_similarity,
+                           embedding.cached(embedder))
 
 
 def failure_record(op: str, error: Exception) -> dict[str, Any]:
