@@ -60,14 +60,16 @@ def test_the_golden_run_page(tmp_path, capsys):
                    "Tamara Rodriguez"]
   assert [s["s"] for s in run["steps"]] == [1, 2, 3, 4, 5]
   assert len(run["places"]) == 1  # The café declares no places.
-  # Abigail holds the three targets from slot 1 (created); the report
-  # classified Tamara's wording as "No smoking indoors." by slot 4.
-  assert run["hold"][0][0] == 0b111
-  assert run["hold"][3][names.index("Tamara Rodriguez")] == 0b001
-  assert run["curves"]["no_smoking_indoors"]["belief"][-1] == 0.5
+  # Abigail holds the three targets from slot 1 (created) to the end; in
+  # this recording no one else takes one up (Tamara's norm of slot 4 is
+  # about the café's hours), so belief stays at one agent in four.
+  assert [slot[0] for slot in run["hold"]] == [0b111] * 5
+  assert run["hold"][3][names.index("Tamara Rodriguez")] == 0
+  assert run["curves"]["no_smoking_indoors"]["belief"][-1] == 0.25
   kinds = {e["k"] for slot in run["events"] for e in slot}
-  assert {"action", "talk", "conflict", "created", "verdict",
-          "plan"} <= kinds
+  # This recording's DetectConflict found no breach, so it holds no talk
+  # or conflict (test_view_browser.py's runs show those).
+  assert {"action", "created", "verdict", "plan"} <= kinds
 
 
 def test_a_run_never_reported_says_so(tmp_path, capsys):
@@ -82,7 +84,8 @@ def test_a_run_never_reported_says_so(tmp_path, capsys):
   # No snapshots: no belief measured; behaviour from the referee's tags.
   curves = run["curves"]["tip_after_meals"]
   assert curves["belief"] == [None] * 5
-  assert curves["behaviour"] == [0.0, 0.0, 0.25, 0.25, 0.25]
+  # Abigail and Carlos tip in slot 3 (Tamara refuses): two of four.
+  assert curves["behaviour"] == [0.0, 0.0, 0.5, 0.5, 0.5]
   assert any("crsec report" in n for n in run["notes"])
   assert any("No norm snapshots" in n for n in run["notes"])
 
