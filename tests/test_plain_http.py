@@ -1,7 +1,7 @@
 """models/plain_http.py: the request http.client sends, in one send, and
 the answer read by h11 as HTTP/1.1 frames it (length, chunks, to the
-end), on a
-connection kept per thread and replaced once when the server dropped it."""
+end), on a connection kept per thread and replaced once when the server
+dropped it."""
 
 from __future__ import annotations
 

@@ -50,21 +50,22 @@ class _Connection:
     try:
       while True:
         event = self.http.next_event()
-        if event is h11.NEED_DATA:
+        kind = type(event)
+        if kind is h11.Data:
+          parts.append(event.data)
+        elif kind is h11.EndOfMessage:
+          return status, said, b"".join(parts)
+        elif kind is h11.Response:
+          status = event.status_code
+          said = [(name.decode("iso-8859-1"), value.decode("iso-8859-1"))
+                  for name, value in event.headers.raw_items()]
+        elif event is h11.NEED_DATA:
           data = self.sock.recv(_READ)
           if not data and not heard:
             raise http.client.RemoteDisconnected(
                 "Remote end closed connection without response")
           heard, self.ended = True, not data
           self.http.receive_data(data)  # b"": the end of the connection.
-        elif isinstance(event, h11.Response):
-          status = event.status_code
-          said = [(name.decode("iso-8859-1"), value.decode("iso-8859-1"))
-                  for name, value in event.headers.raw_items()]
-        elif isinstance(event, h11.Data):
-          parts.append(event.data)
-        elif isinstance(event, h11.EndOfMessage):
-          return status, said, b"".join(parts)
     except h11.RemoteProtocolError as e:
       raise http.client.HTTPException(f"malformed answer: {e}") from e
 
