@@ -1,16 +1,17 @@
-"""CPU per request of the local endpoint's posts: http.client, hand, h11.
+"""CPU per request of the local endpoint's posts, http.client and ours.
 
 models/plain_http.py posts each request to a plain `http://` endpoint on
-a connection kept per thread. This bench posts a 1.3 kB chat request to
+a connection kept per thread. This bench posts a 1.2 kB chat request to
 society_scaling.py's fake server (a process of its own, no latency) in a
-loop on one thread, three ways in alternating rounds so that a change in
-the machine's load falls on each alike: `http.client` on a kept
-connection (what plain_http.py replaced), plain_http.py as it stood at
-`--hand-rev` (a hand-written HTTP/1.1 reader, loaded from git), and
-plain_http.py now (h11). It prints each way's median over the rounds of
-this process's CPU microseconds per request.
+loop on one thread, several ways in alternating rounds so that a change
+in the machine's load falls on each alike: `http.client` on a kept
+connection (what plain_http.py replaced), plain_http.py now, and
+plain_http.py as it stood at each `--rev` (loaded from git; by default
+the commit where h11 framed the request and read the answer). It prints
+each way's median over the rounds of this process's CPU microseconds per
+request.
 
-  .venv/bin/python bench/post_cpu.py [--posts 500] [--rounds 5]
+  .venv/bin/python bench/post_cpu.py [--posts 500] [--rounds 5] [--rev REV]
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from crsec_concordia.models import plain_http  # noqa: E402
 from society_scaling import start_fake_server, stop_fake_server  # noqa: E402  (bench/)
 
-# The last commit whose plain_http.py parsed answers by hand.
-HAND_REV = "1b6c631"
+# The commit whose plain_http.py used h11 (docs/measurements.md).
+H11_REV = "c8e35bf"
 HEADERS = {"Authorization": "Bearer k", "Content-Type": "application/json",
            "Accept": "application/json"}
 
@@ -46,13 +47,13 @@ def _body() -> bytes:
       {"role": "user", "content": text}]}).encode()
 
 
-def _hand(rev: str) -> types.ModuleType:
+def _at(rev: str) -> types.ModuleType:
   """plain_http.py as it stood at `rev`."""
   source = subprocess.run(
       ["git", "-C", str(ROOT), "show",
        f"{rev}:crsec_concordia/models/plain_http.py"],
       check=True, capture_output=True, text=True).stdout
-  module = types.ModuleType("plain_http_hand")
+  module = types.ModuleType(f"plain_http_{rev}")
   exec(compile(source, f"{rev}:plain_http.py", "exec"), module.__dict__)  # pylint: disable=exec-used
   return module
 
@@ -90,15 +91,17 @@ def main() -> int:
   parser.add_argument("--posts", type=int, default=500,
                       help="posts per way per round")
   parser.add_argument("--rounds", type=int, default=5)
-  parser.add_argument("--hand-rev", default=HAND_REV,
-                      help="the commit whose plain_http.py parsed by hand")
+  parser.add_argument("--rev", action="append",
+                      help="a commit whose plain_http.py to compare "
+                      f"(repeatable; default {H11_REV}, h11's)")
   args = parser.parse_args()
   server, base_url = start_fake_server(0.0)
   url = base_url + "/chat/completions"
   try:
     ways = {"http.client": _with_http_client(url),
-            f"hand ({args.hand_rev})": _with_kept(_hand(args.hand_rev), url),
-            "h11": _with_kept(plain_http, url)}
+            "plain_http now": _with_kept(plain_http, url)}
+    for rev in args.rev or [H11_REV]:
+      ways[f"plain_http {rev}"] = _with_kept(_at(rev), url)
     body = _body()
     figures: dict[str, list[float]] = {name: [] for name in ways}
     for _ in range(args.rounds):

@@ -1,19 +1,19 @@
-"""Plain-HTTP keep-alive posts for a local endpoint: one send, h11's read.
+"""Plain-HTTP keep-alive posts for a local endpoint: one send, a lean read.
 
 For an `http://` endpoint reached without a proxy (a server on this
 machine or the local network: vLLM, llama.cpp, the embedded one),
 models/chat_post.py posts each request on a connection kept per thread.
 `http.client` sent a request's headers and body in two sends (two trips
 through the loopback's TCP stack, the server woken twice) and read the
-answer's headers through the `email` package's parser, CPU that a
-thousand agents' calls a slot turn into a tenth of a run's
-(docs/measurements.md). Here `h11`, python-hyper's HTTP/1.1 state
-machine (httpx's own), frames the request (the request line and headers
-`http.client` sent, `Host` and `Content-Length` among them) for one
-`sendall`, and reads the answer as HTTP/1.1 says: by `Content-Length`,
-chunks, or to the end of the connection, and whether the connection may
-serve the next request. A malformed answer raises `http.client`'s
-exceptions, so chat_post.py reads a failure as before.
+answer's headers through the `email` package's parser, about 400
+microseconds of CPU per request where this takes about 150
+(docs/measurements.md): at a thousand agents' worth of calls a slot, a
+tenth of the run's CPU. The request is the one `http.client` sent (the
+same request line and headers, `Host` and `Content-Length` among them), in
+one `sendall`; the answer is read as HTTP/1.1 says, by `Content-Length`,
+chunks, or to the end of the connection, whichever it uses. A malformed
+answer raises `http.client`'s exceptions, so chat_post.py reads a failure
+as before.
 """
 
 from __future__ import annotations
@@ -24,77 +24,85 @@ import threading
 import urllib.parse
 from collections.abc import Mapping
 
-import h11
-
-# What one `recv` asks for: an answer of a few kilobytes in one read.
-_READ = 65536
+# As `http.client` bounds them: a line, and the headers of one answer.
+_MAX_LINE = 65536
+_MAX_HEADERS = 100
+# Statuses whose answers have no body, whatever their headers say.
+_NO_BODY = (204, 304)
 
 
 class _Connection:
-  """One socket and its h11 state machine."""
+  """One socket and its buffered reader."""
 
   def __init__(self, host: str, port: int, timeout: float):
     self.sock = socket.create_connection((host, port), timeout=timeout)
     self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    self.http = h11.Connection(our_role=h11.CLIENT)
-    self.ended = False  # The server ended the connection (h11 reads on).
+    self.reader = self.sock.makefile("rb")
 
   def close(self) -> None:
-    self.sock.close()
-
-  def answer(self) -> tuple[int, list[tuple[str, str]], bytes]:
-    """The answer's status, headers and body (1xx answers skipped);
-    raises http.client.RemoteDisconnected when the server closed before
-    a byte of it, http.client.HTTPException when it is malformed."""
-    status, said, parts, heard = 0, [], [], False
     try:
-      while True:
-        event = self.http.next_event()
-        kind = type(event)
-        if kind is h11.Data:
-          parts.append(event.data)
-        elif kind is h11.EndOfMessage:
-          return status, said, b"".join(parts)
-        elif kind is h11.Response:
-          status = event.status_code
-          said = [(name.decode("iso-8859-1"), value.decode("iso-8859-1"))
-                  for name, value in event.headers.raw_items()]
-        elif event is h11.NEED_DATA:
-          data = self.sock.recv(_READ)
-          if not data and not heard:
-            raise http.client.RemoteDisconnected(
-                "Remote end closed connection without response")
-          heard, self.ended = True, not data
-          self.http.receive_data(data)  # b"": the end of the connection.
-    except h11.RemoteProtocolError as e:
-      raise http.client.HTTPException(f"malformed answer: {e}") from e
+      self.reader.close()
+    finally:
+      self.sock.close()
 
-  def reusable(self) -> bool:
-    """Whether the connection may carry the next request, and if so
-    readies it (an answer read to the connection's end leaves both sides
-    DONE in h11, the connection gone)."""
-    if (not self.ended and self.http.our_state is h11.DONE
-        and self.http.their_state is h11.DONE):
-      self.http.start_next_cycle()
-      return True
-    return False
+  def line(self) -> bytes:
+    found = self.reader.readline(_MAX_LINE + 1)
+    if len(found) > _MAX_LINE:
+      raise http.client.LineTooLong("header line")
+    return found
+
+  def exactly(self, size: int) -> bytes:
+    data = self.reader.read(size)
+    if len(data) < size:
+      raise http.client.IncompleteRead(data, size - len(data))
+    return data
 
 
-def _framed(http: h11.Connection, target: str, host: str, content: bytes,
-            headers: Mapping[str, str]) -> bytes:
-  """The request's bytes, through `http`: line, headers (in http.client's
-  order), body. ValueError for a header that would break the request's
-  lines, as http.client raises."""
-  fields = [("Host", host), ("Accept-Encoding", "identity"),
-            ("Content-Length", str(len(content)))]
-  fields.extend(headers.items())
-  try:
-    return (http.send(h11.Request(method="POST", target=target,
-                                  headers=fields))
-            + http.send(h11.Data(data=content))
-            + http.send(h11.EndOfMessage()))
-  except h11.LocalProtocolError as e:
-    raise ValueError(f"Invalid header: {e}") from e
+def _status(connection: _Connection) -> tuple[str, int]:
+  """The status line's version and code (1xx answers skipped)."""
+  while True:
+    line = connection.line()
+    if not line:
+      raise http.client.RemoteDisconnected(
+          "Remote end closed connection without response")
+    version, _, rest = line.decode("iso-8859-1").partition(" ")
+    code = rest.strip().split(" ", 1)[0]
+    if not version.startswith("HTTP/") or not code.isdigit():
+      raise http.client.BadStatusLine(line.decode("iso-8859-1").strip())
+    status = int(code)
+    if not 100 <= status < 200 or status == 101:
+      return version, status
+    _headers(connection)  # An interim answer's headers: skipped.
+
+
+def _headers(connection: _Connection) -> list[tuple[str, str]]:
+  headers: list[tuple[str, str]] = []
+  while True:
+    line = connection.line()
+    if line in (b"\r\n", b"\n", b""):
+      return headers
+    if len(headers) >= _MAX_HEADERS:
+      raise http.client.HTTPException(
+          f"got more than {_MAX_HEADERS} headers")
+    name, colon, value = line.decode("iso-8859-1").partition(":")
+    if not colon:
+      raise http.client.HTTPException(f"malformed header line {line!r}")
+    headers.append((name.strip(), value.strip()))
+
+
+def _chunked(connection: _Connection) -> bytes:
+  parts = []
+  while True:
+    size_line = connection.line().split(b";", 1)[0].strip()
+    try:
+      size = int(size_line, 16)
+    except ValueError:
+      raise http.client.IncompleteRead(b"".join(parts)) from None
+    if size == 0:
+      _headers(connection)  # Trailers, up to the blank line.
+      return b"".join(parts)
+    parts.append(connection.exactly(size))
+    connection.exactly(2)  # The chunk's CRLF.
 
 
 class KeptConnections:
@@ -108,24 +116,31 @@ class KeptConnections:
     parts = urllib.parse.urlsplit(url)
     self._host, self._port = parts.hostname or "", parts.port or 80
     path = parts.path + (f"?{parts.query}" if parts.query else "")
-    self._target = path or "/"
     # The Host header as http.client writes it: the port only if not 80.
-    self._host_field = (
-        f"[{self._host}]" if ":" in self._host else self._host) + (
-            f":{self._port}" if self._port != 80 else "")
+    host = (f"[{self._host}]" if ":" in self._host else self._host) + (
+        f":{self._port}" if self._port != 80 else "")
+    self._head = f"POST {path or '/'} HTTP/1.1\r\nHost: {host}\r\n"
     self._timeout = timeout
     self._local = threading.local()
 
   def request(self, content: bytes, headers: Mapping[str, str]) -> bytes:
-    """The request's bytes as `post` sends them on a fresh connection."""
-    return _framed(h11.Connection(our_role=h11.CLIENT), self._target,
-                   self._host_field, content, headers)
+    """The request's bytes: line, headers (in http.client's order), body.
+    ValueError for a header that would break the request's lines, as
+    http.client raises."""
+    lines = [self._head, "Accept-Encoding: identity\r\n",
+             f"Content-Length: {len(content)}\r\n"]
+    for name, value in headers.items():
+      if any(c in f"{name}{value}" for c in "\r\n\0"):
+        raise ValueError(f"Invalid header {name!r}")
+      lines.append(f"{name}: {value}\r\n")
+    lines.append("\r\n")
+    return "".join(lines).encode("iso-8859-1") + content
 
   def post(self, content: bytes, headers: Mapping[str, str]
            ) -> tuple[int, list[tuple[str, str]], bytes]:
     """(status, headers, body); raises OSError (TimeoutError for a
-    timeout), http.client.HTTPException, or ValueError for a header that
-    would break the request."""
+    timeout) or http.client.HTTPException."""
+    sent = self.request(content, headers)
     for attempt in range(2):
       connection = getattr(self._local, "connection", None)
       kept = connection is not None
@@ -133,11 +148,11 @@ class KeptConnections:
         if connection is None:
           connection = self._local.connection = _Connection(
               self._host, self._port, self._timeout)
-        connection.sock.sendall(_framed(
-            connection.http, self._target, self._host_field, content,
-            headers))
-        answer = connection.answer()
-      except (OSError, http.client.HTTPException, ValueError) as e:
+        connection.sock.sendall(sent)
+        version, status = _status(connection)
+        said = _headers(connection)
+        body, closes = _body(connection, version, status, said)
+      except (OSError, http.client.HTTPException) as e:
         if connection is not None:
           connection.close()
         self._local.connection = None
@@ -146,8 +161,33 @@ class KeptConnections:
         if kept and stale and attempt == 0:
           continue
         raise
-      if not connection.reusable():
+      if closes:
         connection.close()
         self._local.connection = None
-      return answer
+      return status, said, body
     raise AssertionError("unreachable")
+
+
+def _body(connection: _Connection, version: str, status: int,
+          said: list[tuple[str, str]]) -> tuple[bytes, bool]:
+  """The answer's body, and whether the connection ends after it."""
+  fields = {name.lower(): value for name, value in said}
+  tokens = {t.strip().lower()
+            for t in fields.get("connection", "").split(",")}
+  closes = "close" in tokens or (version == "HTTP/1.0"
+                                 and "keep-alive" not in tokens)
+  if status in _NO_BODY:
+    return b"", closes
+  if "chunked" in fields.get("transfer-encoding", "").lower():
+    return _chunked(connection), closes
+  length = fields.get("content-length")
+  if length is not None:
+    try:
+      size = int(length)
+    except ValueError:
+      raise http.client.HTTPException(
+          f"bad Content-Length {length!r}") from None
+    if size < 0:
+      raise http.client.HTTPException(f"bad Content-Length {length!r}")
+    return connection.exactly(size), closes
+  return connection.reader.read(), True  # To the end of the connection.
