@@ -54,7 +54,8 @@ def _at(rev: str) -> types.ModuleType:
        f"{rev}:crsec_concordia/models/plain_http.py"],
       check=True, capture_output=True, text=True).stdout
   module = types.ModuleType(f"plain_http_{rev}")
-  exec(compile(source, f"{rev}:plain_http.py", "exec"), module.__dict__)  # pylint: disable=exec-used
+  code = compile(source, f"{rev}:plain_http.py", "exec")
+  exec(code, module.__dict__)  # pylint: disable=exec-used
   return module
 
 
