@@ -184,3 +184,28 @@ def test_a_header_that_would_break_the_request_is_refused():
   kept = plain_http.KeptConnections("http://127.0.0.1:9/v1", timeout=1)
   with pytest.raises(ValueError):
     kept.request(BODY, {"Authorization": "Bearer k\r\nX-Evil: 1"})
+
+
+def test_a_bad_chunk_size_is_http_clients_exception():
+  server = RawServer(
+      [OK + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n"],
+      close_after={1})
+  kept = plain_http.KeptConnections(server.url(), timeout=10)
+  with pytest.raises(http.client.HTTPException):
+    kept.post(BODY, HEADERS)
+
+
+def test_a_server_that_closes_without_answering_is_disconnected():
+  server = RawServer([b""], close_after={1})
+  kept = plain_http.KeptConnections(server.url(), timeout=10)
+  with pytest.raises(http.client.RemoteDisconnected):
+    kept.post(BODY, HEADERS)
+  assert server.connections == 1  # A fresh connection's failure: no retry.
+
+
+def test_a_post_with_a_breaking_header_sends_nothing():
+  server = RawServer([])
+  kept = plain_http.KeptConnections(server.url(), timeout=10)
+  with pytest.raises(ValueError):
+    kept.post(BODY, {"X-Evil\r\nHost": "h"})
+  assert server.requests == []
