@@ -39,8 +39,10 @@ def test_auto_follows_the_venue_then_the_pool(tmp_path):
   assert _for(None, ME, "garden", "h", entries=entries).on
   # A venue nobody labelled: the pooled verdict.
   assert _for(None, ME, "workshop", "h", entries=entries).on
+  # A measured venue keeps its own verdict when the pool fails; a venue
+  # nobody labelled is asked one at a time then.
   failed = _entries(tmp_path, keeps=True, passes=False)
-  assert not _for(None, ME, "garden", "h", entries=failed).on
+  assert _for(None, ME, "garden", "h", entries=failed).on
   assert not _for(None, ME, "workshop", "h", entries=failed).on
 
 

@@ -11,8 +11,8 @@ both ways and keeps, per operation, model and batch prompts, each venue's
 paired difference and the rule's verdicts (docs/calibration.md, "A
 place's slot judged together"). With no flag (`auto`), a run batches where
 that measurement says nothing was lost: on a measured venue by its own
-verdict, on any other venue by the verdict pooled over every measured
-venue; a model nobody measured batched (an endpoint's, a program's own)
+verdict (batched not shown worse on its cases), on any other venue by the
+stricter verdict pooled over every measured venue; a model nobody measured batched (an endpoint's, a program's own)
 is asked one question at a time, as its answers were never shown to hold
 batched. The flags decide it outright. The choice lands in the params
 (config.json: a resumed run keeps it) and in run.json.
@@ -97,8 +97,7 @@ def batching_for(choice: bool | None, identity: ModelIdentity, venue: Any,
   measured = entry["venues"].get(name)
   if measured is not None:
     verdict = bool(measured["keeps"])
-    return Batching(verdict and bool(entry["pooled"]["passes"]),
-                    f"{AUTO}: {name}'s labelled cases "
+    return Batching(verdict, f"{AUTO}: {name}'s labelled cases "
                     + ("held batched" if verdict else "lost accuracy batched"))
   passes = bool(entry["pooled"]["passes"])
   return Batching(passes, f"{AUTO}: the measured venues pooled "
