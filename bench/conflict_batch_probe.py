@@ -44,12 +44,11 @@ from crsec_concordia.scenarios import Scenario  # noqa: E402
 
 import batch_probe  # noqa: E402  (bench/, beside this file)
 
-RESAMPLES = 2000
-SEED = 0
-# The rule's margin, the referee's (bench/batch_probe.py, docs/calibration.md):
-# batched passes when the paired difference's 95% interval lies above
-# -MARGIN for hits and below +MARGIN for false alarms.
-MARGIN = 0.05
+# The referee's resamples, seed and margin (bench/batch_probe.py,
+# docs/calibration.md): batched passes when the paired difference's 95%
+# interval lies above -MARGIN for hits and below +MARGIN for false alarms.
+RESAMPLES, SEED, MARGIN = (batch_probe.RESAMPLES, batch_probe.SEED,
+                           batch_probe.MARGIN)
 ONE_AT_A_TIME = "one at a time"
 # The cases simulated: one venue's (the mini café's 23) and the shipped and
 # held-out venues' pooled (119).
