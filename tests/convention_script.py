@@ -20,7 +20,7 @@ from crsec_concordia.models import ScriptedModel
 from tests import crsec_script as cs
 
 BOW, HANDSHAKE = "Greet people with a bow.", "Greet people with a handshake."
-_NORM = re.compile(r"^\d+\. (.+?) \((?:\w+, )?importance (\d+)/100\)$", re.M)
+_NORM = re.compile(r"^\d+\. (.+?) \((?:\w+, )?(\d+)/100\)$", re.M)
 _NAME = re.compile(r"Reply as (.+?), in character")
 _SEEN = re.compile(r'^(.+?) \([^)]*\): "(.*)"\nRule: (.*)$', re.M)
 _SAID = re.compile(r'^(.+?): "(.*)"$', re.M)
