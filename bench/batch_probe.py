@@ -299,18 +299,26 @@ def _main(argv: Sequence[str] | None = None) -> int:
           "batched and per action: bench/judgement_probe.py --batch-sizes N "
           "...", file=sys.stderr)
     return 2
-  for name, rule, sizes in (
-      (f"the pooled rule (the paired difference's 95% interval above "
-       f"-{MARGIN})", passes, SIMULATED_CASES),
-      ("the venue's rule (its interval reaching 0, its point above "
-       f"-{MARGIN})", holds_on_venue, SIMULATED_CASES[:1])):
-    print(f"{name}, recall 0.8 per action, a tenth of the cases answered "
-          "afresh batched:")
-    for n in sizes:
-      for loss, share in simulate(cases=n, rule=rule).items():
-        print(f"  {n} cases, batched loses {loss:.2f} recall: passed on "
-              f"{share:.0%} of simulated venues", flush=True)
+  print_simulations(
+      ((f"the pooled rule (the paired difference's 95% interval above "
+        f"-{MARGIN})", passes, SIMULATED_CASES),
+       ("the venue's rule (its interval reaching 0, its point above "
+        f"-{MARGIN})", holds_on_venue, SIMULATED_CASES[:1])),
+      simulate, "recall 0.8 per action", "recall")
   return 0
+
+
+def print_simulations(rules, simulate_with: Callable[..., dict[float, float]],
+                      setting: str, lost: str) -> None:
+  """Each rule's simulated pass rate (`rules`: (name, rule, case counts)),
+  by the loss batched (`lost`: what it takes off) on `setting`."""
+  for name, rule, sizes in rules:
+    print(f"{name}, {setting}, a tenth of the cases answered afresh "
+          "batched:")
+    for n in sizes:
+      for loss, share in simulate_with(cases=n, rule=rule).items():
+        print(f"  {n} cases, batched loses {loss:.2f} {lost}: passed on "
+              f"{share:.0%} of simulated venues", flush=True)
 
 
 if __name__ == "__main__":

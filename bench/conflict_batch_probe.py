@@ -266,17 +266,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
           "answers: bench/judgement_probe.py --only conflicts --batch-sizes "
           "N ...", file=sys.stderr)
     return 2
-  for name, rule, sizes in (
-      (f"the pooled rule (paired differences' 95% intervals: hits above "
-       f"-{MARGIN}, false alarms below +{MARGIN})", passes, SIMULATED_CASES),
-      ("the venue's rule (its intervals reaching 0, its points within "
-       f"{MARGIN})", holds_on_venue, SIMULATED_CASES[:1])):
-    print(f"{name}, hits 0.8 and false alarms 0.1 one at a time, a tenth "
-          "of the cases answered afresh batched:")
-    for n in sizes:
-      for loss, share in simulate(cases=n, rule=rule).items():
-        print(f"  {n} cases, batched loses {loss:.2f} of hits: passed on "
-              f"{share:.0%} of simulated venues", flush=True)
+  batch_probe.print_simulations(
+      ((f"the pooled rule (paired differences' 95% intervals: hits above "
+        f"-{MARGIN}, false alarms below +{MARGIN})", passes,
+        SIMULATED_CASES),
+       ("the venue's rule (its intervals reaching 0, its points within "
+        f"{MARGIN})", holds_on_venue, SIMULATED_CASES[:1])),
+      simulate, "hits 0.8 and false alarms 0.1 one at a time", "of hits")
   return 0
 
 
