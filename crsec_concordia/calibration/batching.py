@@ -91,8 +91,8 @@ def batching_for(choice: bool | None, identity: ModelIdentity, venue: Any,
   entry = _matching(read() if entries is None else entries, identity,
                     batch_prompts, op)
   if entry is None:
-    return Batching(False, f"{AUTO}: one at a time (nobody measured "
-                    f"{identity.name} batched in these batch prompts)")
+    return Batching(False, f"{AUTO}: nobody measured {identity.name} "
+                    "batched in these batch prompts")
   name = venue_name(venue)
   measured = entry["venues"].get(name)
   if measured is not None:
