@@ -9,7 +9,8 @@ model is asked (a prompt, a schema, a seed); it takes a few minutes.
 `--keep-recorded` starts the live run from the recording's own cache
 (tests/golden/mini_cafe/responses.sqlite), so that the model is asked only
 the prompts the recording lacks (a new operation's, a changed prompt's)
-and every other call gives the answer it gave before.
+and every other call gives the answer it gave before. `--batched` records
+tests/golden/mini_cafe_batched/ (a place's slot judged together) instead.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ sys.path.insert(0, str(ROOT))
 
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.models.cache import ResponseCache  # noqa: E402
-from crsec_concordia.runner import run_episode  # noqa: E402
 from tests import golden_replay as golden  # noqa: E402
 
 
@@ -44,9 +44,15 @@ def main() -> int:
   parser.add_argument("--keep-recorded", action="store_true",
                       help="start the live run from the recording's cache: "
                       "only the calls it lacks go to the model")
+  parser.add_argument("--batched", action="store_true",
+                      help="record mini_cafe_batched: the referee's and "
+                      "DetectConflict's questions of a place's slot asked "
+                      "together")
   args = parser.parse_args()
   if args.from_cache and args.keep_recorded:
     parser.error("--from-cache and --keep-recorded exclude each other")
+  recording = golden.BATCHED if args.batched else golden.PER_ACTION
+  target = recording.directory
   with tempfile.TemporaryDirectory() as tmp:
     work = Path(tmp)
     cache_path = work / golden.CACHE
@@ -54,23 +60,28 @@ def main() -> int:
       compact_copy(args.from_cache, cache_path)
     else:
       if args.keep_recorded:
-        compact_copy(golden.GOLDEN / golden.CACHE, cache_path)
+        kept = target / golden.CACHE
+        if not kept.is_file():
+          # A first batched recording starts from the default one's
+          # answers: the calls both runs make are answered alike.
+          kept = golden.PER_ACTION.directory / golden.CACHE
+        compact_copy(kept, cache_path)
       model = make_model(EndpointConfig(), seed=golden.SEED,
                          cache_path=cache_path,
                          progress=lambda m: print(m, file=sys.stderr))
-      run_episode(golden.SCENARIO, arm="normative", seed=golden.SEED,
-                  out_dir=work / "live", model=model)
+      golden.replay(work / "live", model, recording, progress=True)
       model.cache.close()
     cache = ResponseCache(cache_path)
     replayed = golden.replay(work / "replay",
-                             golden.ReplayModel(cache, seed=golden.SEED))
+                             golden.ReplayModel(cache, seed=golden.SEED),
+                             recording)
     cache.close()
     golden.report(replayed, work / "report")
     golden.write_expected(golden.normalised(replayed),
-                          golden.GOLDEN / golden.EXPECTED)
-    compact_copy(cache_path, golden.GOLDEN / golden.CACHE)
-  size = sum(p.stat().st_size for p in golden.GOLDEN.rglob("*") if p.is_file())
-  print(f"recorded {golden.GOLDEN} ({size / 1024:.0f} KB)")
+                          target / golden.EXPECTED)
+    compact_copy(cache_path, target / golden.CACHE)
+  size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+  print(f"recorded {target} ({size / 1024:.0f} KB)")
   return 0
 
 

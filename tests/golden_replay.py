@@ -6,11 +6,16 @@ run directory and metrics that replaying that cache gives. Replaying it
 calls no model: every prompt must be one the recording sent, so any change
 to a prompt, a seed, the order of a record or a metric shows up as a
 difference here. `scripts/record_golden.py` records it anew when a change
-is meant to alter what the model is asked.
+is meant to alter what the model is asked. A second recording,
+`tests/golden/mini_cafe_batched/`, plays the same café with a place's slot
+judged together (the referee's and DetectConflict's batched questions,
+`--referee-batched --conflicts-batched`), which the default policy does not
+choose for the embedded model, so that those prompts are guarded too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -44,7 +49,27 @@ VOLATILE_RUN_FIELDS = ("started", "finished", "wall_seconds", "versions",
                        "resumed")
 RECORD_HINT = ("if the change is meant to alter what the model is asked, "
                "record the golden run anew: .venv/bin/python "
-               "scripts/record_golden.py")
+               "scripts/record_golden.py (add --batched for "
+               "mini_cafe_batched)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Recording:
+  """One golden recording: where it is kept and how its run is asked."""
+  directory: Path
+  # None: the run's own choice (`auto`); True/False: the run's flag.
+  referee_batched: bool | None = None
+  conflicts_batched: bool | None = None
+
+  @property
+  def name(self) -> str:
+    return self.directory.name
+
+
+PER_ACTION = Recording(GOLDEN)
+BATCHED = Recording(GOLDEN.with_name("mini_cafe_batched"),
+                    referee_batched=True, conflicts_batched=True)
+RECORDINGS = (PER_ACTION, BATCHED)
 
 
 class UncachedCall(Exception):
@@ -71,10 +96,14 @@ class ReplayModel(OpenAICompatibleModel):
     raise EndpointError("golden replay: a call the recording never made")
 
 
-def replay(out_dir: Path, model: Any) -> Path:
-  """Plays the golden scenario with `model` into `out_dir`."""
+def replay(out_dir: Path, model: Any, recording: Recording = PER_ACTION,
+           *, progress: bool = False) -> Path:
+  """Plays the golden scenario as `recording` asks, with `model`, into
+  `out_dir`."""
   return run_episode(SCENARIO, arm="normative", seed=SEED, out_dir=out_dir,
-                     model=model, progress=False)
+                     model=model, progress=progress,
+                     referee_batched=recording.referee_batched,
+                     conflicts_batched=recording.conflicts_batched)
 
 
 def report(run_dir: Path, report_dir: Path) -> None:
