@@ -70,10 +70,12 @@ from crsec_concordia.calibration.probes import (Probes,  # noqa: E402
                                                 load_probes, probes_path)
 from crsec_concordia.embedding import shared_embedder  # noqa: E402
 from crsec_concordia.errors import UserError  # noqa: E402
-from crsec_concordia.judgement_prompts import (  # noqa: E402
-    batch_prompts_hash, conflict_batch_prompts_hash, identity_of)
+from crsec_concordia.calibration import (  # noqa: E402
+    conflict_batch_compare as conflict_rules)
+from crsec_concordia.judgement_prompts import identity_of  # noqa: E402
 from crsec_concordia.metrics.classifiers import (  # noqa: E402
     judgement_error as calibrate_lib)
+from crsec_concordia.metrics.classifiers import batch_probe_run as asking  # noqa: E402
 from crsec_concordia.metrics.classifiers import probe_run  # noqa: E402
 from crsec_concordia.scenarios import Scenario, load_scenario  # noqa: E402
 import batch_probe  # noqa: E402  (bench/, beside this file)
@@ -279,25 +281,11 @@ def _batch_verdicts(args: argparse.Namespace, compared: list,
   """The rules' verdicts (docs/calibration.md), printed, and with
   --record-batching kept where runs read them (calibration/batching.py):
   `compared`, the referee's (venue, VenueResult); `conflicts`,
-  DetectConflict's (venue, rows by mode)."""
-  identity = identity_of(models.EndpointConfig.resolve())
-  for op, found, probe, prompts in (
-      (batching.REFEREE, compared, batch_probe, batch_prompts_hash),
-      (batching.CONFLICTS, conflicts, conflict_batch_probe,
-       conflict_batch_prompts_hash)):
-    if not found:
-      continue
-    venues = {name: probe.venue_figures(rows, args.batch_sizes)
-              for name, rows in found}
-    pooled = probe.pooled([rows for _, rows in found], args.batch_sizes)
-    print(f"{op}, pooled over {pooled['n']} cases at the largest size: "
-          + ("passes" if pooled["passes"] else "fails") + " the rule; "
-          + "; ".join(f"{name} {'keeps batched' if v['keeps'] else 'lost'}"
-                      for name, v in venues.items()))
-    if args.record_batching is not None:
-      path = batching.record(args.record_batching, identity, prompts(),
-                             venues, pooled, op)
-      print(f"recorded: {path}")
+  DetectConflict's."""
+  asking.record_verdicts(
+      args.record_batching, identity_of(models.EndpointConfig.resolve()),
+      {batching.REFEREE: compared, batching.CONFLICTS: conflicts},
+      args.batch_sizes, print)
   return 0
 
 
@@ -336,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         found, rows = conflict_batch_probe.run_venue(
             model, embedder, scenario, cases, settings, args.batch_sizes)
         lines += found
-        conflicts.append((scenario.name, rows))
+        conflicts.append((scenario.name, asking.VenueResult(found, rows)))
         for mode, mode_rows in rows.items():
           pooled.setdefault(mode, []).append(mode_rows)
       continue
@@ -355,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     print(line, end="\n\n", flush=True)
   if args.batch_sizes is not None:
     if len(venues) > 1 and pooled:
-      lines += conflict_batch_probe.lines_of(
+      lines += conflict_rules.verdict_lines(
           "all venues", {m: np.concatenate(r) for m, r in pooled.items()})
     print("summary, per action against batched, policy " + args.policy)
     print("\n".join(lines))

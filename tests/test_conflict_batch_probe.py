@@ -1,7 +1,8 @@
 """The accuracy tooling of DetectConflict's questions asked together: the
 labelled conflict cases asked one at a time and in batches
 (bench/conflict_batch_probe.py, `judgement_probe.py --only conflicts
---batch-sizes N`), on a scripted model that answers as the labels say."""
+--batch-sizes N`, on calibration/conflict_batch_compare.py's rules), on a
+scripted model that answers as the labels say."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from crsec_concordia.calibration import conflict_batch_compare as rules
 from crsec_concordia.calibration import run_policy
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import load_probes, probes_path
@@ -85,7 +87,7 @@ def test_a_model_alike_in_both_modes_differs_on_no_case(venue, capsys):
   for call in model.calls:
     places = {m[3] for m in _BATCHED.finditer(call.prompt)}
     assert len(places) <= 1
-  assert all(np.array_equal(rows[probe.ONE_AT_A_TIME], r)
+  assert all(np.array_equal(rows[rules.ONE_AT_A_TIME], r)
              for r in rows.values())
 
 
@@ -122,8 +124,8 @@ def test_judgement_probe_compares_the_conflicts_and_pools_the_venues(
 
 
 def test_the_rule_s_error_rates_by_simulation():
-  rates = probe.simulate(cases=23, venues=40, resamples=200,
-                         losses=(0.0, 0.3))
+  rates = rules.simulate_conflicts(cases=23, venues=40, resamples=200,
+                                   losses=(0.0, 0.3))
   # A batched mode that loses nothing passes more often than one that
   # loses 0.3 of the hits.
   assert rates[0.0] > rates[0.3]

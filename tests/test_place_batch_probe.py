@@ -1,6 +1,7 @@
 """The accuracy tooling of a place's slot judged together: the labelled
-cases asked per action and in batches (bench/batch_probe.py), and a run's
-place-slot sizes (bench/place_slot_sizes.py), on a scripted model."""
+cases asked per action and in batches (bench/batch_probe.py, on
+calibration/batch_compare.py's rules), and a run's place-slot sizes
+(bench/place_slot_sizes.py), on a scripted model."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from crsec_concordia.calibration import batch_compare as rules
 from crsec_concordia.calibration import run_policy
+from crsec_concordia.calibration.paired import MARGIN
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import load_probes, probes_path
 from crsec_concordia.embedding import shared_embedder
@@ -86,8 +89,8 @@ def test_a_model_alike_in_both_modes_differs_on_no_case(venue, capsys):
            if "Each action below" in c.prompt]
   assert max(sizes) == 7 and sum(sizes) == 2 * len(cases.referee)
   # Alike both ways: the venue keeps batched, and so does the pool.
-  assert batch_probe.venue_figures(result, [3, 7])["keeps"]
-  assert batch_probe.pooled([result, result], [3, 7])["passes"]
+  assert rules.REFEREE_RULE.venue_figures(result.rows, [3, 7])["keeps"]
+  assert rules.REFEREE_RULE.pooled([result.rows, result.rows], [3, 7])["passes"]
 
 
 def test_answers_that_differ_batched_are_listed_and_the_difference_shown(
@@ -104,15 +107,15 @@ def test_answers_that_differ_batched_are_listed_and_the_difference_shown(
   assert value < 0 and high <= 0
   # A second action of every batch lost: more than the margin, so the
   # venue is judged per action and the pool fails.
-  assert value < -batch_probe.MARGIN
-  assert not batch_probe.venue_figures(result, [3])["keeps"]
-  assert not batch_probe.pooled([result], [3])["passes"]
+  assert value < -MARGIN
+  assert not rules.REFEREE_RULE.venue_figures(result.rows, [3])["keeps"]
+  assert not rules.REFEREE_RULE.pooled([result.rows], [3])["passes"]
 
 
 def test_the_paired_difference_of_identical_modes_is_zero():
   truth = [["a"], [], ["b"], ["a", "b"]]
-  same = batch_probe.ModeTags("x", [["a"], ["b"], ["b"], ["a"]])
-  figures = batch_probe.compare(truth, same, [batch_probe.ModeTags(
+  same = rules.ModeTags("x", [["a"], ["b"], ["b"], ["a"]])
+  figures = rules.compare_tags(truth, same, [rules.ModeTags(
       "y", same.tags)], resamples=200)
   assert figures["y"]["dP"] == (0.0, 0.0, 0.0)
   assert figures["x"]["P"][0] == pytest.approx(3 / 4)

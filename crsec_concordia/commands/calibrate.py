@@ -18,6 +18,13 @@ Three forms (crsec_concordia/calibration/):
       every similarity threshold of the embedder derived from labelled
       cases (no model is asked) and stored under its name, where runs
       with it find them (docs/calibration.md).
+  crsec calibrate [SCENARIO ...] --batch-sizes M [L ...] [--out PATH]
+      the venues' referee and DetectConflict cases asked one at a time
+      and in batches of each size on the model: the figures, the rules'
+      verdicts, kept in batching.json in the user's data directory (or
+      under --out), which `--referee-batched` and `--conflicts-batched`
+      read when neither is given. Only that: the ordinary calibration is
+      the first form.
 
 `crsec report`, `compare` and `publish` then correct behaviour with the
 calibration of the runs' own model and venue, and name it.
@@ -35,6 +42,7 @@ from tqdm import tqdm
 from crsec_concordia import outputs
 from crsec_concordia.calibration import probes, run_policy, sheet, store
 from crsec_concordia import embedding
+from crsec_concordia.commands import calibrate_batched
 from crsec_concordia.commands.flags import (add_embedder_flag,
                                             add_endpoint_flags,
                                             add_progress_flag,
@@ -98,6 +106,15 @@ def add_parser(sub) -> None:
                  "labelled cases (no model is asked)")
   p.add_argument("--no-norms", action="store_true",
                  help="leave out the matcher's labelled norms")
+  p.add_argument("--batch-sizes", type=positive("--batch-sizes"), nargs="+",
+                 metavar="N",
+                 help="only compare the referee's and DetectConflict's "
+                 "cases asked one at a time and in batches of N at one "
+                 "place (e.g. a run's median and largest place-slot sizes), "
+                 "and keep the verdicts where runs' --referee-batched and "
+                 "--conflicts-batched `auto` read them: batching.json in "
+                 "the user's data directory, or under --out (no ordinary "
+                 "calibration is written)")
   add_progress_flag(p)
   add_embedder_flag(p)
   add_endpoint_flags(p)
@@ -105,6 +122,12 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+  if args.batch_sizes:
+    # Looked up when called, as the other forms look them up (tests put a
+    # scripted model and an embedder in their place).
+    return calibrate_batched.measure_batching(
+        args, lambda *a, **k: make_model(*a, **k),
+        lambda: shared_embedder())
   if args.sheet and args.labels:
     raise UserError("--sheet writes a sheet and --labels reads one: give "
                     "one of them")
@@ -234,13 +257,7 @@ def _calibrate(args: argparse.Namespace, endpoint=None, names=None,
   written = calibrate_lib.write(result, path)
   _record_embedder(written, embedder)
   print("\n".join(calibrate_lib.summary_lines(result)))
-  cost = result.cost
-  print(f"cost: {cost.get('calls', 0)} calls (+{cost.get('cached_calls', 0)} "
-        f"cached, {cost.get('failed_calls', 0)} failed), "
-        f"{cost.get('prompt_tokens', 0)} prompt + "
-        f"{cost.get('completion_tokens', 0)} completion tokens"
-        + (f" ({estimated})" if (estimated := endpoint.describe().get(
-            "tokens")) else "") + f", {cost['seconds']:.0f} s")
+  print(calibrate_batched.cost_line(result.cost, endpoint))
   print(f"calibration: {written}")
   return 0
 
