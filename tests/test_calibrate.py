@@ -57,22 +57,29 @@ def oracle_model(scenario) -> ScriptedModel:
                          judge.answer)], fallback=venue.answer)
 
 
-@pytest.fixture(scope="module")
-def calibrated(tmp_path_factory, embedder):
-  """`crsec calibrate scenarios/community_garden.yaml` on the oracle, as an
-  OpenAI-compatible endpoint's model: (its file, what it printed)."""
-  data = tmp_path_factory.mktemp("calibrated")
-  model = oracle_model(load_scenario(str(GARDEN)))
+def calibrated_with(data: Path, model, embedder, argv: list[str]) -> str:
+  """`crsec calibrate ARGV` on `model` and `embedder`, `data` the user's
+  data directory: what it printed."""
   with pytest.MonkeyPatch.context() as mp:
     mp.setenv("XDG_DATA_HOME", str(data))
     mp.setattr(command, "make_model", lambda *a, **k: model)
     mp.setattr(command, "shared_embedder", lambda: embedder)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-      assert cli.main(["calibrate", str(GARDEN), "--base-url", URL,
-                       "--model", "oracle-7b", "--jobs", "2"]) == 0
+      assert cli.main(["calibrate", *argv]) == 0
+  return printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory, embedder):
+  """`crsec calibrate scenarios/community_garden.yaml` on the oracle, as an
+  OpenAI-compatible endpoint's model: (its file, what it printed)."""
+  data = tmp_path_factory.mktemp("calibrated")
+  model = oracle_model(load_scenario(str(GARDEN)))
+  printed = calibrated_with(data, model, embedder, [
+      str(GARDEN), "--base-url", URL, "--model", "oracle-7b", "--jobs", "2"])
   files = list((data / "crsec-concordia" / "calibrations").glob("*.json"))
-  return files, model, printed.getvalue()
+  return files, model, printed
 
 
 def test_calibrate_writes_a_file_keyed_by_the_models_identity(calibrated):

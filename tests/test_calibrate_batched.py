@@ -10,8 +10,6 @@ batched. The user's data directory is a fresh one per test (conftest.py).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import numpy as np
@@ -29,6 +27,7 @@ from crsec_concordia.judgement_prompts import (batch_prompts_hash,
                                                prompts_hash)
 from crsec_concordia.models import ScriptedModel
 from crsec_concordia.scenarios import load_scenario
+from tests.test_calibrate import calibrated_with
 from tests.test_conflict_batch_probe import labelled_model
 from tests.test_place_batch_probe import _labelled_model
 
@@ -60,17 +59,9 @@ def measured(tmp_path_factory, embedder):
   """`crsec calibrate hobbs_cafe_mini --batch-sizes 3 7` on the scripted
   model served as an endpoint's: (the user's data directory, printed)."""
   data = tmp_path_factory.mktemp("measured")
-  model = both_ways_model()
-  with pytest.MonkeyPatch.context() as mp:
-    mp.setenv("XDG_DATA_HOME", str(data))
-    mp.setattr(command, "make_model", lambda *a, **k: model)
-    mp.setattr(command, "shared_embedder", lambda: embedder)
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-      assert cli.main(["calibrate", VENUE, "--batch-sizes", "3", "7",
-                       "--base-url", URL, "--model", NAME, "--jobs", "2",
-                       "--no-progress"]) == 0
-  return data, printed.getvalue()
+  return data, calibrated_with(data, both_ways_model(), embedder, [
+      VENUE, "--batch-sizes", "3", "7", "--base-url", URL, "--model", NAME,
+      "--jobs", "2", "--no-progress"])
 
 
 def test_the_command_records_both_operations_in_the_users_file(measured):
