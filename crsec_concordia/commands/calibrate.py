@@ -1,6 +1,6 @@
 """`crsec calibrate`: a model's judgement error measured, for corrected shares.
 
-Three forms (crsec_concordia/calibration/):
+Its forms (crsec_concordia/calibration/):
 
   crsec calibrate [SCENARIO ...] [--base-url URL --model NAME] [--out PATH]
       the labelled cases of the venues named (default: every shipped venue
