@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from crsec_concordia.calibration import batch_compare as rules  # noqa: E402
-from crsec_concordia.calibration.paired import MARGIN  # noqa: E402
+from crsec_concordia.calibration.paired import REPEAT_DIFFERENCE  # noqa: E402
 from crsec_concordia.calibration.probes import Probes  # noqa: E402
 from crsec_concordia.calibration.run_policy import RefereeSettings  # noqa: E402
 from crsec_concordia.metrics.classifiers import batch_probe_run as asking  # noqa: E402
@@ -69,9 +69,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return 2
   print_simulations(
       ((f"the pooled rule (the paired difference's 95% interval above "
-        f"-{MARGIN})", rules.passes, SIMULATED_CASES),
+        f"-{REPEAT_DIFFERENCE})", rules.passes, SIMULATED_CASES),
        ("the venue's rule (its interval reaching 0, its point above "
-        f"-{MARGIN})", rules.holds_on_venue, SIMULATED_CASES[:1])),
+        f"-{REPEAT_DIFFERENCE})", rules.holds_on_venue,
+        SIMULATED_CASES[:1])),
       rules.simulate, "recall 0.8 per action", "recall")
   return 0
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from crsec_concordia.calibration import conflict_batch_compare as rules  # noqa: E402
-from crsec_concordia.calibration.paired import MARGIN  # noqa: E402
+from crsec_concordia.calibration.paired import REPEAT_DIFFERENCE  # noqa: E402
 from crsec_concordia.calibration.probes import Probes  # noqa: E402
 from crsec_concordia.calibration.run_policy import RefereeSettings  # noqa: E402
 from crsec_concordia.metrics.classifiers import batch_probe_run as asking  # noqa: E402
@@ -70,10 +70,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return 2
   batch_probe.print_simulations(
       ((f"the pooled rule (paired differences' 95% intervals: hits above "
-        f"-{MARGIN}, false alarms below +{MARGIN})", rules.conflicts_pass,
-        SIMULATED_CASES),
+        f"-{REPEAT_DIFFERENCE}, false alarms below +{REPEAT_DIFFERENCE})",
+        rules.conflicts_pass, SIMULATED_CASES),
        ("the venue's rule (its intervals reaching 0, its points within "
-        f"{MARGIN})", rules.conflicts_hold_on_venue, SIMULATED_CASES[:1])),
+        f"{REPEAT_DIFFERENCE})", rules.conflicts_hold_on_venue,
+        SIMULATED_CASES[:1])),
       rules.simulate_conflicts,
       "hits 0.8 and false alarms 0.1 one at a time", "of hits")
   return 0

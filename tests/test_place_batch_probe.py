@@ -14,7 +14,7 @@ import pytest
 
 from crsec_concordia.calibration import batch_compare as rules
 from crsec_concordia.calibration import run_policy
-from crsec_concordia.calibration.paired import MARGIN
+from crsec_concordia.calibration.paired import REPEAT_DIFFERENCE
 from crsec_concordia.calibration.policy import RefereePolicy
 from crsec_concordia.calibration.probes import load_probes, probes_path
 from crsec_concordia.embedding import shared_embedder
@@ -107,7 +107,7 @@ def test_answers_that_differ_batched_are_listed_and_the_difference_shown(
   assert value < 0 and high <= 0
   # A second action of every batch lost: more than the margin, so the
   # venue is judged per action and the pool fails.
-  assert value < -MARGIN
+  assert value < -REPEAT_DIFFERENCE
   assert not rules.REFEREE_RULE.venue_figures(result.rows, [3])["keeps"]
   assert not rules.REFEREE_RULE.pooled([result.rows], [3])["passes"]
 

@@ -7,8 +7,8 @@ action and in batches, scored as bench/probe_scores.py counts tags
 (paired.py). Two rules read the comparison at the largest size
 (docs/calibration.md): on a venue with labelled cases, batched is not
 shown worse on its own cases (`holds_on_venue`); pooled over the measured
-venues, the paired difference's interval lies above -MARGIN (`passes`),
-the stricter test a venue nobody labelled is decided by. `simulate` shows
+venues, the paired difference's interval lies above -REPEAT_DIFFERENCE
+(`passes`), the stricter test a venue nobody labelled is decided by. `simulate` shows
 both rules' error rates.
 """
 
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from crsec_concordia.calibration.paired import (MARGIN, RESAMPLES, SEED,
-                                                BatchRule, Figures, Rule,
-                                                interval_text)
+from crsec_concordia.calibration.paired import (REPEAT_DIFFERENCE,
+                                                RESAMPLES, SEED, BatchRule,
+                                                Figures, Rule, interval_text)
 from crsec_concordia.calibration.probes import Case
 
 PER_ACTION = "per action"
@@ -56,14 +56,14 @@ def tag_rates(sums: np.ndarray) -> np.ndarray:
 
 
 def passes(figures: dict[str, tuple[float, ...]],
-           margin: float = MARGIN) -> bool:
+           margin: float = REPEAT_DIFFERENCE) -> bool:
   """The pooled rule: the paired difference's interval for precision and
   for recall lies above -margin."""
   return figures["dP"][1] > -margin and figures["dR"][1] > -margin
 
 
 def holds_on_venue(figures: dict[str, tuple[float, ...]],
-                   margin: float = MARGIN) -> bool:
+                   margin: float = REPEAT_DIFFERENCE) -> bool:
   """The venue's rule: batched is not shown worse on the venue's own
   cases, the paired difference's interval reaching 0 for precision and
   for recall, and neither point figure is below -margin."""

@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from crsec_concordia.calibration.paired import (MARGIN, SEED, BatchRule,
-                                                Rule, interval_text)
+from crsec_concordia.calibration.paired import (REPEAT_DIFFERENCE, SEED,
+                                                BatchRule, Rule,
+                                                interval_text)
 from crsec_concordia.calibration.probes import ConflictCase
 
 ONE_AT_A_TIME = "one at a time"
@@ -52,14 +53,14 @@ def alarm_rates(sums: np.ndarray) -> np.ndarray:
 
 
 def conflicts_pass(figures: dict[str, tuple[float, ...]],
-                   margin: float = MARGIN) -> bool:
+                   margin: float = REPEAT_DIFFERENCE) -> bool:
   """The pooled rule: batched finds no fewer breaches and raises no more
   false alarms than one at a time, within the margin, at 95%."""
   return figures["dhits"][1] > -margin and figures["dalarms"][2] < margin
 
 
 def conflicts_hold_on_venue(figures: dict[str, tuple[float, ...]],
-                            margin: float = MARGIN) -> bool:
+                            margin: float = REPEAT_DIFFERENCE) -> bool:
   """The venue's rule: batched is not shown worse on the venue's own
   cases (the hits' difference interval reaching 0 from below, the false
   alarms' from above), and neither point figure is worse than the

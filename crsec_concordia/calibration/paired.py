@@ -21,9 +21,10 @@ import numpy as np
 
 RESAMPLES = 2000
 SEED = 0
-# The rules' margin: the repeat-to-repeat recall difference of the same
-# model on the same cases (docs/calibration.md, "Models compared").
-MARGIN = 0.05
+# The rules' margin, a difference of rates (no cosine): the repeat-to-repeat
+# recall difference of the same model on the same cases (docs/calibration.md,
+# "Models compared").
+REPEAT_DIFFERENCE = 0.05
 # {mode: {rate: (value, lo, hi), "d" + rate: (difference, lo, hi)}}.
 Figures = dict[str, dict[str, tuple[float, ...]]]
 # The rule read on one mode's figures: whether batched held.
@@ -119,7 +120,7 @@ class BatchRule:
     figures = self.compare(rows)
     return {"n": int(len(rows[self.base])), "figures": figures,
             "passes": self.passes(figures[largest(sizes)]),
-            "margin": MARGIN, "sizes": sorted(sizes)}
+            "margin": REPEAT_DIFFERENCE, "sizes": sorted(sizes)}
 
   def pass_rates(self, draw: Draw, rule: Rule, losses: Sequence[float],
                  venues: int, resamples: int, seed: int
