@@ -32,3 +32,14 @@ def md_escape(text: Any) -> str:
   """Agent-written or scenario text in a Markdown table cell."""
   return (str(text).replace("\\", "\\\\").replace("|", "\\|")
           .replace("<", "&lt;").replace(">", "&gt;").replace("\n", " "))
+
+
+def number(value: Any, digits: int = 0) -> str:
+  """A count or figure with thousands separators; "–" when there is none."""
+  if value is None:
+    return "–"
+  if isinstance(value, float):
+    return f"{value:,.{digits}f}"
+  if isinstance(value, int) and not isinstance(value, bool):
+    return f"{value:,}"
+  return str(value)

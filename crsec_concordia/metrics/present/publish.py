@@ -4,7 +4,8 @@ running anything.
 From any mix of run, compare and sweep directories, writes DIR/README.md
 (per group of runs: the Figure 2 analog per target norm with corrected
 estimates, conflicts per hour, the paper's findings each decided by a
-stated rule, cost, and what the model can and cannot show), DIR/results.json
+stated rule, cost beside the runs they replaced (publish_cost.py), and
+what the model can and cannot show), DIR/results.json
 (the runs, their cost, the findings with their numbers) and DIR/figures/
 (small PNGs). Run directories are read, never copied: DIR gets no events,
 norms or logs.
@@ -33,6 +34,9 @@ from crsec_concordia.metrics.present import (findings, publish_conditions,
                                              publish_town,
                                              sequential)
 from crsec_concordia.metrics.present.cells import md_escape as _md_escape
+from crsec_concordia.metrics.present.cells import number
+from crsec_concordia.metrics.present.publish_cost import (cost, cost_markdown,
+                                                          earlier_runs)
 from crsec_concordia.rundir import reading
 
 
@@ -101,47 +105,6 @@ def collect(paths: Sequence[Path], matcher_factory=None) -> list[RunGroup]:
     for ms in g.runs.values():
       ms.sort(key=lambda m: (m.run.seed is None, m.run.seed))
   return [groups[k] for k in sorted(groups)]
-
-
-def cost(m: run_metrics.RunMetrics) -> dict[str, Any]:
-  """The run's row of results.json: steps, wall time, calls, per agent-hour."""
-  info, summary = m.run.run, m.summary
-  totals = (summary.get("usage") or {}).get("totals") or {}
-  # Answers replayed from the response cache count as calls, as in the
-  # per-agent-hour figures (metrics/usage.py), and are shown apart: they
-  # cost no wall time and no tokens.
-  cached = totals.get("cached_calls", 0) or 0
-  calls = totals.get("calls", summary["totals"].get("llm_calls"))
-  calls = None if calls is None else calls + cached
-  prompt = totals.get("prompt_tokens", summary["totals"].get("prompt_tokens"))
-  completion = totals.get("completion_tokens",
-                          summary["totals"].get("completion_tokens"))
-  tokens = None if prompt is None or completion is None else prompt + completion
-  steps = info.get("completed_steps")
-  agent_hours = (len(m.run.agents) * steps * m.run.clock.minutes_per_step
-                 / 60 if steps else None)
-  per = (lambda v: None if v is None or not agent_hours
-         else round(v / agent_hours, 2))
-  return {"scenario": summary["run"]["scenario"], "arm": m.run.arm,
-          "seed": m.run.seed, "status": info.get("status"),
-          "steps_completed": steps, "steps_total": info.get("max_steps"),
-          "wall_seconds": info.get("wall_seconds"), "agents": len(m.run.agents),
-          "agent_hours": agent_hours, "calls": calls, "cached_calls": cached,
-          "tokens": tokens,
-          "calls_per_agent_hour": per(calls),
-          "tokens_per_agent_hour": per(tokens),
-          "model": (info.get("model") or {}).get("model")
-          or (info.get("model") or {}).get("endpoint")}
-
-
-def _fmt(value: Any, digits: int = 0) -> str:
-  if value is None:
-    return "–"
-  if isinstance(value, float):
-    return f"{value:,.{digits}f}"
-  if isinstance(value, int) and not isinstance(value, bool):
-    return f"{value:,}"
-  return str(value)
 
 
 CAN_CANNOT = """\
@@ -237,8 +200,8 @@ def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
   for e in errors:
     lines.append(
         f"| {_md_escape(e['target'])} | {e['measure']} | "
-        f"{_fmt(e['sensitivity'], 2)} ({e['tp']}/{e['tp'] + e['fn']}) | "
-        f"{_fmt(e['specificity'], 2)} ({e['tn']}/{e['tn'] + e['fp']}) | "
+        f"{number(e['sensitivity'], 2)} ({e['tp']}/{e['tp'] + e['fn']}) | "
+        f"{number(e['specificity'], 2)} ({e['tn']}/{e['tn'] + e['fp']}) | "
         f"{_md_escape(e['source'])} |")
   return lines
 
@@ -246,7 +209,8 @@ def _error_markdown(errors: list[dict[str, Any]]) -> list[str]:
 def _group_markdown(g: RunGroup, decided: list[dict[str, Any]],
                     pictures: list[tuple[str, str]], rows: list[dict[str, Any]],
                     errors: list[dict[str, Any]] = (),
-                    raw: Sequence[str] = ()) -> str:
+                    raw: Sequence[str] = (),
+                    earlier: Sequence[dict[str, Any]] = ()) -> str:
   lines = [f"## {_md_escape(g.label)}", ""]
   arms = ", ".join(f"{arm}: {len(ms)} run{'s' if len(ms) != 1 else ''} "
                    f"(seeds {', '.join(str(m.run.seed) for m in ms)})"
@@ -265,25 +229,18 @@ def _group_markdown(g: RunGroup, decided: list[dict[str, Any]],
                    f" | {_md_escape(f['did_rule'])} |")
   lines += _error_markdown(list(errors))
   lines += _uncorrected_markdown(raw)
-  lines += ["", "### Cost", "",
-            "| arm | seed | steps | wall time (s) | calls | of them cached | tokens | calls / agent-hour | tokens / agent-hour | model |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
-  for r in rows:
-    lines.append(
-        f"| {r['arm']} | {r['seed']} | {r['steps_completed']}/"
-        f"{r['steps_total']} | {_fmt(r['wall_seconds'])} | {_fmt(r['calls'])}"
-        f" | {_fmt(r['cached_calls'])} | {_fmt(r['tokens'])} | "
-        f"{_fmt(r['calls_per_agent_hour'], 1)} | "
-        f"{_fmt(r['tokens_per_agent_hour'], 0)} | {_md_escape(r['model'])} |")
-  lines += ["", "Wall time is as measured on the machine that ran each run, "
-            "with whatever else it ran at the time (runs that shared one "
-            "model server took longer than alone); calls and tokens per "
-            "agent-hour are the figures to compare."]
-  if any(r["cached_calls"] for r in rows):
-    lines += ["", "Cached calls were answered from the response cache of an "
-              "earlier run with the same prompts: they took no wall time "
-              "and count no tokens."]
+  lines += cost_markdown(rows, earlier)
   return "\n".join(lines) + "\n"
+
+
+def _previous(path: Path) -> dict[str, Any] | None:
+  """The results.json this publication writes over, if it can be read (its
+  runs are what the new ones are shown beside)."""
+  try:
+    data = json.loads(path.read_text(encoding="utf-8"))
+  except (OSError, ValueError):
+    return None
+  return data if isinstance(data, dict) else None
 
 
 def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
@@ -296,11 +253,15 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
   out.mkdir(parents=True, exist_ok=True)
   (out / "figures").mkdir(exist_ok=True)
   runs_json, groups_json, parts = [], [], []
+  earlier_json: list[dict[str, Any]] = []
+  previous = _previous(out / "results.json")
   drawn: set[str] = set()
   for g in groups:
-    rows = [cost(m) for ms in g.runs.values() for m in ms]
-    runs_json.extend(dict(r, condition=g.key[1], endpoint=g.key[2])
-                     for r in rows)
+    rows = [dict(cost(m), condition=g.key[1], endpoint=g.key[2])
+            for ms in g.runs.values() for m in ms]
+    runs_json.extend(rows)
+    earlier = earlier_runs(previous, rows)
+    earlier_json.extend(earlier)
     decided = findings.decide_findings(g.runs, g.design)
     pictures = publish_figures.draw_group(g.runs, out / "figures", g.slug)
     drawn.update(Path(p).name for p, _ in pictures)
@@ -320,7 +281,7 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
                  for t in m.run.targets})
     groups_json[-1].update(said_json)
     parts.append(_group_markdown(g, decided, pictures, rows, errors,
-                                 uncorrected(g))
+                                 uncorrected(g), earlier)
                  + "\n".join(said + town) + ("\n" if said or town else ""))
   compared, compared_json = publish_conditions.conditions_section(
       groups, out / "figures")
@@ -341,6 +302,7 @@ def publish(paths: Sequence[Path], out: Path, matcher_factory=None,
       old.unlink()
   (out / "results.json").write_text(json.dumps(run_metrics.json_safe(
       {"runs": runs_json, "groups": groups_json,
+       **({"earlier_runs": earlier_json} if earlier_json else {}),
        **({"conditions": compared_json} if compared_json else {}),
        **({"tipping": curve_json} if curve_json else {})}), indent=1,
       ensure_ascii=False) + "\n", encoding="utf-8")
