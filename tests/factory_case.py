@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -108,7 +109,15 @@ def crsec(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
   environ.update(CRSEC_CACHE_DIR=str(cwd.parent / "cache"), **env)
   return subprocess.run([sys.executable, "-c", _CORE_CLI, *args], cwd=cwd,
                         env=environ, capture_output=True, text=True,
-                        check=False, timeout=600)
+                        check=False, timeout=600,
+                        preexec_fn=_ctrl_c_as_in_a_terminal)
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+  """The command gets Ctrl-C as a terminal's foreground command does: a
+  test suite started in the background (`cmd &` in a script) has SIGINT
+  ignored, its children inherit that, and the lab's Ctrl-C would be lost."""
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _ok(done: subprocess.CompletedProcess, what: str) -> str:
