@@ -9,8 +9,10 @@ setup:
 demo: setup
 	.venv/bin/crsec run
 
+# On every core (at most 4 workers), a test file to a worker: its module
+# fixtures are built once and its tests run in order, as alone.
 test: setup
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 bench: setup
 	.venv/bin/python bench/llm_throughput.py
