@@ -17,7 +17,7 @@ from typing import Any
 
 from crsec_concordia.metrics.measure import run_metrics
 from crsec_concordia.metrics.present.cells import md_escape, number
-from crsec_concordia.operations.names import split_usage
+from crsec_concordia.rundir.reading import per_agent_hour
 
 HEADER = ("| arm | seed | run | steps | wall time (s) | calls | of them cached"
           " | tokens | calls / agent-hour | tokens / agent-hour | model |")
@@ -48,10 +48,15 @@ def cost(m: run_metrics.RunMetrics) -> dict[str, Any]:
                  / 60 if steps else None)
   per = (lambda v: None if v is None or not agent_hours
          else round(v / agent_hours, 2))
-  inside = split_usage(usage.get("by_tag") or {})[0]
-  by_operation = {tag: per(int(c.get("calls", 0) or 0)
-                           + int(c.get("cached_calls", 0) or 0))
-                  for tag, c in sorted(inside.items())}
+  # usage_summary's by_tag is the simulation's alone (the stated-belief
+  # questions are summed apart).
+  by_tag = usage.get("by_tag") or {}
+  by_operation: dict[str, float | None] = dict.fromkeys(sorted(by_tag))
+  if agent_hours:
+    by_operation.update(
+        (tag, round(r["calls"], 2)) for tag, r in per_agent_hour(
+            by_tag, len(m.run.agents), agent_hours / len(m.run.agents)
+        ).items() if tag != "total")
   return {"scenario": summary["run"]["scenario"], "arm": m.run.arm,
           "seed": m.run.seed, "status": info.get("status"),
           "steps_completed": steps, "steps_total": info.get("max_steps"),
@@ -68,7 +73,7 @@ def cost(m: run_metrics.RunMetrics) -> dict[str, Any]:
 
 def run_key(row: Mapping[str, Any]) -> tuple:
   """Which run of an experiment a row is (not which attempt at it)."""
-  return tuple(str(row.get(f) or "") for f in KEY_FIELDS)
+  return tuple("" if row.get(f) is None else str(row[f]) for f in KEY_FIELDS)
 
 
 def same_run(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -107,7 +112,7 @@ def _by_key(rows: Any) -> dict[tuple, dict[str, Any]]:
 def _run_label(row: Mapping[str, Any]) -> str:
   commit = str(row.get("commit") or "")[:7]
   day = str(row.get("started") or "")[:10]
-  return " ".join(x for x in (commit, day) if x) or "–"
+  return md_escape(" ".join(x for x in (commit, day) if x) or "–")
 
 
 def _row(r: Mapping[str, Any], arm: str) -> str:
