@@ -19,6 +19,7 @@ from crsec_concordia.commands import (calibrate, compare, doctor, interview,
                                       report, resume, run, sweep, view)
 from crsec_concordia.endings import RunEnded
 from crsec_concordia.errors import UserError
+from crsec_concordia.models import stopping
 from crsec_concordia.models.base import EndpointError
 from crsec_concordia.models.embedded import ModelFileError
 
@@ -44,11 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
   return parser
 
 
-def _terminated(signum, frame) -> None:
-  """SIGTERM (a scheduler's, `kill`'s) ends a run as Ctrl-C does: it is
-  marked `interrupted: killed` and resumes."""
+def _interrupted(signum, frame) -> None:
+  """A Ctrl-C or a SIGTERM (a scheduler's, `kill`'s) ends a run the same
+  way: no model sends another request (models/stopping.py: the slot's
+  queued work would otherwise hold the process), and the main thread's
+  KeyboardInterrupt marks the run `interrupted: killed`, to resume."""
   del signum, frame
+  stopping.stop_requests()
   raise KeyboardInterrupt
+
+
+def _take_signals() -> dict[int, object]:
+  """Installs `_interrupted` for SIGTERM, and for SIGINT unless it is
+  ignored (a job started in the background with `&`); the handlers before."""
+  before = {signal.SIGTERM: signal.signal(signal.SIGTERM, _interrupted)}
+  if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    before[signal.SIGINT] = signal.signal(signal.SIGINT, _interrupted)
+  return before
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,8 +69,9 @@ def main(argv: list[str] | None = None) -> int:
   args = parser.parse_args(argv)
   logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                       format="%(levelname)s %(name)s: %(message)s")
+  stopping.allow_requests()
   main_thread = threading.current_thread() is threading.main_thread()
-  before = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
+  before = _take_signals() if main_thread else {}
   try:
     return int(args.func(args) or 0)
   except (UserError, EndpointError, ModelFileError) as e:
@@ -71,12 +85,13 @@ def main(argv: list[str] | None = None) -> int:
           file=sys.stderr)
     return e.ending.exit_code
   except KeyboardInterrupt:
+    stopping.stop_requests()  # However it came (a model's own SIGINT too).
     print("crsec: interrupted; a run can be continued with `crsec resume "
           "RUN_DIR`", file=sys.stderr)
     return 130
   finally:
-    if main_thread:
-      signal.signal(signal.SIGTERM, before)
+    for signum, handler in before.items():
+      signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

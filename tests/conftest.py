@@ -27,3 +27,14 @@ def own_data_dir(tmp_path_factory, monkeypatch):
   per test, so a person's own calibrations never reach a test."""
   monkeypatch.setenv("XDG_DATA_HOME",
                      str(tmp_path_factory.mktemp("user_data")))
+
+
+@pytest.fixture(autouse=True)
+def requests_allowed():
+  """Each test starts with model requests allowed: a test of an interrupted
+  command (models/stopping.py) leaves the process's flag set, as the
+  command's own process would at its end."""
+  from crsec_concordia.models import stopping  # pylint: disable=import-outside-toplevel
+  stopping.allow_requests()
+  yield
+  stopping.allow_requests()

@@ -28,7 +28,7 @@ from typing import Any
 import jsonschema
 from concordia.language_model import language_model
 
-from crsec_concordia.models import base
+from crsec_concordia.models import base, stopping
 from crsec_concordia.models.scripts import foreign_scripts
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
@@ -83,6 +83,7 @@ class ConcordiaModelAdapter(base.StructuredLanguageModel):
 
   def _attempt(self, prompt: str, **kwargs) -> str:
     """One `sample_text` of the wrapped model (a subclass bounds it)."""
+    stopping.refuse_if_stopping()
     return self._model.sample_text(prompt, **kwargs)
 
   def _record(self, tag: str, exchanges: Sequence[tuple[str, str]],
@@ -131,6 +132,7 @@ class ConcordiaModelAdapter(base.StructuredLanguageModel):
   def _sample_choice(self, prompt: str, responses: Sequence[str], *,
                      tag: str, seed: int | None = None
                      ) -> tuple[int, str, Mapping[str, Any]]:
+    stopping.refuse_if_stopping()
     result = self._model.sample_choice(prompt, responses, seed=seed)
     self._record(tag, [(prompt, result[1])])
     return result

@@ -23,7 +23,8 @@ from concordia.language_model import language_model
 
 from crsec_concordia import threads
 from crsec_concordia.errors import require
-from crsec_concordia.models import base, chat_post, endpoint_errors, wire
+from crsec_concordia.models import (base, chat_post, endpoint_errors, stopping,
+                                    wire)
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.outage import OutageWatch
@@ -279,7 +280,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     try:
       with self._in_flight:
         # Past the wait for a request slot: a call waiting there when the
-        # endpoint went down is not sent.
+        # endpoint went down, or the command is ending, is not sent.
+        stopping.refuse_if_stopping()
         self.outage.refuse_if_down()
         started = time.monotonic()
         response = self._poster.post(request)
