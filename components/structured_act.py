@@ -277,8 +277,9 @@ class StructuredAct(entity_component.ActingComponent,
     if copy is not None or repeat is not None:
       turn.answer, turn.then = self._once_more(turn.prompt, turn.schema,
                                                turn.planner)
+      self._no_deed_again(turn)
       again = self._copied(turn.answer, others, turn.own)
-      if again is not None:
+      if again is not None and not observations.is_no_action(turn.answer):
         self._report_failure(
             f"copied another agent's action ({again[0]}'s) when asked "
             "once more", turn.answer)
@@ -288,20 +289,26 @@ class StructuredAct(entity_component.ActingComponent,
     return None
 
   def _said_nothing(self, turn: "_Turn") -> None:
-    """An answer with no deed in it is asked for once more, saying so; a
-    second such answer is no action (observations.NO_DEED)."""
+    """An answer with no deed in it (or a data record for a sentence) is
+    asked for once more, saying so; a second such answer is no action
+    (observations.NO_DEED)."""
     name = turn.name
-    if not observations.says_nothing(name, turn.answer):
+    said = _no_deed(name, turn.answer)
+    if said is None:
       return
-    said = (f"\"{turn.answer}\" says nothing {name} does."
-            if turn.answer.strip() else "The answer was empty.")
     turn.prompt += f"\n{said} Write what {name} does now."
     turn.answer, turn.then = self._once_more(turn.prompt, turn.schema,
                                              turn.planner)
-    if observations.says_nothing(name, turn.answer):
+    self._no_deed_again(turn)
+
+  def _no_deed_again(self, turn: "_Turn") -> None:
+    """A second answer with no deed in it is no action, recorded so."""
+    if _no_deed(turn.name, turn.answer) is not None:
       self._report_failure(
-          "said nothing the agent does when asked once more", turn.answer)
-      turn.answer = f"{name} {observations.NO_DEED}"
+          ("wrote a data record, not a sentence," if observations.is_data(
+              turn.answer) else "said nothing the agent does")
+          + " when asked once more", turn.answer)
+      turn.answer = f"{turn.name} {observations.NO_DEED}"
 
   def _settle(self, output: str, task: dict | None,
               action_spec: entity_lib.ActionSpec) -> None:
@@ -429,3 +436,13 @@ class StructuredAct(entity_component.ActingComponent,
   def set_state(self, state: entity_component.ComponentState) -> None:
     with self._follow_lock:
       self._follow = reasons_lib.FollowState.from_json(state.get("follow"))
+
+
+def _no_deed(name: str, answer: str) -> str | None:
+  """What the prompt says of an answer with no deed in it, or None."""
+  if observations.is_data(answer):
+    return "The answer was a data record, not a sentence."
+  if observations.says_nothing(name, answer):
+    return (f"\"{answer}\" says nothing {name} does." if answer.strip()
+            else "The answer was empty.")
+  return None

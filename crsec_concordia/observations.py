@@ -65,6 +65,17 @@ def says_nothing(actor: str, text: str) -> bool:
   return not _LETTER.search(rest)
 
 
+# An answer written as a data record (a JSON object or list, whole or cut
+# off by the length limit) instead of a sentence: no model that followed the
+# prompt writes one, and observers would read the record as what happened.
+_DATA = re.compile(r'\s*(?:\{\s*"|\[\s*[{"\[])')
+
+
+def is_data(text: str) -> bool:
+  """Whether `text` is a data record (`{"...` or `[{...`), not a sentence."""
+  return _DATA.match(text) is not None
+
+
 # How an agent's act says that it goes on with what it was doing, with no
 # new decision (no model call): the mark, then the action it continues, word
 # for word. The game master carries that action's adjudication forward

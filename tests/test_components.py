@@ -662,6 +662,44 @@ def test_a_second_answer_that_says_nothing_is_no_action_and_a_failure():
   assert obs.is_no_action(obs.NO_DEED)
 
 
+RECORD = ('{"current_event": "Abigail Chen checks the notice board.", '
+          '"next_action": "Abigail Chen waters the plants."}')
+
+
+def test_an_answer_written_as_a_data_record_is_asked_for_once_more():
+  """The golden café's step 2 (5e8fb49): asked once more after a copy, the
+  embedded model wrote a JSON object into the action, which observers and
+  the referee then read as what Abigail did."""
+  model = _acting([RECORD, "Abigail Chen waters the plants by the door."])
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="ordinary")
+  assert _act(agent) == "Abigail Chen waters the plants by the door."
+  assert _second_ask(model).endswith(
+      "The answer was a data record, not a sentence. Write what Abigail Chen "
+      "does now.")
+
+
+def test_a_data_record_after_a_copy_is_no_action_and_a_failure():
+  copy = "Abigail lights one cigarette after another, right there at her table."
+  model = _acting([copy, RECORD[:60]])  # Cut off by the length limit too.
+  agent = cs.build_agent("normative", model, name="Abigail Chen",
+                         role="ordinary")
+  agent.observe(CARLOS_SMOKES)
+  assert _act(agent) == f"Abigail Chen {obs.NO_DEED}"
+  [failure] = [r for r in journal(agent).drain_records()
+               if r["kind"] == "failure" and r["op"] == "Act"]
+  assert failure["error"] == ("wrote a data record, not a sentence, when "
+                              "asked once more")
+
+
+@pytest.mark.parametrize("text,data", [
+    (RECORD, True), ('  [{"action": "reads"}]', True), ('["reads"]', True),
+    ("Abigail Chen reads.", False), ("{Abigail} reads", False),
+    ("[Abigail Chen reads a book.]", False)])
+def test_is_data_reads_a_record_not_brackets_in_prose(text, data):
+  assert obs.is_data(text) is data
+
+
 def test_says_nothing_reads_the_name_and_its_first_part_only():
   assert obs.says_nothing("Tom Gomez", "")
   assert obs.says_nothing("Tom Gomez", "Tom Gomez.")
