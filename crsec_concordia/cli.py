@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -51,6 +52,8 @@ def _interrupted(signum, frame) -> None:
   queued work would otherwise hold the process), and the main thread's
   KeyboardInterrupt marks the run `interrupted: killed`, to resume."""
   del signum, frame
+  if stopping.stopping():
+    return  # Already ending: a second signal must not cut that short.
   stopping.stop_requests()
   raise KeyboardInterrupt
 
@@ -94,5 +97,25 @@ def main(argv: list[str] | None = None) -> int:
       signal.signal(signum, handler)
 
 
+def entry() -> None:
+  """The `crsec` command: `main`, then the process ends with its code.
+
+  After an interrupt the run is already recorded (`interrupted: killed`),
+  but the threads of the slot it left still hold requests on the wire, and
+  Python would wait for each answer before exiting (tens of seconds on a
+  small machine, the model's cores held all the while). Their work belongs
+  to a slot that is not committed, which a resume plays again, so the
+  process ends at once. `main` itself never exits the process: a program
+  or a test that calls it goes on.
+  """
+  code = main()
+  if stopping.stopping():
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # pylint: disable=protected-access
+  sys.exit(code)
+
+
 if __name__ == "__main__":
-  sys.exit(main())
+  entry()

@@ -6,6 +6,8 @@ a request already sent is answered."""
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -131,3 +133,39 @@ def test_a_new_command_allows_requests_again(tmp_path):
   stopping.stop_requests()
   assert cli.main(["report", str(tmp_path / "no-run")]) == 2
   assert not stopping.stopping()
+
+
+def test_a_second_signal_does_not_cut_the_ending_short():
+  with pytest.raises(KeyboardInterrupt):
+    cli._interrupted(signal.SIGINT, None)  # pylint: disable=protected-access
+  cli._interrupted(signal.SIGTERM, None)  # pylint: disable=protected-access
+  assert stopping.stopping()
+
+
+# The command as its console script runs it, with a `main` that leaves a
+# thread waiting forever (a request on the wire that is never answered).
+_ENTRY = """
+import sys, threading
+from crsec_concordia import cli
+from crsec_concordia.models import stopping
+never = threading.Event()
+
+def main():
+  threading.Thread(target=never.wait).start()
+  if sys.argv[1] == "interrupted":
+    stopping.stop_requests()
+    return 130
+  never.set()
+  return 0
+
+cli.main = main
+cli.entry()
+"""
+
+
+@pytest.mark.parametrize("how, code", [("interrupted", 130), ("done", 0)])
+def test_the_command_ends_with_its_code_and_waits_only_when_not_interrupted(
+    how, code):
+  done = subprocess.run([sys.executable, "-c", _ENTRY, how], timeout=60,
+                        capture_output=True, text=True, check=False)
+  assert done.returncode == code, done.stderr

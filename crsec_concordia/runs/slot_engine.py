@@ -50,6 +50,7 @@ from crsec_concordia.components.port import port_of
 from crsec_concordia.operations.detect_conflict_sharing import SharedJudgements
 from crsec_concordia.game_masters.slot_actions import SlotActions
 from crsec_concordia import threads
+from crsec_concordia.models import stopping
 
 _OBSERVATIONS_KEY = make_observation_lib.DEFAULT_MAKE_OBSERVATION_COMPONENT_KEY
 _ACTION_SPEC_KEY = next_acting_lib.DEFAULT_NEXT_ACTION_SPEC_COMPONENT_KEY
@@ -157,6 +158,10 @@ class SlotEngine(simultaneous.Simultaneous):
     def guarded(task: Callable[[], str]) -> tuple[bool, str]:
       try:
         return True, task()
+      except stopping.RequestsStopped as e:
+        # The run was interrupted (the main thread says so): not the
+        # agent's failure, and no traceback for it.
+        return False, str(e)
       except Exception as e:  # pylint: disable=broad-except
         return False, f"{type(e).__name__}: {e}"
 
