@@ -25,7 +25,7 @@ def test_a_finished_run_is_read_from_its_directory(capsys):
   run_dir = Path(golden.GOLDEN) / golden.EXPECTED
   assert bench.main(["--run-dir", str(run_dir)]) == 0
   out = capsys.readouterr().out
-  # The golden run's 3 DetectConflict calls over 4 agents' 5 hours.
+  # The golden run's 4 DetectConflict calls over 4 agents' 5 hours.
   assert ("5 slots, questions shared; DetectConflict per agent-hour: "
-          "0.60 calls") in out
-  assert "5: 2 (0)" in out  # Two hold norms; not the same words.
+          "0.80 calls") in out
+  assert "5: 3 (0)" in out  # Three hold norms; not the same words.
