@@ -622,6 +622,13 @@ def test_an_action_copied_from_another_agent_is_asked_for_again():
       "Chen does now, in Abigail Chen's own way.")
 
 
+def _act_failure(agent) -> dict:
+  """The one Act failure the agent's journal recorded."""
+  [failure] = [r for r in journal(agent).drain_records()
+               if r["kind"] == "failure" and r["op"] == "Act"]
+  return failure
+
+
 def test_a_second_copy_is_no_action_and_is_recorded_as_a_failure():
   copy = "Abigail lights one cigarette after another, right there at her table."
   model = _acting([copy, copy])
@@ -629,8 +636,7 @@ def test_a_second_copy_is_no_action_and_is_recorded_as_a_failure():
                          role="ordinary")
   agent.observe(CARLOS_SMOKES)
   assert _act(agent) == f"Abigail Chen {structured_act.NO_OWN_ACTION}"
-  [failure] = [r for r in journal(agent).drain_records()
-               if r["kind"] == "failure" and r["op"] == "Act"]
+  failure = _act_failure(agent)
   assert failure["op"] == "Act" and failure["raw"] == copy
   assert ("copied another agent's action (Carlos Gomez's) when asked once more"
           in failure["error"])
@@ -656,8 +662,7 @@ def test_a_second_answer_that_says_nothing_is_no_action_and_a_failure():
   agent = cs.build_agent("normative", model, name="Abigail Chen",
                          role="ordinary")
   assert _act(agent) == f"Abigail Chen {obs.NO_DEED}"
-  [failure] = [r for r in journal(agent).drain_records()
-               if r["kind"] == "failure" and r["op"] == "Act"]
+  failure = _act_failure(agent)
   assert "said nothing the agent does when asked once more" in failure["error"]
   assert obs.is_no_action(obs.NO_DEED)
 
@@ -686,8 +691,7 @@ def test_a_data_record_after_a_copy_is_no_action_and_a_failure():
                          role="ordinary")
   agent.observe(CARLOS_SMOKES)
   assert _act(agent) == f"Abigail Chen {obs.NO_DEED}"
-  [failure] = [r for r in journal(agent).drain_records()
-               if r["kind"] == "failure" and r["op"] == "Act"]
+  failure = _act_failure(agent)
   assert failure["error"] == ("wrote a data record, not a sentence, when "
                               "asked once more")
 
@@ -741,8 +745,7 @@ def test_a_copy_after_a_repeat_is_no_action():
                          role="ordinary")
   agent.observe(f"{CARLOS_SMOKES} {ABIGAIL_READS}")  # One slot's actions.
   assert _act(agent) == f"Abigail Chen {structured_act.NO_OWN_ACTION}"
-  [failure] = [r for r in journal(agent).drain_records()
-               if r["kind"] == "failure" and r["op"] == "Act"]
+  failure = _act_failure(agent)
   assert "(Carlos Gomez's)" in failure["error"]
 
 
