@@ -161,6 +161,7 @@ def test_another_repository_around_an_installed_copy_is_not_its_commit(
   assert rundir.git_commit() is None
   # The checkout itself is recognised, with its commit and dirtiness.
   monkeypatch.setattr(rundir, "_SOURCE_ROOT", tmp_path.resolve())
+  _served_from_the_checkout(tmp_path, monkeypatch)
   found = rundir.git_commit()
   assert found is not None and len(found["commit"]) == 40
   assert found["dirty"] is False
@@ -168,6 +169,46 @@ def test_another_repository_around_an_installed_copy_is_not_its_commit(
   assert rundir.git_commit()["dirty"] is True
   printed = capfd.readouterr()
   assert printed.out == "" and printed.err == ""
+
+
+def _served_from_the_checkout(root: Path, monkeypatch) -> dict[str, Path]:
+  """The mapped packages as if this checkout's install served them."""
+  folders = {name: root.resolve() / name.rsplit(".", 1)[1]
+             for name in rundir.MAPPED_PACKAGES}
+  monkeypatch.setattr(rundir, "served_from", lambda: dict(folders))
+  return folders
+
+
+def test_a_package_served_from_another_checkout_marks_the_commit_dirty(
+    tmp_path, monkeypatch, caplog):
+  # A worktree first on PYTHONPATH, with the editable install of another
+  # checkout mapping the components to that one's folder: the commit
+  # would name code that did not all run.
+  worktree = tmp_path / "worktree"
+  worktree.mkdir()
+  _git(worktree, "init", "-q")
+  (worktree / "a.txt").write_text("a")
+  _git(worktree, "add", "a.txt")
+  _git(worktree, "commit", "-q", "-m", "the worktree")
+  monkeypatch.setattr(rundir, "_SOURCE_ROOT", worktree.resolve())
+  folders = _served_from_the_checkout(worktree, monkeypatch)
+  assert rundir.git_commit()["dirty"] is False
+  assert rundir.foreign_packages() == []
+  other = tmp_path / "main" / "components"
+  folders["crsec_concordia.components"] = other.resolve()
+  assert rundir.git_commit()["dirty"] is True
+  assert rundir.foreign_packages() == [
+      f"crsec_concordia.components ({other.resolve()})"]
+  with caplog.at_level("WARNING"):
+    assert rundir.provenance()["commit_dirty"] is True
+  assert "crsec_concordia.components" in caplog.text
+  assert "not from this checkout" in caplog.text
+
+
+def test_this_checkouts_packages_are_served_from_it():
+  # The suite runs from a checkout whose own install serves its packages.
+  assert set(rundir.served_from()) == set(rundir.MAPPED_PACKAGES)
+  assert rundir.foreign_packages() == []
 
 
 def test_no_git_program_gives_no_commit(monkeypatch):

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata
+import importlib.util
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -107,13 +109,43 @@ def _git(*args: str) -> str | None:
   return done.stdout.strip() if done.returncode == 0 else None
 
 
+# The packages the install maps into crsec_concordia from folders beside it
+# (pyproject's package-dir). An editable install serves them from its own
+# checkout even to a process whose crsec_concordia comes from another one
+# (a worktree first on PYTHONPATH): the commit would then name code that did
+# not all run.
+MAPPED_PACKAGES = ("crsec_concordia.components", "crsec_concordia.game_masters",
+                   "crsec_concordia.scenarios")
+
+
+def served_from() -> dict[str, Path]:
+  """The folder each mapped package is imported from (found, not imported)."""
+  found = {}
+  for name in MAPPED_PACKAGES:
+    try:
+      spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+      continue
+    if spec is not None and spec.origin:
+      found[name] = Path(spec.origin).resolve().parent
+  return found
+
+
+def foreign_packages() -> list[str]:
+  """`name (folder)` of each mapped package served from outside the
+  checkout this module belongs to."""
+  return [f"{name} ({folder})" for name, folder in served_from().items()
+          if _SOURCE_ROOT not in folder.parents]
+
+
 def git_commit() -> dict[str, Any] | None:
   """The commit of the checkout the code runs from, or None outside one.
 
   Only this project's own checkout counts: an installed copy that happens
   to live inside some other repository (a virtualenv in a user's project)
-  must not record that repository's commit. `dirty` says whether tracked
-  files differ from the commit, so a run of uncommitted code says so.
+  must not record that repository's commit. `dirty` says whether the code
+  that runs differs from the commit: tracked files edited, or a mapped
+  package served from another checkout (`foreign_packages`).
   """
   top = _git("rev-parse", "--show-toplevel")
   if top is None or Path(top).resolve() != _SOURCE_ROOT:
@@ -122,6 +154,8 @@ def git_commit() -> dict[str, Any] | None:
   if commit is None:
     return None
   status = _git("status", "--porcelain", "--untracked-files=no")
+  if foreign_packages():
+    return {"commit": commit, "dirty": True}
   return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
@@ -137,6 +171,11 @@ def provenance() -> dict[str, Any]:
   except importlib.metadata.PackageNotFoundError:
     version = None
   git = git_commit()
+  if git and (foreign := foreign_packages()):
+    logging.getLogger(__name__).warning(
+        "%s not from this checkout (%s): the run's commit is marked dirty; "
+        "install this checkout (pip install -e) to run its own code",
+        ", ".join(foreign), _SOURCE_ROOT)
   return {"version": version,
           "commit": git["commit"] if git else None,
           "commit_dirty": git["dirty"] if git else None}
