@@ -36,6 +36,7 @@ def allow_requests() -> None:
 
 
 def stopping() -> bool:
+  """Whether `stop_requests` was called (and not allowed again since)."""
   return _stopping.is_set()
 
 

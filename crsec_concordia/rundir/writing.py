@@ -153,9 +153,9 @@ def git_commit() -> dict[str, Any] | None:
   commit = _git("rev-parse", "HEAD")
   if commit is None:
     return None
-  status = _git("status", "--porcelain", "--untracked-files=no")
   if foreign_packages():
-    return {"commit": commit, "dirty": True}
+    return {"commit": commit, "dirty": True}  # No need to ask git.
+  status = _git("status", "--porcelain", "--untracked-files=no")
   return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
