@@ -16,6 +16,8 @@ from typing import Any
 
 from crsec_concordia.interviews.questions import Question, Questionnaire
 from crsec_concordia.interviews.agent_view import Interviewee
+from crsec_concordia.interviews.memory_lines import (ANSWER_TOKENS,
+                                                      memory_lines)
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import checked_call
 from crsec_concordia.operations.names import INTERVIEW
@@ -40,21 +42,24 @@ class Answer:
 
 def prompt(agent: Interviewee, question: Question,
            questionnaire: Questionnaire) -> str:
-  """The question as `agent` is asked it (no braces reach the model)."""
-  lines: list[str] = []
+  """The question as `agent` is asked it (no braces reach the model): its
+  latest memories as many as fit one request (memory_lines.py)."""
+  head: list[str] = []
   if "persona" in questionnaire.context:
-    lines += [agent.instructions, f"About {agent.name}: {agent.persona}"]
-  if "memories" in questionnaire.context and questionnaire.memories:
-    recent = agent.memories[-questionnaire.memories:]
-    lines.append(f"What {agent.name} remembers (oldest first):")
-    lines += [f"- {m}" for m in recent] or ["- nothing yet"]
+    head += [agent.instructions, f"About {agent.name}: {agent.persona}"]
+  norms: list[str] = []
   if "norms" in questionnaire.context:
-    lines.append(f"The norms {agent.name} holds:")
-    lines += [f"- {n}" for n in agent.norms] or ["- none"]
-  lines += [f'Someone asks {agent.name}: "{question.text}"',
-            f"Reply as {agent.name}, in the first person, in a few "
-            "sentences.",
-            f"answer: what {agent.name} says"]
+    norms.append(f"The norms {agent.name} holds:")
+    norms += [f"- {n}" for n in agent.norms] or ["- none"]
+  tail = [f'Someone asks {agent.name}: "{question.text}"',
+          f"Reply as {agent.name}, in the first person, in a few "
+          "sentences.",
+          f"answer: what {agent.name} says"]
+  recalled: list[str] = []
+  if "memories" in questionnaire.context and questionnaire.memories:
+    recalled = memory_lines(agent, questionnaire.memories,
+                            [*head, *norms, *tail], ANSWER_TOKENS)
+  lines = [*head, *recalled, *norms, *tail]
   return "\n".join(lines).replace("{", "(").replace("}", ")")
 
 
@@ -69,7 +74,7 @@ def ask_question(model: StructuredModel, agent: Interviewee,
   found = checked_call(
       model, OP, prompt(agent, question, questionnaire), SCHEMA, _blank,
       on_failure=lambda f: failures.append(str(f.get("error", ""))),
-      max_tokens=400)
+      max_tokens=ANSWER_TOKENS)
   if found is None:
     return Answer(agent.name, question, "",
                   failures[-1] if failures else "no valid answer")

@@ -16,6 +16,8 @@ import dataclasses
 from typing import Any
 
 from crsec_concordia.interviews.agent_view import Interviewee
+from crsec_concordia.interviews.memory_lines import (ANSWER_TOKENS,
+                                                      memory_lines)
 from crsec_concordia.interviews.questions import DEFAULT_MEMORIES
 from crsec_concordia.models.base import StructuredModel
 from crsec_concordia.operations.base import checked_call, obj, text
@@ -38,15 +40,16 @@ class Stated:
 
 
 def prompt(agent: Interviewee, memories: int = DEFAULT_MEMORIES) -> str:
-  """The question as `agent` is asked it (no braces reach the model)."""
-  recent = agent.memories[-memories:] if memories else ()
-  lines = [agent.instructions, f"About {agent.name}: {agent.persona}",
-           f"What {agent.name} remembers (oldest first):",
-           *([f"- {m}" for m in recent] or ["- nothing yet"]),
-           f'{agent.name} is asked: "{STATED_QUESTION}"',
-           f"rules: each rule {agent.name} believes people here follow, "
-           f"one short sentence each, in {agent.name}'s own words; an "
-           f"empty list if {agent.name} knows of none."]
+  """The question as `agent` is asked it (no braces reach the model): its
+  latest memories as many as fit one request (memory_lines.py)."""
+  head = [agent.instructions, f"About {agent.name}: {agent.persona}"]
+  tail = [f'{agent.name} is asked: "{STATED_QUESTION}"',
+          f"rules: each rule {agent.name} believes people here follow, "
+          f"one short sentence each, in {agent.name}'s own words; an "
+          f"empty list if {agent.name} knows of none."]
+  lines = [*head,
+           *memory_lines(agent, memories, [*head, *tail], ANSWER_TOKENS),
+           *tail]
   return "\n".join(lines).replace("{", "(").replace("}", ")")
 
 
@@ -62,7 +65,7 @@ def ask_stated(model: StructuredModel, agent: Interviewee) -> Stated:
   found = checked_call(
       model, OP, prompt(agent), SCHEMA, _problem,
       on_failure=lambda f: failures.append(str(f.get("error", ""))),
-      max_tokens=400)
+      max_tokens=ANSWER_TOKENS)
   if found is None:
     return Stated(agent.name, (), failures[-1] if failures
                   else "no valid answer")
