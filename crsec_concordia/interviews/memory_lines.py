@@ -1,12 +1,11 @@
 """An agent's latest memories as an interview prompt shows them, within one request.
 
 A memory is a whole slot's observation (everything the agent saw at its
-place), so twenty of them outgrow a request in a crowded venue long
-before a run ends: a 12-slot café's last twenty came to 5,587 prompt
-tokens against the embedded server's 4,096, and the run stopped at its
-end interview. The prompt therefore shows the newest memories that fit
-beside its other lines and its answer (models/request_budget.py), at most
-the number asked for, oldest first.
+place), so the latest few outgrow a request in a crowded venue long
+before a run ends, and a prompt the server refuses stops the run at its
+end interview (docs/design.md, "Interviews"). The prompt therefore shows
+the newest memories that fit beside its other lines and its answer
+(models/request_budget.py), at most the number asked for, oldest first.
 """
 
 from __future__ import annotations

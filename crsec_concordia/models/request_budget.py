@@ -23,9 +23,9 @@ from crsec_concordia.models.embedded import ServerSettings
 # The budget of one request: the embedded server's context per request.
 CONTEXT_TOKENS = ServerSettings.n_ctx_per_slot
 # The characters a prompt token is counted at where a prompt must fit: under
-# the fewest a token took, system line and chat template included, over
-# the 276 requests of a 12-slot café on the embedded model (3.07; median
-# 4.13; docs/measurements.md).
+# the fewest a token took, system line and chat template included, over a
+# café run's logged requests on the embedded model (docs/design.md,
+# "Interviews").
 CHARS_PER_PROMPT_TOKEN = 3
 # What marks a memory shown cut to its end.
 CUT = "..."
