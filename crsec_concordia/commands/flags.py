@@ -34,7 +34,10 @@ def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
   group.add_argument("--schema-mode", choices=("json_schema", "json_object",
                                                "grammar"),
                      help="how schemas reach the server (env CRSEC_SCHEMA_MODE)")
-  group.add_argument("--timeout", type=float, help="seconds per request")
+  group.add_argument("--timeout", type=float,
+                     help="seconds a request waits for its answer (a "
+                          "llama.cpp server whose /slots show its work "
+                          "moving is waited for longer)")
   group.add_argument(
       "--max-in-flight", type=int, metavar="N",
       help="requests sent at once at most (env CRSEC_MAX_IN_FLIGHT; "

@@ -27,7 +27,7 @@ import random
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import httpx2
@@ -127,16 +127,19 @@ def _plain(url: str, trust_env: bool) -> bool:
 class ChatPoster:
   """Posts chat-completions bodies to one endpoint; thread-safe (a plain
   HTTP endpoint on each thread's kept connection, any other on one
-  `httpx2.Client`, whose connection pool the threads share)."""
+  `httpx2.Client`, whose connection pool the threads share). `progress`
+  shows the server's work (models/server_progress.py): on the kept
+  connections a request waits past its timeout while that work moves."""
 
   def __init__(self, base_url: str, api_key: str, *, timeout: float,
-               max_retries: int, trust_env: bool):
+               max_retries: int, trust_env: bool,
+               progress: Callable[[], Hashable | None] | None = None):
     self.url = base_url.rstrip("/") + "/chat/completions"
     self.max_retries = max(0, max_retries)
     self._headers = {"Authorization": f"Bearer {api_key}",
                      "Content-Type": "application/json",
                      "Accept": "application/json"}
-    self._kept = (plain_http.KeptConnections(self.url, timeout)
+    self._kept = (plain_http.KeptConnections(self.url, timeout, progress)
                   if _plain(self.url, trust_env) else None)
     self._http = httpx2.Client(
         timeout=httpx2.Timeout(timeout), trust_env=trust_env,

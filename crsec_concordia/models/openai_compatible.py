@@ -23,8 +23,8 @@ from concordia.language_model import language_model
 
 from crsec_concordia import threads
 from crsec_concordia.errors import require
-from crsec_concordia.models import (base, chat_post, endpoint_errors, stopping,
-                                    wire)
+from crsec_concordia.models import (base, chat_post, endpoint_errors,
+                                    server_progress, stopping, wire)
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.outage import OutageWatch
@@ -74,7 +74,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       seed: the run seed; each call is seeded from it and its messages, so
         answers do not depend on the order in which threads call.
       cache: a response cache; with it a rerun replays without the server.
-      timeout: seconds for one request.
+      timeout: seconds a request waits for its answer; on a plain-HTTP
+        llama.cpp server whose slots show its work moving, one more such
+        wait at a time (models/server_progress.py).
       max_retries: retries (with exponential backoff, by the `openai`
         client) on connection errors, timeouts, 429 and 5xx.
       json_retries: new samples after an answer that fails its schema.
@@ -165,7 +167,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
             str(client.base_url), self._client_args["api_key"],
             timeout=self._client_args["timeout"],
             max_retries=self._client_args["max_retries"],
-            trust_env=not wire.is_loopback(self.base_url))
+            trust_env=not wire.is_loopback(self.base_url),
+            progress=server_progress.SlotsWatch(str(client.base_url)))
       return self._poster_instance
 
   # -- plumbing ---------------------------------------------------------------

@@ -13,7 +13,9 @@ same request line and headers, `Host` and `Content-Length` among them), in
 one `sendall`; the answer is read as HTTP/1.1 says, by `Content-Length`,
 chunks, or to the end of the connection, whichever it uses. A malformed
 answer raises `http.client`'s exceptions, so chat_post.py reads a failure
-as before.
+as before. Given a way to see the server's work (`progress`,
+models/server_progress.py), a request whose timeout runs out before its
+answer begins waits on while that work moves.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import http.client
 import socket
 import threading
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 
 # As `http.client` bounds them: a line, and the headers of one answer.
 _MAX_LINE = 65536
@@ -56,6 +58,24 @@ class _Connection:
     if len(data) < size:
       raise http.client.IncompleteRead(data, size - len(data))
     return data
+
+
+def await_answer(sock: socket.socket,
+                 progress: Callable[[], Hashable | None]) -> None:
+  """Returns when the answer's first byte has come (or the server closed),
+  each wait as long as the socket's timeout; raises TimeoutError once the
+  server's work, looked at after each wait, is unknown, idle, or as it was
+  at the look before. Peeked, so the reader still reads the answer whole."""
+  seen: Hashable | None = None
+  while True:
+    try:
+      sock.recv(1, socket.MSG_PEEK)
+      return
+    except TimeoutError:
+      now = progress()
+      if not now or now == seen:
+        raise
+      seen = now
 
 
 def _status(connection: _Connection) -> tuple[str, int]:
@@ -112,7 +132,8 @@ class KeptConnections:
   once, as `httpx2` and `http.client` users do.
   """
 
-  def __init__(self, url: str, timeout: float):
+  def __init__(self, url: str, timeout: float,
+               progress: Callable[[], Hashable | None] | None = None):
     parts = urllib.parse.urlsplit(url)
     self._host, self._port = parts.hostname or "", parts.port or 80
     path = parts.path + (f"?{parts.query}" if parts.query else "")
@@ -121,6 +142,7 @@ class KeptConnections:
         f":{self._port}" if self._port != 80 else "")
     self._head = f"POST {path or '/'} HTTP/1.1\r\nHost: {host}\r\n"
     self._timeout = timeout
+    self._progress = progress
     self._local = threading.local()
 
   def request(self, content: bytes, headers: Mapping[str, str]) -> bytes:
@@ -149,6 +171,8 @@ class KeptConnections:
           connection = self._local.connection = _Connection(
               self._host, self._port, self._timeout)
         connection.sock.sendall(sent)
+        if self._progress is not None:
+          await_answer(connection.sock, self._progress)
         version, status = _status(connection)
         said = _headers(connection)
         body, closes = _body(connection, version, status, said)
