@@ -23,6 +23,7 @@ from collections.abc import Callable
 import pytest
 
 from crsec_concordia.models.base import StructuredOutputError
+from crsec_concordia.models.request_budget import CHARS_PER_PROMPT_TOKEN
 from crsec_concordia.norms import PersonalNorm
 from crsec_concordia.operations import detect_conflict_batch as batch_lib
 from crsec_concordia.operations.detect_conflict import OP, Observed
@@ -281,6 +282,16 @@ def test_a_crowded_place_is_cut_to_the_budget_in_a_fixed_order():
                   for c in calls)
   assert firsts == ["Actor 00", "Actor 03", "Actor 06", "Actor 09"]
   assert all(a == [(True, "lights a cigarette")] for a in answers.values())
+
+
+def test_a_batch_is_counted_as_a_request_must_fit():
+  """Counted as an interview's memories are (erring high: fewer characters
+  a token than any logged request took), not at four characters a token,
+  which a batch near the context could pass and the server refuse."""
+  items = [_item(f"Actor {n}", "No smoking indoors.", "H") for n in range(5)]
+  shown = len(batch_lib.prompt(items))
+  assert batch_lib.tokens(items) >= (shown / CHARS_PER_PROMPT_TOKEN
+                                     + batch_lib.answer_tokens(len(items)))
 
 
 def test_split_keeps_each_batch_within_the_budget():

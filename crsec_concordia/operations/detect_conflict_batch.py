@@ -27,8 +27,8 @@ from typing import Any
 
 from crsec_concordia import repetition
 from crsec_concordia.models.base import StructuredModel, StructuredOutputError
-from crsec_concordia.models.factory import estimate_tokens
-from crsec_concordia.models.request_budget import CONTEXT_TOKENS, in_batches
+from crsec_concordia.models.request_budget import (CONTEXT_TOKENS, in_batches,
+                                                   prompt_tokens)
 from crsec_concordia.operations.base import has_evidence, obj, text
 from crsec_concordia.operations.detect_conflict import (BREAKS, FOLLOWS,
                                                         OP, TOKENS_PER_ITEM,
@@ -83,8 +83,9 @@ def answer_tokens(count: int) -> int:
 
 
 def tokens(items: Sequence[Observed]) -> int:
-  """A call's prompt and answers, in tokens (estimated)."""
-  return estimate_tokens(prompt(items)) + answer_tokens(len(items))
+  """A call's prompt and answers, in tokens (counted high, as a request
+  must fit: models/request_budget.py)."""
+  return prompt_tokens(prompt(items)) + answer_tokens(len(items))
 
 
 def questions_in_calls(items: Sequence[Observed],

@@ -31,8 +31,8 @@ from crsec_concordia.game_masters.referee import second_look as look_lib
 from crsec_concordia.game_masters.referee._shared import (combined,
                                                           failure_record)
 from crsec_concordia.models.base import EndpointError, StructuredOutputError
-from crsec_concordia.models.factory import estimate_tokens
-from crsec_concordia.models.request_budget import CONTEXT_TOKENS, in_batches
+from crsec_concordia.models.request_budget import (CONTEXT_TOKENS, in_batches,
+                                                   prompt_tokens)
 
 # The doer's name in an answer: the doer check's own answer budget.
 DOER_TOKENS = 40
@@ -141,7 +141,7 @@ class PlaceBatch:
     return n * (self._r._max_tokens + DOER_TOKENS)  # noqa: SLF001
 
   def _tokens(self, items: Sequence[PlaceAction]) -> int:
-    return estimate_tokens(self._prompt(items)) + self._answer_tokens(
+    return prompt_tokens(self._prompt(items)) + self._answer_tokens(
         len(items))
 
   def _general(self, items: Sequence[PlaceAction]) -> list[Result]:
@@ -275,7 +275,7 @@ class PlaceBatch:
   def _look_tokens(self, items: Sequence[PlaceAction], batch) -> int:
     r = self._r
     lines = self._look_lines(items, batch)
-    return estimate_tokens(prompts.batch_look_prompt(
+    return prompt_tokens(prompts.batch_look_prompt(
         place=r._place, items=lines, none="none", reverse=False,  # noqa: SLF001
         doer=self._doer)) + self._answer_tokens(len(lines))
 
