@@ -221,6 +221,31 @@ def test_the_moved_rules_give_the_verdicts_bench_gave():
           (-0.3571428571428571, -0.5714285714285714, -0.125))
 
 
+def test_a_venue_where_nothing_was_found_alone_cannot_tell():
+  """No breach found one at a time: batched has nothing to lose on these
+  cases, so the venue's own rule does not decide (None: the pooled
+  verdict does), however the batches did."""
+  rule = conflict_batch_compare.CONFLICT_RULE
+  cases = [probes.ConflictCase(norm="n", actor="A", action="acts",
+                               breaks=n < 4) for n in range(10)]
+  rows = {conflict_batch_compare.ONE_AT_A_TIME:
+          conflict_batch_compare.outcomes(cases, [False] * 10),
+          "batches of 5": conflict_batch_compare.outcomes(cases, [False] * 10)}
+  assert rule.venue_figures(rows, [5])["keeps"] is None
+  # One breach found alone and kept batched: the venue's rule decides.
+  found = [n == 0 for n in range(10)]
+  rows = {conflict_batch_compare.ONE_AT_A_TIME:
+          conflict_batch_compare.outcomes(cases, found),
+          "batches of 5": conflict_batch_compare.outcomes(cases, found)}
+  assert rule.venue_figures(rows, [5])["keeps"] is True
+  # The referee's: no tag right per action.
+  truth = [["a"]] * 6
+  tags = {batch_compare.PER_ACTION: batch_compare.case_tag_counts(
+      truth, [[]] * 6), "batches of 5": batch_compare.case_tag_counts(
+          truth, [["b"]] * 6)}
+  assert batch_compare.REFEREE_RULE.venue_figures(tags, [5])["keeps"] is None
+
+
 def test_the_referee_rules_error_rates_by_simulation():
   for rule in (batch_compare.passes, batch_compare.holds_on_venue):
     rates = batch_compare.simulate(cases=66, venues=40, resamples=200,

@@ -46,6 +46,15 @@ def test_auto_follows_the_venue_then_the_pool(tmp_path):
   assert not _for(None, ME, "workshop", "h", entries=failed).on
 
 
+def test_a_venue_that_cannot_tell_goes_by_the_pool(tmp_path):
+  for passes in (True, False):
+    entries = _entries(tmp_path, keeps=None, passes=passes)
+    got = _for(None, ME, "cafe", "h", entries=entries)
+    assert got.on is passes
+    assert "cafe's labelled cases cannot tell" in got.source
+    assert "pooled" in got.source
+
+
 def test_auto_asks_per_action_where_nobody_measured_batched(tmp_path):
   entries = _entries(tmp_path, keeps=True, passes=True)
   other = ModelIdentity("another", "openai-compatible", "p")

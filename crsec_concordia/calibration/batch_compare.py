@@ -72,7 +72,7 @@ def holds_on_venue(figures: dict[str, tuple[float, ...]],
 
 
 REFEREE_RULE = BatchRule(PER_ACTION, ("P", "R"), tag_rates, passes,
-                         holds_on_venue)
+                         holds_on_venue, found="R")
 
 
 def compare_tags(truth: Sequence[Sequence[str]], base: ModeTags,

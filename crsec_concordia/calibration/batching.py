@@ -14,8 +14,8 @@ in their calibration directory (`user_record`), the embedded model's in
 the package (RECORD). With no flag (`auto`), a run batches where that
 measurement says nothing was lost, the person's own entry first: on a
 measured venue by its own verdict (batched not shown worse on its cases),
-on any other venue by the stricter verdict pooled over every measured
-venue; a model nobody measured batched is asked one question at a time,
+on any other venue, or one whose cases cannot show a loss (nothing found
+asked alone), by the stricter verdict pooled over every measured venue; a model nobody measured batched is asked one question at a time,
 as its answers were never shown to hold batched. The flags decide it
 outright. The choice lands in the params (config.json: a resumed run
 keeps it) and in run.json, naming the person's file when it decided.
@@ -111,13 +111,17 @@ def batching_for(choice: bool | None, identity: ModelIdentity, venue: Any,
   whose = "" if mine is None else f" (your measurement, {mine})"
   name = venue_name(venue)
   measured = entry["venues"].get(name)
-  if measured is not None:
+  if measured is not None and measured["keeps"] is not None:
     verdict = bool(measured["keeps"])
     return Batching(verdict, f"{AUTO}: {name}'s labelled cases "
                     + ("held batched" if verdict else "lost accuracy batched")
                     + whose)
+  # A venue nobody labelled, or one whose cases cannot show a loss
+  # (nothing found asked alone: paired.BatchRule.venue_verdict).
+  mute = "" if measured is None else (
+      f"{name}'s labelled cases cannot tell (nothing found asked alone); ")
   passes = bool(entry["pooled"]["passes"])
-  return Batching(passes, f"{AUTO}: the measured venues pooled "
+  return Batching(passes, f"{AUTO}: {mute}the measured venues pooled "
                   + ("held batched" if passes else "lost accuracy batched")
                   + whose)
 

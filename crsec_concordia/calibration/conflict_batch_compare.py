@@ -70,7 +70,8 @@ def conflicts_hold_on_venue(figures: dict[str, tuple[float, ...]],
 
 
 CONFLICT_RULE = BatchRule(ONE_AT_A_TIME, ("hits", "alarms"), alarm_rates,
-                          conflicts_pass, conflicts_hold_on_venue)
+                          conflicts_pass, conflicts_hold_on_venue,
+                          found="hits")
 
 
 def simulate_conflicts(cases: int = 23, venues: int = 200,

@@ -89,12 +89,24 @@ def joined(found: Sequence[Mapping[str, np.ndarray]]
 class BatchRule:
   """One operation's comparison: the mode batched is compared against
   (`base`), the two rates its per-case rows give (`keys`, `rates`), the
-  pooled rule (`passes`) and the venue's own (`holds`)."""
+  pooled rule (`passes`), the venue's own (`holds`), and the rate a loss
+  of what is found shows in (`found`: hits, recall)."""
   base: str
   keys: tuple[str, str]
   rates: Callable[[np.ndarray], np.ndarray]
   passes: Rule
   holds: Rule
+  found: str
+
+  def venue_verdict(self, figures: Mapping[str, Mapping[str, Sequence[float]]],
+                    sizes: Sequence[int]) -> bool | None:
+    """The venue's rule at the largest size, or None where the venue's
+    cases cannot show a loss: `base` found nothing on them (no breach
+    found one at a time, no tag right per action), so batched has nothing
+    to lose there and the venue goes by the pooled verdict."""
+    if not figures[self.base][self.found][0] > 0:
+      return None
+    return self.holds(figures[largest(sizes)])
 
   def compare(self, rows: Mapping[str, np.ndarray],
               resamples: int = RESAMPLES, seed: int = SEED) -> Figures:
@@ -107,10 +119,10 @@ class BatchRule:
   def venue_figures(self, rows: Mapping[str, np.ndarray],
                     sizes: Sequence[int]) -> dict[str, Any]:
     """What calibration/batching.py keeps of a venue: each mode's figures,
-    and `keeps`: the venue's rule at the largest size."""
+    and `keeps`: its verdict (`venue_verdict`; None: cannot tell)."""
     figures = self.compare(rows)
     return {"n": int(len(rows[self.base])), "figures": figures,
-            "keeps": self.holds(figures[largest(sizes)])}
+            "keeps": self.venue_verdict(figures, sizes)}
 
   def pooled(self, found: Sequence[Mapping[str, np.ndarray]],
              sizes: Sequence[int]) -> dict[str, Any]:

@@ -248,6 +248,11 @@ def pooled_lines(op: str, found: Sequence[tuple[str, VenueResult]]
       rows), len(rows[tags_lib.PER_ACTION]))
 
 
+def _venue_word(keeps: bool | None) -> str:
+  return {True: "keeps batched", False: "lost",
+          None: "cannot tell (nothing found one at a time)"}[keeps]
+
+
 def verdicts(op: str, found: Sequence[tuple[str, VenueResult]],
              sizes: Sequence[int]
              ) -> tuple[dict[str, dict[str, Any]], dict[str, Any], str]:
@@ -260,7 +265,7 @@ def verdicts(op: str, found: Sequence[tuple[str, VenueResult]],
   pooled = rule.pooled([result.rows for _, result in found], sizes)
   line = (f"{op}, pooled over {pooled['n']} cases at the largest size: "
           + ("passes" if pooled["passes"] else "fails") + " the rule; "
-          + "; ".join(f"{name} {'keeps batched' if v['keeps'] else 'lost'}"
+          + "; ".join(f"{name} {_venue_word(v['keeps'])}"
                       for name, v in venues.items()))
   return venues, pooled, line
 
