@@ -390,6 +390,16 @@ def test_the_call_log_has_each_request_its_answer_and_reuse(server, tmp_path):
   assert entries[1]["messages"][-1]["content"] == "second prompt"
   assert entries[1]["answer"] == '{"breaks_rule": false}'
   assert entries[1]["completion_tokens"] == 8
+  assert [e["sends"] for e in entries] == [1, 1]
+
+
+def test_the_call_log_counts_a_request_sent_again(server, tmp_path):
+  from crsec_concordia.models.call_log import CallLog, read
+  server.script(error(500, "slot busy"), Reply("late"))
+  model = make(server, call_log=CallLog(tmp_path / "calls.jsonl"), seed=1)
+  assert model.tagged("act").sample_text("a prompt") == "late"
+  entry, = read(tmp_path / "calls.jsonl")
+  assert entry["sends"] == 2 and entry["answer"] == "late"
 
 
 def test_make_model_logs_calls_only_when_asked(server, tmp_path, monkeypatch):

@@ -36,12 +36,15 @@ class CallLog:
 
   def write(self, *, tag: str, messages: Sequence[Mapping[str, str]],
             prompt_tokens: int, reused_prompt_tokens: int,
-            completion_tokens: int, seconds: float, answer: str) -> None:
+            completion_tokens: int, seconds: float, answer: str,
+            sends: int = 1) -> None:
+    """`sends`: how many times the request went out (more than one after
+    a timeout or a server error, the work on the earlier ones lost)."""
     entry: dict[str, Any] = {
         "tag": tag, "prompt_tokens": prompt_tokens,
         "reused_prompt_tokens": reused_prompt_tokens,
         "completion_tokens": completion_tokens,
-        "seconds": round(seconds, 3),
+        "seconds": round(seconds, 3), "sends": sends,
         "messages": [dict(m) for m in messages], "answer": answer}
     with self._lock:
       self._n += 1

@@ -24,6 +24,7 @@ import http.client
 import json
 import math
 import random
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -141,6 +142,7 @@ class ChatPoster:
                      "Accept": "application/json"}
     self._kept = (plain_http.KeptConnections(self.url, timeout, progress)
                   if _plain(self.url, trust_env) else None)
+    self._last = threading.local()
     self._http = httpx2.Client(
         timeout=httpx2.Timeout(timeout), trust_env=trust_env,
         limits=httpx2.Limits(max_connections=1000,
@@ -192,6 +194,7 @@ class ChatPoster:
           raise openai.APIConnectionError(request=e.request) from e
       else:
         if isinstance(response, tuple):
+          self._last.sends = retry + 1
           answer = json.loads(response[1])
           if not isinstance(answer, dict):
             raise ValueError("the body is not a JSON object")
@@ -201,6 +204,10 @@ class ChatPoster:
         said = response.headers
       time.sleep(_pause(retry, said))
       retry += 1
+
+  def last_sends(self) -> int:
+    """How many times this thread's last answered request went out."""
+    return getattr(self._last, "sends", 1)
 
   def close(self) -> None:
     self._http.close()

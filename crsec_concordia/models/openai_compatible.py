@@ -318,7 +318,8 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       self.call_log.write(
           tag=tag, messages=messages, prompt_tokens=prompt_tokens,
           reused_prompt_tokens=reused, completion_tokens=completion_tokens,
-          seconds=time.monotonic() - started, answer=text)
+          seconds=time.monotonic() - started, answer=text,
+          sends=self._poster.last_sends())
     if not accept(text):
       return None
     if self.cache is not None:
