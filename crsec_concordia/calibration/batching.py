@@ -15,8 +15,9 @@ the package (RECORD). With no flag (`auto`), a run batches where that
 measurement says nothing was lost, the person's own entry first: on a
 measured venue by its own verdict (batched not shown worse on its cases),
 on any other venue, or one whose cases cannot show a loss (nothing found
-asked alone), by the stricter verdict pooled over every measured venue; a model nobody measured batched is asked one question at a time,
-as its answers were never shown to hold batched. The flags decide it
+asked alone), by the stricter verdict pooled over every measured venue;
+a model nobody measured batched is asked one question at a time, as its
+answers were never shown to hold batched. The flags decide it
 outright. The choice lands in the params (config.json: a resumed run
 keeps it) and in run.json, naming the person's file when it decided.
 """
