@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crsec_concordia import observations, runner  # noqa: E402
 from crsec_concordia.components.structured_act import TALK_TAG as TALK_OP  # noqa: E402
-from crsec_concordia.game_masters.conversations import clean_utterance  # noqa: E402
+from crsec_concordia.game_masters.utterances import clean_utterance  # noqa: E402
 from crsec_concordia.models import EndpointConfig, make_model  # noqa: E402
 from crsec_concordia.interviews.stated_table import read_stated  # noqa: E402
 from crsec_concordia.models.scripts import strings  # noqa: E402

@@ -32,7 +32,7 @@ from crsec_concordia import observations as obs
 from crsec_concordia import repetition
 from crsec_concordia.components import structured_act
 from crsec_concordia.game_masters import action_text, adjudication
-from crsec_concordia.game_masters import conversations
+from crsec_concordia.game_masters import conversations, utterances
 from crsec_concordia.game_masters import occasions as occasions_lib
 from crsec_concordia.game_masters import referee as referee_lib
 from crsec_concordia.game_masters.referee import general_call, tag_gate
@@ -540,7 +540,7 @@ def test_waiting_events_arrive_together_as_one_observation():
     ("Abigail Chen: 'Don't worry.", "Don't worry."),
 ])
 def test_utterances_are_only_the_words(said, words):
-  assert conversations.clean_utterance(said, "Abigail Chen") == words
+  assert utterances.clean_utterance(said, "Abigail Chen") == words
 
 
 def test_requests_are_grouped_per_pair_and_checked():
@@ -635,26 +635,26 @@ class _Talker:
 
 def test_repeats_are_recognised_and_new_words_are_not():
   said = [("Abigail Chen", "Please smoke outside, it bothers people.")]
-  assert conversations.repeats_earlier(
+  assert utterances.repeats_earlier(
       "Please smoke outside, it bothers people!", said)
-  assert conversations.repeats_earlier("it bothers people", said)
-  assert not conversations.repeats_earlier(
+  assert utterances.repeats_earlier("it bothers people", said)
+  assert not utterances.repeats_earlier(
       "Sorry, I will take it to the terrace.", said)
 
 
 def test_a_refusal_is_not_an_utterance():
-  assert conversations.out_of_character(
+  assert utterances.out_of_character(
       "I'm sorry, but I can't participate in that discussion.")
-  assert conversations.out_of_character("As an AI language model, I cannot.")
-  assert conversations.out_of_character(
+  assert utterances.out_of_character("As an AI language model, I cannot.")
+  assert utterances.out_of_character(
       "I'm sorry, but I don't know what Tom Gomez will say next.")
-  assert conversations.out_of_character(
+  assert utterances.out_of_character(
       "I'm sorry, but I'm not sure how to respond to that.")
-  assert conversations.out_of_character("Abigail Chen, Tamara Rodriguez says,")
-  assert not conversations.out_of_character(
+  assert utterances.out_of_character("Abigail Chen, Tamara Rodriguez says,")
+  assert not utterances.out_of_character(
       "I'm sorry, I didn't know it bothered you. Here is what he says:"
       " smoke outside.")
-  assert not conversations.out_of_character(
+  assert not utterances.out_of_character(
       "Sorry, I can't stand the smoke either. I'll step outside.")
 
 
@@ -1077,9 +1077,9 @@ def test_a_talk_turn_says_its_norm_once_to_whom_it_was_shown():
   from game_masters import conversations  # pylint: disable=import-outside-toplevel
   norm = "People should not smoke indoors."
   asked = functools.partial(
-      conversations.turn_call_to_action, stamp=obs.Stamp(1, "09:10", 2),
+      utterances.turn_call_to_action, stamp=obs.Stamp(1, "09:10", 2),
       place="Hobbs Cafe", initiator="Ana Diaz", partner="Bo Li",
-      topic=conversations.topic_of(norm), norm=norm,
+      topic=utterances.topic_of(norm), norm=norm,
       behaviour="Bo Li lights a cigarette.")
   opening = asked(speaker="Ana Diaz", turns=[])
   assert opening.count("smoke indoors") == 1

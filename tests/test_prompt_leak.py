@@ -37,7 +37,7 @@ from concordia.typing import entity as entity_lib
 from crsec_concordia import observations as obs
 from crsec_concordia import operations as ops
 from crsec_concordia.game_masters import action_spec as action_spec_lib
-from crsec_concordia.game_masters import conversations
+from crsec_concordia.game_masters import utterances
 from crsec_concordia.game_masters.prefab import short_place
 from crsec_concordia.game_masters.referee import doer_check, general_call
 from crsec_concordia.game_masters.referee import occasion_check
@@ -288,9 +288,9 @@ def capture_acts(v: Venue, arm: str, agent) -> None:
     v.cap.run(f"{label}: act after a copy", own,
               act(v.ask(agent.name), anew=True))
   for turns in ([], [(v.entre.name, SPOKEN[0])]):
-    call = conversations.turn_call_to_action(
+    call = utterances.turn_call_to_action(
         stamp=v.stamp, place=v.place, initiator=v.entre.name,
-        partner=v.other.name, topic=conversations.topic_of(NORMS[0]),
+        partner=v.other.name, topic=utterances.topic_of(NORMS[0]),
         speaker=agent.name, turns=turns, norm=NORMS[0], behaviour=v.deed)
     v.cap.run(f"{label}: speech, turn {len(turns) + 1}", own,
               act(call, obs.SPEECH_TAG))
