@@ -24,17 +24,19 @@ from __future__ import annotations
 
 import argparse
 import collections
-import concurrent.futures
 import sys
-import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import openai
 
-from crsec_concordia.models import embedded
-from crsec_concordia.models.call_log import read
-from crsec_concordia.models.wire import reused_prompt_tokens
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import call_replay  # noqa: E402
+from crsec_concordia.models import embedded  # noqa: E402
+from crsec_concordia.models.call_log import read  # noqa: E402
+from crsec_concordia.models.wire import reused_prompt_tokens  # noqa: E402
 
 
 def replay(base_url: str, entries: Sequence[dict[str, Any]], jobs: int
@@ -50,12 +52,7 @@ def replay(base_url: str, entries: Sequence[dict[str, Any]], jobs: int
     return (entry["tag"], response.usage.prompt_tokens,
             reused_prompt_tokens(response))
 
-  start = time.monotonic()
-  with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-    # map() submits in order: the server sees the requests as the run sent
-    # them, `jobs` in flight.
-    results = list(pool.map(one, entries))
-  return results, time.monotonic() - start
+  return call_replay.in_order(entries, jobs, one)
 
 
 def table(passes: dict[int, tuple[list[tuple[str, int, int]], float]]
@@ -91,15 +88,10 @@ def table(passes: dict[int, tuple[list[tuple[str, int, int]], float]]
 
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("log", help="a run's request log (CRSEC_CALL_LOG)")
+  call_replay.add_arguments(parser)
   parser.add_argument("--reuse", type=int, nargs="+", default=[0, 256],
                       help="n_cache_reuse settings to compare (0: prefix "
                       "only)")
-  parser.add_argument("--jobs", type=int,
-                      default=embedded.ServerSettings().n_parallel,
-                      help="requests in flight (the server's slots)")
-  parser.add_argument("--limit", type=int, default=0,
-                      help="only the first N requests")
   args = parser.parse_args(argv)
   entries = list(read(args.log))
   if args.limit:

@@ -21,9 +21,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
+from typing import Any, Callable
 
 import platformdirs
 
@@ -217,10 +218,34 @@ class ServerSettings:
   n_ctx_per_slot: int = 4096
   n_parallel: int = 4
   n_cache_reuse: int = 0
+  # llama.cpp's draftless speculative decoding, by type ("ngram-simple",
+  # "ngram-mod", ...): drafts from n-grams already in the context, checked
+  # by the model, so the answers are the model's own. None by default: on 2
+  # cores with 4 slots it made a run's requests slower
+  # (bench/speculative.py; docs/trials/models.md).
+  speculative: tuple[str, ...] = ()
   threads: int = max(1, min(os.cpu_count() or 2, 8))
   # Another GGUF file to serve the same way (bench/serve_gguf.py: models
   # compared with the embedded one); by default the verified embedded file.
   gguf: Path | None = None
+
+
+_SPEC_PREFIX = "COMMON_SPECULATIVE_TYPE_"
+
+
+def speculative_types(xllamacpp: ModuleType, names: Sequence[str]
+                      ) -> list[Any]:
+  """llama.cpp's draftless speculative decoding types for names such as
+  "ngram-mod" (ValueError naming the known ones for any other): the types
+  that need a draft model are not offered, as no second model is served."""
+  known = {m.removeprefix(_SPEC_PREFIX).lower().replace("_", "-"): v
+           for m, v in xllamacpp.common_speculative_type.__members__.items()
+           if m.startswith(_SPEC_PREFIX + "NGRAM_")}
+  unknown = [n for n in names if n not in known]
+  if unknown:
+    raise ValueError(f"unknown speculative type {', '.join(unknown)}: "
+                     f"use one of {', '.join(sorted(known))}")
+  return [known[n] for n in names]
 
 
 class EmbeddedServer:
@@ -251,6 +276,8 @@ class EmbeddedServer:
     params.n_ctx = s.n_ctx_per_slot * s.n_parallel
     params.cpuparams.n_threads = s.threads
     params.cpuparams_batch.n_threads = s.threads
+    if s.speculative:
+      params.speculative.types = speculative_types(xllamacpp, s.speculative)
     params.hostnames = ["127.0.0.1"]
     params.warmup = False
     params.verbosity = -1  # llama.cpp logs every slot event otherwise.
