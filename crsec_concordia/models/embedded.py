@@ -221,7 +221,7 @@ class ServerSettings:
   # llama.cpp's draftless speculative decoding, by type ("ngram-simple",
   # "ngram-mod", ...): drafts from n-grams already in the context, checked
   # by the model, so the answers are the model's own. None by default: on 2
-  # cores with 4 slots it made a run's requests slower
+  # cores with 4 slots no type made a run's requests faster
   # (bench/speculative.py; docs/trials/models.md).
   speculative: tuple[str, ...] = ()
   threads: int = max(1, min(os.cpu_count() or 2, 8))
