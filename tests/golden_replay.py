@@ -89,7 +89,7 @@ class ReplayModel(OpenAICompatibleModel):
     super().__init__(
         "golden replay (no server)", "none", model_name, seed=seed,
         cache=cache, schema_mode="grammar", one_line_json=True,
-        cache_scope=scope or f"embedded:{MODEL_SHA256}",
+        confine_scripts=True, cache_scope=scope or f"embedded:{MODEL_SHA256}",
         connect=self._refuse, max_retries=0)
 
   def _refuse(self) -> str:

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from crsec_concordia.models import OpenAICompatibleModel, embedded
+from crsec_concordia.models.base import StructuredOutputError
 from crsec_concordia.scenarios.loader import builtin_path
 
 pytestmark = pytest.mark.embedded
@@ -116,6 +117,34 @@ def test_the_server_honours_stop_sequences(server):
   assert "7" not in text and "6" in text
   # The server stopped generating: far fewer than 60 tokens were spent.
   assert model.usage.totals()["completion_tokens"] < 40
+
+
+def test_the_grammar_holds_an_answer_to_its_prompts_scripts(server,
+                                                             monkeypatch):
+  # llguidance compiles the pattern (a Unicode class, code points as
+  # \x{..}, with the string's length bounds), and the letters it leaves
+  # out are never written: asked for a word in a script the prompt does
+  # not use, the model writes it otherwise, in one request.
+  from crsec_concordia.models import EndpointConfig, make_model
+  from crsec_concordia.models.scripts import foreign_scripts
+  monkeypatch.setattr(embedded, "shared_server", lambda progress=None: server)
+  prompt = ("Give the Chinese word for 'noise', written in Chinese "
+            "characters.")
+  schema = {"type": "object", "additionalProperties": False,
+            "required": ["word"], "properties": {"word": {
+                "type": "string", "minLength": 1, "maxLength": 40}}}
+  model = make_model(EndpointConfig(), seed=1, check=False)
+  answer = model.sample_json(prompt, schema, max_tokens=32, temperature=0.0)
+  assert foreign_scripts(answer, prompt) == []
+  assert model.usage.totals()["calls"] == 1
+  # Without the rule in the grammar the same request is answered in
+  # Chinese, refused after it is written, and asked again.
+  free = model_for(server, "grammar")
+  try:
+    free.sample_json(prompt, schema, max_tokens=32, temperature=0.0)
+  except StructuredOutputError:
+    pass  # All attempts in Chinese: a recorded failure.
+  assert free.usage.totals()["calls"] > 1
 
 
 # -- the model file ------------------------------------------------------------

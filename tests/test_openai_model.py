@@ -391,6 +391,11 @@ def test_the_call_log_has_each_request_its_answer_and_reuse(server, tmp_path):
   assert entries[1]["answer"] == '{"breaks_rule": false}'
   assert entries[1]["completion_tokens"] == 8
   assert [e["sends"] for e in entries] == [1, 1]
+  # How each was asked, to be asked again (bench/script_grammar.py).
+  assert entries[1]["asked"]["schema"] == BOOL_SCHEMA
+  assert entries[1]["asked"]["temperature"] == 0.2
+  assert isinstance(entries[1]["asked"]["seed"], int)
+  assert entries[0]["asked"]["schema"] is None
 
 
 def test_the_call_log_counts_a_request_sent_again(server, tmp_path):

@@ -37,15 +37,18 @@ class CallLog:
   def write(self, *, tag: str, messages: Sequence[Mapping[str, str]],
             prompt_tokens: int, reused_prompt_tokens: int,
             completion_tokens: int, seconds: float, answer: str,
-            sends: int = 1) -> None:
+            sends: int = 1, asked: Mapping[str, Any] | None = None) -> None:
     """`sends`: how many times the request went out (more than one after
-    a timeout or a server error, the work on the earlier ones lost)."""
+    a timeout or a server error, the work on the earlier ones lost).
+    `asked`: how it was asked (seed, temperature, max_tokens, and the
+    answer's schema as the caller gave it), so that a bench can ask again."""
     entry: dict[str, Any] = {
         "tag": tag, "prompt_tokens": prompt_tokens,
         "reused_prompt_tokens": reused_prompt_tokens,
         "completion_tokens": completion_tokens,
         "seconds": round(seconds, 3), "sends": sends,
-        "messages": [dict(m) for m in messages], "answer": answer}
+        "messages": [dict(m) for m in messages], "answer": answer,
+        **({"asked": dict(asked)} if asked else {})}
     with self._lock:
       self._n += 1
       entry = {"n": self._n,

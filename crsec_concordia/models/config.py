@@ -224,7 +224,7 @@ def make_model(
         # json_schema path ignores the one-line option.
         timeout=config.timeout, schema_mode=config.schema_mode or "grammar",
         cache_scope=f"embedded:{embedded.MODEL_SHA256}", connect=connect,
-        call_log=call_log, one_line_json=True,
+        call_log=call_log, one_line_json=True, confine_scripts=True,
         max_in_flight=config.in_flight)
   else:
     model = OpenAICompatibleModel(

@@ -28,7 +28,7 @@ from crsec_concordia.models import (base, chat_post, endpoint_errors,
 from crsec_concordia.models.cache import ResponseCache, cache_key
 from crsec_concordia.models.call_log import CallLog
 from crsec_concordia.models.outage import OutageWatch
-from crsec_concordia.models.scripts import foreign_scripts
+from crsec_concordia.models.scripts import confine, foreign_scripts
 
 _log = logging.getLogger(__name__)
 
@@ -63,6 +63,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       connect: Callable[[], str] | None = None,
       call_log: CallLog | None = None,
       one_line_json: bool = False,
+      confine_scripts: bool = False,
       max_in_flight: int | None = None,
   ):
     """Creates the model.
@@ -98,6 +99,12 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         built with llguidance (the embedded server), and honoured there in
         the `grammar` schema mode only (its json_schema path drops the
         option); OpenAI's strict mode refuses keys it does not know.
+      confine_scripts: in the `grammar` schema mode, hold every free-text
+        string of an answer to the scripts its prompt is written in, while
+        it is written: the rule `sample_json` checks afterwards
+        (models/scripts.py), so it refuses no answer that check keeps,
+        and saves the new samples of an answer that broke it. Its pattern
+        is in the syntax of llguidance (the embedded server's grammars).
       max_in_flight: requests sent at once, the others waiting here. For a
         server with a fixed number of slots (the embedded one has 4): past
         that, requests queue in the server with the client's timeout
@@ -121,6 +128,7 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
     self._connect = connect
     self.call_log = call_log
     self._one_line_json = one_line_json
+    self._confine_scripts = confine_scripts and schema_mode == "grammar"
     self.max_in_flight = max_in_flight or None
     self._in_flight = (threads.Permits(max_in_flight)
                        if max_in_flight else contextlib.nullcontext())
@@ -251,6 +259,13 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
       key = self._cache_key(messages, max_tokens=max_tokens,
                             temperature=temperature, top_p=top_p, stop=stop,
                             seed=seed, schema=schema)
+    if self.cache is not None and (hit := self.cache.get(key)) is not None:
+      self.usage.record(tag, cached=True)
+      return hit[0]
+    given = schema
+    if schema is not None and self._confine_scripts:
+      # After the cache key: an answer stored under it passed the same rule.
+      schema = confine(schema, "".join(m["content"] for m in messages))
     if schema is not None and self._one_line_json:
       schema = {**schema, "x-guidance": _ONE_LINE_JSON}
     if schema is not None:
@@ -264,9 +279,6 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
         # imported late, only for this schema mode.
         xllamacpp = require("xllamacpp", "embedded", "the grammar schema mode")
         extra["grammar"] = xllamacpp.json_schema_to_grammar(json.dumps(schema))
-    if self.cache is not None and (hit := self.cache.get(key)) is not None:
-      self.usage.record(tag, cached=True)
-      return hit[0]
     # Posted as JSON (models/chat_post.py), not through the client's
     # `create`, whose request and answer models cost CPU under the GIL
     # that the other agents' threads need.
@@ -319,7 +331,9 @@ class OpenAICompatibleModel(base.StructuredLanguageModel):
           tag=tag, messages=messages, prompt_tokens=prompt_tokens,
           reused_prompt_tokens=reused, completion_tokens=completion_tokens,
           seconds=time.monotonic() - started, answer=text,
-          sends=self._poster.last_sends())
+          sends=self._poster.last_sends(),
+          asked={"seed": seed, "temperature": temperature, "top_p": top_p,
+                 "max_tokens": max_tokens, "schema": given})
     if not accept(text):
       return None
     if self.cache is not None:

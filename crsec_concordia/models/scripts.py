@@ -11,9 +11,10 @@ or naming a person in another script, allows that script.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 
@@ -56,3 +57,72 @@ def foreign_scripts(answer: Any, prompt: str) -> list[str]:
     return []
   seen = _scripts(text)
   return sorted(seen - _scripts(prompt)) if seen else []
+
+
+@functools.cache
+def _letters_by_script() -> dict[str, str]:
+  """Each script's letters as the inside of a regex class of ranges.
+
+  Scanned once from Python's own Unicode tables, so that the grammar and
+  `foreign_scripts` name scripts alike.
+  """
+  ranges: dict[str, list[list[int]]] = {}
+  for cp in range(0x110000):
+    ch = chr(cp)
+    if not ch.isalpha():
+      continue
+    spans = ranges.setdefault(_scripts(ch).pop(), [])
+    if spans and spans[-1][1] == cp - 1:
+      spans[-1][1] = cp
+    else:
+      spans.append([cp, cp])
+  return {name: "".join(
+      rf"\x{{{a:X}}}" if a == b else rf"\x{{{a:X}}}-\x{{{b:X}}}"
+      for a, b in spans) for name, spans in ranges.items()}
+
+
+def letters_pattern(prompt: str) -> str:
+  """A regex a string matches if all its letters are of `prompt`'s scripts.
+
+  What `foreign_scripts` checks after an answer is written, for a grammar
+  to hold while it is written: every character that is not a letter, and
+  the letters of the scripts `prompt` has letters of. (Syntax of Rust's
+  regex crate, which llguidance compiles. A letter that Python's Unicode
+  tables do not know yet is refused too.)
+  """
+  letters = _letters_by_script()
+  allowed = "".join(letters[s] for s in sorted(_scripts(prompt)))
+  return rf"^(?:\P{{L}}|[{allowed}])*$" if allowed else r"^\P{L}*$"
+
+
+def confine(schema: Mapping[str, Any], prompt: str) -> dict[str, Any]:
+  """`schema` with every free-text string held to `prompt`'s scripts.
+
+  A string with an enum, a const, a format or a pattern of its own is left
+  as it is: its values are fixed by the caller, not written freely.
+  """
+  pattern = letters_pattern(prompt)
+
+  def walk(node: Any) -> Any:
+    if not isinstance(node, Mapping):
+      return node
+    out = dict(node)
+    for key, value in node.items():
+      if key in _MAPS and isinstance(value, Mapping):
+        out[key] = {name: walk(sub) for name, sub in value.items()}
+      elif key in _SUBSCHEMAS:
+        out[key] = ([walk(sub) for sub in value] if isinstance(value, list)
+                    else walk(value))
+    if node.get("type") == "string" and not _FIXED.intersection(node):
+      out["pattern"] = pattern
+    return out
+
+  return walk(schema)
+
+
+# Keywords whose values hold subschemas: a map of them by name, or one
+# subschema or a list of them.
+_MAPS = frozenset({"properties", "$defs", "definitions"})
+_SUBSCHEMAS = frozenset({"items", "prefixItems", "anyOf", "oneOf", "allOf",
+                         "additionalProperties", "not"})
+_FIXED = frozenset({"enum", "const", "format", "pattern"})
