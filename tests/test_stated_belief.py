@@ -17,7 +17,7 @@ import pytest
 
 from crsec_concordia import cli, runner
 from crsec_concordia.endings import BudgetReached
-from crsec_concordia.interviews.stated import SCHEMA, prompt
+from crsec_concordia.interviews.stated import SCHEMA, ask_stated, prompt
 from crsec_concordia.interviews.agent_view import Interviewee
 from crsec_concordia.interviews.stated_table import (END, NO_RULE,
                                                      STATED_BELIEF_KEY,
@@ -266,3 +266,18 @@ def test_the_command_line_switch_on_run_compare_and_sweep(tmp_path, capsys):
     assert parser.parse_args(command).stated_belief is True
     assert parser.parse_args([*command, "--no-stated-belief"]
                              ).stated_belief is False
+
+
+def test_a_rule_said_twice_in_one_answer_is_one_rule_stated():
+  class Looping:
+    """A model whose answer repeats itself, as a small model's can."""
+
+    def sample_json(self, prompt, schema, **kwargs):
+      del prompt, schema, kwargs
+      return {"rules": ["Keep it down.", " Keep  it down. ", "Tip the staff.",
+                        "Keep it down."]}
+
+  agent = Interviewee("Ann", "ordinary", "Be Ann.", "Ann reads.", (), ())
+  stated = ask_stated(Looping(), agent)
+  assert stated.rules == ("Keep it down.", "Tip the staff.")
+  assert stated.error == ""

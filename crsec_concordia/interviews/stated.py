@@ -69,5 +69,7 @@ def ask_stated(model: StructuredModel, agent: Interviewee) -> Stated:
   if found is None:
     return Stated(agent.name, (), failures[-1] if failures
                   else "no valid answer")
-  return Stated(agent.name, tuple(" ".join(r.split())
-                                  for r in found["rules"]), "")
+  # A rule said twice in one answer (a small model's answer can loop) is
+  # one rule stated: counted once, where it was first said.
+  return Stated(agent.name, tuple(dict.fromkeys(
+      " ".join(r.split()) for r in found["rules"])), "")
