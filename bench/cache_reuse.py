@@ -93,9 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="n_cache_reuse settings to compare (0: prefix "
                       "only)")
   args = parser.parse_args(argv)
-  entries = list(read(args.log))
-  if args.limit:
-    entries = entries[:args.limit]
+  entries = call_replay.chosen(read(args.log), args, lambda e: True)
   if not entries:
     print(f"cache_reuse: no requests in {args.log}", file=sys.stderr)
     return 2

@@ -102,24 +102,18 @@ def table(passes: dict[str, tuple[list[Outcome], float]]) -> list[str]:
     lines.append(f"{tag:<22}{by_pass[names[0]]['calls']:>6}" + "".join(
         f"{'{letters}/{schema}/{same}/{written}'.format_map(by_pass[n]):>44}"
         for n in names))
-  base = passes[names[0]][1]
-  lines.append(f"{'wall seconds (ratio)':<28}" + "".join(
-      f"{f'{passes[n][1]:.0f} ({passes[n][1] / base:.2f})':>44}"
-      for n in names))
+  lines.append(call_replay.wall_line(
+      {n: seconds for n, (_, seconds) in passes.items()}, 28, 44))
   return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  call_replay.add_arguments(parser)
-  parser.add_argument("--tags", nargs="*", default=[],
-                      help="only these operations (default: all)")
+  call_replay.add_arguments(parser, tags="all")
   args = parser.parse_args(argv)
-  entries = [e for e in read(args.log)
-             if (e.get("asked") or {}).get("schema")
-             and (not args.tags or e["tag"] in args.tags)]
-  if args.limit:
-    entries = entries[:args.limit]
+  entries = call_replay.chosen(
+      read(args.log), args, lambda e: bool((e.get("asked") or {}).get(
+          "schema")))
   if not entries:
     print(f"script_grammar: no structured request that says how it was "
           f"asked in {args.log} (--tags {' '.join(args.tags) or 'any'}): "

@@ -86,29 +86,23 @@ def table(passes: dict[str, tuple[list[Row], float]]) -> list[str]:
     first = cells[settings[0]]
     lines.append(f"{tag:<22}{first[0]:>6}{first[1]:>9}" + "".join(
         f"{f'{cells[s][2]}/{cells[s][3]}':>32}" for s in settings[1:]))
-  base = passes[settings[0]][1]
-  lines.append(f"{'wall seconds (ratio)':<37}" + "".join(
-      f"{f'{passes[s][1]:.0f} ({passes[s][1] / base:.2f})':>16}"
-      for s in settings))
+  lines.append(call_replay.wall_line(
+      {s: seconds for s, (_, seconds) in passes.items()}, 37, 16))
   return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  call_replay.add_arguments(parser)
+  call_replay.add_arguments(
+      parser, tags="all but the interviews' StatedBelief")
   parser.add_argument("--settings", nargs="+",
                       default=["none", "ngram-simple", "ngram-mod"],
                       help="speculative types to compare, one pass each "
                       "(none: no drafting; the first is the baseline)")
-  parser.add_argument("--tags", nargs="*", default=[],
-                      help="only these operations (default: all but the "
-                      "interviews' StatedBelief)")
   args = parser.parse_args(argv)
-  entries = [e for e in read(args.log) if e.get("answer")
-             and (e["tag"] in args.tags if args.tags
-                  else e["tag"] != "StatedBelief")]
-  if args.limit:
-    entries = entries[:args.limit]
+  entries = call_replay.chosen(read(args.log), args,
+                               lambda e: bool(e.get("answer")),
+                               lambda e: e["tag"] != "StatedBelief")
   if not entries:
     print(f"speculative: no answered requests in {args.log} (--tags "
           f"{' '.join(args.tags) or 'any'}): give a CRSEC_CALL_LOG file",
