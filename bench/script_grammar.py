@@ -96,14 +96,16 @@ def table(passes: dict[str, tuple[list[Outcome], float]]) -> list[str]:
       cell[o.verdict] += 1
       cell["same"] += o.same
       cell["written"] += o.written
+  heads = [f"{n}: letters/schema/same/written" for n in names]
+  width = max(len(h) for h in heads) + 2
   lines = [f"{'operation':<22}{'calls':>6}" + "".join(
-      f"{n + ': letters/schema/same/written':>44}" for n in names)]
+      f"{h:>{width}}" for h in heads)]
+  cell = "{letters}/{schema}/{same}/{written}"
   for tag, by_pass in sorted(cells.items()):
     lines.append(f"{tag:<22}{by_pass[names[0]]['calls']:>6}" + "".join(
-        f"{'{letters}/{schema}/{same}/{written}'.format_map(by_pass[n]):>44}"
-        for n in names))
+        f"{cell.format_map(by_pass[n]):>{width}}" for n in names))
   lines.append(call_replay.wall_line(
-      {n: seconds for n, (_, seconds) in passes.items()}, 28, 44))
+      {n: seconds for n, (_, seconds) in passes.items()}, 28, width))
   return lines
 
 
