@@ -69,7 +69,9 @@ SCHEMA = {"type": "object", "required": ["verdicts"], "properties": {
             "quote": {"type": "string", "maxLength": 200},
             "verdict": {"type": "string", "enum": ["breaks", "follows"]},
             "at": {"type": "string", "pattern": "^[0-9]{2}:[0-9]{2}$"},
-            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}}}
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "aside": {"type": ["string", "null"]},
+            "other": {"not": {"type": "string", "maxLength": 3}}}}}}}
 
 
 def test_confine_holds_every_free_string_and_no_fixed_one():
@@ -79,6 +81,9 @@ def test_confine_holds_every_free_string_and_no_fixed_one():
   assert fields["quote"] == {"type": "string", "maxLength": 200,
                              "pattern": pattern}
   assert fields["note"]["anyOf"][0] == {"type": "string", "pattern": pattern}
+  assert fields["aside"]["pattern"] == pattern
+  # Under `not` a pattern would let through what it should hold back.
+  assert "pattern" not in fields["other"]["not"]
   assert fields["verdict"] == SCHEMA["properties"]["verdicts"]["items"][
       "properties"]["verdict"]
   assert fields["at"]["pattern"] == "^[0-9]{2}:[0-9]{2}$"

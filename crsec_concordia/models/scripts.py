@@ -6,7 +6,10 @@ English run ("be kind and考虑ate"), and such words reached held norms
 answer whose strings hold letters of a script that no letter of its prompt
 is written in is treated as one that breaks its schema: sampled again, and
 recorded as a failure if it never comes right. A prompt in any language,
-or naming a person in another script, allows that script.
+or naming a person in another script, allows that script. Where the
+server's grammar can say it (llguidance, the embedded model), the same
+rule is held while the answer is written (`confine`), so that a word the
+model would write in another script costs no new sample.
 """
 
 from __future__ import annotations
@@ -113,7 +116,9 @@ def confine(schema: Mapping[str, Any], prompt: str) -> dict[str, Any]:
       elif key in _SUBSCHEMAS:
         out[key] = ([walk(sub) for sub in value] if isinstance(value, list)
                     else walk(value))
-    if node.get("type") == "string" and not _FIXED.intersection(node):
+    kind = node.get("type")
+    if ((kind == "string" or isinstance(kind, list) and "string" in kind)
+        and not _FIXED.intersection(node)):
       out["pattern"] = pattern
     return out
 
@@ -121,8 +126,9 @@ def confine(schema: Mapping[str, Any], prompt: str) -> dict[str, Any]:
 
 
 # Keywords whose values hold subschemas: a map of them by name, or one
-# subschema or a list of them.
+# subschema or a list of them. Not `not`: a pattern under it would let
+# through what it should hold back.
 _MAPS = frozenset({"properties", "$defs", "definitions"})
 _SUBSCHEMAS = frozenset({"items", "prefixItems", "anyOf", "oneOf", "allOf",
-                         "additionalProperties", "not"})
+                         "additionalProperties"})
 _FIXED = frozenset({"enum", "const", "format", "pattern"})
