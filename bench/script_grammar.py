@@ -100,10 +100,10 @@ def table(passes: dict[str, tuple[list[Outcome], float]]) -> list[str]:
   width = max(len(h) for h in heads) + 2
   lines = [f"{'operation':<22}{'calls':>6}" + "".join(
       f"{h:>{width}}" for h in heads)]
-  cell = "{letters}/{schema}/{same}/{written}"
+  shown = "{letters}/{schema}/{same}/{written}"
   for tag, by_pass in sorted(cells.items()):
     lines.append(f"{tag:<22}{by_pass[names[0]]['calls']:>6}" + "".join(
-        f"{cell.format_map(by_pass[n]):>{width}}" for n in names))
+        f"{shown.format_map(by_pass[n]):>{width}}" for n in names))
   lines.append(call_replay.wall_line(
       {n: seconds for n, (_, seconds) in passes.items()}, 28, width))
   return lines
